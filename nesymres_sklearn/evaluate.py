@@ -1,0 +1,141 @@
+"""Vectorised NumPy evaluation of prefix expressions, with exact constant gradients.
+
+A :class:`PrefixProgram` is compiled once from the tokens (no SymPy, no ``exec``) and
+evaluated on a whole array of points per call. ``value_and_jacobian`` propagates
+derivatives with respect to the constant placeholders alongside the values
+(forward-mode differentiation), which gives BFGS real gradients at the cost of a
+few extra array operations per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .prefix import check_prefix
+from .vocabulary import CONSTANT, token_arity, variable_index
+
+
+def _coth(a):
+    return 1.0 / np.tanh(a)
+
+
+# token -> (function, derivative given input a and output v)
+UNARY = {
+    "acos": (np.arccos, lambda a, v: -1.0 / np.sqrt(1.0 - a * a)),
+    "asin": (np.arcsin, lambda a, v: 1.0 / np.sqrt(1.0 - a * a)),
+    "atan": (np.arctan, lambda a, v: 1.0 / (1.0 + a * a)),
+    "cos": (np.cos, lambda a, v: -np.sin(a)),
+    "cosh": (np.cosh, lambda a, v: np.sinh(a)),
+    "coth": (_coth, lambda a, v: 1.0 - v * v),
+    "exp": (np.exp, lambda a, v: v),
+    "ln": (np.log, lambda a, v: 1.0 / a),
+    "sin": (np.sin, lambda a, v: np.cos(a)),
+    "sinh": (np.sinh, lambda a, v: np.cosh(a)),
+    "sqrt": (np.sqrt, lambda a, v: 0.5 / v),
+    "tan": (np.tan, lambda a, v: 1.0 + v * v),
+    "tanh": (np.tanh, lambda a, v: 1.0 - v * v),
+}
+# token -> (function, d/da, d/db), derivatives given inputs a, b and output v
+BINARY = {
+    "add": (np.add, lambda a, b, v: 1.0, lambda a, b, v: 1.0),
+    "mul": (np.multiply, lambda a, b, v: b, lambda a, b, v: a),
+    "div": (np.divide, lambda a, b, v: 1.0 / b, lambda a, b, v: -v / b),
+    "pow": (np.power, lambda a, b, v: b * np.power(a, b - 1.0), lambda a, b, v: v * np.log(a)),
+}
+
+
+class PrefixProgram:
+    """A prefix expression compiled for repeated vectorised evaluation.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        A complete prefix expression over ``x_1..x_n``, integers, operators and ``c``.
+    """
+
+    def __init__(self, tokens: Sequence[str]):
+        check_prefix(tokens)
+        self.tokens = list(tokens)
+        self.n_constants = sum(token == CONSTANT for token in tokens)
+        # Instructions in reverse prefix order run on a stack.
+        instructions = []
+        constant_index = self.n_constants
+        for token in reversed(self.tokens):
+            if token == CONSTANT:
+                constant_index -= 1
+                instructions.append(("constant", constant_index))
+            elif (index := variable_index(token)) is not None:
+                instructions.append(("variable", index))
+            elif token_arity(token) == 0:
+                instructions.append(("number", float(token)))
+            elif token in UNARY:
+                instructions.append(("unary", token))
+            else:
+                instructions.append(("binary", token))
+        self._instructions = instructions
+        used = [i for kind, i in instructions if kind == "variable"]
+        self.n_variables = max(used) + 1 if used else 0
+
+    def __repr__(self) -> str:
+        return f"PrefixProgram({' '.join(self.tokens)!r})"
+
+    def __call__(self, X: np.ndarray, constants: Sequence[float] = ()) -> np.ndarray:
+        """Values at the rows of ``X`` (shape ``(n, d)``); NaN where undefined."""
+        return self._run(X, constants, with_jacobian=False)[0]
+
+    def value_and_jacobian(self, X: np.ndarray, constants: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Values, shape ``(n,)``, and their derivatives by the constants, ``(n, k)``."""
+        values, jacobian = self._run(X, constants, with_jacobian=True)
+        if jacobian is None:
+            jacobian = np.zeros((1, self.n_constants))
+        return values, np.broadcast_to(jacobian, (len(values), self.n_constants))
+
+    def _run(self, X, constants, with_jacobian):
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] < self.n_variables:
+            raise ValueError(
+                f"X must have shape (n_points, >= {self.n_variables}), got {X.shape}."
+            )
+        constants = np.asarray(constants, dtype=np.float64)
+        if constants.shape != (self.n_constants,):
+            raise ValueError(f"Expected {self.n_constants} constants, got shape {constants.shape}.")
+        stack = []
+        with np.errstate(all="ignore"):
+            for kind, arg in self._instructions:
+                if kind == "variable":
+                    stack.append((X[:, arg], None))
+                elif kind == "number":
+                    stack.append((arg, None))
+                elif kind == "constant":
+                    jacobian = None
+                    if with_jacobian:
+                        jacobian = np.zeros((1, self.n_constants))
+                        jacobian[0, arg] = 1.0
+                    stack.append((constants[arg], jacobian))
+                elif kind == "unary":
+                    a, ja = stack.pop()
+                    function, derivative = UNARY[arg]
+                    v = function(a)
+                    jv = None if ja is None else _scale(derivative(a, v), ja)
+                    stack.append((v, jv))
+                else:
+                    a, ja = stack.pop()
+                    b, jb = stack.pop()
+                    function, da, db = BINARY[arg]
+                    v = function(a, b)
+                    jv = None
+                    if ja is not None:
+                        jv = _scale(da(a, b, v), ja)
+                    if jb is not None:
+                        term = _scale(db(a, b, v), jb)
+                        jv = term if jv is None else jv + term
+                    stack.append((v, jv))
+        values, jacobian = stack.pop()
+        return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],)), jacobian
+
+
+def _scale(derivative, jacobian: np.ndarray) -> np.ndarray:
+    derivative = np.asarray(derivative, dtype=np.float64)
+    return derivative[..., None] * jacobian if derivative.ndim else derivative * jacobian

@@ -1,0 +1,272 @@
+"""The NeSymReS network: a Set Transformer encoder and a Transformer decoder.
+
+The encoder maps a set of encoded points to ``n_seeds`` latent vectors (ISAB blocks
+with inducing points, then pooling by multi-head attention); the decoder predicts the
+skeleton's prefix tokens from them. Weights are saved and loaded as ``config.json`` +
+``model.safetensors`` through :class:`huggingface_hub.PyTorchModelHubMixin`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import torch
+import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
+from torch import nn
+
+from .encoding import N_BITS
+from .vocabulary import Vocabulary, default_tokens
+
+ENCODINGS = ("ieee-half",)
+
+
+@dataclass
+class ModelConfig:
+    """Architecture, vocabulary and number encoding of a model.
+
+    The defaults are the sizes of the paper (appendix A). ``vocabulary`` lists the
+    tokens by id; the number of input variables is the number of ``x_i`` tokens in it.
+    """
+
+    vocabulary: list[str] = field(default_factory=lambda: default_tokens(3))
+    hidden_size: int = 512
+    n_heads: int = 8
+    n_isab: int = 5
+    n_inducing_points: int = 50
+    n_seeds: int = 10
+    n_decoder_layers: int = 5
+    feedforward_size: int = 512
+    max_length: int = 60
+    dropout: float = 0.0
+    encoding: str = "ieee-half"
+
+    def __post_init__(self):
+        self.vocabulary = list(self.vocabulary)
+        Vocabulary(tuple(self.vocabulary))  # validates
+        if self.hidden_size % self.n_heads:
+            raise ValueError("hidden_size must be a multiple of n_heads.")
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"Unknown encoding {self.encoding!r}; expected one of {ENCODINGS}.")
+        for name in ("n_isab", "n_inducing_points", "n_seeds", "n_decoder_layers", "max_length"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1.")
+
+    @property
+    def n_variables(self) -> int:
+        return self.vocab.n_variables
+
+    @property
+    def vocab(self) -> Vocabulary:
+        return Vocabulary(tuple(self.vocabulary))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+MODEL_SIZES = {
+    # ~26M parameters, the paper's encoder/decoder sizes.
+    "paper": dict(),
+    # ~5M parameters.
+    "medium": dict(hidden_size=256, n_heads=8, n_isab=3, n_inducing_points=32, n_seeds=10,
+                   n_decoder_layers=4, feedforward_size=512),
+    # ~1M parameters: the size that trains in hours on a laptop CPU.
+    "small": dict(hidden_size=128, n_heads=4, n_isab=3, n_inducing_points=32, n_seeds=8,
+                  n_decoder_layers=3, feedforward_size=256),
+    # ~0.2M parameters.
+    "tiny": dict(hidden_size=64, n_heads=4, n_isab=2, n_inducing_points=16, n_seeds=4,
+                 n_decoder_layers=2, feedforward_size=128),
+}
+
+
+def config_for_size(size: str, n_variables: int = 3, **overrides) -> ModelConfig:
+    """A :class:`ModelConfig` of one of the named ``MODEL_SIZES``."""
+    if size not in MODEL_SIZES:
+        raise ValueError(f"Unknown model size {size!r}; choose from {sorted(MODEL_SIZES)}.")
+    settings = {**MODEL_SIZES[size], "vocabulary": default_tokens(n_variables), **overrides}
+    return ModelConfig(**settings)
+
+
+class MAB(nn.Module):
+    """Multi-head attention block of the Set Transformer (post-norm, with LayerNorm)."""
+
+    def __init__(self, query_size: int, key_size: int, hidden_size: int, n_heads: int):
+        super().__init__()
+        self.n_heads = n_heads
+        self.fc_q = nn.Linear(query_size, hidden_size)
+        self.fc_k = nn.Linear(key_size, hidden_size)
+        self.fc_v = nn.Linear(key_size, hidden_size)
+        self.fc_o = nn.Linear(hidden_size, hidden_size)
+        self.ln0 = nn.LayerNorm(hidden_size)
+        self.ln1 = nn.LayerNorm(hidden_size)
+
+    def forward(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        q = self.fc_q(queries)
+        k, v = self.fc_k(keys), self.fc_v(keys)
+        attended = F.scaled_dot_product_attention(
+            _split_heads(q, self.n_heads), _split_heads(k, self.n_heads), _split_heads(v, self.n_heads)
+        )
+        out = self.ln0(q + _merge_heads(attended))
+        return self.ln1(out + F.relu(self.fc_o(out)))
+
+
+class ISAB(nn.Module):
+    """Induced set attention block: attention through ``n_inducing`` learned points."""
+
+    def __init__(self, input_size: int, hidden_size: int, n_heads: int, n_inducing: int):
+        super().__init__()
+        self.inducing_points = nn.Parameter(torch.empty(1, n_inducing, hidden_size))
+        nn.init.xavier_uniform_(self.inducing_points)
+        self.mab0 = MAB(hidden_size, input_size, hidden_size, n_heads)
+        self.mab1 = MAB(input_size, hidden_size, hidden_size, n_heads)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        summary = self.mab0(self.inducing_points.expand(x.shape[0], -1, -1), x)
+        return self.mab1(x, summary)
+
+
+class PMA(nn.Module):
+    """Pooling by multi-head attention onto ``n_seeds`` learned seed vectors."""
+
+    def __init__(self, hidden_size: int, n_heads: int, n_seeds: int):
+        super().__init__()
+        self.seeds = nn.Parameter(torch.empty(1, n_seeds, hidden_size))
+        nn.init.xavier_uniform_(self.seeds)
+        self.mab = MAB(hidden_size, hidden_size, hidden_size, n_heads)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mab(self.seeds.expand(x.shape[0], -1, -1), x)
+
+
+class SetEncoder(nn.Module):
+    """Encoded points ``(B, N, 16 * (n_variables + 1))`` -> memory ``(B, n_seeds, H)``."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        input_size = N_BITS * (config.n_variables + 1)
+        sizes = [input_size] + [config.hidden_size] * (config.n_isab - 1)
+        self.blocks = nn.ModuleList(
+            ISAB(size, config.hidden_size, config.n_heads, config.n_inducing_points) for size in sizes
+        )
+        self.pool = PMA(config.hidden_size, config.n_heads, config.n_seeds)
+
+    def forward(self, points: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            points = block(points)
+        return self.pool(points)
+
+
+class Attention(nn.Module):
+    """Multi-head attention with separate projections (so keys/values can be cached)."""
+
+    def __init__(self, hidden_size: int, n_heads: int):
+        super().__init__()
+        self.n_heads = n_heads
+        self.q_proj = nn.Linear(hidden_size, hidden_size)
+        self.k_proj = nn.Linear(hidden_size, hidden_size)
+        self.v_proj = nn.Linear(hidden_size, hidden_size)
+        self.out_proj = nn.Linear(hidden_size, hidden_size)
+
+    def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return _split_heads(self.k_proj(x), self.n_heads), _split_heads(self.v_proj(x), self.n_heads)
+
+    def forward(self, x, keys, values, is_causal: bool = False) -> torch.Tensor:
+        q = _split_heads(self.q_proj(x), self.n_heads)
+        return self.out_proj(_merge_heads(F.scaled_dot_product_attention(q, keys, values, is_causal=is_causal)))
+
+
+class DecoderLayer(nn.Module):
+    """Post-norm Transformer decoder layer (self-attention, cross-attention, MLP)."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        h = config.hidden_size
+        self.self_attn = Attention(h, config.n_heads)
+        self.cross_attn = Attention(h, config.n_heads)
+        self.mlp = nn.Sequential(
+            nn.Linear(h, config.feedforward_size), nn.ReLU(), nn.Linear(config.feedforward_size, h)
+        )
+        self.norm1, self.norm2, self.norm3 = nn.LayerNorm(h), nn.LayerNorm(h), nn.LayerNorm(h)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x, memory_kv, cache: list | None = None) -> torch.Tensor:
+        """``cache`` (``[keys, values]`` or ``[None, None]``) enables incremental decoding."""
+        keys, values = self.self_attn.keys_values(x)
+        if cache is not None:
+            if cache[0] is not None:
+                keys = torch.cat([cache[0], keys], dim=2)
+                values = torch.cat([cache[1], values], dim=2)
+            cache[0], cache[1] = keys, values
+        x = self.norm1(x + self.dropout(self.self_attn(x, keys, values, is_causal=cache is None)))
+        x = self.norm2(x + self.dropout(self.cross_attn(x, *memory_kv)))
+        return self.norm3(x + self.dropout(self.mlp(x)))
+
+
+class SkeletonDecoder(nn.Module):
+    """Token ids ``(B, T)`` and memory ``(B, S, H)`` -> next-token logits ``(B, T, V)``."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.token_embedding = nn.Embedding(len(config.vocabulary), config.hidden_size)
+        self.position_embedding = nn.Embedding(config.max_length, config.hidden_size)
+        self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
+        self.head = nn.Linear(config.hidden_size, len(config.vocabulary))
+
+    def memory_keys_values(self, memory: torch.Tensor) -> list:
+        """Cross-attention keys and values per layer (computed once per input set)."""
+        return [layer.cross_attn.keys_values(memory) for layer in self.layers]
+
+    def forward(self, tokens, memory_kv, caches: list | None = None, start: int = 0) -> torch.Tensor:
+        positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)
+        x = self.token_embedding(tokens) + self.position_embedding(positions)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, memory_kv[i], None if caches is None else caches[i])
+        return self.head(x)
+
+
+class NeSymReSModel(nn.Module, PyTorchModelHubMixin, library_name="nesymres-sklearn",
+                    repo_url="https://github.com/nesymres-sklearn/nesymres-sklearn"):
+    """Set-to-sequence model predicting equation skeletons from points.
+
+    Parameters
+    ----------
+    config : ModelConfig
+        Architecture, vocabulary and encoding; saved as ``config.json``.
+    """
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        if isinstance(config, dict):
+            config = ModelConfig(**config)
+        self.config = config
+        self.encoder = SetEncoder(config)
+        self.decoder = SkeletonDecoder(config)
+
+    @property
+    def vocab(self) -> Vocabulary:
+        return self.config.vocab
+
+    def encode(self, points: torch.Tensor) -> torch.Tensor:
+        return self.encoder(points)
+
+    def forward(self, points: torch.Tensor, tokens: torch.Tensor, targets: torch.Tensor | None = None):
+        """Logits for every position of ``tokens``; with ``targets``, also the mean
+        cross-entropy over non-padding targets."""
+        memory = self.encode(points)
+        logits = self.decoder(tokens, self.decoder.memory_keys_values(memory))
+        if targets is None:
+            return logits
+        loss = F.cross_entropy(
+            logits.flatten(0, 1).float(), targets.flatten(), ignore_index=self.config.vocab.pad_id
+        )
+        return logits, loss
+
+
+def _split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    batch, length, width = x.shape
+    return x.view(batch, length, n_heads, width // n_heads).transpose(1, 2)
+
+
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:
+    batch, heads, length, width = x.shape
+    return x.transpose(1, 2).reshape(batch, length, heads * width)

@@ -1,0 +1,175 @@
+"""Prefix notation <-> SymPy, and skeletonisation (numbers -> constant placeholder).
+
+Prefix conventions follow the paper's training targets: n-ary sums and products are
+right-nested binary chains, ``x - y`` is ``add x mul -1 y``, a square root is ``sqrt``,
+other powers are ``pow base exponent`` and a rational ``p/q`` is ``div p q``.
+Constant placeholders ``c`` become the SymPy symbols ``c_0, c_1, ...`` in prefix order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sympy
+
+from .vocabulary import (
+    BINARY_OPERATORS,
+    CONSTANT,
+    INTEGERS,
+    UNARY_OPERATORS,
+    token_arity,
+    variable_index,
+)
+
+SYMPY_UNARY = {
+    "acos": sympy.acos, "asin": sympy.asin, "atan": sympy.atan, "cos": sympy.cos,
+    "cosh": sympy.cosh, "coth": sympy.coth, "exp": sympy.exp, "ln": sympy.log,
+    "sin": sympy.sin, "sinh": sympy.sinh, "sqrt": sympy.sqrt, "tan": sympy.tan,
+    "tanh": sympy.tanh,
+}
+SYMPY_BINARY = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": lambda a, b: a**b,
+}
+_FUNCTION_TOKENS = {function: token for token, function in SYMPY_UNARY.items() if token != "sqrt"}
+assert set(SYMPY_UNARY) == set(UNARY_OPERATORS) and set(SYMPY_BINARY) == set(BINARY_OPERATORS)
+
+
+class InvalidPrefixError(ValueError):
+    """A token sequence that is not one complete prefix expression."""
+
+
+def check_prefix(tokens: Sequence[str]) -> None:
+    """Raise :class:`InvalidPrefixError` unless ``tokens`` is one complete expression."""
+    open_slots = 1
+    for position, token in enumerate(tokens):
+        arity = token_arity(token)
+        if arity is None:
+            raise InvalidPrefixError(f"Token {token!r} cannot appear in an expression.")
+        if open_slots == 0:
+            raise InvalidPrefixError(f"Leftover tokens from position {position}: {list(tokens)}.")
+        open_slots += arity - 1
+    if open_slots != 0:
+        raise InvalidPrefixError(f"Incomplete expression: {list(tokens)}.")
+
+
+def is_valid_prefix(tokens: Sequence[str]) -> bool:
+    try:
+        check_prefix(tokens)
+    except InvalidPrefixError:
+        return False
+    return True
+
+
+def constant_symbols(n: int) -> list[sympy.Symbol]:
+    """The placeholder symbols ``c_0 .. c_{n-1}``."""
+    return [sympy.Symbol(f"c_{i}", real=True) for i in range(n)]
+
+
+def variable_symbols(n: int) -> list[sympy.Symbol]:
+    """The variable symbols ``x_1 .. x_n`` used inside skeletons."""
+    return [sympy.Symbol(f"x_{i + 1}", real=True) for i in range(n)]
+
+
+def prefix_to_sympy(tokens: Sequence[str], variables: Sequence[sympy.Symbol] | None = None) -> sympy.Expr:
+    """SymPy expression of a prefix sequence.
+
+    ``variables[i]`` is the symbol for ``x_{i+1}`` (default: symbols named ``x_1..``).
+    The i-th ``c`` from the left becomes the symbol ``c_i``.
+    """
+    check_prefix(tokens)
+    n_constants = sum(token == CONSTANT for token in tokens)
+    constants = iter(constant_symbols(n_constants))
+    leaves = []
+    for token in tokens:  # constants are numbered left to right
+        if token == CONSTANT:
+            leaves.append(next(constants))
+        elif (index := variable_index(token)) is not None:
+            if variables is None:
+                leaves.append(sympy.Symbol(token, real=True))
+            elif index < len(variables):
+                leaves.append(variables[index])
+            else:
+                raise InvalidPrefixError(f"Variable {token} has no symbol (only {len(variables)} given).")
+        elif token_arity(token) == 0:
+            leaves.append(sympy.Integer(int(token)))
+        else:
+            leaves.append(None)
+    stack: list[sympy.Expr] = []
+    for token, leaf in zip(reversed(tokens), reversed(leaves)):
+        if leaf is not None:
+            stack.append(leaf)
+        elif token in SYMPY_UNARY:
+            stack.append(SYMPY_UNARY[token](stack.pop()))
+        else:
+            first = stack.pop()
+            stack.append(SYMPY_BINARY[token](first, stack.pop()))
+    return stack[0]
+
+
+def sympy_to_prefix(expr: sympy.Expr, skeleton: bool = False) -> list[str]:
+    """Prefix tokens of a SymPy expression over the symbols ``x_1, x_2, ...``.
+
+    With ``skeleton=True`` every number that is not a vocabulary integer (or a ratio
+    of two of them) and every symbol whose name starts with ``c`` become the
+    placeholder ``c``; otherwise such numbers raise ``ValueError``.
+    """
+    tokens: list[str] = []
+    _write_prefix(sympy.sympify(expr), tokens, skeleton)
+    return tokens
+
+
+def skeletonize(expr: sympy.Expr) -> list[str]:
+    """Prefix skeleton of an expression: its numeric constants become ``c``."""
+    return sympy_to_prefix(expr, skeleton=True)
+
+
+def _write_number(number: sympy.Expr, tokens: list[str], skeleton: bool) -> None:
+    if number.is_Integer and int(number) in INTEGERS:
+        tokens.append(str(int(number)))
+    elif number.is_Rational and int(number.p) in INTEGERS and int(number.q) in INTEGERS:
+        tokens.extend(["div", str(int(number.p)), str(int(number.q))])
+    elif skeleton and number.is_finite and number.is_real:
+        tokens.append(CONSTANT)
+    else:
+        raise ValueError(f"The number {number} has no token; skeletonize the expression first.")
+
+
+def _write_chain(operator: str, args: Sequence[sympy.Expr], tokens: list[str], skeleton: bool) -> None:
+    for arg in args[:-1]:
+        tokens.append(operator)
+        _write_prefix(arg, tokens, skeleton)
+    _write_prefix(args[-1], tokens, skeleton)
+
+
+def _write_prefix(expr: sympy.Expr, tokens: list[str], skeleton: bool) -> None:
+    if expr.is_Symbol:
+        name = expr.name
+        if variable_index(name) is not None:
+            tokens.append(name)
+        elif skeleton and name.startswith(CONSTANT):
+            tokens.append(CONSTANT)
+        else:
+            raise ValueError(f"Symbol {name!r} is neither a variable x_i nor a constant.")
+    elif expr.is_Number or expr.is_NumberSymbol:
+        _write_number(expr, tokens, skeleton)
+    elif expr.is_Add:
+        _write_chain("add", expr.args, tokens, skeleton)
+    elif expr.is_Mul:
+        _write_chain("mul", expr.args, tokens, skeleton)
+    elif expr.is_Pow:
+        base, exponent = expr.args
+        if exponent == sympy.Rational(1, 2):
+            tokens.append("sqrt")
+            _write_prefix(base, tokens, skeleton)
+        else:
+            tokens.append("pow")
+            _write_prefix(base, tokens, skeleton)
+            _write_prefix(exponent, tokens, skeleton)
+    elif expr.func in _FUNCTION_TOKENS:
+        tokens.append(_FUNCTION_TOKENS[expr.func])
+        _write_prefix(expr.args[0], tokens, skeleton)
+    else:
+        raise ValueError(f"Cannot write {expr} ({expr.func.__name__}) with the vocabulary.")
