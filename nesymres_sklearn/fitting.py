@@ -19,7 +19,9 @@ from scipy.optimize import minimize
 from .evaluate import PrefixProgram
 
 # Stop restarting once the normalised MSE is this small: the fit is exact.
-EXACT_FIT = 1e-20
+EXACT_FIT = 1e-14
+# BFGS stops when the gradient norm of the normalised MSE is below this.
+GRADIENT_TOLERANCE = 1e-10
 START_RANGE = 5.0
 
 
@@ -78,7 +80,10 @@ def fit_constants(
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = minimize(objective, start, jac=True, method="BFGS", callback=stop_at_deadline)
+            result = minimize(
+                objective, start, jac=True, method="BFGS", callback=stop_at_deadline,
+                options={"gtol": GRADIENT_TOLERANCE},
+            )
         loss = mse(program, X, y, result.x)
         if loss < best.mse or not np.isfinite(best.mse):
             best = ConstantFit(np.array(result.x, dtype=np.float64), loss, restart + 1)

@@ -110,15 +110,15 @@ def _download(repo_id: str, revision: str | None) -> Path:
             f"Hub repository {repo_id!r} was not found at {constants.ENDPOINT} (or it is private: "
             "log in with `hf auth login`)."
         ) from None
-    except EntryNotFoundError as error:
-        raise ModelLoadError(
-            f"Hub repository {repo_id!r} lacks a file the model needs ({CONFIG_FILE} and {WEIGHTS_FILE}): {error}"
-        ) from None
-    except LocalEntryNotFoundError:
+    except LocalEntryNotFoundError:  # subclass of EntryNotFoundError: first
         raise ConnectionError(
             f"Could not reach the Hugging Face Hub at {constants.ENDPOINT} to download {repo_id!r}, and it is "
             "not in the local cache. Check the network (or HF_ENDPOINT), download it once where the Hub is "
             "reachable (then HF_HUB_OFFLINE=1 uses the cache), or pass a local folder as model=."
+        ) from None
+    except EntryNotFoundError as error:
+        raise ModelLoadError(
+            f"Hub repository {repo_id!r} lacks a file the model needs ({CONFIG_FILE} and {WEIGHTS_FILE}): {error}"
         ) from None
     folder = Path(paths[0]).parent
     logger.info("Hub model %s (revision %s) is in %s", repo_id, revision, folder)

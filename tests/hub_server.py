@@ -1,0 +1,72 @@
+"""A local stand-in for the Hugging Face Hub's file endpoints (HEAD/GET resolve URLs)."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+class FakeHub:
+    """Serves ``{repo_id: folder}`` at ``/{repo_id}/resolve/{revision}/{file}``.
+
+    Only the revisions ``main`` and :data:`COMMIT` exist. Counts GET requests.
+    """
+
+    def __init__(self, repos: dict[str, Path]):
+        self.repos = repos
+        self.downloads: list[str] = []
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_HEAD(self):
+                self._answer(send_body=False)
+
+            def do_GET(self):
+                self._answer(send_body=True)
+
+            def _answer(self, send_body):
+                parts = self.path.split("?")[0].strip("/").split("/")
+                if len(parts) < 5 or parts[2] != "resolve":
+                    return self._error(404, "RepoNotFound")
+                repo_id, revision, filename = "/".join(parts[:2]), parts[3], "/".join(parts[4:])
+                if repo_id not in hub.repos:
+                    return self._error(404, "RepoNotFound")
+                if revision not in ("main", COMMIT):
+                    return self._error(404, "RevisionNotFound")
+                path = hub.repos[repo_id] / filename
+                if not path.is_file():
+                    return self._error(404, "EntryNotFound")
+                body = path.read_bytes()
+                self.send_response(200)
+                self.send_header("X-Repo-Commit", COMMIT)
+                self.send_header("ETag", '"' + hashlib.sha256(body).hexdigest() + '"')
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if send_body:
+                    hub.downloads.append(f"{repo_id}/{filename}")
+                    self.wfile.write(body)
+
+            def _error(self, status, code):
+                self.send_response(status)
+                self.send_header("X-Error-Code", code)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,24 @@
+"""Tiny randomly initialised models for the tests (saved once per test session)."""
+
+from __future__ import annotations
+
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import torch
+
+from nesymres_sklearn.model import NeSymReSModel, config_for_size
+
+# Enough variables for every dataset of scikit-learn's estimator checks.
+CHECKS_VARIABLES = 12
+
+
+@cache
+def tiny_model_folder(n_variables: int = 3, seed: int = 0) -> Path:
+    """Folder with ``config.json`` + ``model.safetensors`` of a random tiny model."""
+    folder = Path(tempfile.mkdtemp(prefix=f"nesymres-tiny-{n_variables}-"))
+    torch.manual_seed(seed)
+    config = config_for_size("tiny", n_variables=n_variables, hidden_size=32, feedforward_size=64, max_length=40)
+    NeSymReSModel(config).save_pretrained(folder)
+    return folder

@@ -1,0 +1,58 @@
+import time
+
+import numpy as np
+import pytest
+
+from nesymres_sklearn.evaluate import PrefixProgram
+from nesymres_sklearn.fitting import fit_constants, mse
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(100, 2))
+    return X, 2.5 * np.sin(1.7 * X[:, 0]) + 0.3 * X[:, 1]
+
+
+def test_recovers_the_true_constants(data):
+    X, y = data
+    program = PrefixProgram(["add", "mul", "c", "sin", "mul", "c", "x_1", "mul", "c", "x_2"])
+    fit = fit_constants(program, X, y, n_restarts=8, rng=np.random.default_rng(0))
+    assert fit.mse < 1e-16
+    np.testing.assert_allclose(np.abs(fit.constants), [2.5, 1.7, 0.3], rtol=1e-6)
+    assert fit.mse == mse(program, X, y, fit.constants)  # the reported loss is the returned constants' loss
+
+
+def test_exact_fit_stops_restarting(data):
+    X, y = data
+    fit = fit_constants(PrefixProgram(["mul", "c", "x_1"]), X, 3 * X[:, 0], 10, np.random.default_rng(0))
+    assert fit.n_restarts_run == 1 and fit.constants[0] == pytest.approx(3.0)
+
+
+def test_no_constants_is_just_evaluated(data):
+    X, y = data
+    fit = fit_constants(PrefixProgram(["x_1"]), X, y, 4, np.random.default_rng(0))
+    assert fit.constants.shape == (0,) and fit.mse == pytest.approx(np.mean((X[:, 0] - y) ** 2))
+
+
+def test_undefined_everywhere_gives_infinite_loss(data):
+    X, _ = data
+    y = np.ones(len(X))
+    fit = fit_constants(PrefixProgram(["ln", "mul", "c", "-1"]), X, y, 2, np.random.default_rng(0))
+    assert fit.mse == np.inf or np.isfinite(fit.mse)  # ln(-c) is defined for c < 0
+    assert np.isfinite(fit.mse) == (fit.constants[0] < 0)
+
+
+def test_deadline_in_the_past_runs_a_single_start(data):
+    X, y = data
+    program = PrefixProgram(["add", "mul", "c", "sin", "mul", "c", "x_1", "mul", "c", "x_2"])
+    fit = fit_constants(program, X, y, 8, np.random.default_rng(0), deadline=time.time() - 1)
+    assert fit.n_restarts_run == 1
+
+
+def test_seeded_restarts_are_reproducible(data):
+    X, y = data
+    program = PrefixProgram(["mul", "c", "sin", "mul", "c", "x_1"])
+    a = fit_constants(program, X, y, 4, np.random.default_rng(5))
+    b = fit_constants(program, X, y, 4, np.random.default_rng(5))
+    np.testing.assert_array_equal(a.constants, b.constants)

@@ -1,0 +1,173 @@
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from hub_server import COMMIT, FakeHub
+from nesymres_sklearn.model import NeSymReSModel
+from nesymres_sklearn.weights import (
+    BUNDLED_FOLDER,
+    ModelLoadError,
+    clear_cache,
+    load_folder,
+    load_model,
+    resolve_device,
+    resolve_folder,
+)
+
+
+def test_bundled_model_loads_offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = load_model("bundled", device="cpu")
+    assert isinstance(model, NeSymReSModel) and not model.training
+    assert model.config.n_variables == 3
+    assert (BUNDLED_FOLDER / "config.json").is_file()
+
+
+def test_models_are_cached_per_source_and_device(tiny_model):
+    clear_cache()
+    first = load_model(tiny_model, device="cpu")
+    assert load_model(str(tiny_model), device="cpu") is first
+    assert load_model(tiny_model, device="auto") is first  # auto resolves to cpu here
+    clear_cache()
+    assert load_model(tiny_model, device="cpu") is not first
+
+
+def test_rewritten_weights_are_reloaded(tiny_model, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model, folder)
+    first = load_model(folder, device="cpu")
+    torch.manual_seed(1)
+    NeSymReSModel(first.config).save_pretrained(folder)
+    os.utime(folder / "model.safetensors", ns=(1, 1))
+    assert load_model(folder, device="cpu") is not first
+
+
+def test_half_precision_weights_load_as_float32(tiny_model, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(tiny_model, tmp_path / "half")
+    state = load_file(tmp_path / "half" / "model.safetensors")
+    save_file({k: v.half() for k, v in state.items()}, tmp_path / "half" / "model.safetensors")
+    model = load_folder(tmp_path / "half", torch.device("cpu"))
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    name = next(iter(state))
+    torch.testing.assert_close(model.state_dict()[name], state[name].half().float())
+
+
+def test_missing_files_are_named(tiny_model, tmp_path):
+    (tmp_path / "config.json").write_text((tiny_model / "config.json").read_text())
+    with pytest.raises(ModelLoadError, match="has no model.safetensors"):
+        load_folder(tmp_path, torch.device("cpu"))
+
+
+def test_corrupt_weights(tiny_model, tmp_path):
+    shutil.copytree(tiny_model, tmp_path / "m")
+    (tmp_path / "m" / "model.safetensors").write_bytes(b"\x00garbage" * 10)
+    with pytest.raises(ModelLoadError, match="corrupt"):
+        load_folder(tmp_path / "m", torch.device("cpu"))
+
+
+def test_weights_that_do_not_match_the_config(tiny_model, tmp_path):
+    shutil.copytree(tiny_model, tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    config["n_decoder_layers"] += 1
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelLoadError, match="does not match config.json"):
+        load_folder(tmp_path / "m", torch.device("cpu"))
+
+
+def test_invalid_config(tiny_model, tmp_path):
+    shutil.copytree(tiny_model, tmp_path / "m")
+    (tmp_path / "m" / "config.json").write_text('{"hidden_size": 33, "n_heads": 8}')
+    with pytest.raises(ModelLoadError, match="not a valid model config"):
+        load_folder(tmp_path / "m", torch.device("cpu"))
+
+
+def test_unknown_sources_and_devices(tmp_path):
+    with pytest.raises(FileNotFoundError, match="neither 'bundled'"):
+        resolve_folder(str(tmp_path / "nope"))
+    with pytest.raises(ValueError, match="revision applies to Hub models only"):
+        resolve_folder("bundled", revision="v1")
+    with pytest.raises(ValueError, match="not a valid torch device"):
+        resolve_device("gpu-please")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda")
+
+
+def run_python(code: str, env: dict) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter, so huggingface_hub reads the environment."""
+    full_env = {**os.environ, **env}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True, text=True, timeout=120
+    )
+
+
+FIT_FROM_HUB = """
+    import numpy as np
+    from nesymres_sklearn import NeSymReSRegressor
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(40, 2))
+    reg = NeSymReSRegressor(model="org/tiny", revision={revision!r}, beam_size=2, random_state=0)
+    reg.fit(X, X[:, 0] + X[:, 1])
+    print("EXPRESSION", reg.expression_)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_download_from_hub_then_offline_cache(tiny_model, tmp_path):
+    cache = {"HF_HUB_CACHE": str(tmp_path / "cache"), "HF_HUB_DISABLE_TELEMETRY": "1"}
+    with FakeHub({"org/tiny": tiny_model}) as hub:
+        result = run_python(FIT_FROM_HUB.format(revision=None), {**cache, "HF_ENDPOINT": hub.endpoint})
+        assert result.returncode == 0, result.stderr
+        assert sorted(hub.downloads) == ["org/tiny/config.json", "org/tiny/model.safetensors"]
+        pinned = run_python(FIT_FROM_HUB.format(revision=COMMIT), {**cache, "HF_ENDPOINT": hub.endpoint})
+        assert pinned.returncode == 0, pinned.stderr
+        assert len(hub.downloads) == 2  # same commit: served from the cache
+    snapshot = tmp_path / "cache" / "models--org--tiny" / "snapshots" / COMMIT
+    assert (snapshot / "model.safetensors").is_file()
+    # The server is gone: offline mode uses the cache.
+    offline = run_python(FIT_FROM_HUB.format(revision=None), {**cache, "HF_HUB_OFFLINE": "1"})
+    assert offline.returncode == 0, offline.stderr
+    assert "EXPRESSION" in offline.stdout
+
+
+def test_unreachable_hub_gives_a_clear_error(tmp_path):
+    env = {"HF_HUB_CACHE": str(tmp_path / "cache"), "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}",
+           "HF_HUB_ETAG_TIMEOUT": "2", "HF_HUB_DOWNLOAD_TIMEOUT": "2"}
+    result = run_python(FIT_FROM_HUB.format(revision=None), env)
+    assert result.returncode != 0
+    assert "ConnectionError: Could not reach the Hugging Face Hub" in result.stderr
+
+
+def test_hub_errors_name_the_problem(tiny_model, tmp_path):
+    incomplete = tmp_path / "incomplete"
+    incomplete.mkdir()
+    shutil.copy(tiny_model / "config.json", incomplete / "config.json")
+    code = """
+        from nesymres_sklearn.weights import resolve_folder
+        for repo, revision in [("org/missing", None), ("org/tiny", "v9"), ("org/incomplete", None)]:
+            try:
+                resolve_folder(repo, revision)
+            except Exception as error:
+                print(type(error).__name__, "|", error)
+    """
+    with FakeHub({"org/tiny": tiny_model, "org/incomplete": incomplete}) as hub:
+        result = run_python(code, {"HF_HUB_CACHE": str(tmp_path / "cache"), "HF_ENDPOINT": hub.endpoint})
+    lines = result.stdout.strip().splitlines()
+    assert result.returncode == 0, result.stderr
+    assert lines[0].startswith("ValueError | Hub repository 'org/missing' was not found")
+    assert lines[1].startswith("ValueError | Revision 'v9' does not exist")
+    assert lines[2].startswith("ModelLoadError | Hub repository 'org/incomplete' lacks a file")
