@@ -1,8 +1,9 @@
 """From beam-search hypotheses to fitted candidate equations.
 
-Each hypothesis is a skeleton in prefix notation. Skeletons are de-duplicated by
-their SymPy form; a skeleton without any placeholder is also tried with placeholders
-attached by the paper's rule (so ``sin(x)`` can become ``c*sin(c*x + c)``). Then the
+Each hypothesis is a skeleton in prefix notation. Skeletons are de-duplicated up to
+the order of the operands of sums and products; a skeleton without any placeholder is also tried with placeholders
+attached by the paper's rule (so ``sin(x)`` can become ``c*sin(c*x + c)``) when that
+gives at most ``MAX_ATTACHED_CONSTANTS`` constants. Then the
 constants of every candidate are fitted with BFGS.
 """
 
@@ -18,11 +19,12 @@ from joblib import Parallel, delayed
 from .beam import Hypothesis
 from .evaluate import PrefixProgram
 from .fitting import ConstantFit, fit_constants
-from .prefix import prefix_to_sympy
+from .prefix import canonical_prefix, prefix_to_sympy
 from .skeleton import attach_constants, count_constants
 
-_NOT_REAL = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.I)
-_SYMPY_FAILURES = (ArithmeticError, TypeError, ValueError, RecursionError)
+# Longer skeletons are not tried with attached placeholders: BFGS in many
+# dimensions costs more than the candidate is likely to be worth.
+MAX_ATTACHED_CONSTANTS = 8
 # Always fitted, so that some candidate is finite whatever the network proposes.
 BASELINE = ("c",)
 
@@ -42,23 +44,22 @@ class Candidate:
 
 
 def skeleton_candidates(hypotheses: list[Hypothesis]) -> list[Candidate]:
-    """Unique real skeletons from the hypotheses, best hypothesis first, then the
+    """Unique skeletons from the hypotheses, best hypothesis first, then the
     constant baseline ``c``."""
     candidates, seen = [], set()
     for hypothesis in [*hypotheses, Hypothesis(BASELINE, float("-inf"))]:
         origin = "baseline" if hypothesis.tokens == BASELINE else "beam"
         variants = [(hypothesis.tokens, origin)]
         if count_constants(hypothesis.tokens) == 0:
-            variants.append((tuple(attach_constants(hypothesis.tokens)[0]), "attached"))
+            attached = attach_constants(hypothesis.tokens)[0]
+            if count_constants(attached) <= MAX_ATTACHED_CONSTANTS:
+                variants.append((tuple(attached), "attached"))
         for tokens, origin in variants:
-            try:
-                skeleton = prefix_to_sympy(tokens)
-            except _SYMPY_FAILURES:  # SymPy cannot even evaluate the skeleton
-                continue
-            key = sympy.srepr(skeleton)
-            if key in seen or skeleton.has(*_NOT_REAL):
+            key = canonical_prefix(tokens)
+            if key in seen:
                 continue
             seen.add(key)
+            skeleton = prefix_to_sympy(tokens, evaluate=False, fold_numbers=True)
             candidates.append(Candidate(tuple(tokens), skeleton, hypothesis.log_prob, origin))
     return candidates
 

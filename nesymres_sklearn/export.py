@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 
-from .prefix import constant_symbols, prefix_to_sympy
+from .prefix import prefix_to_sympy
 
 PREDICT_CHUNK_ROWS = 1 << 16
 
@@ -19,9 +19,8 @@ def feature_symbols(names: Sequence[str]) -> list[sympy.Symbol]:
 
 def to_sympy(tokens: Sequence[str], constants: Sequence[float], symbols: Sequence[sympy.Symbol]) -> sympy.Expr:
     """The equation with fitted constants, over the user's feature symbols."""
-    skeleton = prefix_to_sympy(tokens, variables=symbols)
-    values = dict(zip(constant_symbols(len(constants)), (sympy.Float(float(c)) for c in constants)))
-    return skeleton.xreplace(values)
+    values = [sympy.Float(float(c)) for c in constants]
+    return prefix_to_sympy(tokens, variables=symbols, constants=values, fold_numbers=True)
 
 
 def to_latex(expression: sympy.Expr) -> str:

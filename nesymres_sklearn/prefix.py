@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import sympy
 
 from .vocabulary import (
@@ -73,19 +74,37 @@ def variable_symbols(n: int) -> list[sympy.Symbol]:
     return [sympy.Symbol(f"x_{i + 1}", real=True) for i in range(n)]
 
 
-def prefix_to_sympy(tokens: Sequence[str], variables: Sequence[sympy.Symbol] | None = None) -> sympy.Expr:
+def prefix_to_sympy(
+    tokens: Sequence[str],
+    variables: Sequence[sympy.Symbol] | None = None,
+    constants: Sequence[sympy.Expr] | None = None,
+    evaluate: bool = True,
+    fold_numbers: bool = False,
+) -> sympy.Expr:
     """SymPy expression of a prefix sequence.
 
-    ``variables[i]`` is the symbol for ``x_{i+1}`` (default: symbols named ``x_1..``).
-    The i-th ``c`` from the left becomes the symbol ``c_i``.
+    Parameters
+    ----------
+    tokens : sequence of str
+    variables : sequence of sympy.Symbol, optional
+        ``variables[i]`` stands for ``x_{i+1}`` (default: symbols named ``x_1, ...``).
+    constants : sequence of sympy.Expr, optional
+        Values of the placeholders, left to right (default: symbols ``c_0, c_1, ...``).
+    evaluate : bool, default=True
+        SymPy's automatic evaluation; with ``False`` the tree is built as written.
+    fold_numbers : bool, default=False
+        Replace functions and powers of numbers by their floating-point value (NaN
+        where undefined). SymPy's exact evaluation of nested functions of numbers
+        (``ln(ln(-3))``) can take minutes; inference folds them.
     """
     check_prefix(tokens)
-    n_constants = sum(token == CONSTANT for token in tokens)
-    constants = iter(constant_symbols(n_constants))
+    if constants is None:
+        constants = constant_symbols(sum(token == CONSTANT for token in tokens))
+    constant_values = iter(constants)
     leaves = []
     for token in tokens:  # constants are numbered left to right
         if token == CONSTANT:
-            leaves.append(next(constants))
+            leaves.append(next(constant_values))
         elif (index := variable_index(token)) is not None:
             if variables is None:
                 leaves.append(sympy.Symbol(token, real=True))
@@ -98,14 +117,41 @@ def prefix_to_sympy(tokens: Sequence[str], variables: Sequence[sympy.Symbol] | N
         else:
             leaves.append(None)
     stack: list[sympy.Expr] = []
-    for token, leaf in zip(reversed(tokens), reversed(leaves)):
-        if leaf is not None:
-            stack.append(leaf)
-        elif token in SYMPY_UNARY:
-            stack.append(SYMPY_UNARY[token](stack.pop()))
-        else:
-            first = stack.pop()
-            stack.append(SYMPY_BINARY[token](first, stack.pop()))
+    with sympy.evaluate(evaluate):
+        for token, leaf in zip(reversed(tokens), reversed(leaves)):
+            if leaf is not None:
+                stack.append(leaf)
+            elif token in SYMPY_UNARY:
+                stack.append(_apply(token, [stack.pop()], fold_numbers))
+            else:
+                first = stack.pop()
+                stack.append(_apply(token, [first, stack.pop()], fold_numbers))
+    return stack[0]
+
+
+def _apply(token: str, args: list[sympy.Expr], fold_numbers: bool) -> sympy.Expr:
+    if fold_numbers and all(arg.is_number for arg in args) and (token in SYMPY_UNARY or token == "pow"):
+        from .evaluate import BINARY, UNARY  # numeric folding; evaluate imports this module
+
+        with np.errstate(all="ignore"):
+            numbers = [np.float64(float(arg)) if arg.is_real is not False else np.nan for arg in args]
+            value = UNARY[token][0](*numbers) if token in UNARY else BINARY[token][0](*numbers)
+        return sympy.Float(float(value)) if np.isfinite(value) else sympy.nan
+    function = SYMPY_UNARY.get(token) or SYMPY_BINARY[token]
+    return function(*args)
+
+
+def canonical_prefix(tokens: Sequence[str]) -> tuple[str, ...]:
+    """The prefix with the operands of every ``add`` and ``mul`` in sorted order,
+    so that skeletons equal up to commutativity compare equal."""
+    check_prefix(tokens)
+    stack: list[tuple[str, ...]] = []
+    for token in reversed(tokens):
+        arity = token_arity(token)
+        args = [stack.pop() for _ in range(arity)]
+        if token in ("add", "mul"):
+            args.sort()
+        stack.append((token, *(t for arg in args for t in arg)))
     return stack[0]
 
 

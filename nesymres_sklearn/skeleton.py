@@ -10,7 +10,6 @@ unchanged; pretraining sets the constants it does not sample to these values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 
@@ -87,7 +86,7 @@ def remove_placeholders(tokens: Sequence[str], kinds: Sequence[str], keep: Seque
         raise ValueError(
             f"Expected {n_constants} kinds and keep flags, got {len(kinds)} and {len(keep)}."
         )
-    arity = _cached_arity
+    arity = token_arity
     children: list[list[int]] = [[] for _ in tokens]
     constant_of: dict[int, int] = {}
     open_nodes: list[int] = []
@@ -120,5 +119,3 @@ def remove_placeholders(tokens: Sequence[str], kinds: Sequence[str], keep: Seque
             pending.extend(reversed(args))
     return out
 
-
-_cached_arity = lru_cache(maxsize=None)(token_arity)

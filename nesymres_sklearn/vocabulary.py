@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -125,6 +125,7 @@ class Vocabulary:
         return [self.tokens[i] for i in ids if int(i) not in special]
 
 
+@lru_cache(maxsize=None)
 def token_arity(token: str) -> int | None:
     """Arity of an expression token (0 for leaves), ``None`` for non-expression tokens."""
     if token in BINARY_OPERATORS:
@@ -140,6 +141,7 @@ def token_arity(token: str) -> int | None:
     return 0
 
 
+@lru_cache(maxsize=None)
 def variable_index(token: str) -> int | None:
     """Column index of a variable token (``"x_1" -> 0``), ``None`` otherwise."""
     match = _VARIABLE.match(token)

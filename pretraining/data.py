@@ -1,0 +1,199 @@
+"""Training batches: skeletons from a bank instantiated as in appendix B of the paper.
+
+For each equation of a batch: a skeleton is drawn from the bank; ``n_c`` is drawn
+uniformly in ``0..min(3, N_c)`` (``N_c`` placeholders), ``n_c`` placeholders get values
+from U(1, 5) and the others their neutral value; each variable gets a support
+``S1 < S2`` from U(-10, 10) and points uniform in it; variables the skeleton does not
+use are 0. The equation is evaluated with :class:`~nesymres_sklearn.evaluate.PrefixProgram`
+and points with a non-finite ``y`` or ``|y| > 1000`` are dropped. The number of points
+drawn varies by batch; every equation of the batch is then cut to the smallest
+number of valid points. The target is the skeleton of the instantiated equation: the
+attached skeleton without its neutral placeholders.
+
+Batch ``i`` of rank ``r`` is a pure function of ``(seed, r, i)``. A DataLoader with
+``w`` workers lets worker ``k`` produce batches ``k, k + w, ...`` and yields them in
+order, so the stream does not depend on the number of workers and resuming from
+batch ``i`` reproduces it exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+from nesymres_sklearn.encoding import encode_points
+from nesymres_sklearn.evaluate import PrefixProgram
+from nesymres_sklearn.skeleton import EXISTING, neutral_constants, remove_placeholders
+from nesymres_sklearn.vocabulary import variable_token
+
+from .bank import SkeletonBank
+
+
+@dataclass
+class BatchConfig:
+    """How equations are instantiated (defaults: the paper's).
+
+    Parameters
+    ----------
+    batch_size : int, default=150
+    min_points, max_points : int, default=100, 500
+        Points drawn per equation, uniformly in this range for each batch.
+    min_valid_fraction : float, default=0.5
+        An equation keeps at least this fraction of its points valid, or it is
+        redrawn (new constants and support, then a new skeleton).
+    max_constants : int, default=3
+    constant_range : tuple, default=(1.0, 5.0)
+    support_range : tuple, default=(-10.0, 10.0)
+    max_abs_y : float, default=1000.0
+    max_length : int, default=60
+        Targets (with start and end tokens) longer than this are skipped.
+    """
+
+    batch_size: int = 150
+    min_points: int = 100
+    max_points: int = 500
+    min_valid_fraction: float = 0.5
+    max_constants: int = 3
+    constant_range: tuple = (1.0, 5.0)
+    support_range: tuple = (-10.0, 10.0)
+    max_abs_y: float = 1000.0
+    max_length: int = 60
+
+    def __post_init__(self):
+        self.constant_range = tuple(self.constant_range)
+        self.support_range = tuple(self.support_range)
+        if not 1 <= self.min_points <= self.max_points:
+            raise ValueError("Need 1 <= min_points <= max_points.")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_TRIES_PER_SKELETON = 4
+
+
+class EquationSampler:
+    """Instantiates bank skeletons into encoded points and target token ids.
+
+    Parameters
+    ----------
+    bank : SkeletonBank
+    config : BatchConfig
+    n_variables : int, optional
+        Model inputs (default: the bank's variables).
+    """
+
+    def __init__(self, bank: SkeletonBank, config: BatchConfig, n_variables: int | None = None):
+        if len(bank) == 0:
+            raise ValueError(f"The {bank.split} split of {bank.folder} is empty.")
+        self.bank = bank
+        self.config = config
+        self.n_variables = n_variables or bank.n_variables
+        if bank.n_variables > self.n_variables:
+            raise ValueError(f"The bank has {bank.n_variables} variables, the model {self.n_variables}.")
+        self.vocab = bank.vocab
+        self._variable_ids = np.array(
+            [self.vocab.ids.get(variable_token(i), -1) for i in range(self.n_variables)]
+        )
+
+    def equation(self, rng: np.random.Generator, n_points: int):
+        """One instantiated equation: ``(X (n, d), y (n,), target tokens)``, all points valid.
+
+        ``n`` is at least ``min_valid_fraction * n_points``.
+        """
+        config = self.config
+        while True:
+            index = int(rng.integers(len(self.bank)))
+            tokens, kinds = self.bank[index]
+            program = PrefixProgram(tokens)
+            ids = self.bank.ids(index)
+            absent = ~(ids[:, None] == self._variable_ids).any(axis=0)
+            for _ in range(_TRIES_PER_SKELETON):
+                values, keep = self._constants(rng, kinds)
+                bounds = np.sort(rng.uniform(*config.support_range, size=(2, self.n_variables)), axis=0)
+                X = rng.uniform(bounds[0], bounds[1], size=(n_points, self.n_variables))
+                X[:, absent] = 0.0
+                y = program(X, values)
+                valid = np.isfinite(y) & (np.abs(y) <= config.max_abs_y)
+                if valid.sum() >= max(1, int(np.ceil(config.min_valid_fraction * n_points))):
+                    target = remove_placeholders(tokens, kinds, keep)
+                    if len(target) + 2 > config.max_length:
+                        break
+                    return X[valid], y[valid], target
+
+    def _constants(self, rng, kinds):
+        n_total = len(kinds)
+        values = neutral_constants(kinds)
+        n_sampled = int(rng.integers(0, min(self.config.max_constants, n_total) + 1))
+        chosen = rng.choice(n_total, size=n_sampled, replace=False) if n_sampled else []
+        values[chosen] = rng.uniform(*self.config.constant_range, size=n_sampled)
+        keep = np.array([kind == EXISTING for kind in kinds], dtype=bool)
+        keep[chosen] = True
+        return values, keep
+
+    def batch(self, rng: np.random.Generator, batch_size: int | None = None) -> dict:
+        """A batch: ``points`` float32 (B, N, 16 (d + 1)), ``targets`` long (B, T).
+
+        ``targets`` are ``[sos] + tokens + [eos]`` padded with the pad id; the decoder
+        reads ``targets[:, :-1]`` and predicts ``targets[:, 1:]``.
+        """
+        config = self.config
+        batch_size = batch_size or config.batch_size
+        n_points = int(rng.integers(config.min_points, config.max_points + 1))
+        equations = [self.equation(rng, n_points) for _ in range(batch_size)]
+        length = min(len(y) for _, y, _ in equations)
+        points = np.stack([encode_points(X[:length], y[:length], self.n_variables) for X, y, _ in equations])
+        ids = [[self.vocab.sos_id] + self.vocab.encode(t) + [self.vocab.eos_id] for _, _, t in equations]
+        targets = np.full((batch_size, max(map(len, ids))), self.vocab.pad_id, dtype=np.int64)
+        for row, sequence in enumerate(ids):
+            targets[row, : len(sequence)] = sequence
+        return {"points": torch.from_numpy(points), "targets": torch.from_numpy(targets)}
+
+
+def batch_rng(seed: int, stream: int, index: int) -> np.random.Generator:
+    """The generator of batch ``index`` of stream ``stream`` (e.g. the rank)."""
+    return np.random.default_rng([seed, stream, index])
+
+
+class BatchStream(IterableDataset):
+    """Batches ``start, start + 1, ...`` (to ``stop``, or forever) of one stream.
+
+    With DataLoader workers, worker ``k`` of ``w`` makes batches ``start + k``,
+    ``start + k + w``, ...; the DataLoader returns them in index order.
+    """
+
+    def __init__(self, sampler: EquationSampler, seed: int, stream: int = 0, start: int = 0,
+                 stop: int | None = None):
+        self.sampler = sampler
+        self.seed = seed
+        self.stream = stream
+        self.start = start
+        self.stop = stop
+
+    def batch(self, index: int) -> dict:
+        return self.sampler.batch(batch_rng(self.seed, self.stream, index))
+
+    def __iter__(self):
+        info = get_worker_info()
+        worker, n_workers = (0, 1) if info is None else (info.id, info.num_workers)
+        index = self.start + worker
+        while self.stop is None or index < self.stop:
+            yield self.batch(index)
+            index += n_workers
+
+
+def seed_worker(worker_id: int) -> None:
+    """DataLoader ``worker_init_fn``: per-worker torch seed (batches use their own RNG)."""
+    info = get_worker_info()
+    torch.manual_seed(info.seed % 2**63)
+
+
+def batch_loader(stream: BatchStream, num_workers: int = 0) -> DataLoader:
+    """A DataLoader over whole batches of ``stream`` with ``num_workers`` processes."""
+    return DataLoader(
+        stream, batch_size=None, num_workers=num_workers, worker_init_fn=seed_worker if num_workers else None,
+        prefetch_factor=4 if num_workers else None, persistent_workers=False,
+    )

@@ -1,0 +1,313 @@
+"""Random equation skeletons as in section 4.2 and appendix B of the paper.
+
+A skeleton is sampled in four steps:
+
+1. a unary-binary tree with 1..``max_operators`` operators, each drawn from the
+   appendix table of unnormalised weights and placed on a uniformly chosen open slot
+   of the growing tree; leaves are a variable (probability 0.8) or an integer (0.2);
+2. the variables are renamed so that ``x_2`` only occurs with ``x_1`` and ``x_3`` only
+   with ``x_1`` and ``x_2`` (the k-th smallest variable index used becomes ``x_k``);
+3. the tree, written in the vocabulary's prefix notation, is simplified with
+   :func:`sympy.simplify` under a per-equation time limit;
+4. numbers the vocabulary cannot write become the placeholder ``c`` and placeholders
+   are attached with :func:`nesymres_sklearn.skeleton.attach_constants`, the rule
+   inference uses.
+
+The generator's ``sub`` is written ``add a mul -1 b``. The table's *Pow* is a unary
+operator raising its argument to an integer exponent drawn from ``pow_exponents``
+(default 2 or 3), written ``pow a k``: this keeps every exponent a vocabulary integer
+after simplification (nested powers that simplify to an unwritable exponent are
+rejected with reason ``"exponent"``).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import sympy
+
+from nesymres_sklearn.prefix import prefix_to_sympy, skeletonize
+from nesymres_sklearn.skeleton import attach_constants, count_constants
+from nesymres_sklearn.vocabulary import INTEGERS, variable_index, variable_token
+
+logger = logging.getLogger(__name__)
+
+#: Unnormalised probabilities of the appendix table (operator -> weight).
+PAPER_OPERATOR_WEIGHTS = {
+    "add": 10, "mul": 10, "sub": 5, "div": 5, "sqrt": 4, "pow": 4,
+    "ln": 4, "exp": 4, "sin": 4, "cos": 4, "tan": 4, "asin": 1,
+}
+GENERATOR_BINARY = ("add", "mul", "sub", "div")
+GENERATOR_UNARY = ("sqrt", "pow", "ln", "exp", "sin", "cos", "tan", "asin")
+
+#: Why a sampled tree did not become a skeleton.
+REJECTION_REASONS = ("timeout", "no_variable", "unwritable", "exponent", "too_long")
+
+# The longest target of a skeleton with ``n`` tokens is ``n + 12`` (three sampled
+# placeholders, at most 4 extra tokens each) plus start and end tokens.
+TARGET_OVERHEAD = 3 * 4 + 2
+
+
+@dataclass
+class GeneratorConfig:
+    """Settings of the skeleton generator (defaults: the paper's).
+
+    Parameters
+    ----------
+    n_variables : int, default=3
+        Number of input variables ``x_1..x_n``.
+    max_operators : int, default=5
+        Trees have between ``min_operators`` and ``max_operators`` operators, the count
+        drawn uniformly.
+    min_operators : int, default=1
+    operator_weights : dict, default=PAPER_OPERATOR_WEIGHTS
+        Unnormalised probability of each operator being sampled as a parent node.
+    p_variable : float, default=0.8
+        Probability that a leaf is a variable; otherwise it is an integer.
+    integer_leaves : tuple of int, default=(1, 2, 3, 4, 5)
+        Integers a leaf can be, drawn uniformly.
+    pow_exponents : tuple of int, default=(2, 3)
+        Exponents of the unary ``pow`` operator, drawn uniformly.
+    simplify_timeout : float, default=1.0
+        Seconds allowed to :func:`sympy.simplify` per equation.
+    max_length : int, default=60
+        Model sequence length; skeletons whose longest possible target (with start,
+        end and three sampled placeholders) would not fit are rejected.
+    """
+
+    n_variables: int = 3
+    max_operators: int = 5
+    min_operators: int = 1
+    operator_weights: dict = field(default_factory=lambda: dict(PAPER_OPERATOR_WEIGHTS))
+    p_variable: float = 0.8
+    integer_leaves: tuple = (1, 2, 3, 4, 5)
+    pow_exponents: tuple = (2, 3)
+    simplify_timeout: float = 1.0
+    max_length: int = 60
+
+    def __post_init__(self):
+        self.operator_weights = dict(self.operator_weights)
+        self.integer_leaves = tuple(int(i) for i in self.integer_leaves)
+        self.pow_exponents = tuple(int(i) for i in self.pow_exponents)
+        unknown = set(self.operator_weights) - set(GENERATOR_BINARY + GENERATOR_UNARY)
+        if unknown:
+            raise ValueError(f"Unknown operators {sorted(unknown)}.")
+        if not 1 <= self.min_operators <= self.max_operators:
+            raise ValueError("Need 1 <= min_operators <= max_operators.")
+        if not 0.0 < self.p_variable <= 1.0:
+            raise ValueError("p_variable must be in (0, 1].")
+        bad = [k for k in self.integer_leaves + self.pow_exponents if k not in INTEGERS]
+        if bad:
+            raise ValueError(f"Integers {bad} are not vocabulary tokens {INTEGERS}.")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def operators(self) -> list[str]:
+        return list(self.operator_weights)
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        weights = np.array(list(self.operator_weights.values()), dtype=np.float64)
+        return weights / weights.sum()
+
+
+def arity(token: str) -> int:
+    """Arity of a generator token (0 for leaves)."""
+    if token in GENERATOR_BINARY:
+        return 2
+    if token in GENERATOR_UNARY:
+        return 1
+    return 0
+
+
+def sample_tree(rng: np.random.Generator, config: GeneratorConfig) -> list[str]:
+    """A random tree in the generator's prefix notation (before variable renaming).
+
+    Operators are the keys of ``config.operator_weights``; a ``pow`` token is followed
+    by its argument only (its exponent is chosen in :func:`tree_to_prefix`). Leaves
+    are variable tokens ``x_i`` or integer strings.
+    """
+    operators = config.operators
+    n_operators = int(rng.integers(config.min_operators, config.max_operators + 1))
+    labels: list[str | None] = [None]
+    children: list[list[int]] = [[]]
+    open_slots = [0]
+    for choice in rng.choice(len(operators), size=n_operators, p=config.probabilities):
+        slot = open_slots.pop(int(rng.integers(len(open_slots))))
+        operator = operators[choice]
+        labels[slot] = operator
+        for _ in range(arity(operator)):
+            children[slot].append(len(labels))
+            open_slots.append(len(labels))
+            labels.append(None)
+            children.append([])
+    for slot in sorted(open_slots):
+        if rng.random() < config.p_variable:
+            labels[slot] = variable_token(int(rng.integers(config.n_variables)))
+        else:
+            labels[slot] = str(config.integer_leaves[int(rng.integers(len(config.integer_leaves)))])
+    out, pending = [], [0]
+    while pending:
+        node = pending.pop()
+        out.append(labels[node])
+        pending.extend(reversed(children[node]))
+    return out
+
+
+def compact_variables(tokens: list[str]) -> list[str]:
+    """Rename variables so that the used ones are ``x_1..x_k`` (order preserved)."""
+    used = sorted({i for t in tokens if (i := variable_index(t)) is not None})
+    mapping = {variable_token(old): variable_token(new) for new, old in enumerate(used)}
+    return [mapping.get(t, t) for t in tokens]
+
+
+def satisfies_variable_order(tokens) -> bool:
+    """True when ``x_k`` only appears together with ``x_1..x_{k-1}``."""
+    used = {i for t in tokens if (i := variable_index(t)) is not None}
+    return used == set(range(len(used)))
+
+
+def tree_to_prefix(tree: list[str], rng: np.random.Generator, config: GeneratorConfig) -> list[str]:
+    """Generator tokens -> vocabulary prefix tokens.
+
+    ``sub a b`` becomes ``add a mul -1 b`` and ``pow a`` becomes ``pow a k`` with ``k``
+    drawn from ``config.pow_exponents``.
+    """
+    position = 0
+
+    def emit() -> list[str]:
+        nonlocal position
+        token = tree[position]
+        position += 1
+        if token == "pow":
+            exponent = str(config.pow_exponents[int(rng.integers(len(config.pow_exponents)))])
+            return ["pow"] + emit() + [exponent]
+        if token == "sub":
+            first = emit()
+            return ["add"] + first + ["mul", "-1"] + emit()
+        if arity(token) == 2:
+            first = emit()
+            return [token] + first + emit()
+        if arity(token) == 1:
+            return [token] + emit()
+        return [token]
+
+    return emit()
+
+
+class SimplifyTimeout(Exception):
+    """:func:`sympy.simplify` ran out of time."""
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Raise :class:`SimplifyTimeout` in the block after ``seconds`` (wall clock).
+
+    Uses ``SIGALRM``, so the limit is enforced only in the main thread of a process on
+    POSIX systems (joblib's default process workers qualify); elsewhere the block
+    runs without a limit.
+    """
+    usable = (
+        seconds
+        and seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    def handler(signum, frame):
+        raise SimplifyTimeout()
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+_BAD_ATOMS = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.I)
+
+
+def _has_unwritable_exponent(expr: sympy.Expr) -> bool:
+    for power in expr.atoms(sympy.Pow):
+        exponent = power.exp
+        if exponent.is_Number and not (
+            exponent.is_Rational and exponent.p in INTEGERS and exponent.q in INTEGERS
+        ):
+            return True
+    return False
+
+
+@dataclass
+class Skeleton:
+    """A generated skeleton: simplified prefix tokens and the attached version."""
+
+    tokens: list[str]
+    attached: list[str]
+    kinds: list[str]
+
+
+def simplify_to_skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton | str:
+    """Simplify a vocabulary prefix expression; a :class:`Skeleton` or a rejection reason."""
+    # Symbols without assumptions: sympy keeps sqrt(x**2) instead of writing Abs(x).
+    symbols = [sympy.Symbol(variable_token(i)) for i in range(config.n_variables)]
+    expr = prefix_to_sympy(prefix, symbols)
+    try:
+        with time_limit(config.simplify_timeout):
+            expr = sympy.simplify(expr)
+    except SimplifyTimeout:
+        return "timeout"
+    except (RecursionError, ValueError, TypeError, ZeroDivisionError, OverflowError):
+        return "unwritable"
+    if any(expr.has(atom) for atom in _BAD_ATOMS):
+        return "unwritable"
+    if not expr.free_symbols:
+        return "no_variable"
+    if _has_unwritable_exponent(expr):
+        return "exponent"
+    try:
+        tokens = skeletonize(expr)
+    except (ValueError, RecursionError):
+        return "unwritable"
+    tokens = compact_variables(tokens)
+    if len(tokens) + TARGET_OVERHEAD > config.max_length:
+        return "too_long"
+    attached, kinds = attach_constants(tokens)
+    return Skeleton(tokens, attached, kinds)
+
+
+def generate_skeletons(
+    n_attempts: int, seed, config: GeneratorConfig
+) -> tuple[list[Skeleton], Counter]:
+    """Sample ``n_attempts`` trees and return the skeletons and the rejection counts.
+
+    ``seed`` is anything :func:`numpy.random.default_rng` accepts; the result is a
+    pure function of ``seed`` and ``config``.
+    """
+    rng = np.random.default_rng(seed)
+    skeletons: list[Skeleton] = []
+    rejected: Counter = Counter()
+    for _ in range(n_attempts):
+        tree = compact_variables(sample_tree(rng, config))
+        result = simplify_to_skeleton(tree_to_prefix(tree, rng, config), config)
+        if isinstance(result, str):
+            rejected[result] += 1
+        else:
+            skeletons.append(result)
+    return skeletons, rejected
+
+
+def n_placeholders(skeleton: Skeleton) -> int:
+    return count_constants(skeleton.attached)

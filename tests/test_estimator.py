@@ -1,0 +1,201 @@
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import sympy
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.selection import COLUMNS
+from nesymres_sklearn.weights import _cache
+
+
+@pytest.fixture
+def regressor(tiny_model):
+    return NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0)
+
+
+def test_fit_exposes_expression_table_and_timings(regressor, xy):
+    X, y = xy
+    assert regressor.fit(X, y) is regressor
+    assert isinstance(regressor.expression_, sympy.Expr)
+    assert regressor.expression_.free_symbols <= set(sympy.symbols("x0 x1", real=True))
+    table = regressor.equations_
+    assert list(table.columns) == COLUMNS
+    assert table["score"].is_monotonic_increasing
+    assert table.loc[regressor.best_index_, "expression"] == regressor.expression_
+    assert "baseline" in set(table["origin"])
+    assert set(regressor.timings_) == {"encoding", "beam_search", "constant_fitting", "selection"}
+    assert regressor.n_features_in_ == 2
+    assert regressor.sympy() is regressor.expression_
+    assert regressor.latex() == sympy.latex(regressor.expression_)
+
+
+def test_predict_evaluates_the_expression(regressor, xy):
+    X, y = xy
+    regressor.fit(X, y)
+    expected = sympy.lambdify(sympy.symbols("x0 x1", real=True), regressor.expression_)(X[:, 0], X[:, 1])
+    np.testing.assert_allclose(regressor.predict(X), np.broadcast_to(expected, (len(X),)))
+    loss = regressor.equations_.loc[regressor.best_index_, "loss"]
+    assert np.mean((regressor.predict(X) - y) ** 2) == pytest.approx(loss, rel=1e-6)
+
+
+def test_predict_on_many_rows_in_chunks(regressor, xy):
+    X, y = xy
+    regressor.fit(X, y)
+    big = np.random.default_rng(0).uniform(1, 5, size=(200_000, 2))
+    prediction = regressor.predict(big)
+    assert prediction.shape == (200_000,)
+    np.testing.assert_allclose(prediction[-64:], regressor.predict(big[-64:]))
+
+
+def test_selected_equation_is_the_best_scored_candidate(regressor, xy):
+    X, y = xy
+    regressor.fit(X, y)
+    scores = regressor.equations_["score"].to_numpy()
+    assert scores[regressor.best_index_] == np.nanmin(scores[np.isfinite(scores)])
+
+
+def test_random_state_makes_fits_reproducible(tiny_model, xy):
+    X, y = xy
+    X_big, y_big = np.vstack([X] * 10), np.concatenate([y] * 10)
+    fits = [
+        NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_points=50, random_state=7).fit(X_big, y_big)
+        for _ in range(2)
+    ]
+    pd.testing.assert_frame_equal(fits[0].equations_, fits[1].equations_)
+
+
+def test_parallel_constant_fitting_gives_the_same_result(tiny_model, xy):
+    X, y = xy
+    serial = NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=3).fit(X, y)
+    parallel = NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=3, n_jobs=2).fit(X, y)
+    pd.testing.assert_frame_equal(serial.equations_, parallel.equations_)
+
+
+def test_pandas_feature_names_appear_in_the_expression(tiny_model):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"mass": rng.uniform(1, 5, 60), "velocity": rng.uniform(1, 5, 60)})
+    y = 0.5 * frame["mass"] * frame["velocity"] ** 2
+    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=8, random_state=0).fit(frame, y)
+    assert list(regressor.feature_names_in_) == ["mass", "velocity"]
+    names = {s.name for s in regressor.equations_["expression"].map(lambda e: e.free_symbols).explode().dropna()}
+    assert names and names <= {"mass", "velocity"}
+    assert regressor.predict(frame).shape == (60,)
+
+
+def test_pipeline_and_grid_search_over_beam_size(tiny_model, xy):
+    X, y = xy
+    pipeline = make_pipeline(FunctionTransformer(), NeSymReSRegressor(model=str(tiny_model), random_state=0))
+    search = GridSearchCV(pipeline, {"nesymresregressor__beam_size": [1, 2, 4]}, cv=2)
+    search.fit(X, y)
+    assert search.best_params_["nesymresregressor__beam_size"] in (1, 2, 4)
+    assert len(search.cv_results_["mean_test_score"]) == 3
+    assert search.predict(X).shape == (len(X),)
+
+
+def test_clone_and_grid_search_do_not_reload_weights(regressor, xy):
+    X, y = xy
+    regressor.fit(X, y)
+    cached = dict(_cache)
+    clone(regressor).fit(X, y)
+    GridSearchCV(clone(regressor), {"beam_size": [1, 2]}, cv=2).fit(X, y)
+    assert dict(_cache) == cached
+    assert all(a is b for a, b in zip(cached.values(), _cache.values()))
+
+
+def test_pickled_estimator_carries_no_weights_and_predicts(regressor, xy):
+    X, y = xy
+    regressor.fit(X, y)
+    blob = pickle.dumps(regressor)
+    assert len(blob) < 200_000
+    assert b"torch" not in blob
+    restored = pickle.loads(blob)
+    np.testing.assert_array_equal(restored.predict(X), regressor.predict(X))
+    assert restored.expression_ == regressor.expression_
+
+
+def test_refit_forgets_the_previous_fit(regressor, xy):
+    X, y = xy
+    regressor.fit(X, y)
+    regressor.fit(X[:, :1], y)
+    assert regressor.n_features_in_ == 1
+    assert regressor.expression_.free_symbols <= {sympy.Symbol("x0", real=True)}
+
+
+def test_constant_target_gives_a_constant_with_a_warning(regressor):
+    X = np.random.default_rng(0).uniform(size=(20, 2))
+    with pytest.warns(UserWarning, match="y is constant"):
+        regressor.fit(X, np.full(20, 4.5))
+    assert regressor.expression_ == sympy.Float(4.5)
+    np.testing.assert_array_equal(regressor.predict(X), np.full(20, 4.5))
+
+
+def test_extreme_magnitudes_are_saturated_with_a_warning(regressor):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(40, 1))
+    with pytest.warns(UserWarning, match="exceed the half-precision range"):
+        regressor.fit(X, 1e8 * X[:, 0])
+    assert np.all(np.isfinite(regressor.predict(X)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        regressor.fit(X, 1e-9 * X[:, 0])  # tiny values are representable (subnormal/zero), no warning
+
+
+@pytest.mark.parametrize(
+    "X, y, error, message",
+    [
+        (np.array([[1.0, np.nan]] * 10), np.ones(10), ValueError, "Input X contains NaN"),
+        (np.array([[1.0, np.inf]] * 10), np.ones(10), ValueError, "Input X contains infinity"),
+        (np.ones((10, 2)), np.r_[np.ones(9), np.nan], ValueError, "Input y contains NaN"),
+        (np.ones((10, 2)), np.ones(9), ValueError, "inconsistent numbers of samples"),
+        (np.ones((10, 2)), np.ones((10, 2)), ValueError, "y should be a 1d array"),
+        (np.ones(10), np.ones(10), ValueError, "Expected 2D array"),
+        (np.array([["a", "b"]] * 10), np.ones(10), ValueError, "could not convert string to float"),
+        (np.ones((2, 2)), np.ones(2), ValueError, "while a minimum of 3 is required"),
+        (np.ones((10, 4)), np.arange(10.0), ValueError, "takes at most 3 variables"),
+    ],
+)
+def test_bad_input_is_rejected_with_a_clear_message(regressor, X, y, error, message):
+    with pytest.raises(error, match=message):
+        regressor.fit(X, y)
+
+
+def test_predict_checks(regressor, xy):
+    X, y = xy
+    with pytest.raises(NotFittedError):
+        regressor.predict(X)
+    regressor.fit(X, y)
+    with pytest.raises(ValueError, match="X has 3 features, but NeSymReSRegressor is expecting 2"):
+        regressor.predict(np.ones((5, 3)))
+    with pytest.raises(ValueError, match="contains NaN"):
+        regressor.predict(np.full((5, 2), np.nan))
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"beam_size": 0}, "'beam_size' parameter"),
+        ({"n_restarts": 0}, "'n_restarts' parameter"),
+        ({"max_time": -1.0}, "'max_time' parameter"),
+        ({"complexity_penalty": -1.0}, "'complexity_penalty' parameter"),
+        ({"device": "not-a-device"}, "not a valid torch device"),
+    ],
+)
+def test_invalid_parameters(tiny_model, xy, params, message):
+    X, y = xy
+    with pytest.raises(ValueError, match=message):
+        NeSymReSRegressor(model=str(tiny_model), **params).fit(X, y)
+
+
+def test_default_model_is_the_bundled_one(xy):
+    X, y = xy
+    regressor = NeSymReSRegressor(beam_size=2, random_state=0).fit(X, y)
+    assert regressor.get_params()["model"] == "bundled"
+    assert regressor.predict(X).shape == (len(X),)

@@ -1,0 +1,91 @@
+"""Skeleton bank: shards, de-duplication, metadata, resume, held-out disjointness."""
+
+import json
+
+import numpy as np
+import pytest
+
+from nesymres_sklearn.evaluate import PrefixProgram
+from nesymres_sklearn.skeleton import neutral_constants
+from pretraining.bank import SkeletonBank, build_bank, image_points
+from pretraining.generator import GeneratorConfig, satisfies_variable_order
+
+# A generous time limit: a wall-clock timeout would make the bank load-dependent.
+SETTINGS = dict(n_skeletons=120, n_heldout=30, seed=3, n_jobs=2, chunk_size=20, chunks_per_shard=3,
+                config=GeneratorConfig(simplify_timeout=60))
+
+
+@pytest.fixture(scope="module")
+def bank_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bank")
+    build_bank(folder, **SETTINGS)
+    return folder
+
+
+def test_metadata_counts_and_shards(bank_folder):
+    metadata = json.loads((bank_folder / "metadata.json").read_text())
+    assert metadata["complete"]
+    assert metadata["settings"]["seed"] == 3
+    assert GeneratorConfig(**metadata["settings"]["generator"]) == SETTINGS["config"]
+    train = metadata["counts"]["train"]
+    assert train["accepted"] == 120 == sum(s["n"] for s in metadata["shards"]["train"])
+    assert len(metadata["shards"]["train"]) >= 2
+    assert set(train["rejection_rates"]) >= {"timeout", "no_variable", "unwritable", "exponent", "too_long"}
+    assert 0 < train["acceptance_rate"] <= 1
+    for shard in metadata["shards"]["train"]:
+        with np.load(bank_folder / shard["file"], allow_pickle=False) as arrays:
+            assert arrays["tokens"].dtype == np.int16
+            assert arrays["offsets"][-1] == len(arrays["tokens"])
+
+
+def test_bank_entries_are_unique_and_valid(bank_folder):
+    bank = SkeletonBank(bank_folder)
+    assert len(bank) == 120
+    seen = {tuple(bank.tokens(i)) for i in range(len(bank))}
+    assert len(seen) == len(bank)
+    for i in range(len(bank)):
+        tokens, kinds = bank[i]
+        assert tokens.count("c") == len(kinds)
+        assert satisfies_variable_order(tokens)
+
+
+def _images(bank, points):
+    return [PrefixProgram(t)(points, neutral_constants(k)) for t, k in (bank[i] for i in range(len(bank)))]
+
+
+def test_heldout_is_numerically_distinct(bank_folder):
+    train, heldout = SkeletonBank(bank_folder), SkeletonBank(bank_folder, "heldout")
+    assert len(heldout) == 30
+    points = image_points(SETTINGS["seed"], 3)
+    train_images, heldout_images = _images(train, points), _images(heldout, points)
+    train_tokens = {tuple(train.tokens(i)) for i in range(len(train))}
+    for i, image in enumerate(heldout_images):
+        assert tuple(heldout.tokens(i)) not in train_tokens
+        for other in train_images:
+            assert not np.allclose(image, other, rtol=1e-9, atol=0, equal_nan=True)
+
+
+def test_interrupted_build_resumes_to_the_same_bank(bank_folder, tmp_path):
+    class Interrupt(Exception):
+        pass
+
+    def stop_after_first(split, done, wanted):
+        raise Interrupt()
+
+    with pytest.raises(Interrupt):
+        build_bank(tmp_path, progress=stop_after_first, **SETTINGS)
+    partial = json.loads((tmp_path / "metadata.json").read_text())
+    assert not partial["complete"] and len(partial["shards"]["train"]) == 1
+    build_bank(tmp_path, **SETTINGS)
+    for split in ("train", "heldout"):
+        a, b = SkeletonBank(bank_folder, split), SkeletonBank(tmp_path, split)
+        assert [a.tokens(i) for i in range(len(a))] == [b.tokens(i) for i in range(len(b))]
+        assert [a.kinds(i) for i in range(len(a))] == [b.kinds(i) for i in range(len(b))]
+    full = json.loads((bank_folder / "metadata.json").read_text())
+    resumed = json.loads((tmp_path / "metadata.json").read_text())
+    assert full["counts"] == resumed["counts"]
+
+
+def test_other_settings_in_same_folder_raise(bank_folder):
+    with pytest.raises(ValueError, match="other settings"):
+        build_bank(bank_folder, **{**SETTINGS, "seed": 4})

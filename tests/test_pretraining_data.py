@@ -1,0 +1,79 @@
+"""Batches: paper's instantiation rules, bounds, determinism, worker independence."""
+
+import numpy as np
+import pytest
+import torch
+
+from nesymres_sklearn.encoding import decode_floats
+from nesymres_sklearn.prefix import is_valid_prefix
+from nesymres_sklearn.vocabulary import variable_index
+from pretraining.bank import SkeletonBank, build_bank
+from pretraining.data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bank")
+    build_bank(folder, n_skeletons=80, n_heldout=0, seed=1, n_jobs=2, chunk_size=20, chunks_per_shard=3)
+    return SkeletonBank(folder)
+
+
+@pytest.fixture(scope="module")
+def sampler(bank):
+    return EquationSampler(bank, BatchConfig(batch_size=32, min_points=50, max_points=120))
+
+
+def _decode(batch, n_variables=3):
+    points = batch["points"].numpy()
+    values = decode_floats(points.reshape(*points.shape[:2], n_variables + 1, 16))
+    return values[..., :n_variables], values[..., -1]
+
+
+def test_batch_shapes_bounds_and_targets(sampler):
+    vocab = sampler.vocab
+    for index in range(5):
+        batch = sampler.batch(batch_rng(0, 0, index))
+        points, targets = batch["points"], batch["targets"]
+        assert points.dtype == torch.float32 and targets.dtype == torch.int64
+        assert points.shape[0] == targets.shape[0] == 32 and points.shape[2] == 64
+        assert 25 <= points.shape[1] <= 120
+        X, y = _decode(batch)
+        assert np.isfinite(y).all() and np.isfinite(X).all()
+        assert (np.abs(y) <= 1000).all()
+        assert (np.abs(X) <= 10).all()
+        for row, ids in enumerate(targets.tolist()):
+            assert ids[0] == vocab.sos_id
+            end = ids.index(vocab.eos_id)
+            assert all(i == vocab.pad_id for i in ids[end + 1:])
+            tokens = vocab.decode(ids[1:end])
+            assert is_valid_prefix(tokens)
+            used = {variable_index(t) for t in tokens} - {None}
+            for column in set(range(3)) - used:
+                assert (X[row, :, column] == 0).all()
+
+
+def test_number_of_constants_in_targets(bank, sampler):
+    rng = np.random.default_rng(0)
+    counts = []
+    for _ in range(300):
+        X, y, target = sampler.equation(rng, 60)
+        counts.append(target.count("c"))
+    max_existing = max(bank.kinds(i).count("existing") for i in range(len(bank)))
+    assert max(counts) <= 3 + max_existing
+    assert {0, 1, 2, 3} <= set(counts)
+
+
+def test_batches_are_deterministic(sampler):
+    a = sampler.batch(batch_rng(5, 0, 2))
+    b = sampler.batch(batch_rng(5, 0, 2))
+    c = sampler.batch(batch_rng(5, 1, 2))
+    assert torch.equal(a["points"], b["points"]) and torch.equal(a["targets"], b["targets"])
+    assert not torch.equal(a["targets"], c["targets"])
+
+
+def test_stream_does_not_depend_on_workers(sampler):
+    single = list(batch_loader(BatchStream(sampler, 9, start=3, stop=7), num_workers=0))
+    multi = list(batch_loader(BatchStream(sampler, 9, start=3, stop=7), num_workers=2))
+    assert len(single) == len(multi) == 4
+    for a, b in zip(single, multi):
+        assert torch.equal(a["points"], b["points"]) and torch.equal(a["targets"], b["targets"])

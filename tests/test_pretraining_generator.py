@@ -1,0 +1,128 @@
+"""The equation generator: frequencies, variable order, simplification, determinism."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from nesymres_sklearn.prefix import is_valid_prefix, prefix_to_sympy
+from nesymres_sklearn.skeleton import attach_constants
+from nesymres_sklearn.vocabulary import Vocabulary, variable_index
+from pretraining.generator import (
+    PAPER_OPERATOR_WEIGHTS,
+    GeneratorConfig,
+    SimplifyTimeout,
+    arity,
+    compact_variables,
+    generate_skeletons,
+    sample_tree,
+    satisfies_variable_order,
+    simplify_to_skeleton,
+    time_limit,
+    tree_to_prefix,
+)
+
+
+def _chi_square_ok(observed: dict, expected_probabilities: dict, n: int, critical: float) -> float:
+    statistic = sum(
+        (observed.get(k, 0) - n * p) ** 2 / (n * p) for k, p in expected_probabilities.items()
+    )
+    assert statistic < critical, (statistic, observed)
+    return statistic
+
+
+@pytest.fixture(scope="module")
+def trees():
+    rng = np.random.default_rng(123)
+    config = GeneratorConfig()
+    return [sample_tree(rng, config) for _ in range(6000)]
+
+
+def test_operator_frequencies_match_weights(trees):
+    counts = Counter(t for tree in trees for t in tree if arity(t))
+    total = sum(PAPER_OPERATOR_WEIGHTS.values())
+    expected = {op: w / total for op, w in PAPER_OPERATOR_WEIGHTS.items()}
+    # 11 degrees of freedom; 31.26 is the 0.999 quantile.
+    _chi_square_ok(counts, expected, sum(counts.values()), 31.26)
+
+
+def test_leaf_frequencies_match_p_variable(trees):
+    leaves = [t for tree in trees for t in tree if not arity(t)]
+    share = np.mean([variable_index(t) is not None for t in leaves])
+    n = len(leaves)
+    assert abs(share - 0.8) < 4 * np.sqrt(0.8 * 0.2 / n)
+    integers = Counter(t for t in leaves if variable_index(t) is None)
+    assert set(integers) == {"1", "2", "3", "4", "5"}
+
+
+def test_trees_have_at_most_five_operators(trees):
+    n_operators = Counter(sum(1 for t in tree if arity(t)) for tree in trees)
+    assert set(n_operators) == {1, 2, 3, 4, 5}
+
+
+def test_tree_prefix_is_valid_and_rewrites_sub_and_pow():
+    rng = np.random.default_rng(0)
+    config = GeneratorConfig()
+    prefix = tree_to_prefix(["sub", "x_1", "pow", "x_2"], rng, config)
+    assert prefix[:5] == ["add", "x_1", "mul", "-1", "pow"]
+    assert prefix[5] == "x_2" and prefix[6] in ("2", "3")
+    for _ in range(200):
+        assert is_valid_prefix(tree_to_prefix(sample_tree(rng, config), rng, config))
+
+
+def test_compact_variables_enforces_order():
+    assert compact_variables(["add", "x_2", "x_3"]) == ["add", "x_1", "x_2"]
+    assert compact_variables(["mul", "x_3", "x_1"]) == ["mul", "x_2", "x_1"]
+    assert satisfies_variable_order(["add", "x_1", "x_2"])
+    assert not satisfies_variable_order(["add", "x_1", "x_3"])
+
+
+@pytest.fixture(scope="module")
+def generated():
+    # A generous time limit: a wall-clock timeout would make the result load-dependent.
+    return generate_skeletons(150, 7, GeneratorConfig(simplify_timeout=60))
+
+
+def test_skeletons_respect_variable_order_and_vocabulary(generated):
+    skeletons, rejected = generated
+    vocab = Vocabulary.default(3)
+    assert len(skeletons) > 100
+    for skeleton in skeletons:
+        assert satisfies_variable_order(skeleton.tokens)
+        assert is_valid_prefix(skeleton.attached)
+        vocab.encode(skeleton.attached)
+        assert (skeleton.attached, skeleton.kinds) == tuple(attach_constants(skeleton.tokens))
+    assert set(rejected) <= {"timeout", "no_variable", "unwritable", "exponent", "too_long"}
+
+
+def test_generation_is_deterministic(generated):
+    again = generate_skeletons(150, 7, GeneratorConfig(simplify_timeout=60))
+    assert [s.attached for s in again[0]] == [s.attached for s in generated[0]]
+    assert again[1] == generated[1]
+
+
+def test_simplification_and_rejections():
+    config = GeneratorConfig()
+    skeleton = simplify_to_skeleton(["add", "x_1", "x_1"], config)
+    assert skeleton.tokens == ["mul", "2", "x_1"]
+    assert simplify_to_skeleton(["add", "x_1", "mul", "-1", "x_1"], config) == "no_variable"
+    assert simplify_to_skeleton(["div", "x_1", "0"], config) == "unwritable"
+    assert simplify_to_skeleton(["pow", "pow", "x_1", "3", "3"], config) == "exponent"
+    # A number without a token becomes a placeholder.
+    skeleton = simplify_to_skeleton(["add", "x_1", "add", "5", "4"], config)
+    assert skeleton.tokens == ["add", "c", "x_1"] and skeleton.kinds[0] == "existing"
+    expr = prefix_to_sympy(skeleton.tokens)
+    assert len(expr.free_symbols) == 2
+
+
+def test_time_limit_interrupts():
+    with pytest.raises(SimplifyTimeout):
+        with time_limit(0.05):
+            while True:
+                pass
+
+
+def test_too_long_is_rejected():
+    config = GeneratorConfig(max_length=20)
+    prefix = ["add", "x_1", "add", "x_2", "add", "x_3", "sin", "x_1"]
+    assert simplify_to_skeleton(prefix, config) == "too_long"
