@@ -69,7 +69,7 @@ class PrefixProgram:
             elif (index := variable_index(token)) is not None:
                 instructions.append(("variable", index))
             elif token_arity(token) == 0:
-                instructions.append(("number", float(token)))
+                instructions.append(("number", np.float64(token)))
             elif token in UNARY:
                 instructions.append(("unary", token))
             else:

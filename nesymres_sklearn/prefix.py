@@ -93,8 +93,8 @@ def prefix_to_sympy(
     evaluate : bool, default=True
         SymPy's automatic evaluation; with ``False`` the tree is built as written.
     fold_numbers : bool, default=False
-        Replace functions and powers of numbers by their floating-point value (NaN
-        where undefined). SymPy's exact evaluation of nested functions of numbers
+        Replace every operation on numbers, except the exact arithmetic of rationals,
+        by its floating-point value (NaN where undefined). SymPy's exact evaluation of nested functions of numbers
         (``ln(ln(-3))``) can take minutes; inference folds them.
     """
     check_prefix(tokens)
@@ -130,7 +130,9 @@ def prefix_to_sympy(
 
 
 def _apply(token: str, args: list[sympy.Expr], fold_numbers: bool) -> sympy.Expr:
-    if fold_numbers and all(arg.is_number for arg in args) and (token in SYMPY_UNARY or token == "pow"):
+    numbers = all(arg.is_number for arg in args)
+    exact = token in ("add", "mul", "div") and all(arg.is_Rational for arg in args)
+    if fold_numbers and numbers and not exact:
         from .evaluate import BINARY, UNARY  # numeric folding; evaluate imports this module
 
         with np.errstate(all="ignore"):

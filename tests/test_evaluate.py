@@ -65,3 +65,9 @@ def test_constant_expression_broadcasts_and_checks_inputs():
     with pytest.raises(ValueError, match="X must have shape"):
         PrefixProgram(["x_2"])(np.zeros((4, 1)))
     assert PrefixProgram(["x_2"]).n_variables == 2
+
+
+def test_division_by_a_zero_number_is_nan_or_inf_not_an_error():
+    program = PrefixProgram(["div", "c", "0"])
+    values, jacobian = program.value_and_jacobian(np.ones((3, 1)), [2.0])
+    assert np.all(np.isinf(values)) and np.all(~np.isfinite(jacobian))

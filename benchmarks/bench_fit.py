@@ -1,0 +1,112 @@
+"""Fit and predict speed of NeSymReSRegressor (a script, not a test).
+
+For each beam size, fits equations of the AI-Feynman style on 128 points and reports
+the median time of each stage (encoding, beam search, constant fitting, selection)
+and of the whole ``fit``; then measures ``predict`` throughput in rows per second.
+
+    python benchmarks/bench_fit.py --out benchmarks/results/fit_benchmark.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.weights import load_model
+
+# Equations (y as a function of the columns of X ~ U(1, 5)) timed at each beam size.
+EQUATIONS = {
+    "x0*sin(x1)": lambda X: X[:, 0] * np.sin(X[:, 1]),
+    "x0*x1/x2": lambda X: X[:, 0] * X[:, 1] / X[:, 2],
+    "exp(-x0**2/2)": lambda X: np.exp(-X[:, 0] ** 2 / 2),
+    "x0 + x1**2": lambda X: X[:, 0] + X[:, 1] ** 2,
+    "sqrt(x0*x1)": lambda X: np.sqrt(X[:, 0] * X[:, 1]),
+    "2.5*cos(x0) + x1": lambda X: 2.5 * np.cos(X[:, 0]) + X[:, 1],
+}
+STAGES = ("encoding", "beam_search", "constant_fitting", "selection")
+
+
+def time_fits(model: str, beam_size: int, n_points: int, repeats: int, seed: int) -> dict[str, float]:
+    """Median seconds per stage and in total over every equation and repeat."""
+    rng = np.random.default_rng(seed)
+    per_stage = {stage: [] for stage in (*STAGES, "total")}
+    for _ in range(repeats):
+        for name, function in EQUATIONS.items():
+            n_features = 3 if "x2" in name else 2 if "x1" in name else 1
+            X = rng.uniform(1, 5, size=(n_points, n_features))
+            regressor = NeSymReSRegressor(model=model, beam_size=beam_size, random_state=0, device="cpu")
+            started = time.perf_counter()
+            regressor.fit(X, function(X))
+            per_stage["total"].append(time.perf_counter() - started)
+            for stage in STAGES:
+                per_stage[stage].append(regressor.timings_[stage])
+    return {stage: statistics.median(values) for stage, values in per_stage.items()}
+
+
+def predict_rate(model: str, n_rows: int, repeats: int) -> float:
+    """Rows per second of ``predict`` for a fitted three-variable equation."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(128, 3))
+    regressor = NeSymReSRegressor(model=model, beam_size=8, random_state=0).fit(X, X[:, 0] * X[:, 1] / X[:, 2])
+    big = rng.uniform(1, 5, size=(n_rows, 3))
+    regressor.predict(big[:1000])
+    best = min(_timed(regressor.predict, big) for _ in range(repeats))
+    return n_rows / best
+
+
+def _timed(function, *args) -> float:
+    started = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - started
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="bundled")
+    parser.add_argument("--beam-sizes", default="1,2,4,8,16,32,64,128,256")
+    parser.add_argument("--n-points", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--predict-rows", type=int, default=2_000_000)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+
+    network = load_model(args.model, device="cpu")
+    n_parameters = sum(p.numel() for p in network.parameters())
+    lines = [
+        "# NeSymReSRegressor fit and predict speed",
+        "",
+        f"Command: `python benchmarks/bench_fit.py {' '.join(argv or sys.argv[1:])}`",
+        f"Machine: {platform.machine()}, {torch.get_num_threads()} torch threads, Python {platform.python_version()}, "
+        f"torch {torch.__version__}",
+        f"Model: {args.model} ({n_parameters:,} parameters); {args.n_points} points; "
+        f"{len(EQUATIONS)} equations x {args.repeats} repeats per beam size; medians in seconds.",
+        "",
+        "| beam size | encoding | beam search | constant fitting | selection | fit total |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for beam_size in (int(b) for b in args.beam_sizes.split(",")):
+        m = time_fits(args.model, beam_size, args.n_points, args.repeats, seed=beam_size)
+        lines.append(
+            f"| {beam_size} | {m['encoding']:.4f} | {m['beam_search']:.3f} | {m['constant_fitting']:.3f} "
+            f"| {m['selection']:.3f} | {m['total']:.3f} |"
+        )
+        print(lines[-1], flush=True)
+    rate = predict_rate(args.model, args.predict_rows, repeats=3)
+    lines += ["", f"predict: {rate:,.0f} rows/s ({args.predict_rows:,} rows, best of 3)"]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
