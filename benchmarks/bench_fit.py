@@ -51,15 +51,16 @@ def time_fits(model: str, beam_size: int, n_points: int, repeats: int, seed: int
     return {stage: statistics.median(values) for stage, values in per_stage.items()}
 
 
-def predict_rate(model: str, n_rows: int, repeats: int) -> float:
-    """Rows per second of ``predict`` for a fitted three-variable equation."""
+def predict_rate(model: str, n_rows: int, repeats: int) -> tuple[float, str]:
+    """Rows per second of ``predict`` for the equation fitted to ``x0*x1/x2``, and
+    that equation."""
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, size=(128, 3))
     regressor = NeSymReSRegressor(model=model, beam_size=8, random_state=0).fit(X, X[:, 0] * X[:, 1] / X[:, 2])
     big = rng.uniform(1, 5, size=(n_rows, 3))
     regressor.predict(big[:1000])
     best = min(_timed(regressor.predict, big) for _ in range(repeats))
-    return n_rows / best
+    return n_rows / best, str(regressor.expression_)
 
 
 def _timed(function, *args) -> float:
@@ -99,8 +100,8 @@ def main(argv=None) -> None:
             f"| {m['selection']:.3f} | {m['total']:.3f} |"
         )
         print(lines[-1], flush=True)
-    rate = predict_rate(args.model, args.predict_rows, repeats=3)
-    lines += ["", f"predict: {rate:,.0f} rows/s ({args.predict_rows:,} rows, best of 3)"]
+    rate, expression = predict_rate(args.model, args.predict_rows, repeats=3)
+    lines += ["", f"predict: {rate:,.0f} rows/s ({args.predict_rows:,} rows, best of 3) for `{expression}`"]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

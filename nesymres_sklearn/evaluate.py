@@ -89,8 +89,8 @@ class PrefixProgram:
         """Values, shape ``(n,)``, and their derivatives by the constants, ``(n, k)``."""
         values, jacobian = self._run(X, constants, with_jacobian=True)
         if jacobian is None:
-            jacobian = np.zeros((1, self.n_constants))
-        return values, np.broadcast_to(jacobian, (len(values), self.n_constants))
+            jacobian = np.zeros((self.n_constants, 1))
+        return values, np.broadcast_to(jacobian, (self.n_constants, len(values))).T
 
     def _run(self, X, constants, with_jacobian):
         X = np.asarray(X, dtype=np.float64)
@@ -110,15 +110,15 @@ class PrefixProgram:
                     stack.append((arg, None))
                 elif kind == "constant":
                     jacobian = None
-                    if with_jacobian:
-                        jacobian = np.zeros((1, self.n_constants))
-                        jacobian[0, arg] = 1.0
+                    if with_jacobian:  # derivatives by the constants, shape (k, n) or (k, 1)
+                        jacobian = np.zeros((self.n_constants, 1))
+                        jacobian[arg, 0] = 1.0
                     stack.append((constants[arg], jacobian))
                 elif kind == "unary":
                     a, ja = stack.pop()
                     function, derivative = UNARY[arg]
                     v = function(a)
-                    jv = None if ja is None else _scale(derivative(a, v), ja)
+                    jv = None if ja is None else derivative(a, v) * ja
                     stack.append((v, jv))
                 else:
                     a, ja = stack.pop()
@@ -127,15 +127,11 @@ class PrefixProgram:
                     v = function(a, b)
                     jv = None
                     if ja is not None:
-                        jv = _scale(da(a, b, v), ja)
+                        jv = da(a, b, v) * ja
                     if jb is not None:
-                        term = _scale(db(a, b, v), jb)
+                        term = db(a, b, v) * jb
                         jv = term if jv is None else jv + term
                     stack.append((v, jv))
         values, jacobian = stack.pop()
         return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],)), jacobian
 
-
-def _scale(derivative, jacobian: np.ndarray) -> np.ndarray:
-    derivative = np.asarray(derivative, dtype=np.float64)
-    return derivative[..., None] * jacobian if derivative.ndim else derivative * jacobian
