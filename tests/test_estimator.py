@@ -199,3 +199,15 @@ def test_default_model_is_the_bundled_one(xy):
     regressor = NeSymReSRegressor(beam_size=2, random_state=0).fit(X, y)
     assert regressor.get_params()["model"] == "bundled"
     assert regressor.predict(X).shape == (len(X),)
+
+
+def test_fit_restores_the_torch_thread_setting(regressor, xy):
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        regressor.fit(*xy)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)

@@ -1,0 +1,202 @@
+"""Build the SOOSE datasets (strictly out-of-sample equations) as committed CSV files.
+
+The paper builds SOOSE from skeletons held out of the pretraining set: distinct from
+every training skeleton both symbolically and numerically (different images on 500
+points drawn from U(-10, 10)). The held-out split of a :mod:`pretraining.bank` bank is
+exactly that, so this script reads one:
+
+- ``--bank FOLDER``: the held-out split of an existing bank (the pretraining bank the
+  released model was trained on: this is the paper's construction);
+- without ``--bank``: a bank is built first with :func:`pretraining.bank.build_bank`
+  and a fixed seed (``--n-train`` training skeletons, so the held-out skeletons are
+  out of sample for that bank only; rebuild with ``--bank`` once the pretraining bank
+  of the released model exists), in a temporary folder or in ``--bank-out``, where
+  an interrupted or repeated build resumes.
+
+Each of the first ``--n-equations`` usable held-out skeletons gives three equations
+with the same skeleton and support (placeholders attached by the paper's rule):
+
+- SOOSE-WC: up to three constants, as in pretraining: ``n_c`` uniform in
+  ``0..min(3, N_c)`` placeholders get a value from U(1, 5), the others their neutral
+  value (1 for multiplicative and pre-existing, 0 for additive placeholders);
+- SOOSE-NC: no constants (every placeholder neutral: the bare skeleton);
+- SOOSE-FC: every placeholder gets a value from U(1, 5).
+
+Constants are rounded to 3 decimals (as in the paper's SOOSE table). The support of
+each variable is drawn as in pretraining, ``S1 < S2`` from U(-10, 10), but at least
+``MIN_WIDTH`` = 1 wide (narrower supports make any equation look linear); it is
+redrawn (up to 20 times) until each of the three equations has a finite value on at
+least half of 1,000 points drawn in it, otherwise the skeleton is skipped.
+
+Command line::
+
+    python -m benchmarks.build_soose                  # fixed-seed bank, 200 equations
+    python -m benchmarks.build_soose --bank path/to/bank
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sympy
+
+from .datasets import DATA_DIR, MAX_VARIABLES, variable_symbols
+
+logger = logging.getLogger(__name__)
+
+VERSIONS = ("wc", "nc", "fc")
+CONSTANT_RANGE = (1.0, 5.0)
+SUPPORT_RANGE = (-10.0, 10.0)
+MAX_CONSTANTS = 3
+MIN_VALID_FRACTION = 0.5
+SUPPORT_TRIES = 20
+CHECK_POINTS = 1000
+DECIMALS = 3
+MIN_WIDTH = 1.0
+
+
+def constant_values(kinds: list[str], version: str, rng: np.random.Generator) -> np.ndarray:
+    """Values of the attached placeholders of one SOOSE version."""
+    from nesymres_sklearn.skeleton import neutral_constants
+
+    values = neutral_constants(kinds)
+    n_total = len(kinds)
+    if version == "nc" or n_total == 0:
+        chosen = np.array([], dtype=int)
+    elif version == "fc":
+        chosen = np.arange(n_total)
+    elif version == "wc":
+        n_chosen = int(rng.integers(0, min(MAX_CONSTANTS, n_total) + 1))
+        chosen = rng.choice(n_total, size=n_chosen, replace=False) if n_chosen else np.array([], dtype=int)
+    else:
+        raise ValueError(f"Unknown SOOSE version {version!r}.")
+    values[chosen] = np.round(rng.uniform(*CONSTANT_RANGE, size=len(chosen)), DECIMALS)
+    return values
+
+
+def instantiate(tokens: list[str], values: np.ndarray) -> sympy.Expr:
+    """SymPy expression of an attached skeleton with its placeholders set to ``values``."""
+    from nesymres_sklearn.prefix import constant_symbols, prefix_to_sympy
+
+    expr = prefix_to_sympy(tokens, variable_symbols(MAX_VARIABLES))
+    replacements = {c: sympy.Float(v, 4) if not float(v).is_integer() else sympy.Integer(int(v))
+                    for c, v in zip(constant_symbols(len(values)), values)}
+    return expr.xreplace(replacements)
+
+
+def _valid_fraction(expr: sympy.Expr, supports: np.ndarray, rng: np.random.Generator) -> float:
+    symbols = variable_symbols(len(supports))
+    function = sympy.lambdify(symbols, expr, modules="numpy")
+    X = rng.uniform(supports[:, 0], supports[:, 1], size=(CHECK_POINTS, len(supports)))
+    with np.errstate(all="ignore"):
+        values = np.asarray(function(*X.T))
+    if np.iscomplexobj(values):
+        values = np.where(np.abs(values.imag) > 0, np.nan, values.real)
+    values = np.broadcast_to(values, (CHECK_POINTS,)).astype(np.float64)
+    return float(np.isfinite(values).mean())
+
+
+def soose_rows(bank, n_equations: int, seed: int) -> dict[str, list[dict]]:
+    """Rows of the three SOOSE files from the held-out skeletons of ``bank``."""
+    from nesymres_sklearn.vocabulary import variable_index
+
+    rows = {version: [] for version in VERSIONS}
+    for index in range(len(bank)):
+        if len(rows["wc"]) == n_equations:
+            break
+        tokens, kinds = bank[index]
+        used = {i for t in tokens if (i := variable_index(t)) is not None}
+        n_variables = max(used) + 1
+        rng = np.random.default_rng([seed, index])
+        expressions = {version: instantiate(tokens, constant_values(kinds, version, rng)) for version in VERSIONS}
+        for _ in range(SUPPORT_TRIES):
+            supports = np.sort(rng.uniform(*SUPPORT_RANGE, size=(n_variables, 2)), axis=1).round(DECIMALS)
+            if np.any(supports[:, 1] - supports[:, 0] < MIN_WIDTH):
+                continue
+            if all(_valid_fraction(e, supports, rng) >= MIN_VALID_FRACTION for e in expressions.values()):
+                break
+        else:
+            logger.info("Skipping held-out skeleton %d: no support with enough finite values.", index)
+            continue
+        number = len(rows["wc"]) + 1
+        skeleton = " ".join(tokens)
+        for version, expr in expressions.items():
+            row = {"name": f"SOOSE-{version.upper()}-{number:03d}", "expression": str(expr)}
+            for k in range(MAX_VARIABLES):
+                low, high = supports[k] if k < n_variables else (None, None)
+                row[f"x_{k + 1}_lo"], row[f"x_{k + 1}_hi"] = low, high
+            row["bank_index"] = index
+            row["skeleton"] = skeleton
+            rows[version].append(row)
+    if len(rows["wc"]) < n_equations:
+        raise ValueError(f"Only {len(rows['wc'])} usable held-out skeletons; build a bank with more.")
+    return rows
+
+
+def write_datasets(rows: dict[str, list[dict]], source: str, out_dir: Path = DATA_DIR) -> list[Path]:
+    paths = []
+    descriptions = {
+        "wc": "up to three constants from U(1, 5), as in pretraining",
+        "nc": "no constants (every attached placeholder at its neutral value)",
+        "fc": "every attached placeholder a constant from U(1, 5)",
+    }
+    for version, version_rows in rows.items():
+        path = out_dir / f"soose_{version}.csv"
+        header = [
+            f"SOOSE-{version.upper()}: {len(version_rows)} strictly out-of-sample equations, "
+            f"{descriptions[version]}.",
+            "Built by `python -m benchmarks.build_soose` (see its docstring for the construction)",
+            f"from {source}.",
+            "Columns: expression in SymPy syntax over x_1..x_3; x_k_lo, x_k_hi: support of x_k;",
+            "bank_index: held-out skeleton it comes from; skeleton: that skeleton in prefix",
+            "notation with the paper's placeholders attached (c).",
+        ]
+        with path.open("w") as handle:
+            handle.write("".join(f"# {line}\n" for line in header))
+            pd.DataFrame(version_rows).to_csv(handle, index=False)
+        paths.append(path)
+    return paths
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.build_soose", description=__doc__.split("\n")[0])
+    parser.add_argument("--bank", help="existing bank folder whose held-out split is used")
+    parser.add_argument("--bank-out", help="folder for the bank built without --bank (default: temporary)")
+    parser.add_argument("--n-equations", type=int, default=200)
+    parser.add_argument("--n-train", type=int, default=5000, help="training skeletons of the bank built without --bank")
+    parser.add_argument("--n-heldout", type=int, default=400, help="held-out skeletons of the bank built without --bank")
+    parser.add_argument("--seed", type=int, default=2021)
+    parser.add_argument("--n-jobs", type=int, default=-1)
+    parser.add_argument("--out-dir", default=str(DATA_DIR))
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    from pretraining.bank import SkeletonBank, build_bank
+
+    with tempfile.TemporaryDirectory() as scratch:
+        if args.bank:
+            folder = Path(args.bank)
+            source = f"the held-out split of the bank in {folder.name}"
+        else:
+            folder = Path(args.bank_out) if args.bank_out else Path(scratch) / "bank"
+            build_bank(folder, args.n_train, args.n_heldout, seed=args.seed, n_jobs=args.n_jobs,
+                       chunk_size=50, chunks_per_shard=20)
+            source = (
+                f"the held-out split of a bank built with pretraining.bank.build_bank(n_skeletons="
+                f"{args.n_train}, n_heldout={args.n_heldout}, seed={args.seed}, chunk_size=50, "
+                f"chunks_per_shard=20), paper generator settings"
+            )
+        bank = SkeletonBank(folder, "heldout")
+        rows = soose_rows(bank, args.n_equations, args.seed)
+    for path in write_datasets(rows, source, Path(args.out_dir)):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""Benchmark datasets of the paper: AI-Feynman, Nguyen and SOOSE-WC / -NC / -FC.
+
+Each dataset is a CSV file in ``benchmarks/datasets/`` (comment lines start with
+``#``) with one equation per row: ``name``, ``expression`` (SymPy syntax over the
+variables ``x_1, x_2, x_3``) and the support ``x_k_lo, x_k_hi`` of every variable the
+equation uses (empty otherwise). The loader only reads these files; nothing is
+generated at run time.
+
+Points are drawn uniformly in the support, one column per variable the equation uses
+(``x_1`` is column 0, ...):
+
+- training points (128 by default, as in the paper): rows whose true value is not
+  finite are redrawn, so a method always sees ``n`` valid points;
+- iid test points: 10,000 points in the support, kept as drawn (NaNs included);
+- ood test points: 10,000 points in the support extended by ``hi - lo`` on both sides
+  for every variable (appendix "Evaluation details"), kept as drawn.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sympy
+
+DATA_DIR = Path(__file__).resolve().parent / "datasets"
+#: Dataset name -> data file (relative to ``DATA_DIR``).
+DATASETS = {
+    "aifeynman": "aifeynman.csv",
+    "nguyen": "nguyen.csv",
+    "soose-wc": "soose_wc.csv",
+    "soose-nc": "soose_nc.csv",
+    "soose-fc": "soose_fc.csv",
+}
+MAX_VARIABLES = 3
+N_TRAIN_POINTS = 128
+N_TEST_POINTS = 10_000
+_VARIABLE = re.compile(r"^x_(\d+)$")
+# Streams of the point generator: one per kind of sample, so that changing the number
+# of training points leaves the test points unchanged.
+_STREAMS = {"train": 0, "iid": 1, "ood": 2}
+
+
+def variable_symbols(n: int = MAX_VARIABLES) -> list[sympy.Symbol]:
+    """The symbols ``x_1 .. x_n`` used by dataset expressions."""
+    return [sympy.Symbol(f"x_{i + 1}", real=True) for i in range(n)]
+
+
+def parse_expression(text: str) -> sympy.Expr:
+    """Parse a dataset expression; its variables become the symbols of :func:`variable_symbols`."""
+    names = {symbol.name: symbol for symbol in variable_symbols()}
+    return sympy.sympify(text, locals=names)
+
+
+def extend_support(low: float, high: float) -> tuple[float, float]:
+    """The ood support of a variable: ``(lo, hi)`` extended by ``hi - lo`` on both sides."""
+    width = high - low
+    return low - width, high + width
+
+
+@dataclass(frozen=True)
+class Equation:
+    """One benchmark equation.
+
+    Parameters
+    ----------
+    dataset : str
+        Name of the dataset the equation belongs to.
+    name : str
+        Identifier inside the dataset, e.g. ``"AIF-01"`` or ``"Nguyen-7"``.
+    expression : str
+        SymPy syntax over ``x_1 .. x_n``.
+    supports : tuple of (float, float)
+        ``(lo, hi)`` of ``x_1 .. x_n``; ``n`` is the number of input columns.
+    """
+
+    dataset: str
+    name: str
+    expression: str
+    supports: tuple[tuple[float, float], ...]
+    metadata: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def n_variables(self) -> int:
+        return len(self.supports)
+
+    @property
+    def ood_supports(self) -> tuple[tuple[float, float], ...]:
+        return tuple(extend_support(low, high) for low, high in self.supports)
+
+    @cached_property
+    def sympy_expr(self) -> sympy.Expr:
+        return parse_expression(self.expression)
+
+    @cached_property
+    def _function(self):
+        return sympy.lambdify(variable_symbols(self.n_variables), self.sympy_expr, modules="numpy")
+
+    def __getstate__(self):
+        # The cached sympy objects and the lambdified function are rebuilt on demand.
+        state = dict(self.__dict__)
+        state.pop("sympy_expr", None)
+        state.pop("_function", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def evaluate(self, X: np.ndarray) -> np.ndarray:
+        """True values at the rows of ``X`` (shape ``(n, n_variables)``); NaN where undefined."""
+        X = np.asarray(X, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            values = self._function(*X.T)
+        values = np.asarray(values, dtype=np.complex128 if np.iscomplexobj(values) else np.float64)
+        if np.iscomplexobj(values):
+            values = np.where(np.abs(values.imag) > 0, np.nan, values.real)
+        return np.broadcast_to(values, (X.shape[0],)).astype(np.float64)
+
+    def _rng(self, seed: int, stream: str) -> np.random.Generator:
+        # A stable per-equation stream: the name's bytes, not Python's salted hash.
+        key = [int(b) for b in f"{self.dataset}/{self.name}".encode()]
+        return np.random.default_rng([seed, _STREAMS[stream], *key])
+
+    def _uniform(self, rng, supports, n: int) -> np.ndarray:
+        low = np.array([s[0] for s in supports], dtype=np.float64)
+        high = np.array([s[1] for s in supports], dtype=np.float64)
+        return rng.uniform(low, high, size=(n, len(supports)))
+
+    def sample_train(self, n_points: int = N_TRAIN_POINTS, seed: int = 0, max_rounds: int = 100):
+        """``(X, y)``: ``n_points`` uniform points in the support with finite ``y``.
+
+        Raises ``ValueError`` if too few valid points are found.
+        """
+        rng = self._rng(seed, "train")
+        kept_X, kept_y, total = [], [], 0
+        for _ in range(max_rounds):
+            X = self._uniform(rng, self.supports, max(n_points, 16))
+            y = self.evaluate(X)
+            valid = np.isfinite(y)
+            kept_X.append(X[valid])
+            kept_y.append(y[valid])
+            total += int(valid.sum())
+            if total >= n_points:
+                return np.concatenate(kept_X)[:n_points], np.concatenate(kept_y)[:n_points]
+        raise ValueError(f"{self.name}: fewer than {n_points} points with a finite value.")
+
+    def sample_test(self, kind: str = "iid", n_points: int = N_TEST_POINTS, seed: int = 0):
+        """``(X, y)`` for the ``"iid"`` or ``"ood"`` metric; non-finite ``y`` are kept."""
+        if kind not in ("iid", "ood"):
+            raise ValueError(f"kind must be 'iid' or 'ood', got {kind!r}.")
+        supports = self.supports if kind == "iid" else self.ood_supports
+        X = self._uniform(self._rng(seed, kind), supports, n_points)
+        return X, self.evaluate(X)
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, comment="#", dtype={"name": str, "expression": str}, skipinitialspace=True)
+
+
+def _row_supports(row: pd.Series, name: str) -> tuple[tuple[float, float], ...]:
+    supports = []
+    for k in range(1, MAX_VARIABLES + 1):
+        low, high = row.get(f"x_{k}_lo"), row.get(f"x_{k}_hi")
+        if low is None or high is None or pd.isna(low) or pd.isna(high):
+            break
+        if not float(low) < float(high):
+            raise ValueError(f"{name}: support of x_{k} is not an interval: ({low}, {high}).")
+        supports.append((float(low), float(high)))
+    return tuple(supports)
+
+
+def load_dataset(name: str, path: str | Path | None = None) -> list[Equation]:
+    """The equations of a dataset.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS` (``"aifeynman"``, ``"nguyen"``, ``"soose-wc"``,
+        ``"soose-nc"``, ``"soose-fc"``), or any name when ``path`` is given.
+    path : str or Path, optional
+        A CSV file in the same format, instead of the bundled one.
+
+    Returns
+    -------
+    list of Equation
+    """
+    if path is None:
+        if name not in DATASETS:
+            raise ValueError(f"Unknown dataset {name!r}; expected one of {sorted(DATASETS)}.")
+        path = DATA_DIR / DATASETS[name]
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"Dataset file {path} does not exist.")
+    frame = _read_csv(path)
+    equations = []
+    extra = [c for c in frame.columns if c not in ("name", "expression") and not c.startswith("x_")]
+    for _, row in frame.iterrows():
+        supports = _row_supports(row, row["name"])
+        equation = Equation(
+            dataset=name,
+            name=str(row["name"]),
+            expression=str(row["expression"]),
+            supports=supports,
+            metadata={c: row[c] for c in extra if not pd.isna(row[c])},
+        )
+        used = {int(m.group(1)) for s in equation.sympy_expr.free_symbols if (m := _VARIABLE.match(s.name))}
+        unknown = {s.name for s in equation.sympy_expr.free_symbols if not _VARIABLE.match(s.name)}
+        if unknown or (used and max(used) > len(supports)):
+            raise ValueError(
+                f"{equation.name}: variables {sorted(unknown) or sorted(used)} without a support."
+            )
+        equations.append(equation)
+    return equations
+
+
+def available_datasets() -> list[str]:
+    """Names of the bundled datasets whose data file exists."""
+    return [name for name, file in DATASETS.items() if (DATA_DIR / file).exists()]

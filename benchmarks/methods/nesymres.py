@@ -1,0 +1,34 @@
+"""NeSymReS itself, through :class:`nesymres_sklearn.NeSymReSRegressor` (beam-size sweep)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Adapter, rename_features
+
+
+class NeSymReSAdapter(Adapter):
+    """Options: ``model`` (default ``"bundled"``), ``n_restarts`` (4), ``device``
+    (``"cpu"``: the paper times every method on one CPU); ``max_time`` defaults to the
+    time budget."""
+
+    name = "nesymres"
+    parameter = "beam_size"
+    preload_modules = ("nesymres_sklearn.estimator",)
+    requires = ("nesymres_sklearn", "torch")
+    install_hint = "pip install nesymres-sklearn"
+
+    def _fit(self, X, y):
+        from nesymres_sklearn import NeSymReSRegressor
+
+        options = {"model": "bundled", "n_restarts": 4, "device": "cpu", **self.options}
+        options.setdefault("max_time", self.time_budget)
+        self.model_ = NeSymReSRegressor(
+            beam_size=int(self.value), random_state=self.random_state, n_jobs=1, **options
+        ).fit(X, y)
+
+    def predict(self, X):
+        return np.asarray(self.model_.predict(X), dtype=np.float64)
+
+    def expression(self):
+        return str(rename_features(self.model_.expression_, offset=0))

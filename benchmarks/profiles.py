@@ -1,0 +1,109 @@
+"""Named run profiles: which datasets, methods, settings and budgets a run covers.
+
+- ``quick``: a few equations and tiny budgets; the test suite runs it end to end.
+- ``laptop``: AI-Feynman and Nguyen with modest sweeps that finish in well under an
+  hour on a 2-core CPU (the committed run of ``docs/benchmarks.md``).
+- ``points``: accuracy against the number of training points (the paper's figure),
+  for NeSymReS and the Gaussian process at fixed settings.
+- ``full``: the paper's comparison: every dataset, the paper's hyper-parameter ranges
+  (table "Hyper-parameters that vary to increase the amount of compute"), meant for a
+  cluster (``--backend dask`` or ``ray``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a run covers.
+
+    Parameters
+    ----------
+    datasets : dict
+        Dataset name -> list of equation names, or ``None`` for all of them.
+    methods : dict
+        Method name -> values of its swept hyper-parameter.
+    n_points : tuple of int
+        Training-set sizes (the paper's default is 128).
+    seeds : tuple of int
+        Seeds of the training points and of the methods.
+    time_limit : float
+        Hard per-fit limit in seconds (the fit is killed and recorded as a timeout).
+    time_budget : float
+        Soft per-fit budget handed to methods that take one (NeSymReS' constant
+        fitting, gplearn's generations, Operon's and PySR's time limits).
+    method_options : dict
+        Method name -> extra keyword arguments of its adapter.
+    """
+
+    datasets: dict
+    methods: dict
+    n_points: tuple = (128,)
+    seeds: tuple = (0,)
+    time_limit: float = 600.0
+    time_budget: float = 300.0
+    method_options: dict = field(default_factory=dict)
+
+    def with_overrides(self, **changes) -> "Profile":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+PROFILES = {
+    "quick": Profile(
+        datasets={"aifeynman": ["AIF-05", "AIF-13"], "nguyen": ["Nguyen-1"]},
+        methods={
+            "nesymres": (1,),
+            "gplearn": (64,),
+            "gp": (1,),
+            "operon": (2000,),
+            "dsr": (4,),
+            "pysr": (5,),
+        },
+        time_limit=60.0,
+        time_budget=5.0,
+        method_options={"gplearn": {"generations": 3}, "nesymres": {"n_restarts": 1}},
+    ),
+    "laptop": Profile(
+        datasets={"aifeynman": None, "nguyen": None},
+        methods={
+            "nesymres": (1, 4, 16, 32),
+            "gplearn": (1024, 2048, 4096),
+            "gp": (8, 16, 32),
+            "operon": (10_000, 100_000),
+            "dsr": (4, 16),
+            "pysr": (10, 40),
+        },
+        time_limit=30.0,
+        time_budget=8.0,
+    ),
+    "points": Profile(
+        datasets={"aifeynman": None, "nguyen": None},
+        methods={"nesymres": (4,), "gp": (8,)},
+        n_points=(16, 32, 64, 128, 256, 512),
+        time_limit=30.0,
+        time_budget=8.0,
+    ),
+    "full": Profile(
+        datasets={name: None for name in ("aifeynman", "nguyen", "soose-wc", "soose-nc", "soose-fc")},
+        methods={
+            "nesymres": tuple(2**k for k in range(0, 9)),
+            "gplearn": tuple(2**k for k in range(10, 16)),
+            "gp": (8, 16, 32),
+            "operon": (10_000, 100_000, 1_000_000),
+            "dsr": tuple(2**k for k in range(2, 8)),
+            "pysr": (10, 40, 160),
+        },
+        time_limit=3600.0,
+        time_budget=1800.0,
+        method_options={"gplearn": {"generations": 20}},
+    ),
+}
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"Unknown profile {name!r}; expected one of {sorted(PROFILES)}.") from None

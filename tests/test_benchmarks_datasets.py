@@ -1,0 +1,153 @@
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks.datasets import (
+    DATASETS,
+    Equation,
+    extend_support,
+    load_dataset,
+)
+
+
+@pytest.fixture(scope="module")
+def aifeynman():
+    return {e.name: e for e in load_dataset("aifeynman")}
+
+
+@pytest.fixture(scope="module")
+def nguyen():
+    return {e.name: e for e in load_dataset("nguyen")}
+
+
+def test_aifeynman_has_the_52_equations_of_the_paper(aifeynman):
+    assert len(aifeynman) == 52
+    assert list(aifeynman)[0] == "AIF-01" and list(aifeynman)[-1] == "AIF-52"
+    assert all(1 <= e.n_variables <= 3 for e in aifeynman.values())
+    assert sum(e.n_variables == 1 for e in aifeynman.values()) == 1
+
+
+@pytest.mark.parametrize(
+    "name, supports",
+    [
+        ("AIF-01", ((1, 3),)),
+        ("AIF-04", ((1, 5), (1, 2), (3, 10))),
+        ("AIF-12", ((1, 5), (1, 5), (0, 5))),
+        ("AIF-14", ((0, 1), (1, 5))),
+        ("AIF-16", ((1, 10), (1, 10))),
+        ("AIF-18", ((1, 2), (2, 5), (1, 5))),
+        ("AIF-24", ((2, 5), (1, 5), (1, 5))),
+        ("AIF-33", ((0, 1), (0, 1))),
+        ("AIF-38", ((4, 6), (1, 2), (2, 4))),
+        ("AIF-47", ((1, 2), (1, 2), (1, 4))),
+    ],
+)
+def test_aifeynman_supports(aifeynman, name, supports):
+    assert aifeynman[name].supports == tuple((float(a), float(b)) for a, b in supports)
+
+
+def test_aifeynman_expressions_evaluate(aifeynman):
+    gaussian = aifeynman["AIF-01"].evaluate(np.array([[1.0]]))
+    assert gaussian[0] == pytest.approx(math.exp(-0.5) / math.sqrt(2 * math.pi))
+    assert aifeynman["AIF-46"].evaluate(np.array([[1.0, 2.0, 4.0]]))[0] == pytest.approx(2 * math.pi)
+    assert aifeynman["AIF-14"].evaluate(np.array([[0.5, math.pi / 2]]))[0] == pytest.approx(math.asin(0.5))
+    # Every equation has a finite value everywhere in its support.
+    for equation in aifeynman.values():
+        _, y = equation.sample_test("iid", 2000)
+        assert np.isfinite(y).all(), equation.name
+
+
+def test_nguyen_has_12_equations_with_standard_supports(nguyen):
+    assert list(nguyen) == [f"Nguyen-{i}" for i in range(1, 13)]
+    for i in range(1, 7):
+        assert nguyen[f"Nguyen-{i}"].supports == ((-1.0, 1.0),)
+    assert nguyen["Nguyen-7"].supports == ((0.0, 2.0),)
+    assert nguyen["Nguyen-8"].supports == ((0.0, 4.0),)
+    for i in range(9, 13):
+        assert nguyen[f"Nguyen-{i}"].supports == ((0.0, 1.0), (0.0, 1.0))
+    assert nguyen["Nguyen-1"].metadata["n_points_original"] == 20
+    assert nguyen["Nguyen-11"].evaluate(np.array([[0.25, 0.5]]))[0] == pytest.approx(0.5)
+    x = np.array([[0.5]])
+    assert nguyen["Nguyen-4"].evaluate(x)[0] == pytest.approx(sum(0.5**k for k in range(1, 7)))
+
+
+def test_extend_support_by_width_on_both_sides():
+    assert extend_support(1.0, 5.0) == (-3.0, 9.0)
+    assert extend_support(0.0, 1.0) == (-1.0, 2.0)
+    equation = Equation("t", "t", "x_1 + x_2", ((1.0, 3.0), (-1.0, 1.0)))
+    assert equation.ood_supports == ((-1.0, 5.0), (-3.0, 3.0))
+
+
+def test_sampling_is_seeded_and_inside_the_supports(aifeynman):
+    equation = aifeynman["AIF-04"]
+    X, y = equation.sample_train(128, seed=3)
+    assert X.shape == (128, 3) and y.shape == (128,)
+    assert np.array_equal(X, equation.sample_train(128, seed=3)[0])
+    assert not np.array_equal(X, equation.sample_train(128, seed=4)[0])
+    assert np.isfinite(y).all()
+    for kind, supports in (("iid", equation.supports), ("ood", equation.ood_supports)):
+        X_test, y_test = equation.sample_test(kind, seed=3)
+        assert X_test.shape == (10_000, 3)
+        low, high = np.array(supports).T
+        assert (X_test >= low).all() and (X_test <= high).all()
+    # ood covers the extension: x_2 of AIF-04 reaches beyond (1, 2), where the square
+    # root is undefined, and those NaNs are kept.
+    X_ood, y_ood = equation.sample_test("ood")
+    assert X_ood[:, 1].min() < 0.1 and X_ood[:, 1].max() > 2.9
+    assert np.isnan(y_ood).any()
+    # Test points do not depend on the training sample and differ between iid and ood.
+    assert np.array_equal(equation.sample_test("iid", seed=3)[0], equation.sample_test("iid", seed=3)[0])
+    assert not np.array_equal(equation.sample_test("iid")[0], equation.sample_test("ood")[0])
+
+
+def test_training_points_redraw_undefined_values():
+    equation = Equation("t", "sqrt", "sqrt(x_1)", ((-1.0, 1.0),))
+    X, y = equation.sample_train(100)
+    assert np.isfinite(y).all() and (X >= 0).all()
+
+
+def test_training_points_fail_when_nowhere_defined():
+    equation = Equation("t", "never", "sqrt(-x_1)", ((1.0, 2.0),))
+    with pytest.raises(ValueError, match="finite"):
+        equation.sample_train(10, max_rounds=3)
+
+
+def test_equations_pickle(aifeynman):
+    import pickle
+
+    equation = aifeynman["AIF-17"]
+    equation.evaluate(np.ones((1, 3)))
+    clone = pickle.loads(pickle.dumps(equation))
+    assert clone == equation
+    assert clone.evaluate(np.ones((1, 3))) == pytest.approx(equation.evaluate(np.ones((1, 3))))
+
+
+def test_unknown_dataset_and_missing_supports(tmp_path):
+    with pytest.raises(ValueError, match="Unknown dataset"):
+        load_dataset("nope")
+    path = tmp_path / "bad.csv"
+    path.write_text("name,expression,x_1_lo,x_1_hi\nbad,x_1 + x_2,0,1\n")
+    with pytest.raises(ValueError, match="without a support"):
+        load_dataset("bad", path)
+
+
+@pytest.mark.parametrize("name", ["soose-wc", "soose-nc", "soose-fc"])
+def test_soose_files(name):
+    equations = load_dataset(name)
+    assert len(equations) == 200
+    assert len({e.metadata["skeleton"] for e in equations}) == 200
+    for equation in equations[:20]:
+        X, y = equation.sample_train(128)
+        assert np.isfinite(y).all()
+
+
+def test_soose_versions_share_skeletons_and_supports():
+    wc, nc, fc = (load_dataset(f"soose-{v}") for v in ("wc", "nc", "fc"))
+    for a, b, c in zip(wc, nc, fc):
+        assert a.supports == b.supports == c.supports
+        assert a.metadata["skeleton"] == b.metadata["skeleton"] == c.metadata["skeleton"]
+
+
+def test_registry_lists_every_file():
+    assert set(DATASETS) == {"aifeynman", "nguyen", "soose-wc", "soose-nc", "soose-fc"}

@@ -1,0 +1,107 @@
+import numpy as np
+import pytest
+import sympy
+
+from benchmarks.methods import METHODS, get_method
+from benchmarks.methods.base import Adapter, missing_packages_reason, rename_features
+from benchmarks.methods.genetic import program_to_sympy
+
+
+@pytest.fixture
+def product():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(64, 2))
+    return X, X[:, 0] * X[:, 1]
+
+
+def _check_fitted(adapter, X):
+    prediction = adapter.predict(X)
+    assert prediction.shape == (X.shape[0],)
+    expression = adapter.expression()
+    if adapter.symbolic:
+        symbols = {s.name for s in sympy.sympify(expression).free_symbols}
+        assert symbols <= {"x_1", "x_2"}
+    else:
+        assert expression is None
+
+
+def test_registry():
+    assert set(METHODS) == {"nesymres", "gplearn", "gp", "operon", "dsr", "pysr"}
+    for name, cls in METHODS.items():
+        assert cls.name == name and cls.parameter
+    with pytest.raises(ValueError, match="Unknown method"):
+        get_method("eureqa")
+
+
+def test_nesymres_adapter(product):
+    from benchmarks.methods.nesymres import NeSymReSAdapter
+
+    X, y = product
+    adapter = NeSymReSAdapter(1, time_budget=10, random_state=0, n_restarts=1).fit(X, y)
+    assert adapter.model_.beam_size == 1 and adapter.model_.device == "cpu"
+    _check_fitted(adapter, X)
+
+
+def test_gplearn_adapter_respects_generations_and_budget(product):
+    from benchmarks.methods.genetic import GplearnAdapter
+
+    X, y = product
+    adapter = GplearnAdapter(50, time_budget=30, random_state=0, generations=3).fit(X, y)
+    assert adapter.model_.population_size == 50 and adapter.model_.tournament_size == 20
+    assert 1 <= adapter.generations_ <= 3
+    _check_fitted(adapter, X)
+    # A zero budget stops after the first generation.
+    assert GplearnAdapter(50, time_budget=0.0, generations=5).fit(X, y).generations_ == 1
+
+
+def test_gaussian_process_adapter(product):
+    from benchmarks.methods.gaussian_process import GaussianProcessAdapter
+
+    X, y = product
+    adapter = GaussianProcessAdapter(2, random_state=0).fit(X, y)
+    assert adapter.model_.n_restarts_optimizer == 2
+    assert np.allclose(adapter.predict(X), y, rtol=1e-3)
+    _check_fitted(adapter, X)
+
+
+def test_operon_adapter(product):
+    from benchmarks.methods.operon import OperonAdapter
+
+    X, y = product
+    adapter = OperonAdapter(5000, time_budget=5, random_state=0).fit(X, y)
+    _check_fitted(adapter, X)
+
+
+@pytest.mark.parametrize("name", ["dsr", "pysr"])
+def test_uninstallable_adapters_report_why(name):
+    # Neither dso (TensorFlow 1.x) nor PySR (Julia) installs on this machine; where they
+    # do, check_installed is None and the adapters run.
+    reason = METHODS[name].check_installed()
+    if reason is not None:
+        assert "cannot be imported" in reason or "julia" in reason
+
+
+def test_missing_packages_reason():
+    assert missing_packages_reason(["numpy"]) is None
+    reason = missing_packages_reason(["numpy", "no_such_module_xyz"], "some hint")
+    assert "'no_such_module_xyz'" in reason and "some hint" in reason
+
+
+def test_rename_features():
+    x0, x1, X1 = sympy.symbols("x0 x1 X1")
+    assert str(rename_features(x0 + 2 * x1, offset=0)) == "x_1 + 2*x_2"
+    assert str(rename_features(X1 * sympy.sin(sympy.Symbol("x2")), offset=1)) == "x_1*sin(x_2)"
+
+
+def test_program_to_sympy():
+    expr = program_to_sympy("add(mul(X0, X1), div(sin(X1), 0.5))", 2)
+    assert sympy.simplify(expr - (sympy.Symbol("x_1", real=True) * sympy.Symbol("x_2", real=True)
+                                  + 2 * sympy.sin(sympy.Symbol("x_2", real=True)))) == 0
+
+
+def test_base_adapter_setting():
+    class Dummy(Adapter):
+        name, parameter = "dummy", "knob"
+
+    assert Dummy(3).setting == "knob=3"
+    assert Dummy.check_installed() is None
