@@ -18,9 +18,14 @@ def feature_symbols(names: Sequence[str]) -> list[sympy.Symbol]:
 
 
 def to_sympy(tokens: Sequence[str], constants: Sequence[float], symbols: Sequence[sympy.Symbol]) -> sympy.Expr:
-    """The equation with fitted constants, over the user's feature symbols."""
+    """The equation with fitted constants, over the user's feature symbols.
+
+    Built as written (``evaluate=False``) with operations on numbers folded: SymPy's
+    automatic evaluation of arbitrary network proposals can run for minutes, so it is
+    left to the user (``sympy.simplify(reg.sympy())``).
+    """
     values = [sympy.Float(float(c)) for c in constants]
-    return prefix_to_sympy(tokens, variables=symbols, constants=values, fold_numbers=True)
+    return prefix_to_sympy(tokens, variables=symbols, constants=values, evaluate=False, fold_numbers=True)
 
 
 def to_latex(expression: sympy.Expr) -> str:
