@@ -18,6 +18,7 @@ batch ``i`` reproduces it exactly.
 
 from __future__ import annotations
 
+import signal
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -186,7 +187,14 @@ class BatchStream(IterableDataset):
 
 
 def seed_worker(worker_id: int) -> None:
-    """DataLoader ``worker_init_fn``: per-worker torch seed (batches use their own RNG)."""
+    """DataLoader ``worker_init_fn``: per-worker torch seed (batches use their own RNG).
+
+    Workers ignore SIGTERM and SIGINT: when a whole process group is signalled
+    (Ctrl-C, ``kill -- -PGID``, a cluster scheduler), the training process alone
+    handles it, checkpoints, and then shuts its workers down.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     info = get_worker_info()
     torch.manual_seed(info.seed % 2**63)
 

@@ -64,18 +64,25 @@ def test_resume_matches_uninterrupted_run(bank, tmp_path):
     assert [int(r[0]) for r in rows] == [1, 2, 3, 4, 5, 6]
 
 
-def test_sigterm_checkpoints_and_resumes(bank, tmp_path):
+@pytest.mark.parametrize("num_workers, whole_group", [(0, False), (1, True)])
+def test_sigterm_checkpoints_and_resumes(bank, tmp_path, num_workers, whole_group):
+    """SIGTERM to the trainer, or to its whole process group (data workers included,
+    as a scheduler or Ctrl-C does), checkpoints and exits cleanly."""
     out = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "pretraining.train", *_cli(bank, out, max_steps=100000, checkpoint_every=100000)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "pretraining.train",
+         *_cli(bank, out, max_steps=100000, checkpoint_every=100000, num_workers=num_workers)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     deadline = time.monotonic() + 120
     while not ((out / "log.csv").exists() and len(_log(out)) >= 2):
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.2)
-    process.send_signal(signal.SIGTERM)
+    if whole_group:
+        os.killpg(process.pid, signal.SIGTERM)
+    else:
+        process.send_signal(signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 0, stderr
     summary = json.loads((out / "summary.json").read_text())
