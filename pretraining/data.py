@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import signal
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from nesymres_sklearn.encoding import encode_points
+from nesymres_sklearn.encoding import N_BITS, encode_floats
 from nesymres_sklearn.evaluate import PrefixProgram
 from nesymres_sklearn.skeleton import EXISTING, neutral_constants, remove_placeholders
 from nesymres_sklearn.vocabulary import variable_token
@@ -74,6 +75,7 @@ class BatchConfig:
 
 
 _TRIES_PER_SKELETON = 4
+_COMPILED_SKELETONS = 100_000
 
 
 class EquationSampler:
@@ -99,6 +101,26 @@ class EquationSampler:
         self._variable_ids = np.array(
             [self.vocab.ids.get(variable_token(i), -1) for i in range(self.n_variables)]
         )
+        # Compiled skeletons, reused every time an index is drawn again.
+        self._skeleton = lru_cache(maxsize=_COMPILED_SKELETONS)(self._compile)
+
+    def __getstate__(self):  # the cache holds closures: rebuild it in the new process
+        state = self.__dict__.copy()
+        del state["_skeleton"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._skeleton = lru_cache(maxsize=_COMPILED_SKELETONS)(self._compile)
+
+    def _compile(self, index: int):
+        """Tokens, placeholder kinds, compiled program, which kinds are pre-existing,
+        and which variables are absent, for bank entry ``index``."""
+        tokens, kinds = self.bank[index]
+        ids = self.bank.ids(index)
+        absent = ~(ids[:, None] == self._variable_ids).any(axis=0)
+        existing = np.array([kind == EXISTING for kind in kinds], dtype=bool)
+        return tokens, kinds, PrefixProgram(tokens), existing, absent
 
     def equation(self, rng: np.random.Generator, n_points: int):
         """One instantiated equation: ``(X (n, d), y (n,), target tokens)``, all points valid.
@@ -108,12 +130,9 @@ class EquationSampler:
         config = self.config
         while True:
             index = int(rng.integers(len(self.bank)))
-            tokens, kinds = self.bank[index]
-            program = PrefixProgram(tokens)
-            ids = self.bank.ids(index)
-            absent = ~(ids[:, None] == self._variable_ids).any(axis=0)
+            tokens, kinds, program, existing, absent = self._skeleton(index)
             for _ in range(_TRIES_PER_SKELETON):
-                values, keep = self._constants(rng, kinds)
+                values, keep = self._constants(rng, kinds, existing)
                 bounds = np.sort(rng.uniform(*config.support_range, size=(2, self.n_variables)), axis=0)
                 X = rng.uniform(bounds[0], bounds[1], size=(n_points, self.n_variables))
                 X[:, absent] = 0.0
@@ -125,13 +144,13 @@ class EquationSampler:
                         break
                     return X[valid], y[valid], target
 
-    def _constants(self, rng, kinds):
+    def _constants(self, rng, kinds, existing):
         n_total = len(kinds)
         values = neutral_constants(kinds)
         n_sampled = int(rng.integers(0, min(self.config.max_constants, n_total) + 1))
         chosen = rng.choice(n_total, size=n_sampled, replace=False) if n_sampled else []
         values[chosen] = rng.uniform(*self.config.constant_range, size=n_sampled)
-        keep = np.array([kind == EXISTING for kind in kinds], dtype=bool)
+        keep = existing.copy()
         keep[chosen] = True
         return values, keep
 
@@ -146,7 +165,8 @@ class EquationSampler:
         n_points = int(rng.integers(config.min_points, config.max_points + 1))
         equations = [self.equation(rng, n_points) for _ in range(batch_size)]
         length = min(len(y) for _, y, _ in equations)
-        points = np.stack([encode_points(X[:length], y[:length], self.n_variables) for X, y, _ in equations])
+        columns = np.stack([np.column_stack([X[:length], y[:length]]) for X, y, _ in equations])
+        points = encode_floats(columns).reshape(batch_size, length, N_BITS * (self.n_variables + 1))
         ids = [[self.vocab.sos_id] + self.vocab.encode(t) + [self.vocab.eos_id] for _, _, t in equations]
         targets = np.full((batch_size, max(map(len, ids))), self.vocab.pad_id, dtype=np.int64)
         for row, sequence in enumerate(ids):

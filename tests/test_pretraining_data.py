@@ -77,3 +77,12 @@ def test_stream_does_not_depend_on_workers(sampler):
     assert len(single) == len(multi) == 4
     for a, b in zip(single, multi):
         assert torch.equal(a["points"], b["points"]) and torch.equal(a["targets"], b["targets"])
+
+
+def test_sampler_pickles_and_gives_the_same_batches(sampler):
+    import pickle
+
+    first = sampler.batch(batch_rng(0, 0, 5))
+    copy = pickle.loads(pickle.dumps(sampler))
+    second = copy.batch(batch_rng(0, 0, 5))
+    assert torch.equal(first["points"], second["points"]) and torch.equal(first["targets"], second["targets"])
