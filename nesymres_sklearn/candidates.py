@@ -1,10 +1,10 @@
 """From beam-search hypotheses to fitted candidate equations.
 
 Each hypothesis is a skeleton in prefix notation. Skeletons are de-duplicated up to
-the order of the operands of sums and products; a skeleton without any placeholder is also tried with placeholders
-attached by the paper's rule (so ``sin(x)`` can become ``c*sin(c*x + c)``) when that
-gives at most ``MAX_ATTACHED_CONSTANTS`` constants. Then the
-constants of every candidate are fitted with BFGS.
+the order of the operands of sums and products. A skeleton without any placeholder is
+also tried with placeholders attached by the paper's rule (``sin(x)`` can become
+``c*sin(c*x + c)``) when that gives at most ``MAX_ATTACHED_CONSTANTS`` constants.
+Then the constants of every candidate are fitted with BFGS.
 """
 
 from __future__ import annotations

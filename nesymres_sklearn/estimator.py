@@ -71,8 +71,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         Added to the mean squared error per prefix token of the skeleton when
         selecting the equation (the paper's value).
     max_time : float, default=60.0
-        Time budget in seconds for fitting constants; candidates not reached in time
-        are left out. ``None`` means no limit.
+        Time budget in seconds for fitting constants. Once it is spent, running
+        optimisations stop at their current iterate and the remaining candidates get
+        a single BFGS iteration from the all-ones start. ``None`` means no limit.
     device : str, default="auto"
         Torch device for the network: ``"auto"`` (CUDA if available), ``"cpu"``,
         ``"cuda"``, ``"cuda:1"``, ...

@@ -212,3 +212,10 @@ def test_fit_restores_the_torch_thread_setting(regressor, xy):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(previous)
+
+
+def test_time_budget_bounds_constant_fitting(tiny_model, xy):
+    X, y = xy
+    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=16, max_time=1e-9, random_state=0).fit(X, y)
+    assert len(regressor.equations_) > 1  # every candidate is still in the table
+    assert np.isfinite(regressor.equations_.loc[regressor.best_index_, "score"])
