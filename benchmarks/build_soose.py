@@ -46,7 +46,9 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from .datasets import DATA_DIR, MAX_VARIABLES, variable_symbols
+from nesymres_sklearn.prefix import variable_symbols
+
+from .datasets import DATA_DIR, MAX_VARIABLES
 
 logger = logging.getLogger(__name__)
 

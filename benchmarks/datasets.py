@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 import sympy
 
+from nesymres_sklearn.prefix import variable_symbols
+
 DATA_DIR = Path(__file__).resolve().parent / "datasets"
 #: Dataset name -> data file (relative to ``DATA_DIR``).
 DATASETS = {
@@ -45,14 +47,9 @@ _VARIABLE = re.compile(r"^x_(\d+)$")
 _STREAMS = {"train": 0, "iid": 1, "ood": 2}
 
 
-def variable_symbols(n: int = MAX_VARIABLES) -> list[sympy.Symbol]:
-    """The symbols ``x_1 .. x_n`` used by dataset expressions."""
-    return [sympy.Symbol(f"x_{i + 1}", real=True) for i in range(n)]
-
-
 def parse_expression(text: str) -> sympy.Expr:
-    """Parse a dataset expression; its variables become the symbols of :func:`variable_symbols`."""
-    names = {symbol.name: symbol for symbol in variable_symbols()}
+    """Parse a dataset expression over ``x_1..x_3`` (the core's real variable symbols)."""
+    names = {symbol.name: symbol for symbol in variable_symbols(MAX_VARIABLES)}
     return sympy.sympify(text, locals=names)
 
 

@@ -15,7 +15,6 @@ import numpy as np
 
 N_BITS = 16
 HALF_MAX = float(np.finfo(np.float16).max)  # 65504
-HALF_TINY = float(np.finfo(np.float16).smallest_subnormal)  # 2**-24
 NAN_CODE = np.uint16(0x7E00)
 _SHIFTS = np.arange(N_BITS - 1, -1, -1, dtype=np.uint16)
 
@@ -42,16 +41,16 @@ def decode_floats(encoded) -> np.ndarray:
 
 
 def encode_points(X: np.ndarray, y: np.ndarray, n_variables: int) -> np.ndarray:
-    """Encoder input for one set of points.
+    """Encoder input for one set of points, or a batch of sets.
 
-    ``X`` has shape ``(n, d)`` with ``d <= n_variables``; absent variables are set to 0
-    as in pretraining. Returns shape ``(n, 16 * (n_variables + 1))`` with the columns of
-    ``x_1..x_n`` and then ``y``.
+    ``X`` has shape ``(..., n, d)`` with ``d <= n_variables`` and ``y`` shape
+    ``(..., n)``; absent variables are set to 0 as in pretraining. Returns shape
+    ``(..., n, 16 * (n_variables + 1))`` with the columns of ``x_1..x_n`` and then ``y``.
     """
-    n, d = X.shape
+    d = X.shape[-1]
     if d > n_variables:
         raise ValueError(f"X has {d} columns but the model takes at most {n_variables}.")
-    columns = np.zeros((n, n_variables + 1), dtype=np.float64)
-    columns[:, :d] = X
-    columns[:, -1] = y
-    return encode_floats(columns).reshape(n, N_BITS * (n_variables + 1))
+    columns = np.zeros((*X.shape[:-1], n_variables + 1), dtype=np.float64)
+    columns[..., :d] = X
+    columns[..., -1] = y
+    return encode_floats(columns).reshape(*X.shape[:-1], N_BITS * (n_variables + 1))

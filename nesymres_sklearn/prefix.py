@@ -14,10 +14,8 @@ import numpy as np
 import sympy
 
 from .vocabulary import (
-    BINARY_OPERATORS,
     CONSTANT,
     INTEGERS,
-    UNARY_OPERATORS,
     token_arity,
     variable_index,
 )
@@ -35,7 +33,6 @@ SYMPY_BINARY = {
     "pow": lambda a, b: a**b,
 }
 _FUNCTION_TOKENS = {function: token for token, function in SYMPY_UNARY.items() if token != "sqrt"}
-assert set(SYMPY_UNARY) == set(UNARY_OPERATORS) and set(SYMPY_BINARY) == set(BINARY_OPERATORS)
 
 
 class InvalidPrefixError(ValueError):

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from nesymres_sklearn.encoding import N_BITS, encode_floats
+from nesymres_sklearn.encoding import encode_points
 from nesymres_sklearn.evaluate import PrefixProgram
 from nesymres_sklearn.skeleton import EXISTING, neutral_constants, remove_placeholders
 from nesymres_sklearn.vocabulary import variable_token
@@ -165,8 +165,9 @@ class EquationSampler:
         n_points = int(rng.integers(config.min_points, config.max_points + 1))
         equations = [self.equation(rng, n_points) for _ in range(batch_size)]
         length = min(len(y) for _, y, _ in equations)
-        columns = np.stack([np.column_stack([X[:length], y[:length]]) for X, y, _ in equations])
-        points = encode_floats(columns).reshape(batch_size, length, N_BITS * (self.n_variables + 1))
+        X = np.stack([X[:length] for X, _, _ in equations])
+        y = np.stack([y[:length] for _, y, _ in equations])
+        points = encode_points(X, y, self.n_variables)
         ids = [[self.vocab.sos_id] + self.vocab.encode(t) + [self.vocab.eos_id] for _, _, t in equations]
         targets = np.full((batch_size, max(map(len, ids))), self.vocab.pad_id, dtype=np.int64)
         for row, sequence in enumerate(ids):

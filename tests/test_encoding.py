@@ -83,3 +83,12 @@ def test_encode_points_layout_and_absent_variables():
     np.testing.assert_array_equal(out[:, 48:], encode_floats(y))
     with pytest.raises(ValueError, match="at most 1"):
         encode_points(X, y, n_variables=1)
+
+
+def test_encode_points_of_a_batch_equals_each_set():
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(4, 7, 2)), rng.normal(size=(4, 7))
+    batch = encode_points(X, y, n_variables=3)
+    assert batch.shape == (4, 7, N_BITS * 4)
+    for i in range(4):
+        np.testing.assert_array_equal(batch[i], encode_points(X[i], y[i], n_variables=3))
