@@ -57,12 +57,23 @@ def resolve_device(device: str) -> torch.device:
 
 
 def load_model(source: str | os.PathLike = BUNDLED, revision: str | None = None, device: str = "auto") -> NeSymReSModel:
-    """The model for ``source`` on ``device``, loaded once per process."""
+    """The model for ``source`` on ``device``, loaded once per process.
+
+    Local folders are keyed by their path and the weights' modification time (so
+    rewritten weights are reloaded); Hub models by repository id and revision, so a
+    cached Hub model costs no network request.
+    """
     torch_device = resolve_device(device)
+    if _is_hub_id(source):
+        key = ("hub", source, revision, str(torch_device))
+        with _cache_lock:
+            if key in _cache:
+                return _cache[key]
     folder = resolve_folder(source, revision)
-    weights = folder / WEIGHTS_FILE
-    stamp = weights.stat().st_mtime_ns if weights.exists() else None
-    key = (str(folder.resolve()), stamp, str(torch_device))
+    if not _is_hub_id(source):
+        weights = folder / WEIGHTS_FILE
+        stamp = weights.stat().st_mtime_ns if weights.exists() else None
+        key = ("folder", str(folder.resolve()), stamp, str(torch_device))
     with _cache_lock:
         if key not in _cache:
             _cache[key] = load_folder(folder, torch_device)
@@ -84,12 +95,17 @@ def resolve_folder(source: str | os.PathLike, revision: str | None = None) -> Pa
     path = Path(source).expanduser()
     if path.is_dir():
         return path
-    if isinstance(source, str) and _REPO_ID.match(source) and not path.exists():
+    if _is_hub_id(source):
         return _download(source, revision)
     raise FileNotFoundError(
         f"model={str(source)!r} is neither 'bundled', an existing folder with {CONFIG_FILE} and "
         f"{WEIGHTS_FILE}, nor a Hugging Face Hub repository id like 'user/name'."
     )
+
+
+def _is_hub_id(source) -> bool:
+    """Whether ``source`` names a Hub repository rather than a local path."""
+    return isinstance(source, str) and bool(_REPO_ID.match(source)) and not Path(source).expanduser().exists()
 
 
 def _download(repo_id: str, revision: str | None) -> Path:

@@ -118,6 +118,12 @@ FIT_FROM_HUB = """
     reg = NeSymReSRegressor(model="org/tiny", revision={revision!r}, beam_size=2, random_state=0)
     reg.fit(X, X[:, 0] + X[:, 1])
     print("EXPRESSION", reg.expression_)
+    import huggingface_hub.file_download as download
+    def no_network(*args, **kwargs):
+        raise AssertionError("the Hub was asked again for a cached model")
+    download.get_hf_file_metadata = no_network
+    reg.fit(X, X[:, 0] - X[:, 1])
+    print("REFIT OK")
 """
 
 
@@ -133,6 +139,7 @@ def test_download_from_hub_then_offline_cache(tiny_model, tmp_path):
         result = run_python(FIT_FROM_HUB.format(revision=None), {**cache, "HF_ENDPOINT": hub.endpoint})
         assert result.returncode == 0, result.stderr
         assert sorted(hub.downloads) == ["org/tiny/config.json", "org/tiny/model.safetensors"]
+        assert "REFIT OK" in result.stdout  # the second fit reused the cached model
         pinned = run_python(FIT_FROM_HUB.format(revision=COMMIT), {**cache, "HF_ENDPOINT": hub.endpoint})
         assert pinned.returncode == 0, pinned.stderr
         assert len(hub.downloads) == 2  # same commit: served from the cache
