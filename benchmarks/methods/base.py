@@ -98,10 +98,12 @@ class Adapter:
         return self
 
     def _fit(self, X: np.ndarray, y: np.ndarray) -> None:
-        raise NotImplementedError
+        """Fit the method on float64 arrays; every adapter implements it."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _fit")
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """Predictions of the fitted method; every adapter implements it."""
+        raise NotImplementedError(f"{type(self).__name__} must implement predict")
 
     def expression(self) -> str | None:
         """The fitted expression over ``x_1, x_2, ...`` (``None`` for non-symbolic methods)."""
