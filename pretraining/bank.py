@@ -11,11 +11,15 @@ the attached skeletons, concatenated), ``offsets`` (int64, ``n + 1``), ``kinds``
 per placeholder: 0 multiplicative, 1 additive, 2 pre-existing), ``kind_offsets`` and
 ``image_keys`` (uint64 hash of the skeleton's values on the bank's 500 image points).
 
-Shard ``k`` holds the new unique skeletons of generator chunks
+The held-out split is built first; training skeletons are then kept only when they
+differ from every kept skeleton symbolically and from every held-out one numerically.
+Shard ``k`` of a split holds the new unique skeletons of generator chunks
 ``[k * chunks_per_shard, (k + 1) * chunks_per_shard)``, each chunk seeded from
 ``(seed, split, chunk)``. A bank is therefore a function of its settings (up to
-simplifications that hit the wall-clock time limit, counted as ``timeout``), and an
-interrupted build resumes at the first missing shard and produces the same files.
+simplifications that hit the wall-clock time limit, counted as ``timeout``): an
+interrupted build resumes at the first missing shard and produces the same files, and
+rerunning with a larger ``n_skeletons`` grows the training split, whose first ``n``
+skeletons stay those of the smaller bank (``SkeletonBank(folder, limit=n)`` reads them).
 
 Command line::
 
@@ -40,7 +44,7 @@ from nesymres_sklearn.evaluate import PrefixProgram
 from nesymres_sklearn.skeleton import ADDITIVE, EXISTING, MULTIPLICATIVE, neutral_constants
 from nesymres_sklearn.vocabulary import Vocabulary
 
-from .generator import REJECTION_REASONS, GeneratorConfig, generate_skeletons
+from .generator import REJECTION_REASONS, SIMPLIFICATIONS, GeneratorConfig, generate_skeletons
 
 logger = logging.getLogger(__name__)
 
@@ -117,18 +121,31 @@ class SkeletonBank:
     Parameters
     ----------
     folder : str or Path
-        A bank folder written by :func:`build_bank`.
+        A bank folder written by :func:`build_bank` (possibly still growing).
     split : {"train", "heldout"}, default="train"
+    limit : int, optional
+        Read only the first ``limit`` skeletons (a smaller bank with the same held-out
+        split); a bank with fewer raises ``ValueError``.
     """
 
-    def __init__(self, folder, split: str = "train"):
+    def __init__(self, folder, split: str = "train", limit: int | None = None):
         self.folder = Path(folder)
         self.metadata = json.loads((self.folder / "metadata.json").read_text())
         if split not in SPLITS:
             raise ValueError(f"Unknown split {split!r}; expected one of {list(SPLITS)}.")
         self.split = split
         self.vocab = Vocabulary(tuple(self.metadata["vocabulary"]))
-        parts = [np.load(self.folder / s["file"]) for s in self.metadata["shards"][split]]
+        shards = self.metadata["shards"][split]
+        available = sum(shard["n"] for shard in shards)
+        if limit is not None and not 0 <= limit <= available:
+            raise ValueError(f"The {split} split of {self.folder} holds {available} skeletons, "
+                             f"fewer than the {limit} asked for; grow it with pretraining.bank.")
+        parts, n_read = [], 0
+        for shard in shards:
+            if limit is not None and n_read >= limit:
+                break
+            parts.append(np.load(self.folder / shard["file"]))
+            n_read += shard["n"]
         self._tokens = np.concatenate([p["tokens"] for p in parts]) if parts else np.zeros(0, np.int16)
         self._kinds = np.concatenate([p["kinds"] for p in parts]) if parts else np.zeros(0, np.int8)
         self.image_keys = (
@@ -136,6 +153,10 @@ class SkeletonBank:
         )
         self._offsets = _join_offsets([p["offsets"] for p in parts])
         self._kind_offsets = _join_offsets([p["kind_offsets"] for p in parts])
+        if limit is not None:
+            self._offsets = self._offsets[: limit + 1]
+            self._kind_offsets = self._kind_offsets[: limit + 1]
+            self.image_keys = self.image_keys[:limit]
         self._token_strings = np.array(self.vocab.tokens, dtype=object)
 
     @property
@@ -170,9 +191,9 @@ def _join_offsets(offsets: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(joined)
 
 
-def _settings(n_skeletons, n_heldout, seed, config, chunk_size, chunks_per_shard) -> dict:
+def _settings(n_heldout, seed, config, chunk_size, chunks_per_shard) -> dict:
     return dict(
-        n_skeletons=n_skeletons, n_heldout=n_heldout, seed=seed, generator=config.to_dict(),
+        n_heldout=n_heldout, seed=seed, generator=config.to_dict(),
         chunk_size=chunk_size, chunks_per_shard=chunks_per_shard,
         image_points=dict(n=N_IMAGE_POINTS, range=list(IMAGE_RANGE),
                           significant_digits=IMAGE_SIGNIFICANT_DIGITS),
@@ -195,7 +216,8 @@ def build_bank(
     Parameters
     ----------
     folder : str or Path
-        Output folder; an existing partial bank with the same settings is resumed.
+        Output folder; an existing bank with the same settings (all but
+        ``n_skeletons``) is resumed, or grown when ``n_skeletons`` is larger.
     n_skeletons : int
         Number of unique training skeletons.
     n_heldout : int, default=0
@@ -216,7 +238,7 @@ def build_bank(
     config = config or GeneratorConfig()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    settings = _settings(n_skeletons, n_heldout, seed, config, chunk_size, chunks_per_shard)
+    settings = _settings(n_heldout, seed, config, chunk_size, chunks_per_shard)
     vocab = Vocabulary.default(config.n_variables)
     metadata_path = folder / "metadata.json"
     if metadata_path.exists():
@@ -230,16 +252,18 @@ def build_bank(
     else:
         metadata = dict(
             format_version=FORMAT_VERSION, settings=settings, vocabulary=list(vocab.tokens),
-            shards={"train": [], "heldout": []},
+            n_skeletons=n_skeletons, shards={"train": [], "heldout": []},
             counts={split: dict(attempts=0, accepted=0, duplicates=0, numeric_duplicates=0,
                                 rejected={r: 0 for r in REJECTION_REASONS + BANK_REJECTIONS})
                     for split in SPLITS},
             seconds=0.0, complete=False,
         )
         _write_json(metadata_path, metadata)
+    metadata["n_skeletons"] = n_skeletons
+    metadata["complete"] = False
     points = image_points(seed, config.n_variables)
     with Parallel(n_jobs=n_jobs) as parallel:
-        for split, wanted in (("train", n_skeletons), ("heldout", n_heldout)):
+        for split, wanted in (("heldout", n_heldout), ("train", n_skeletons)):
             _build_split(folder, metadata, split, wanted, vocab, config, points, parallel, progress)
     metadata["complete"] = True
     _finish_rates(metadata)
@@ -251,17 +275,14 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
     settings = metadata["settings"]
     shards = metadata["shards"][split]
     counts = metadata["counts"][split]
+    # Kept skeletons must be new symbolically and must not share a held-out image.
     seen_tokens: set[bytes] = set()
-    seen_images: set[int] = set()
-    train = SkeletonBank(folder, "train")
-    for index in range(len(train)):
-        seen_tokens.add(train.ids(index).tobytes())
-    if split == "heldout":
-        seen_images.update(int(k) for k in train.image_keys)
-        held = SkeletonBank(folder, "heldout")
-        seen_images.update(int(k) for k in held.image_keys)
-        for index in range(len(held)):
-            seen_tokens.add(held.ids(index).tobytes())
+    heldout_images: set[int] = set()
+    for existing_split in SPLITS:
+        existing = SkeletonBank(folder, existing_split)
+        seen_tokens.update(existing.ids(index).tobytes() for index in range(len(existing)))
+        if existing_split == "heldout":
+            heldout_images.update(int(k) for k in existing.image_keys)
     n_done = sum(shard["n"] for shard in shards)
     while n_done < wanted:
         shard_index = len(shards)
@@ -282,11 +303,12 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
                 if token_key in seen_tokens:
                     counts["duplicates"] += 1
                     continue
-                if split == "heldout" and key in seen_images:
+                if key in heldout_images:
                     counts["numeric_duplicates"] += 1
                     continue
                 seen_tokens.add(token_key)
-                seen_images.add(key)
+                if split == "heldout":
+                    heldout_images.add(key)
                 entries.append((tokens, kinds, key))
         entries = entries[: wanted - n_done]
         name = f"{split}-{shard_index:05d}.npz"
@@ -322,6 +344,8 @@ def main(argv=None) -> None:
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--n-variables", type=int, default=3)
     parser.add_argument("--max-operators", type=int, default=5)
+    parser.add_argument("--simplification", choices=SIMPLIFICATIONS, default="full",
+                        help="full: sympy.simplify (the paper); automatic: SymPy's evaluation on construction only")
     parser.add_argument("--simplify-timeout", type=float, default=1.0)
     parser.add_argument("--max-length", type=int, default=60)
     parser.add_argument("--chunk-size", type=int, default=100)
@@ -329,7 +353,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     config = GeneratorConfig(n_variables=args.n_variables, max_operators=args.max_operators,
-                             simplify_timeout=args.simplify_timeout, max_length=args.max_length)
+                             simplification=args.simplification, simplify_timeout=args.simplify_timeout,
+                             max_length=args.max_length)
     from tqdm.auto import tqdm
 
     bars = {}

@@ -39,6 +39,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from nesymres_sklearn.model import MODEL_SIZES, NeSymReSModel, config_for_size
+from nesymres_sklearn.weights import load_folder
 
 from .bank import SkeletonBank
 from .data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng
@@ -62,6 +63,11 @@ class TrainConfig:
     ----------
     bank : str
         Skeleton bank folder (see :mod:`pretraining.bank`).
+    bank_size : int, optional
+        Train on the first ``bank_size`` skeletons of the bank only (default: all).
+    init_weights : str, optional
+        Folder with ``config.json`` + ``model.safetensors`` (an exported model of the
+        same configuration) whose weights start a new run; ignored when resuming.
     out : str
         Run folder: ``checkpoint.pt``, ``log.csv``, ``train_config.json``, ``model/``.
     model_size : str, default="small"
@@ -96,6 +102,8 @@ class TrainConfig:
     """
 
     bank: str = ""
+    bank_size: int | None = None
+    init_weights: str | None = None
     out: str = ""
     model_size: str = "small"
     model_overrides: dict = field(default_factory=dict)
@@ -284,7 +292,7 @@ def train(config: TrainConfig) -> dict:
         out.mkdir(parents=True, exist_ok=True)
         (out / "train_config.json").write_text(json.dumps(asdict(config), indent=2))
 
-    train_bank = SkeletonBank(config.bank, "train")
+    train_bank = SkeletonBank(config.bank, "train", limit=config.bank_size)
     heldout_bank = SkeletonBank(config.bank, "heldout")
     model_config = config_for_size(config.model_size, train_bank.n_variables, **config.model_overrides)
     batch_config = BatchConfig(batch_size=config.batch_size, min_points=config.min_points,
@@ -309,6 +317,12 @@ def train(config: TrainConfig) -> dict:
         _set_rng_states(state["rng"])
         step, equations, elapsed = state["step"], state["equations"], state["elapsed_seconds"]
         logger.info("Resumed from %s at step %d.", checkpoint_path, step)
+    elif config.init_weights:
+        initial = load_folder(Path(config.init_weights), torch.device("cpu"))
+        if initial.config.to_dict() != model_config.to_dict():
+            raise ValueError(f"{config.init_weights} holds another model config than {config.model_size!r}.")
+        model.load_state_dict(initial.state_dict())
+        logger.info("Started from the weights in %s.", config.init_weights)
     if dist_info.main:
         log = _CsvLog(out / LOG, _read_log(out / LOG, step))
     wrapped = (DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
@@ -429,7 +443,7 @@ def _parser() -> argparse.ArgumentParser:
         elif isinstance(default, bool):
             parser.add_argument(name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS)
         else:
-            kind = type(default) if default not in (None, "") else str
+            kind = {"int | None": int}.get(item.type) or (type(default) if default not in (None, "") else str)
             parser.add_argument(name, type=kind, default=argparse.SUPPRESS,
                                 help=f"default: {default!r}")
     return parser

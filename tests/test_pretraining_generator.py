@@ -126,3 +126,21 @@ def test_too_long_is_rejected():
     config = GeneratorConfig(max_length=20)
     prefix = ["add", "x_1", "add", "x_2", "add", "x_3", "sin", "x_1"]
     assert simplify_to_skeleton(prefix, config) == "too_long"
+
+
+def test_automatic_simplification_keeps_construction_rules_only():
+    full, automatic = GeneratorConfig(), GeneratorConfig(simplification="automatic")
+    # Rules SymPy applies on construction hold in both modes.
+    for config in (full, automatic):
+        assert simplify_to_skeleton(["add", "x_1", "x_1"], config).tokens == ["mul", "2", "x_1"]
+        assert simplify_to_skeleton(["add", "x_1", "mul", "-1", "x_1"], config) == "no_variable"
+    # A trigonometric identity needs sympy.simplify.
+    identity = ["add", "pow", "sin", "x_1", "2", "pow", "cos", "x_1", "2"]
+    assert simplify_to_skeleton(identity, full) == "no_variable"
+    kept = simplify_to_skeleton(identity, automatic).tokens  # in SymPy's canonical order
+    assert sorted(kept) == sorted(identity) and kept.count("pow") == 2
+
+
+def test_unknown_simplification_is_refused():
+    with pytest.raises(ValueError, match="Unknown simplification 'fast'"):
+        GeneratorConfig(simplification="fast")
