@@ -17,6 +17,7 @@ from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.model import NeSymReSModel
 from pretraining.bank import build_bank
 from pretraining.export import export_model
+from pretraining.data import EquationSampler
 from pretraining.train import TrainConfig, config_from_args, train
 
 TINY = dict(model_size="tiny", batch_size=8, min_points=40, max_points=80, checkpoint_every=2,
@@ -140,3 +141,33 @@ def test_export_loads_into_the_estimator(bank, tmp_path):
         regressor = NeSymReSRegressor(model=str(path), beam_size=2, n_restarts=1, max_time=20, random_state=0)
         regressor.fit(X, y)
         assert regressor.predict(X).shape == (40,)
+
+
+def test_bank_size_trains_on_a_prefix_of_the_bank(bank, tmp_path, monkeypatch):
+    seen = []
+    original = EquationSampler.__init__
+
+    def record(self, skeleton_bank, *args, **kwargs):
+        seen.append((skeleton_bank.split, len(skeleton_bank)))
+        original(self, skeleton_bank, *args, **kwargs)
+
+    monkeypatch.setattr(EquationSampler, "__init__", record)
+    train(TrainConfig(bank=bank, out=str(tmp_path / "run"), max_steps=1, bank_size=25, **TINY))
+    assert ("train", 25) in seen and ("heldout", 10) in seen
+    with pytest.raises(ValueError, match="fewer than the 61 asked for"):
+        train(TrainConfig(bank=bank, out=str(tmp_path / "other"), max_steps=1, bank_size=61, **TINY))
+
+
+def test_init_weights_starts_a_new_run_from_an_export(bank, tmp_path):
+    first = train(TrainConfig(bank=bank, out=str(tmp_path / "first"), max_steps=3, **TINY))
+    config = TrainConfig(bank=bank, out=str(tmp_path / "second"), max_steps=1, learning_rate=0.0,
+                         init_weights=first["export"], **TINY)
+    train(config)
+    exported = NeSymReSModel.from_pretrained(first["export"]).state_dict()
+    continued = torch.load(tmp_path / "second" / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.equal(exported[key], continued[key]) for key in exported)
+    fresh = torch.load(tmp_path / "first" / "checkpoint.pt", weights_only=False)
+    assert fresh["step"] == 3
+    with pytest.raises(ValueError, match="holds another model config"):
+        train(TrainConfig(bank=bank, out=str(tmp_path / "third"), max_steps=1,
+                          init_weights=first["export"], **{**TINY, "model_size": "small"}))
