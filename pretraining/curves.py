@@ -1,6 +1,8 @@
-"""Plot the training and validation curves of a run's ``log.csv``.
+"""Plot the training and validation curves of a run's ``log.csv``, or compare runs.
 
     python -m pretraining.curves run/log.csv docs/figures/training-curve.png
+    python -m pretraining.curves tiny=runs/tiny/log.csv small=runs/small/log.csv \
+        docs/figures/sizes.png --x elapsed_seconds
 """
 
 from __future__ import annotations
@@ -39,13 +41,47 @@ def plot_curves(log_csv: Path, out_png: Path, title: str | None = None) -> None:
     plt.close(fig)
 
 
+X_LABELS = {"equations": "equations seen", "elapsed_seconds": "training wall time (s)", "step": "step"}
+
+
+def plot_comparison(logs: dict[str, Path], out_png: Path, x: str = "equations", title: str | None = None) -> None:
+    """Validation loss and token accuracy of several runs (label -> ``log.csv``) against ``x``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (loss_axis, accuracy_axis) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for label, path in logs.items():
+        validation = pd.read_csv(path).dropna(subset=["val_loss"])
+        loss_axis.plot(validation[x], validation["val_loss"], marker="o", ms=2, label=label)
+        accuracy_axis.plot(validation[x], validation["val_accuracy"], marker="o", ms=2, label=label)
+    loss_axis.set_ylabel("validation cross-entropy per token")
+    accuracy_axis.set_ylabel("validation token accuracy")
+    for axis in (loss_axis, accuracy_axis):
+        axis.set_xlabel(X_LABELS.get(x, x))
+        axis.grid(alpha=0.3)
+        axis.legend()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_png, dpi=120)
+    plt.close(fig)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("log_csv", type=Path)
+    parser.add_argument("logs", nargs="+", help="one log.csv, or several label=log.csv to compare")
     parser.add_argument("out_png", type=Path)
+    parser.add_argument("--x", default="equations", choices=sorted(X_LABELS), help="x axis when comparing")
     parser.add_argument("--title")
     args = parser.parse_args(argv)
-    plot_curves(args.log_csv, args.out_png, args.title)
+    if len(args.logs) == 1 and "=" not in args.logs[0]:
+        plot_curves(Path(args.logs[0]), args.out_png, args.title)
+    else:
+        logs = dict(item.split("=", 1) if "=" in item else (Path(item).parent.name, item) for item in args.logs)
+        plot_comparison({label: Path(path) for label, path in logs.items()}, args.out_png, args.x, args.title)
 
 
 if __name__ == "__main__":

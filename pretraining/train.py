@@ -252,14 +252,17 @@ def _mean_over_ranks(values: list[float], dist_info: _Distributed, device) -> li
 
 
 @torch.no_grad()
-def validate(model, sampler: EquationSampler, config: TrainConfig, device, autocast_dtype,
-             dist_info: _Distributed) -> tuple[float, float]:
-    """Mean token cross-entropy and token accuracy on the validation batches."""
+def validate(model, sampler: EquationSampler, seed: int, n_batches: int, device,
+             autocast_dtype=None, dist_info: _Distributed | None = None) -> tuple[float, float]:
+    """Mean token cross-entropy and token accuracy on validation batches ``0..n_batches-1``
+    of ``seed`` (the same batches for every model given the same sampler settings)."""
+    dist_info = dist_info or _Distributed()
+    was_training = model.training
     model.eval()
     pad_id = sampler.vocab.pad_id
     totals = [0.0, 0.0, 0.0]  # loss sum, correct, tokens
-    for index in range(dist_info.rank, config.n_val_batches, dist_info.world_size):
-        batch = sampler.batch(batch_rng(config.seed, VALIDATION_STREAM, index))
+    for index in range(dist_info.rank, n_batches, dist_info.world_size):
+        batch = sampler.batch(batch_rng(seed, VALIDATION_STREAM, index))
         points = batch["points"].to(device)
         targets = batch["targets"].to(device)
         with _autocast(device, autocast_dtype):
@@ -271,7 +274,7 @@ def validate(model, sampler: EquationSampler, config: TrainConfig, device, autoc
         totals[1] += float(((logits.argmax(-1) == labels) & mask).sum())
         totals[2] += n_tokens
     loss_sum, correct, tokens = _mean_over_ranks(totals, dist_info, device)
-    model.train()
+    model.train(was_training)
     return loss_sum / max(tokens, 1), correct / max(tokens, 1)
 
 
@@ -379,7 +382,7 @@ def train(config: TrainConfig) -> dict:
             evaluate = val_sampler is not None and config.eval_every and step % config.eval_every == 0
             if evaluate:
                 last["val_loss"], last["val_accuracy"] = validate(
-                    model, val_sampler, config, device, autocast_dtype, dist_info)
+                    model, val_sampler, config.seed, config.n_val_batches, device, autocast_dtype, dist_info)
             if step % config.log_every == 0 or evaluate or step == config.max_steps:
                 now = time.perf_counter()
                 elapsed = elapsed_at_start + now - run_start

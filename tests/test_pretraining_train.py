@@ -19,6 +19,7 @@ from pretraining.bank import build_bank
 from pretraining.export import export_model
 from pretraining.data import EquationSampler
 from pretraining.train import TrainConfig, config_from_args, train
+from pretraining.validate import main as validate_main
 
 TINY = dict(model_size="tiny", batch_size=8, min_points=40, max_points=80, checkpoint_every=2,
             eval_every=3, n_val_batches=2, log_every=1, num_workers=0, progress=False)
@@ -171,3 +172,15 @@ def test_init_weights_starts_a_new_run_from_an_export(bank, tmp_path):
     with pytest.raises(ValueError, match="holds another model config"):
         train(TrainConfig(bank=bank, out=str(tmp_path / "third"), max_steps=1,
                           init_weights=first["export"], **{**TINY, "model_size": "small"}))
+
+
+def test_validate_command_reproduces_the_logged_validation(bank, tmp_path, capsys):
+    out = tmp_path / "run"
+    summary = train(TrainConfig(bank=bank, out=str(out), max_steps=3, **TINY))
+    validate_main([summary["export"], "--bank", bank, "--n-batches", str(TINY["n_val_batches"]),
+                   "--batch-size", str(TINY["batch_size"]), "--min-points", str(TINY["min_points"]),
+                   "--max-points", str(TINY["max_points"])])
+    printed = json.loads(capsys.readouterr().out)
+    logged = _log(out)[-1]
+    assert math.isclose(printed["val_loss"], float(logged["val_loss"]), rel_tol=1e-4)
+    assert math.isclose(printed["val_accuracy"], float(logged["val_accuracy"]), rel_tol=1e-4)
