@@ -23,6 +23,7 @@ def _coth(a):
 
 # token -> (function, derivative given input a and output v)
 UNARY = {
+    "abs": (np.abs, lambda a, v: np.sign(a)),
     "acos": (np.arccos, lambda a, v: -1.0 / np.sqrt(1.0 - a * a)),
     "asin": (np.arcsin, lambda a, v: 1.0 / np.sqrt(1.0 - a * a)),
     "atan": (np.arctan, lambda a, v: 1.0 / (1.0 + a * a)),

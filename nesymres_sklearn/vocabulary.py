@@ -4,6 +4,8 @@ The default vocabulary reproduces the token table of the paper (appendix A): pad
 start 1, end 2, then the variables, the constant placeholder ``c``, the operators in
 alphabetical order and the integers -3..5. The number of variables is a parameter, so
 a model trained with more variables simply carries a longer vocabulary in its config.
+``abs`` is not in the paper's table but in the authors' released vocabulary, so it is
+a known token (see :mod:`nesymres_sklearn.original`).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import numpy as np
 
 PAD, SOS, EOS, CONSTANT = "<pad>", "<sos>", "<eos>", "c"
 
-UNARY_OPERATORS = (
+PAPER_UNARY_OPERATORS = (
     "acos", "asin", "atan", "cos", "cosh", "coth", "exp", "ln",
     "sin", "sinh", "sqrt", "tan", "tanh",
 )
+UNARY_OPERATORS = ("abs", *PAPER_UNARY_OPERATORS)
 BINARY_OPERATORS = ("add", "div", "mul", "pow")
 INTEGERS = tuple(range(-3, 6))
 
@@ -35,7 +38,7 @@ def default_tokens(n_variables: int = 3) -> list[str]:
     """The paper's token table for ``n_variables`` input variables."""
     if n_variables < 1:
         raise ValueError(f"n_variables must be at least 1, got {n_variables}.")
-    operators = sorted(UNARY_OPERATORS + BINARY_OPERATORS)
+    operators = sorted(PAPER_UNARY_OPERATORS + BINARY_OPERATORS)
     return (
         [PAD, SOS, EOS]
         + [variable_token(i) for i in range(n_variables)]
