@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .beam import beam_search
 from .candidates import fit_candidates, skeleton_candidates
-from .encoding import HALF_MAX, encode_points
+from .encoding import HALF_MAX, ORIGINAL_RANGE, encode_points
 from .export import feature_symbols, numpy_function, to_latex, to_sympy
 from .selection import best_index, candidate_table
 from .weights import BUNDLED, load_model, resolve_device
@@ -56,8 +56,11 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     ----------
     model : str or path-like, default="bundled"
         Weights to use: ``"bundled"`` (shipped with the package, works offline), a
-        local folder with ``config.json`` and ``model.safetensors``, or a Hugging Face
-        Hub repository id such as ``"user/nesymres-small"``.
+        local folder with ``config.json`` and ``model.safetensors``, a Hugging Face
+        Hub repository id such as ``"user/nesymres-small"``, or one of the authors'
+        original checkpoints: a local ``.ckpt`` file or a Hub file such as
+        ``"TommasoBendinelli/NeuralSymbolicRegressionThatScales/100M.ckpt"``
+        (converted once and cached; see ``docs/original-checkpoints.md``).
     revision : str, default=None
         Branch, tag or commit of a Hub repository (Hub models only).
     beam_size : int, default=32
@@ -91,8 +94,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     equations_ : pandas.DataFrame
         Every candidate with columns ``expression``, ``skeleton``, ``loss`` (MSE on
         the training points), ``complexity`` (prefix tokens), ``score`` (loss plus
-        penalty, lower is better), ``log_prob`` (beam score) and ``origin``; sorted by
-        score.
+        penalty, lower is better), ``log_prob`` (beam score: summed log-probability,
+        or for the authors' checkpoints the original's score, divided by the length)
+        and ``origin``; sorted by score.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
@@ -199,10 +203,11 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             )
             self._set_constant_equation(float(y[0]))
             return self
-        self._warn_out_of_range(X, y)
+        encoding = network.config.encoding
+        self._warn_out_of_range(X, y, encoding)
 
         started = time.perf_counter()
-        points = torch.from_numpy(encode_points(X, y, n_variables)).to(resolve_device(self.device))
+        points = torch.from_numpy(encode_points(X, y, n_variables, encoding)).to(resolve_device(self.device))
         self.timings_["encoding"] = time.perf_counter() - started
 
         started = time.perf_counter()
@@ -273,8 +278,23 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self._predict_function = numpy_function(expression, self._symbols)
 
     @staticmethod
-    def _warn_out_of_range(X: np.ndarray, y: np.ndarray) -> None:
-        largest = max(np.abs(X).max(initial=0.0), np.abs(y).max(initial=0.0))
+    def _warn_out_of_range(X: np.ndarray, y: np.ndarray, encoding: str) -> None:
+        magnitudes = np.abs(np.concatenate([X.ravel(), y]))
+        if encoding == "original":
+            low, high = ORIGINAL_RANGE
+            magnitudes = magnitudes.astype(np.float32)  # the encoding's precision
+            wrapped = (magnitudes >= high) | ((magnitudes > 0) & (magnitudes < low))
+            if wrapped.any():
+                warnings.warn(
+                    f"{int(wrapped.sum())} values have magnitudes of 2**17 = {high:g} or more, or below "
+                    f"2**-15 = {low:.3g} (but not 0), where the original number encoding wraps its exponent "
+                    "and the network sees a different number; rescale X and y (for example to [-10, 10], "
+                    "the pretraining range) for better skeletons.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            return
+        largest = magnitudes.max(initial=0.0)
         if largest > HALF_MAX:
             warnings.warn(
                 f"Values up to {largest:.3g} exceed the half-precision range (+/-{HALF_MAX:g}) of the "

@@ -4,6 +4,11 @@ The encoder maps a set of encoded points to ``n_seeds`` latent vectors (ISAB blo
 with inducing points, then pooling by multi-head attention); the decoder predicts the
 skeleton's prefix tokens from them. Weights are saved and loaded as ``config.json`` +
 ``model.safetensors`` through :class:`huggingface_hub.PyTorchModelHubMixin`.
+
+The same classes run the authors' published checkpoints (converted by
+:mod:`nesymres_sklearn.original`); four config fields select where the original
+differs: ``encoding``, ``encoder_attention_scale``, ``output_size`` and ``search``.
+Their defaults are this project's behaviour.
 """
 
 from __future__ import annotations
@@ -15,10 +20,15 @@ import torch.nn.functional as F
 from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
-from .encoding import N_BITS
+from .encoding import ENCODINGS, N_BITS
 from .vocabulary import Vocabulary, default_tokens
 
-ENCODINGS = ("ieee-half",)
+ATTENTION_SCALES = ("head", "hidden")
+SEARCHES = ("constrained", "original")
+
+
+class ModelLoadError(ValueError):
+    """Weights that are missing, corrupt or inconsistent with their config."""
 
 
 @dataclass
@@ -27,6 +37,20 @@ class ModelConfig:
 
     The defaults are the sizes of the paper (appendix A). ``vocabulary`` lists the
     tokens by id; the number of input variables is the number of ``x_i`` tokens in it.
+
+    The last four fields reproduce the authors' checkpoints; configs without them get
+    this project's behaviour:
+
+    * ``encoding``: number encoding, ``"ieee-half"`` or ``"original"``
+      (:mod:`nesymres_sklearn.encoding`);
+    * ``encoder_attention_scale``: set-encoder attention scores are divided by
+      ``sqrt(hidden_size / n_heads)`` (``"head"``) or by ``sqrt(hidden_size)``
+      (``"hidden"``, the original);
+    * ``output_size``: rows of the token embedding and width of the logits, ``None``
+      for ``len(vocabulary)``. The original has 60 slots for 34 tokens; the extra slots
+      take part in every softmax but are never proposed;
+    * ``search``: the beam search, ``"constrained"`` or ``"original"``
+      (:mod:`nesymres_sklearn.beam`).
     """
 
     vocabulary: list[str] = field(default_factory=lambda: default_tokens(3))
@@ -40,14 +64,24 @@ class ModelConfig:
     max_length: int = 60
     dropout: float = 0.0
     encoding: str = "ieee-half"
+    encoder_attention_scale: str = "head"
+    output_size: int | None = None
+    search: str = "constrained"
 
     def __post_init__(self):
         self.vocabulary = list(self.vocabulary)
         Vocabulary(tuple(self.vocabulary))  # validates
         if self.hidden_size % self.n_heads:
             raise ValueError("hidden_size must be a multiple of n_heads.")
-        if self.encoding not in ENCODINGS:
-            raise ValueError(f"Unknown encoding {self.encoding!r}; expected one of {ENCODINGS}.")
+        for name, choices in (
+            ("encoding", ENCODINGS), ("encoder_attention_scale", ATTENTION_SCALES), ("search", SEARCHES)
+        ):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"Unknown {name} {getattr(self, name)!r}; expected one of {choices}.")
+        if self.output_size is not None and self.output_size < len(self.vocabulary):
+            raise ValueError(
+                f"output_size={self.output_size} is smaller than the vocabulary ({len(self.vocabulary)} tokens)."
+            )
         for name in ("n_isab", "n_inducing_points", "n_seeds", "n_decoder_layers", "max_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1.")
@@ -59,6 +93,11 @@ class ModelConfig:
     @property
     def vocab(self) -> Vocabulary:
         return Vocabulary(tuple(self.vocabulary))
+
+    @property
+    def n_outputs(self) -> int:
+        """Token slots: embedding rows and logits per position."""
+        return len(self.vocabulary) if self.output_size is None else self.output_size
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -88,11 +127,15 @@ def config_for_size(size: str, n_variables: int = 3, **overrides) -> ModelConfig
 
 
 class MAB(nn.Module):
-    """Multi-head attention block of the Set Transformer (post-norm, with LayerNorm)."""
+    """Multi-head attention block of the Set Transformer (post-norm, with LayerNorm).
 
-    def __init__(self, query_size: int, key_size: int, hidden_size: int, n_heads: int):
+    ``scale`` multiplies the attention scores (``None``: ``1 / sqrt(head size)``).
+    """
+
+    def __init__(self, query_size: int, key_size: int, hidden_size: int, n_heads: int, scale: float | None = None):
         super().__init__()
         self.n_heads = n_heads
+        self.scale = scale
         self.fc_q = nn.Linear(query_size, hidden_size)
         self.fc_k = nn.Linear(key_size, hidden_size)
         self.fc_v = nn.Linear(key_size, hidden_size)
@@ -104,7 +147,8 @@ class MAB(nn.Module):
         q = self.fc_q(queries)
         k, v = self.fc_k(keys), self.fc_v(keys)
         attended = F.scaled_dot_product_attention(
-            _split_heads(q, self.n_heads), _split_heads(k, self.n_heads), _split_heads(v, self.n_heads)
+            _split_heads(q, self.n_heads), _split_heads(k, self.n_heads), _split_heads(v, self.n_heads),
+            scale=self.scale,
         )
         out = self.ln0(q + _merge_heads(attended))
         return self.ln1(out + F.relu(self.fc_o(out)))
@@ -113,12 +157,12 @@ class MAB(nn.Module):
 class ISAB(nn.Module):
     """Induced set attention block: attention through ``n_inducing`` learned points."""
 
-    def __init__(self, input_size: int, hidden_size: int, n_heads: int, n_inducing: int):
+    def __init__(self, input_size: int, hidden_size: int, n_heads: int, n_inducing: int, scale: float | None = None):
         super().__init__()
         self.inducing_points = nn.Parameter(torch.empty(1, n_inducing, hidden_size))
         nn.init.xavier_uniform_(self.inducing_points)
-        self.mab0 = MAB(hidden_size, input_size, hidden_size, n_heads)
-        self.mab1 = MAB(input_size, hidden_size, hidden_size, n_heads)
+        self.mab0 = MAB(hidden_size, input_size, hidden_size, n_heads, scale)
+        self.mab1 = MAB(input_size, hidden_size, hidden_size, n_heads, scale)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         summary = self.mab0(self.inducing_points.expand(x.shape[0], -1, -1), x)
@@ -128,11 +172,11 @@ class ISAB(nn.Module):
 class PMA(nn.Module):
     """Pooling by multi-head attention onto ``n_seeds`` learned seed vectors."""
 
-    def __init__(self, hidden_size: int, n_heads: int, n_seeds: int):
+    def __init__(self, hidden_size: int, n_heads: int, n_seeds: int, scale: float | None = None):
         super().__init__()
         self.seeds = nn.Parameter(torch.empty(1, n_seeds, hidden_size))
         nn.init.xavier_uniform_(self.seeds)
-        self.mab = MAB(hidden_size, hidden_size, hidden_size, n_heads)
+        self.mab = MAB(hidden_size, hidden_size, hidden_size, n_heads, scale)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.mab(self.seeds.expand(x.shape[0], -1, -1), x)
@@ -145,10 +189,11 @@ class SetEncoder(nn.Module):
         super().__init__()
         input_size = N_BITS * (config.n_variables + 1)
         sizes = [input_size] + [config.hidden_size] * (config.n_isab - 1)
+        scale = config.hidden_size**-0.5 if config.encoder_attention_scale == "hidden" else None
         self.blocks = nn.ModuleList(
-            ISAB(size, config.hidden_size, config.n_heads, config.n_inducing_points) for size in sizes
+            ISAB(size, config.hidden_size, config.n_heads, config.n_inducing_points, scale) for size in sizes
         )
-        self.pool = PMA(config.hidden_size, config.n_heads, config.n_seeds)
+        self.pool = PMA(config.hidden_size, config.n_heads, config.n_seeds, scale)
 
     def forward(self, points: torch.Tensor) -> torch.Tensor:
         for block in self.blocks:
@@ -170,9 +215,11 @@ class Attention(nn.Module):
     def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return _split_heads(self.k_proj(x), self.n_heads), _split_heads(self.v_proj(x), self.n_heads)
 
-    def forward(self, x, keys, values, is_causal: bool = False) -> torch.Tensor:
+    def forward(self, x, keys, values, is_causal: bool = False, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``mask`` (broadcastable to ``(B, heads, queries, keys)``, True = attend)."""
         q = _split_heads(self.q_proj(x), self.n_heads)
-        return self.out_proj(_merge_heads(F.scaled_dot_product_attention(q, keys, values, is_causal=is_causal)))
+        attended = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, is_causal=is_causal)
+        return self.out_proj(_merge_heads(attended))
 
 
 class DecoderLayer(nn.Module):
@@ -189,15 +236,17 @@ class DecoderLayer(nn.Module):
         self.norm1, self.norm2, self.norm3 = nn.LayerNorm(h), nn.LayerNorm(h), nn.LayerNorm(h)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, memory_kv, cache: list | None = None) -> torch.Tensor:
-        """``cache`` (``[keys, values]`` or ``[None, None]``) enables incremental decoding."""
+    def forward(self, x, memory_kv, cache: list | None = None, attend: torch.Tensor | None = None) -> torch.Tensor:
+        """``cache`` (``[keys, values]`` or ``[None, None]``) enables incremental decoding;
+        then ``attend`` (``(B, cached + new)`` bool) may exclude positions from self-attention."""
         keys, values = self.self_attn.keys_values(x)
         if cache is not None:
             if cache[0] is not None:
                 keys = torch.cat([cache[0], keys], dim=2)
                 values = torch.cat([cache[1], values], dim=2)
             cache[0], cache[1] = keys, values
-        x = self.norm1(x + self.dropout(self.self_attn(x, keys, values, is_causal=cache is None)))
+        mask = None if attend is None else attend[:, None, None, :]
+        x = self.norm1(x + self.dropout(self.self_attn(x, keys, values, is_causal=cache is None, mask=mask)))
         x = self.norm2(x + self.dropout(self.cross_attn(x, *memory_kv)))
         return self.norm3(x + self.dropout(self.mlp(x)))
 
@@ -207,20 +256,21 @@ class SkeletonDecoder(nn.Module):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        self.token_embedding = nn.Embedding(len(config.vocabulary), config.hidden_size)
+        self.token_embedding = nn.Embedding(config.n_outputs, config.hidden_size)
         self.position_embedding = nn.Embedding(config.max_length, config.hidden_size)
         self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
-        self.head = nn.Linear(config.hidden_size, len(config.vocabulary))
+        self.head = nn.Linear(config.hidden_size, config.n_outputs)
 
     def memory_keys_values(self, memory: torch.Tensor) -> list:
         """Cross-attention keys and values per layer (computed once per input set)."""
         return [layer.cross_attn.keys_values(memory) for layer in self.layers]
 
-    def forward(self, tokens, memory_kv, caches: list | None = None, start: int = 0) -> torch.Tensor:
+    def forward(self, tokens, memory_kv, caches: list | None = None, start: int = 0, attend=None) -> torch.Tensor:
+        """``caches`` (one per layer) and ``attend`` as in :meth:`DecoderLayer.forward`."""
         positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)
         x = self.token_embedding(tokens) + self.position_embedding(positions)
         for i, layer in enumerate(self.layers):
-            x = layer(x, memory_kv[i], None if caches is None else caches[i])
+            x = layer(x, memory_kv[i], None if caches is None else caches[i], attend)
         return self.head(x)
 
 
