@@ -6,7 +6,10 @@ A model source is one of
 * a local folder holding ``config.json`` and ``model.safetensors``;
 * a Hugging Face Hub repository id (``"user/name"``), downloaded with
   :mod:`huggingface_hub` into its normal cache (``HF_HUB_OFFLINE=1`` and
-  ``HF_ENDPOINT`` are honoured), at an optional ``revision``.
+  ``HF_ENDPOINT`` are honoured), at an optional ``revision``;
+* one of the authors' original checkpoints: a local ``.ckpt`` file, or a file in a Hub
+  repository (``"user/name/path/file.ckpt"``), converted once into a cached folder
+  (:func:`nesymres_sklearn.original.converted_folder`).
 
 Loaded models are cached per process by source, revision and device, so cloning an
 estimator or a grid search never reloads weights.
@@ -25,7 +28,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
-from .model import ModelConfig, NeSymReSModel
+from .model import ModelConfig, ModelLoadError, NeSymReSModel
+from .original import converted_folder
 
 logger = logging.getLogger(__name__)
 
@@ -33,14 +37,12 @@ BUNDLED = "bundled"
 BUNDLED_FOLDER = Path(__file__).parent / "weights"
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
+CHECKPOINT_SUFFIX = ".ckpt"
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_HUB_CHECKPOINT = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)/(?P<file>[\w./-]+\.ckpt)$")
 
 _cache: dict[tuple, NeSymReSModel] = {}
 _cache_lock = threading.Lock()
-
-
-class ModelLoadError(ValueError):
-    """Weights that are missing, corrupt or inconsistent with their config."""
 
 
 def resolve_device(device: str) -> torch.device:
@@ -59,21 +61,24 @@ def resolve_device(device: str) -> torch.device:
 def load_model(source: str | os.PathLike = BUNDLED, revision: str | None = None, device: str = "auto") -> NeSymReSModel:
     """The model for ``source`` on ``device``, loaded once per process.
 
-    Local folders are keyed by their path and the weights' modification time (so
-    rewritten weights are reloaded); Hub models by repository id and revision, so a
-    cached Hub model costs no network request.
+    Local folders and checkpoint files are keyed by their path and the weights'
+    modification time (so rewritten weights are reloaded); Hub sources by reference
+    and revision, so a cached Hub model costs no network request.
     """
     torch_device = resolve_device(device)
-    if _is_hub_id(source):
+    if _is_hub_id(source) or _is_hub_checkpoint(source):
         key = ("hub", source, revision, str(torch_device))
-        with _cache_lock:
-            if key in _cache:
-                return _cache[key]
-    folder = resolve_folder(source, revision)
-    if not _is_hub_id(source):
-        weights = folder / WEIGHTS_FILE
+    elif _is_checkpoint_file(source):
+        path = Path(source).expanduser().resolve()
+        key = ("checkpoint", str(path), path.stat().st_mtime_ns, str(torch_device))
+    else:
+        weights = resolve_folder(source, revision) / WEIGHTS_FILE
         stamp = weights.stat().st_mtime_ns if weights.exists() else None
-        key = ("folder", str(folder.resolve()), stamp, str(torch_device))
+        key = ("folder", str(weights.parent.resolve()), stamp, str(torch_device))
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+    folder = resolve_folder(source, revision)
     with _cache_lock:
         if key not in _cache:
             _cache[key] = load_folder(folder, torch_device)
@@ -95,11 +100,17 @@ def resolve_folder(source: str | os.PathLike, revision: str | None = None) -> Pa
     path = Path(source).expanduser()
     if path.is_dir():
         return path
+    if _is_checkpoint_file(source):
+        return converted_folder(path)
+    if _is_hub_checkpoint(source):
+        match = _HUB_CHECKPOINT.match(source)
+        return converted_folder(_download(match["repo"], [match["file"]], revision)[0])
     if _is_hub_id(source):
-        return _download(source, revision)
+        return _download(source, [CONFIG_FILE, WEIGHTS_FILE], revision)[0].parent
     raise FileNotFoundError(
         f"model={str(source)!r} is neither 'bundled', an existing folder with {CONFIG_FILE} and "
-        f"{WEIGHTS_FILE}, nor a Hugging Face Hub repository id like 'user/name'."
+        f"{WEIGHTS_FILE}, an existing original {CHECKPOINT_SUFFIX} file, nor a Hugging Face Hub reference "
+        f"like 'user/name' (a model repository) or 'user/name/file{CHECKPOINT_SUFFIX}' (an original checkpoint)."
     )
 
 
@@ -108,7 +119,17 @@ def _is_hub_id(source) -> bool:
     return isinstance(source, str) and bool(_REPO_ID.match(source)) and not Path(source).expanduser().exists()
 
 
-def _download(repo_id: str, revision: str | None) -> Path:
+def _is_hub_checkpoint(source) -> bool:
+    """Whether ``source`` names a ``.ckpt`` file in a Hub repository rather than a local path."""
+    return isinstance(source, str) and bool(_HUB_CHECKPOINT.match(source)) and not Path(source).expanduser().exists()
+
+
+def _is_checkpoint_file(source) -> bool:
+    path = Path(source).expanduser()
+    return path.suffix == CHECKPOINT_SUFFIX and path.is_file()
+
+
+def _download(repo_id: str, filenames: list[str], revision: str | None) -> list[Path]:
     from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.errors import (
         EntryNotFoundError,
@@ -118,7 +139,7 @@ def _download(repo_id: str, revision: str | None) -> Path:
     )
 
     try:
-        paths = [hf_hub_download(repo_id, name, revision=revision) for name in (CONFIG_FILE, WEIGHTS_FILE)]
+        paths = [Path(hf_hub_download(repo_id, name, revision=revision)) for name in filenames]
     except RevisionNotFoundError:
         raise ValueError(f"Revision {revision!r} does not exist in Hub repository {repo_id!r}.") from None
     except RepositoryNotFoundError:
@@ -134,11 +155,10 @@ def _download(repo_id: str, revision: str | None) -> Path:
         ) from None
     except EntryNotFoundError as error:
         raise ModelLoadError(
-            f"Hub repository {repo_id!r} lacks a file the model needs ({CONFIG_FILE} and {WEIGHTS_FILE}): {error}"
+            f"Hub repository {repo_id!r} lacks a file the model needs ({' and '.join(filenames)}): {error}"
         ) from None
-    folder = Path(paths[0]).parent
-    logger.info("Hub model %s (revision %s) is in %s", repo_id, revision, folder)
-    return folder
+    logger.info("Hub files %s of %s (revision %s) are in %s", filenames, repo_id, revision, paths[0].parent)
+    return paths
 
 
 def load_folder(folder: Path, device: torch.device) -> NeSymReSModel:
