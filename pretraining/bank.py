@@ -11,9 +11,11 @@ the attached skeletons, concatenated), ``offsets`` (int64, ``n + 1``), ``kinds``
 per placeholder: 0 multiplicative, 1 additive, 2 pre-existing), ``kind_offsets`` and
 ``image_keys`` (uint64 hash of the skeleton's values on the bank's 500 image points).
 
-The held-out split is built first; training skeletons are then kept only when they
-differ from every kept skeleton symbolically and from every held-out one numerically.
-Shard ``k`` of a split holds the new unique skeletons of generator chunks
+The training split is built first, then the held-out split from skeletons that are new
+symbolically and numerically; a training split grown later keeps only skeletons
+numerically distinct from the held-out ones. (Building the held-out split first would
+give it the most frequent skeletons, ``c*x_1 + c`` among them, and keep them out of
+training.) Shard ``k`` of a split holds the new unique skeletons of generator chunks
 ``[k * chunks_per_shard, (k + 1) * chunks_per_shard)``, each chunk seeded from
 ``(seed, split, chunk)``. A bank is therefore a function of its settings (up to
 simplifications that hit the wall-clock time limit, counted as ``timeout``): an
@@ -263,7 +265,7 @@ def build_bank(
     metadata["complete"] = False
     points = image_points(seed, config.n_variables)
     with Parallel(n_jobs=n_jobs) as parallel:
-        for split, wanted in (("heldout", n_heldout), ("train", n_skeletons)):
+        for split, wanted in (("train", n_skeletons), ("heldout", n_heldout)):
             _build_split(folder, metadata, split, wanted, vocab, config, points, parallel, progress)
     metadata["complete"] = True
     _finish_rates(metadata)
@@ -275,14 +277,14 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
     settings = metadata["settings"]
     shards = metadata["shards"][split]
     counts = metadata["counts"][split]
-    # Kept skeletons must be new symbolically and must not share a held-out image.
+    # Kept skeletons are new symbolically; held-out and training images never meet.
     seen_tokens: set[bytes] = set()
-    heldout_images: set[int] = set()
+    banned_images: set[int] = set()
     for existing_split in SPLITS:
         existing = SkeletonBank(folder, existing_split)
         seen_tokens.update(existing.ids(index).tobytes() for index in range(len(existing)))
-        if existing_split == "heldout":
-            heldout_images.update(int(k) for k in existing.image_keys)
+        if "heldout" in (split, existing_split):
+            banned_images.update(int(k) for k in existing.image_keys)
     n_done = sum(shard["n"] for shard in shards)
     while n_done < wanted:
         shard_index = len(shards)
@@ -303,12 +305,12 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
                 if token_key in seen_tokens:
                     counts["duplicates"] += 1
                     continue
-                if key in heldout_images:
+                if key in banned_images:
                     counts["numeric_duplicates"] += 1
                     continue
                 seen_tokens.add(token_key)
                 if split == "heldout":
-                    heldout_images.add(key)
+                    banned_images.add(key)
                 entries.append((tokens, kinds, key))
         entries = entries[: wanted - n_done]
         name = f"{split}-{shard_index:05d}.npz"

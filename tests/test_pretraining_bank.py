@@ -76,7 +76,7 @@ def test_interrupted_build_resumes_to_the_same_bank(bank_folder, tmp_path):
         build_bank(tmp_path, progress=stop_after_first, **SETTINGS)
     partial = json.loads((tmp_path / "metadata.json").read_text())
     assert not partial["complete"]
-    assert len(partial["shards"]["heldout"]) == 1 and partial["shards"]["train"] == []
+    assert len(partial["shards"]["train"]) == 1 and partial["shards"]["heldout"] == []
     build_bank(tmp_path, **SETTINGS)
     for split in ("train", "heldout"):
         a, b = SkeletonBank(bank_folder, split), SkeletonBank(tmp_path, split)
@@ -95,20 +95,28 @@ def test_other_settings_in_same_folder_raise(bank_folder):
 def test_growing_keeps_the_smaller_bank_as_prefix_and_the_heldout_split(bank_folder, tmp_path):
     small = {**SETTINGS, "n_skeletons": 50}
     build_bank(tmp_path, **small)
+    held_before = SkeletonBank(tmp_path, "heldout")
     build_bank(tmp_path, **{**small, "n_skeletons": 120})
     grown, reference = SkeletonBank(tmp_path), SkeletonBank(bank_folder)
     first = SkeletonBank(tmp_path, limit=50)
     assert len(grown) == 120 and len(first) == 50
     assert [first.tokens(i) for i in range(50)] == [grown.tokens(i) for i in range(50)]
     assert list(first.image_keys) == list(grown.image_keys[:50])
-    # The shards of the first 50 are those of a bank built directly at full size.
+    # The first 50 are those of a bank built directly at full size.
     assert [grown.tokens(i) for i in range(50)] == [reference.tokens(i) for i in range(50)]
-    held, reference_held = SkeletonBank(tmp_path, "heldout"), SkeletonBank(bank_folder, "heldout")
-    assert [held.tokens(i) for i in range(len(held))] == [reference_held.tokens(i) for i in range(len(reference_held))]
+    held = SkeletonBank(tmp_path, "heldout")
+    assert [held.tokens(i) for i in range(len(held))] == [held_before.tokens(i) for i in range(len(held_before))]
     assert not set(grown.image_keys.tolist()) & set(held.image_keys.tolist())
+    grown_tokens = {tuple(grown.tokens(i)) for i in range(len(grown))}
+    assert not grown_tokens & {tuple(held.tokens(i)) for i in range(len(held))}
     assert json.loads((tmp_path / "metadata.json").read_text())["n_skeletons"] == 120
 
 
 def test_limit_beyond_the_bank_names_the_fix(bank_folder):
     with pytest.raises(ValueError, match="fewer than the 121 asked for; grow it"):
         SkeletonBank(bank_folder, limit=121)
+
+
+def test_heldout_leaves_the_frequent_skeletons_to_training(bank_folder):
+    train = {tuple(t) for t in (SkeletonBank(bank_folder).tokens(i) for i in range(120))}
+    assert ("add", "mul", "c", "x_1", "c") in train
