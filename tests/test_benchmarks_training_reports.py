@@ -1,0 +1,54 @@
+"""Reports over training runs: size selection (power-law extrapolation) and data scaling."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks import data_scaling, size_selection
+from pretraining.bank import build_bank
+
+
+def test_extrapolation_recovers_a_known_power_law():
+    elapsed = np.linspace(60, 1200, 40)
+    loss = size_selection.power_law(elapsed, 0.9, 12.0, 0.6)
+    predicted = size_selection.extrapolate(elapsed, loss, 9000.0)
+    assert predicted == pytest.approx(size_selection.power_law(9000.0, 0.9, 12.0, 0.6), rel=1e-3)
+
+
+def _run(folder, model_size, losses, bank="bank", bank_size=None, seconds_per_row=10.0):
+    folder.mkdir(parents=True)
+    n = len(losses)
+    pd.DataFrame({
+        "step": np.arange(1, n + 1) * 100, "equations": np.arange(1, n + 1) * 6400,
+        "train_loss": losses, "val_loss": losses, "val_accuracy": 1 - np.asarray(losses) / 4,
+        "elapsed_seconds": np.arange(1, n + 1) * seconds_per_row,
+    }).to_csv(folder / "log.csv", index=False)
+    config = {"model_size": model_size, "model_overrides": {}, "bank": str(bank), "bank_size": bank_size}
+    (folder / "train_config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_size_selection_compares_runs_at_their_common_wall_time(tmp_path):
+    tiny = _run(tmp_path / "tiny", "tiny", [3.0, 2.5, 2.2, 2.0, 1.9, 1.85])
+    small = _run(tmp_path / "small", "small", [3.2, 2.6, 2.1, 1.8], seconds_per_row=15.0)  # ends at 60 s
+    out, png = tmp_path / "sizes.md", tmp_path / "sizes.png"
+    size_selection.main([f"tiny={tiny}", f"small={small}", "--out", str(out), "--plot", str(png)])
+    rows = {line.split("|")[1].strip(): line.split("|") for line in out.read_text().splitlines()[2:]}
+    assert rows["tiny"][3].strip() == "60" and rows["tiny"][5].strip() == "1.850"
+    assert rows["small"][5].strip() == "1.800"
+    assert int(rows["small"][2].strip().replace(",", "")) > int(rows["tiny"][2].strip().replace(",", ""))
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_data_scaling_table_is_sorted_by_bank_size(tmp_path):
+    bank = tmp_path / "bank"
+    build_bank(bank, n_skeletons=30, n_heldout=5, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=2)
+    runs = [_run(tmp_path / "all", "tiny", [2.0, 1.5], bank=bank),
+            _run(tmp_path / "ten", "tiny", [2.5, 2.2], bank=bank, bank_size=10)]
+    out, png = tmp_path / "data.md", tmp_path / "data.png"
+    data_scaling.main([str(r) for r in runs] + ["--out", str(out), "--plot", str(png)])
+    sizes = [line.split("|")[1].strip() for line in out.read_text().splitlines()[2:]]
+    assert sizes == ["10", "30"]
+    assert png.read_bytes()[:4] == b"\x89PNG"
