@@ -33,9 +33,12 @@ def power_law(t, a, b, c):
 
 
 def extrapolate(elapsed: np.ndarray, loss: np.ndarray, at_seconds: float) -> float:
-    """Validation loss at ``at_seconds`` from ``a + b t^-c`` fitted to the second half of the curve."""
+    """Validation loss at ``at_seconds`` from ``a + b t^-c`` fitted to the second half of the
+    curve (NaN with fewer than 4 points there)."""
     half = len(elapsed) // 2
     t, y = elapsed[half:], loss[half:]
+    if len(t) < 4:  # three parameters: too few points to fit
+        return float("nan")
     try:
         params, _ = curve_fit(power_law, t, y, p0=(y[-1] * 0.8, 1.0, 0.5),
                               bounds=([0.0, 0.0, 0.0], [np.inf, np.inf, 3.0]), maxfev=20000)
