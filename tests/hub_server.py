@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -70,3 +74,11 @@ class FakeHub:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+
+def run_python(code: str, env: dict) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter, so huggingface_hub reads the environment."""
+    full_env = {**os.environ, **env}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True, text=True, timeout=120
+    )

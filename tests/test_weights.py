@@ -2,14 +2,11 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
-import textwrap
 
 import pytest
 import torch
 
-from hub_server import COMMIT, FakeHub
+from hub_server import COMMIT, FakeHub, run_python
 from nesymres_sklearn.model import NeSymReSModel
 from nesymres_sklearn.weights import (
     BUNDLED_FOLDER,
@@ -100,14 +97,6 @@ def test_unknown_sources_and_devices(tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
             resolve_device("cuda")
-
-
-def run_python(code: str, env: dict) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter, so huggingface_hub reads the environment."""
-    full_env = {**os.environ, **env}
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True, text=True, timeout=120
-    )
 
 
 FIT_FROM_HUB = """
