@@ -15,7 +15,7 @@ def test_extrapolation_recovers_a_known_power_law():
     loss = size_selection.power_law(elapsed, 0.9, 12.0, 0.6)
     predicted = size_selection.extrapolate(elapsed, loss, 9000.0)
     assert predicted == pytest.approx(size_selection.power_law(9000.0, 0.9, 12.0, 0.6), rel=1e-3)
-    assert np.isnan(size_selection.extrapolate(elapsed[:7], loss[:7], 9000.0))
+    assert np.isnan(size_selection.extrapolate(elapsed[:6], loss[:6], 9000.0))
 
 
 def _run(folder, model_size, losses, bank="bank", bank_size=None, seconds_per_row=10.0):
