@@ -27,7 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("csv", nargs="?", help="CSV file with a header row; features and target columns")
     source.add_argument("--example", action="store_true", help=f"fit points of y = {EXAMPLE_EQUATION}")
     parser.add_argument("--target", help="target column of the CSV (default: the last column)")
-    parser.add_argument("--model", default=BUNDLED, help="'bundled', a folder, a Hub repo id, or an original .ckpt (a file or user/repo/file.ckpt)")
+    parser.add_argument(
+        "--model", default=BUNDLED,
+        help="'bundled', a folder, a Hub repo id, or an original checkpoint (file.ckpt or user/repo/file.ckpt)",
+    )
     parser.add_argument("--beam-size", type=int, default=32)
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--top", type=int, default=5, help="also list this many candidates")

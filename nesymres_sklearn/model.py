@@ -13,7 +13,7 @@ Their defaults are this project's behaviour.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +25,8 @@ from .vocabulary import Vocabulary, default_tokens
 
 ATTENTION_SCALES = ("head", "hidden")
 SEARCHES = ("constrained", "original")
+# Fields added for the authors' checkpoints (see ModelConfig.to_dict).
+COMPATIBILITY_FIELDS = ("encoder_attention_scale", "output_size", "search")
 
 
 class ModelLoadError(ValueError):
@@ -100,7 +102,13 @@ class ModelConfig:
         return len(self.vocabulary) if self.output_size is None else self.output_size
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields as a dict, without the :data:`COMPATIBILITY_FIELDS` that hold their
+        defaults, so that dicts saved before those fields existed still compare equal."""
+        defaults = {f.name: f.default for f in fields(self)}
+        return {
+            name: value for name, value in asdict(self).items()
+            if not (name in COMPATIBILITY_FIELDS and value == defaults[name])
+        }
 
 
 MODEL_SIZES = {

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import torch
+from huggingface_hub import constants
 
 from .model import ModelConfig, ModelLoadError, NeSymReSModel
 
@@ -45,6 +46,8 @@ ORIGINAL_ARCHITECTURE = dict(
 )
 # Top-level packages whose pickled classes are replaced by a placeholder when reading.
 PLACEHOLDER_PACKAGES = ("pytorch_lightning", "lightning", "lightning_fabric", "omegaconf")
+# torch.serialization.get_unsafe_globals_in_checkpoint and safe globals given by name.
+MIN_TORCH = (2, 6)
 # The buffers enc.mean / enc.std are stored but never used by the original forward.
 UNUSED_KEYS = ("enc.mean", "enc.std")
 SHOWN_KEYS = 10
@@ -79,7 +82,14 @@ def read_checkpoint(path: str | os.PathLike) -> dict:
         If the file is not a ``torch.save`` archive, refers to anything outside torch's
         weights-only allowlist other than Lightning/omegaconf classes, or holds no
         ``state_dict``.
+    RuntimeError
+        With torch older than 2.6, which cannot read such files safely.
     """
+    if torch.__version__ < MIN_TORCH:
+        raise RuntimeError(
+            f"Reading the authors' checkpoints safely needs torch >= 2.6 (this is torch {torch.__version__}); "
+            "upgrade torch, or convert the file with nesymres-convert where torch >= 2.6 is installed."
+        )
     try:
         unknown = torch.serialization.get_unsafe_globals_in_checkpoint(path)
     except (ValueError, RuntimeError) as error:
@@ -159,8 +169,6 @@ def convert_checkpoint(checkpoint: str | os.PathLike, folder: str | os.PathLike)
 
 def cache_folder() -> Path:
     """Where converted checkpoints are kept: ``$HF_HOME/nesymres-sklearn/converted``."""
-    from huggingface_hub import constants
-
     return Path(constants.HF_HOME) / "nesymres-sklearn" / "converted"
 
 
@@ -174,7 +182,9 @@ def converted_folder(checkpoint: str | os.PathLike) -> Path:
     folder = cache_folder() / digest.hexdigest()
     if not folder.is_dir():
         folder.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".converting-", ignore_cleanup_errors=True) as staging:
+        with tempfile.TemporaryDirectory(
+            dir=folder.parent, prefix=".converting-", ignore_cleanup_errors=True
+        ) as staging:
             convert_checkpoint(checkpoint, staging)
             try:
                 os.rename(staging, folder)
@@ -244,7 +254,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         model = convert_checkpoint(args.checkpoint, args.folder)
-    except (ModelLoadError, OSError) as error:
+    except (ModelLoadError, OSError, RuntimeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     config = model.config

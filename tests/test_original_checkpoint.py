@@ -153,7 +153,8 @@ def save_lightning_checkpoint(path, state_dict: OrderedDict) -> None:
                 "current_score": torch.tensor(0.45), "dirpath": "/x",
             }},
             "optimizer_states": [{
-                "state": {0: {"step": 123_456, "exp_avg": torch.zeros_like(first), "exp_avg_sq": torch.zeros_like(first)}},
+                "state": {0: {"step": 123_456, "exp_avg": torch.zeros_like(first),
+                              "exp_avg_sq": torch.zeros_like(first)}},
                 "param_groups": [{"lr": 1e-4, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0,
                                   "amsgrad": False, "params": list(range(n_parameters))}],
             }],
@@ -301,7 +302,8 @@ def reference_search(w, points, n_layers, n_l_enc, beam_size):
     ("100M", 259, 26_395_710, {127: ("enc.selfatt1.I", (1, 50, 512)), 130: ("enc.selfatt1.mab0.fc_k.weight", (512, 64)),
                                167: ("decoder_transfomer.layers.0.self_attn.in_proj_weight", (1536, 512)),
                                257: ("fc_out.weight", (60, 512))}),
-    ("10MPaper", 130, 12_113_982, {52: ("enc.selfatt1.I", (1, 50, 512)), 65: ("enc.selfatt1.mab1.fc_q.weight", (512, 64)),
+    ("10MPaper", 130, 12_113_982, {52: ("enc.selfatt1.I", (1, 50, 512)),
+                                   65: ("enc.selfatt1.mab1.fc_q.weight", (512, 64)),
                                    128: ("fc_out.weight", (60, 512))}),
 ])
 def test_synthetic_key_tables_match_the_original_counts(name, n_keys, n_numbers, spots):
@@ -321,6 +323,7 @@ def test_conversion_uses_every_key_and_loads_strictly(checkpoint, name, tmp_path
     config = model.config
     assert (config.n_isab, config.n_decoder_layers) == (n_l_enc + 1, n_layers)
     assert (config.encoding, config.encoder_attention_scale, config.search) == ("original", "hidden", "original")
+    assert ModelConfig(**config.to_dict()) == config
     assert config.output_size == 60 and config.vocabulary == [REFERENCE_VOCABULARY[i] for i in range(34)]
     assert sum(p.numel() for p in model.parameters()) == sum(
         math.prod(shape) for key, shape in original_shapes(n_l_enc, n_layers).items() if shape
@@ -329,7 +332,8 @@ def test_conversion_uses_every_key_and_loads_strictly(checkpoint, name, tmp_path
     ours = model.state_dict()
     last = f"decoder_transfomer.layers.{n_layers - 1}"
     torch.testing.assert_close(ours["encoder.blocks.0.mab0.fc_k.weight"], original["enc.selfatt1.mab0.fc_k.weight"])
-    torch.testing.assert_close(ours[f"encoder.blocks.{n_l_enc}.inducing_points"], original[f"enc.selfatt.{n_l_enc - 1}.I"])
+    torch.testing.assert_close(ours[f"encoder.blocks.{n_l_enc}.inducing_points"],
+                               original[f"enc.selfatt.{n_l_enc - 1}.I"])
     torch.testing.assert_close(ours[f"decoder.layers.{n_layers - 1}.cross_attn.v_proj.bias"],
                                original[f"{last}.multihead_attn.in_proj_bias"][1024:])
     torch.testing.assert_close(ours["decoder.head.bias"], original["fc_out.bias"])
@@ -494,6 +498,12 @@ def test_files_that_are_not_torch_checkpoints(tmp_path, content, message):
     (tmp_path / "x.ckpt").write_bytes(content)
     with pytest.raises(ModelLoadError, match=message):
         read_checkpoint(tmp_path / "x.ckpt")
+
+
+def test_old_torch_is_told_to_upgrade(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch, "__version__", torch.torch_version.TorchVersion("2.5.1"))
+    with pytest.raises(RuntimeError, match=r"needs torch >= 2\.6 \(this is torch 2\.5\.1\)"):
+        read_checkpoint(tmp_path / "any.ckpt")
 
 
 def test_a_checkpoint_without_state_dict(tmp_path):
@@ -663,6 +673,7 @@ def test_configs_without_the_compatibility_fields_keep_todays_behaviour(tiny_mod
     (tmp_path / "m" / "config.json").write_text(json.dumps(config))
     model = load_folder(tmp_path / "m", torch.device("cpu"))
     assert model.config == ModelConfig(**config)
+    assert model.config.to_dict() == config  # e.g. a training checkpoint's saved config still matches
     assert (model.config.encoder_attention_scale, model.config.output_size, model.config.search) == (
         "head", None, "constrained")
     assert model.decoder.head.out_features == len(config["vocabulary"])
