@@ -137,11 +137,22 @@ def constrained_search(
     return finished
 
 
-@torch.inference_mode()
 def original_search(
     model: NeSymReSModel, points: torch.Tensor, beam_size: int, n_features: int
 ) -> list[Hypothesis]:
     """The ``"original"`` search; arguments as for :func:`beam_search`."""
+    hypotheses = []
+    for score, ids in original_finished(model, points, beam_size):
+        tokens = hypothesis_tokens(ids, model.vocab, n_features)
+        if tokens is not None:
+            hypotheses.append(Hypothesis(tokens, score))
+    return hypotheses
+
+
+@torch.inference_mode()
+def original_finished(model: NeSymReSModel, points: torch.Tensor, beam_size: int) -> list[tuple[float, list[int]]]:
+    """Every hypothesis the original search keeps, as ``(score, ids)`` (ids start with
+    the start token, exclude the end token), best first, before any validity check."""
     vocab, max_length = model.vocab, model.config.max_length
     device = points.device
     memory_kv = [
@@ -179,13 +190,7 @@ def original_search(
         scores = top_scores[kept]
         for cache in caches:
             cache[0], cache[1] = cache[0][rows], cache[1][rows]
-
-    hypotheses = []
-    for score, ids in finished.ranked():
-        tokens = hypothesis_tokens(ids, vocab, n_features)
-        if tokens is not None:
-            hypotheses.append(Hypothesis(tokens, score))
-    return hypotheses
+    return finished.ranked()
 
 
 def hypothesis_tokens(ids: Sequence[int], vocab: Vocabulary, n_features: int) -> tuple[str, ...] | None:
