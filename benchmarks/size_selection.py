@@ -2,10 +2,11 @@
 
 Reads the ``log.csv`` of runs that trained concurrently on the same bank with the same
 batches (so each had the same share of the CPU), and reports for each: parameters,
-equations seen and validation loss / token accuracy at the last common wall time, and
-the validation loss extrapolated to a longer budget with a fitted power law
-``L(t) = a + b * t**-c`` over the second half of each curve. Writes a Markdown table
-and a plot.
+throughput, equations seen and validation loss / token accuracy at the last common
+wall time, and a projection to a longer budget: the power law
+``L(D) = a + b * D**-c`` in equations seen ``D``, fitted to all validation points, at
+the number of equations the run's throughput gives in that budget (NaN with fewer than
+4 points). Writes a Markdown table and a plot.
 
 Usage::
 
@@ -32,35 +33,36 @@ def power_law(t, a, b, c):
     return a + b * np.power(t, -c)
 
 
-def extrapolate(elapsed: np.ndarray, loss: np.ndarray, at_seconds: float) -> float:
-    """Validation loss at ``at_seconds`` from ``a + b t^-c`` fitted to the second half of the
-    curve (NaN with fewer than 4 points there)."""
-    half = len(elapsed) // 2
-    t, y = elapsed[half:], loss[half:]
-    if len(t) < 4:  # three parameters: too few points to fit
+def extrapolate(equations: np.ndarray, loss: np.ndarray, at_equations: float) -> float:
+    """Validation loss after ``at_equations`` equations from ``a + b D^-c`` fitted to the
+    curve (NaN with fewer than 4 points)."""
+    if len(equations) < 4:  # three parameters: too few points to fit
         return float("nan")
     try:
-        params, _ = curve_fit(power_law, t, y, p0=(y[-1] * 0.8, 1.0, 0.5),
-                              bounds=([0.0, 0.0, 0.0], [np.inf, np.inf, 3.0]), maxfev=20000)
+        params, _ = curve_fit(power_law, equations, loss, p0=(loss[-1] * 0.8, 10.0, 0.3),
+                              bounds=([0.0, 0.0, 0.0], [np.inf, np.inf, 3.0]), maxfev=50000)
     except RuntimeError:
         return float("nan")
-    return float(power_law(at_seconds, *params))
+    return float(power_law(at_equations, *params))
 
 
 def summarise(runs: dict[str, Path], budget_seconds: float) -> pd.DataFrame:
-    logs = {name: pd.read_csv(folder / "log.csv").dropna(subset=["val_loss"]) for name, folder in runs.items()}
+    full_logs = {name: pd.read_csv(folder / "log.csv") for name, folder in runs.items()}
+    logs = {name: log.dropna(subset=["val_loss"]) for name, log in full_logs.items()}
     common = min(log["elapsed_seconds"].iloc[-1] for log in logs.values())
     rows = []
     for name, log in logs.items():
+        speed = full_logs[name]["equations"].iloc[-1] / full_logs[name]["elapsed_seconds"].iloc[-1]
         config = json.loads((runs[name] / "train_config.json").read_text())
         model = NeSymReSModel(config_for_size(config["model_size"], **config["model_overrides"]))
         at = log[log["elapsed_seconds"] <= common].iloc[-1]
         rows.append(dict(
             run=name, model_size=config["model_size"], parameters=sum(p.numel() for p in model.parameters()),
-            seconds=at["elapsed_seconds"], equations=int(at["equations"]),
-            val_loss=at["val_loss"], val_accuracy=at["val_accuracy"],
-            extrapolated_loss=extrapolate(log["elapsed_seconds"].to_numpy(), log["val_loss"].to_numpy(),
-                                          budget_seconds),
+            equations_per_second=speed, seconds=at["elapsed_seconds"], equations=int(at["equations"]),
+            val_loss=at["val_loss"], val_accuracy=at["val_accuracy"], n_points=len(log),
+            budget_equations=speed * budget_seconds,
+            extrapolated_loss=extrapolate(log["equations"].to_numpy(), log["val_loss"].to_numpy(),
+                                          speed * budget_seconds),
         ))
     return pd.DataFrame(rows)
 
@@ -76,12 +78,14 @@ def main(argv=None) -> None:
     table = summarise(runs, args.budget_hours * 3600)
     plot_comparison({name: folder / "log.csv" for name, folder in runs.items()}, args.plot, x="elapsed_seconds",
                     title="Model sizes trained concurrently on the same CPU")
-    header = ("| run | parameters | wall time (s) | equations seen | val loss | val token accuracy | "
-              f"val loss extrapolated to {args.budget_hours:g} h |")
-    lines = [header, "|---|---:|---:|---:|---:|---:|---:|"]
+    budget = f"{args.budget_hours:g} h"
+    lines = [f"| run | parameters | equations/s | wall time (s) | equations seen | val loss | val token accuracy | "
+             f"validation points | equations in {budget} | val loss projected to {budget} |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in table.itertuples():
-        lines.append(f"| {row.run} | {row.parameters:,} | {row.seconds:.0f} | {row.equations:,} | {row.val_loss:.3f} | "
-                     f"{row.val_accuracy:.3f} | {row.extrapolated_loss:.3f} |")
+        lines.append(f"| {row.run} | {row.parameters:,} | {row.equations_per_second:.0f} | {row.seconds:.0f} | "
+                     f"{row.equations:,} | {row.val_loss:.3f} | {row.val_accuracy:.3f} | {row.n_points} | "
+                     f"{row.budget_equations:,.0f} | {row.extrapolated_loss:.3f} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

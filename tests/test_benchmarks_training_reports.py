@@ -11,11 +11,11 @@ from pretraining.bank import build_bank
 
 
 def test_extrapolation_recovers_a_known_power_law():
-    elapsed = np.linspace(60, 1200, 40)
-    loss = size_selection.power_law(elapsed, 0.9, 12.0, 0.6)
-    predicted = size_selection.extrapolate(elapsed, loss, 9000.0)
-    assert predicted == pytest.approx(size_selection.power_law(9000.0, 0.9, 12.0, 0.6), rel=1e-3)
-    assert np.isnan(size_selection.extrapolate(elapsed[:6], loss[:6], 9000.0))
+    equations = np.linspace(6400, 200_000, 30)
+    loss = size_selection.power_law(equations, 1.2, 40.0, 0.45)
+    predicted = size_selection.extrapolate(equations, loss, 2e6)
+    assert predicted == pytest.approx(size_selection.power_law(2e6, 1.2, 40.0, 0.45), rel=1e-3)
+    assert np.isnan(size_selection.extrapolate(equations[:3], loss[:3], 2e6))
 
 
 def _run(folder, model_size, losses, bank="bank", bank_size=None, seconds_per_row=10.0):
@@ -37,9 +37,10 @@ def test_size_selection_compares_runs_at_their_common_wall_time(tmp_path):
     out, png = tmp_path / "sizes.md", tmp_path / "sizes.png"
     size_selection.main([f"tiny={tiny}", f"small={small}", "--out", str(out), "--plot", str(png)])
     rows = {line.split("|")[1].strip(): line.split("|") for line in out.read_text().splitlines()[2:]}
-    assert rows["tiny"][3].strip() == "60" and rows["tiny"][5].strip() == "1.850"
-    assert rows["small"][5].strip() == "1.800"
+    assert rows["tiny"][4].strip() == "60" and rows["tiny"][6].strip() == "1.850"
+    assert rows["small"][6].strip() == "1.800"
     assert int(rows["small"][2].strip().replace(",", "")) > int(rows["tiny"][2].strip().replace(",", ""))
+    assert rows["tiny"][3].strip() == "640" and rows["tiny"][8].strip() == "6"
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
