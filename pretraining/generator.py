@@ -301,6 +301,26 @@ def simplify_to_skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton
     return Skeleton(tokens, attached, kinds)
 
 
+# Small trees recur (about 45% of the trees of a large bank repeat an earlier one), so
+# each process remembers its latest results; timeouts depend on the load and are not kept.
+_MEMO: dict = {}
+_MEMO_SIZE = 300_000
+
+
+def memoised_skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton | str:
+    """:func:`simplify_to_skeleton`, remembered per process (the result is a pure function
+    of the prefix and the settings it reads, except for timeouts)."""
+    key = (tuple(prefix), config.n_variables, config.simplification, config.simplify_timeout, config.max_length)
+    result = _MEMO.get(key)
+    if result is None:
+        result = simplify_to_skeleton(prefix, config)
+        if result != "timeout":
+            if len(_MEMO) >= _MEMO_SIZE:
+                _MEMO.clear()
+            _MEMO[key] = result
+    return result
+
+
 def generate_skeletons(
     n_attempts: int, seed, config: GeneratorConfig
 ) -> tuple[list[Skeleton], Counter]:
@@ -314,7 +334,7 @@ def generate_skeletons(
     rejected: Counter = Counter()
     for _ in range(n_attempts):
         tree = compact_variables(sample_tree(rng, config))
-        result = simplify_to_skeleton(tree_to_prefix(tree, rng, config), config)
+        result = memoised_skeleton(tree_to_prefix(tree, rng, config), config)
         if isinstance(result, str):
             rejected[result] += 1
         else:

@@ -8,6 +8,7 @@ import pytest
 from nesymres_sklearn.prefix import is_valid_prefix, prefix_to_sympy
 from nesymres_sklearn.skeleton import attach_constants
 from nesymres_sklearn.vocabulary import Vocabulary, variable_index
+from pretraining import generator
 from pretraining.generator import (
     PAPER_OPERATOR_WEIGHTS,
     GeneratorConfig,
@@ -144,3 +145,18 @@ def test_automatic_simplification_keeps_construction_rules_only():
 def test_unknown_simplification_is_refused():
     with pytest.raises(ValueError, match="Unknown simplification 'fast'"):
         GeneratorConfig(simplification="fast")
+
+
+def test_memoised_skeleton_equals_a_fresh_simplification_and_skips_timeouts(monkeypatch):
+    config = GeneratorConfig(simplification="automatic")
+    prefix = ["add", "x_1", "mul", "x_2", "sin", "x_1"]
+    first = generator.memoised_skeleton(prefix, config)
+    assert first == simplify_to_skeleton(prefix, config)
+    calls = []
+    monkeypatch.setattr(generator, "simplify_to_skeleton", lambda p, c: calls.append(p) or "timeout")
+    assert generator.memoised_skeleton(prefix, config) is first and calls == []
+    other = ["add", "x_1", "x_2"]
+    assert generator.memoised_skeleton(other, config) == "timeout"
+    assert generator.memoised_skeleton(other, config) == "timeout" and len(calls) == 2
+    # Other settings are another entry.
+    assert generator.memoised_skeleton(prefix, GeneratorConfig(simplification="full")) == "timeout"
