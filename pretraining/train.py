@@ -79,6 +79,7 @@ class TrainConfig:
     min_points, max_points : int, default=100, 500
         Points drawn per equation, uniformly in this range for each batch.
     learning_rate : float, default=1e-4
+        Adam's rate; a resumed run takes the rate of its new config (to decay it by hand).
     grad_clip : float, default=1.0
         Maximum gradient norm (0 disables clipping).
     max_steps : int, default=1000
@@ -316,6 +317,8 @@ def train(config: TrainConfig) -> dict:
             raise ValueError(f"{checkpoint_path} was trained with another model config.")
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
+        for group in optimizer.param_groups:  # a run may continue at another rate
+            group["lr"] = config.learning_rate
         scaler.load_state_dict(state["scaler"])
         _set_rng_states(state["rng"])
         step, equations, elapsed = state["step"], state["equations"], state["elapsed_seconds"]

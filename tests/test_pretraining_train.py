@@ -184,3 +184,16 @@ def test_validate_command_reproduces_the_logged_validation(bank, tmp_path, capsy
     logged = _log(out)[-1]
     assert math.isclose(printed["val_loss"], float(logged["val_loss"]), rel_tol=1e-4)
     assert math.isclose(printed["val_accuracy"], float(logged["val_accuracy"]), rel_tol=1e-4)
+
+
+def test_resume_takes_the_new_learning_rate(bank, tmp_path):
+    out = str(tmp_path / "run")
+    train(TrainConfig(bank=bank, out=out, max_steps=2, **TINY))
+    before = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["model"]
+    train(TrainConfig(bank=bank, out=out, max_steps=4, **{**TINY, "learning_rate": 0.0}))
+    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    assert state["step"] == 4
+    assert [group["lr"] for group in state["optimizer"]["param_groups"]] == [0.0]
+    assert all(torch.equal(before[key], state["model"][key]) for key in before)  # rate 0: no update
+    rates = [float(row["learning_rate"]) for row in _log(tmp_path / "run")]
+    assert rates[:2] == [1e-4, 1e-4] and rates[2:] == [0.0, 0.0]
