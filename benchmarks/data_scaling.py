@@ -7,7 +7,7 @@ the number of training skeletons.
 
 Usage::
 
-    python benchmarks/data_scaling.py runs/data-10k runs/data-100k runs/data-1m \\
+    python benchmarks/data_scaling.py runs/data-10k runs/data-100k runs/data-1m --max-step 2000 \\
         --out benchmarks/results/data_scaling.md --plot docs/figures/data-scaling.png
 """
 
@@ -22,11 +22,17 @@ import pandas as pd
 from pretraining.bank import SkeletonBank
 
 
-def summarise(folders: list[Path]) -> pd.DataFrame:
+def read_validation(log_csv: Path, max_step: int | None = None) -> pd.DataFrame:
+    """The validation rows of a run's log, up to ``max_step``."""
+    log = pd.read_csv(log_csv).dropna(subset=["val_loss"])
+    return log if max_step is None else log[log["step"] <= max_step]
+
+
+def summarise(folders: list[Path], max_step: int | None = None) -> pd.DataFrame:
     rows = []
     for folder in folders:
         config = json.loads((folder / "train_config.json").read_text())
-        log = pd.read_csv(folder / "log.csv").dropna(subset=["val_loss"])
+        log = read_validation(folder / "log.csv", max_step)
         bank_size = config["bank_size"] or len(SkeletonBank(config["bank"]))
         last = log.iloc[-1]
         rows.append(dict(run=folder.name, bank_size=bank_size, model_size=config["model_size"],
@@ -37,7 +43,7 @@ def summarise(folders: list[Path]) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("bank_size")
 
 
-def plot(table: pd.DataFrame, out_png: Path) -> None:
+def plot(table: pd.DataFrame, out_png: Path, max_step: int | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -45,7 +51,7 @@ def plot(table: pd.DataFrame, out_png: Path) -> None:
 
     fig, (curves, final) = plt.subplots(1, 2, figsize=(10, 3.8))
     for row in table.itertuples():
-        log = pd.read_csv(row.log).dropna(subset=["val_loss"])
+        log = read_validation(row.log, max_step)
         curves.plot(log["equations"], log["val_accuracy"], marker="o", ms=2, label=f"{row.bank_size:,} skeletons")
     curves.set_xlabel("equations seen")
     curves.set_ylabel("validation token accuracy")
@@ -70,9 +76,10 @@ def main(argv=None) -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--plot", type=Path, required=True)
+    parser.add_argument("--max-step", type=int, help="compare the runs up to this step (equal compute)")
     args = parser.parse_args(argv)
-    table = summarise(args.runs)
-    plot(table, args.plot)
+    table = summarise(args.runs, args.max_step)
+    plot(table, args.plot, args.max_step)
     lines = ["| training skeletons | model | steps | equations seen | val loss | val token accuracy | "
              "best val loss | best val token accuracy |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for row in table.itertuples():

@@ -47,10 +47,12 @@ def test_size_selection_compares_runs_at_their_common_wall_time(tmp_path):
 def test_data_scaling_table_is_sorted_by_bank_size(tmp_path):
     bank = tmp_path / "bank"
     build_bank(bank, n_skeletons=30, n_heldout=5, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=2)
-    runs = [_run(tmp_path / "all", "tiny", [2.0, 1.5], bank=bank),
+    runs = [_run(tmp_path / "all", "tiny", [2.0, 1.5, 1.2], bank=bank),
             _run(tmp_path / "ten", "tiny", [2.5, 2.2], bank=bank, bank_size=10)]
     out, png = tmp_path / "data.md", tmp_path / "data.png"
-    data_scaling.main([str(r) for r in runs] + ["--out", str(out), "--plot", str(png)])
-    sizes = [line.split("|")[1].strip() for line in out.read_text().splitlines()[2:]]
-    assert sizes == ["10", "30"]
+    data_scaling.main([str(r) for r in runs] + ["--out", str(out), "--plot", str(png), "--max-step", "200"])
+    rows = [line.split("|") for line in out.read_text().splitlines()[2:]]
+    assert [row[1].strip() for row in rows] == ["10", "30"]
+    assert [row[3].strip() for row in rows] == ["200", "200"]  # the third step of "all" is left out
+    assert rows[1][5].strip() == "1.500"
     assert png.read_bytes()[:4] == b"\x89PNG"
