@@ -10,6 +10,9 @@ Each shard is an ``.npz`` of plain arrays (no pickled objects): ``tokens`` (int1
 the attached skeletons, concatenated), ``offsets`` (int64, ``n + 1``), ``kinds`` (int8
 per placeholder: 0 multiplicative, 1 additive, 2 pre-existing), ``kind_offsets`` and
 ``image_keys`` (uint64 hash of the skeleton's values on the bank's 500 image points).
+``train-counts-NNNNN.npy`` (named in the metadata) holds how many sampled trees gave
+each training skeleton: the generator's frequencies, which the paper's training data
+keeps (its 10M skeletons hold about 1.2M unique ones, the short ones most often).
 
 The training split is built first, then the held-out split from skeletons that are new
 symbolically and numerically; a training split grown later keeps only skeletons
@@ -155,7 +158,12 @@ class SkeletonBank:
         )
         self._offsets = _join_offsets([p["offsets"] for p in parts])
         self._kind_offsets = _join_offsets([p["kind_offsets"] for p in parts])
+        counts_file = self.metadata.get("counts_files", {}).get(split)
+        #: Trees that gave each skeleton (None for banks built without counts).
+        self.counts = np.load(self.folder / counts_file)[: len(self._offsets) - 1] if counts_file else None
         if limit is not None:
+            if self.counts is not None:
+                self.counts = self.counts[:limit]
             self._offsets = self._offsets[: limit + 1]
             self._kind_offsets = self._kind_offsets[: limit + 1]
             self.image_keys = self.image_keys[:limit]
@@ -278,13 +286,20 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
     shards = metadata["shards"][split]
     counts = metadata["counts"][split]
     # Kept skeletons are new symbolically; held-out and training images never meet.
-    seen_tokens: set[bytes] = set()
+    # seen_tokens maps a training skeleton to its index (its count), others to -1.
+    seen_tokens: dict[bytes, int] = {}
     banned_images: set[int] = set()
+    tree_counts: list[int] | None = None
     for existing_split in SPLITS:
         existing = SkeletonBank(folder, existing_split)
-        seen_tokens.update(existing.ids(index).tobytes() for index in range(len(existing)))
+        for index in range(len(existing)):
+            seen_tokens[existing.ids(index).tobytes()] = index if existing_split == "train" else -1
         if "heldout" in (split, existing_split):
             banned_images.update(int(k) for k in existing.image_keys)
+        if existing_split == split == "train":
+            # Banks started without counts keep none: their earlier duplicates are unknown.
+            tree_counts = (list(existing.counts) if existing.counts is not None
+                           else ([] if len(existing) == 0 else None))
     n_done = sum(shard["n"] for shard in shards)
     while n_done < wanted:
         shard_index = len(shards)
@@ -304,15 +319,20 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
                 token_key = np.asarray(vocab.encode(tokens), dtype=np.int16).tobytes()
                 if token_key in seen_tokens:
                     counts["duplicates"] += 1
+                    if split == "train" and tree_counts is not None and seen_tokens[token_key] >= 0:
+                        tree_counts[seen_tokens[token_key]] += 1
                     continue
                 if key in banned_images:
                     counts["numeric_duplicates"] += 1
                     continue
-                seen_tokens.add(token_key)
+                if len(entries) >= wanted - n_done:
+                    continue  # beyond the requested size: the next build's shard finds it again
+                seen_tokens[token_key] = n_done + len(entries) if split == "train" else -1
                 if split == "heldout":
                     banned_images.add(key)
                 entries.append((tokens, kinds, key))
-        entries = entries[: wanted - n_done]
+                if split == "train" and tree_counts is not None:
+                    tree_counts.append(1)
         name = f"{split}-{shard_index:05d}.npz"
         _write_shard(folder / name, vocab, entries)
         counts["attempts"] += settings["chunk_size"] * len(chunks)
@@ -320,10 +340,19 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
         for reason, n in rejected.items():
             counts["rejected"][reason] = counts["rejected"].get(reason, 0) + n
         shards.append(dict(file=name, n=len(entries), chunks=[chunks.start, chunks.stop]))
+        previous_counts = metadata.get("counts_files", {}).get(split)
+        if split == "train" and tree_counts is not None:
+            counts_name = f"{split}-counts-{shard_index:05d}.npy"
+            temporary = folder / (counts_name + ".tmp.npy")
+            np.save(temporary, np.asarray(tree_counts, dtype=np.int64))
+            os.replace(temporary, folder / counts_name)
+            metadata.setdefault("counts_files", {})[split] = counts_name
         n_done += len(entries)
         metadata["seconds"] += time.perf_counter() - start
         _finish_rates(metadata)
         _write_json(folder / "metadata.json", metadata)
+        if previous_counts and previous_counts != metadata["counts_files"][split]:
+            (folder / previous_counts).unlink(missing_ok=True)
         logger.info("%s shard %d: %d skeletons (%d/%d)", split, shard_index, len(entries), n_done, wanted)
         if progress is not None:
             progress(split, n_done, wanted)

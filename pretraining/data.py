@@ -52,6 +52,10 @@ class BatchConfig:
     max_abs_y : float, default=1000.0
     max_length : int, default=60
         Targets (with start and end tokens) longer than this are skipped.
+    weighting : {"frequency", "uniform"}, default="frequency"
+        How skeletons are drawn: in proportion to how often the generator produced
+        them (the paper's data, where short skeletons are the most frequent), or
+        uniformly over the bank's unique skeletons. Banks without counts are uniform.
     """
 
     batch_size: int = 150
@@ -63,8 +67,11 @@ class BatchConfig:
     support_range: tuple = (-10.0, 10.0)
     max_abs_y: float = 1000.0
     max_length: int = 60
+    weighting: str = "frequency"
 
     def __post_init__(self):
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"Unknown weighting {self.weighting!r}; choose from {WEIGHTINGS}.")
         self.constant_range = tuple(self.constant_range)
         self.support_range = tuple(self.support_range)
         if not 1 <= self.min_points <= self.max_points:
@@ -74,6 +81,7 @@ class BatchConfig:
         return asdict(self)
 
 
+WEIGHTINGS = ("frequency", "uniform")
 _TRIES_PER_SKELETON = 4
 _COMPILED_SKELETONS = 100_000
 
@@ -103,6 +111,14 @@ class EquationSampler:
         )
         # Compiled skeletons, reused every time an index is drawn again.
         self._skeleton = lru_cache(maxsize=_COMPILED_SKELETONS)(self._compile)
+        weighted = config.weighting == "frequency" and bank.counts is not None
+        self._cumulative_counts = np.cumsum(bank.counts) if weighted else None
+
+    def draw_index(self, rng: np.random.Generator) -> int:
+        """A bank index, drawn as ``config.weighting`` says."""
+        if self._cumulative_counts is None:
+            return int(rng.integers(len(self.bank)))
+        return int(np.searchsorted(self._cumulative_counts, rng.integers(self._cumulative_counts[-1]), side="right"))
 
     def __getstate__(self):  # the cache holds closures: rebuild it in the new process
         state = self.__dict__.copy()
@@ -129,7 +145,7 @@ class EquationSampler:
         """
         config = self.config
         while True:
-            index = int(rng.integers(len(self.bank)))
+            index = self.draw_index(rng)
             tokens, kinds, program, existing, absent = self._skeleton(index)
             for _ in range(_TRIES_PER_SKELETON):
                 values, keep = self._constants(rng, kinds, existing)

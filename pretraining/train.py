@@ -78,6 +78,8 @@ class TrainConfig:
         Equations per step and per process (the paper: 150).
     min_points, max_points : int, default=100, 500
         Points drawn per equation, uniformly in this range for each batch.
+    weighting : {"frequency", "uniform"}, default="frequency"
+        How training skeletons are drawn (see :class:`pretraining.data.BatchConfig`).
     learning_rate : float, default=1e-4
         Adam's rate; a resumed run takes the rate of its new config (to decay it by hand).
     grad_clip : float, default=1.0
@@ -111,6 +113,7 @@ class TrainConfig:
     batch_size: int = 150
     min_points: int = 100
     max_points: int = 500
+    weighting: str = "frequency"
     learning_rate: float = 1e-4
     grad_clip: float = 1.0
     max_steps: int = 1000
@@ -300,7 +303,8 @@ def train(config: TrainConfig) -> dict:
     heldout_bank = SkeletonBank(config.bank, "heldout")
     model_config = config_for_size(config.model_size, train_bank.n_variables, **config.model_overrides)
     batch_config = BatchConfig(batch_size=config.batch_size, min_points=config.min_points,
-                               max_points=config.max_points, max_length=model_config.max_length)
+                               max_points=config.max_points, max_length=model_config.max_length,
+                               weighting=config.weighting)
     train_sampler = EquationSampler(train_bank, batch_config, model_config.n_variables)
     val_sampler = (EquationSampler(heldout_bank, batch_config, model_config.n_variables)
                    if len(heldout_bank) and config.eval_every else None)

@@ -120,3 +120,18 @@ def test_limit_beyond_the_bank_names_the_fix(bank_folder):
 def test_heldout_leaves_the_frequent_skeletons_to_training(bank_folder):
     train = {tuple(t) for t in (SkeletonBank(bank_folder).tokens(i) for i in range(120))}
     assert ("add", "mul", "c", "x_1", "c") in train
+
+
+def test_counts_record_how_often_each_training_skeleton_was_generated(bank_folder):
+    train = SkeletonBank(bank_folder)
+    metadata = json.loads((bank_folder / "metadata.json").read_text())
+    assert train.counts is not None and len(train.counts) == len(train) and train.counts.min() >= 1
+    # Every duplicate of the training stream was counted on its skeleton.
+    assert train.counts.sum() >= len(train) + 1
+    assert SkeletonBank(bank_folder, "heldout").counts is None
+    assert SkeletonBank(bank_folder, limit=50).counts.tolist() == train.counts[:50].tolist()
+    assert metadata["counts_files"]["train"] in {p.name for p in bank_folder.iterdir()}
+    # Short skeletons are generated more often than long ones.
+    lengths = np.array([len(train.tokens(i)) for i in range(len(train))])
+    short, long = train.counts[lengths <= np.median(lengths)], train.counts[lengths > np.median(lengths)]
+    assert short.mean() > long.mean()

@@ -86,3 +86,18 @@ def test_sampler_pickles_and_gives_the_same_batches(sampler):
     copy = pickle.loads(pickle.dumps(sampler))
     second = copy.batch(batch_rng(0, 0, 5))
     assert torch.equal(first["points"], second["points"]) and torch.equal(first["targets"], second["targets"])
+
+
+def test_frequency_weighting_draws_skeletons_in_proportion_to_their_counts(tmp_path):
+    build_bank(tmp_path, n_skeletons=40, n_heldout=0, seed=5, n_jobs=1, chunk_size=40, chunks_per_shard=2)
+    bank = SkeletonBank(tmp_path)
+    sampler = EquationSampler(bank, BatchConfig(batch_size=4))
+    rng = np.random.default_rng(0)
+    draws = np.bincount([sampler.draw_index(rng) for _ in range(40_000)], minlength=len(bank))
+    expected = bank.counts / bank.counts.sum()
+    assert np.abs(draws / draws.sum() - expected).max() < 0.01
+    uniform = EquationSampler(bank, BatchConfig(batch_size=4, weighting="uniform"))
+    draws = np.bincount([uniform.draw_index(rng) for _ in range(40_000)], minlength=len(bank))
+    assert np.abs(draws / draws.sum() - 1 / len(bank)).max() < 0.01
+    with pytest.raises(ValueError, match="Unknown weighting"):
+        BatchConfig(weighting="length")
