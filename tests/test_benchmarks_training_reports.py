@@ -56,3 +56,16 @@ def test_data_scaling_table_is_sorted_by_bank_size(tmp_path):
     assert [row[3].strip() for row in rows] == ["200", "200"]  # the third step of "all" is left out
     assert rows[1][5].strip() == "1.500"
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bank_statistics_weigh_lengths_by_generation_counts(tmp_path):
+    from benchmarks.bank_statistics import statistics
+    from pretraining.bank import SkeletonBank
+
+    build_bank(tmp_path, n_skeletons=40, n_heldout=0, seed=2, n_jobs=1, chunk_size=40, chunks_per_shard=2)
+    bank = SkeletonBank(tmp_path)
+    lengths = np.array([len(bank.ids(i)) for i in range(len(bank))])
+    row = statistics(bank, short=9)
+    assert row["uniform_short"] == pytest.approx(np.mean(lengths <= 9))
+    assert row["frequency_length"] == pytest.approx((bank.counts * lengths).sum() / bank.counts.sum())
+    assert row["trees"] == bank.counts.sum() and row["frequency_length"] < row["uniform_length"]
