@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from pretraining.bank import SkeletonBank
+from pretraining.curves import save_figure
 
 
 def read_validation(log_csv: Path, max_step: int | None = None) -> pd.DataFrame:
@@ -64,11 +65,7 @@ def plot(table: pd.DataFrame, out_png: Path, max_step: int | None = None) -> Non
     final.legend()
     for axis in (curves, final):
         axis.grid(alpha=0.3)
-    fig.suptitle("Held-out accuracy against pre-training data at equal compute")
-    fig.tight_layout()
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+    save_figure(fig, out_png, "Held-out accuracy against pre-training data at equal compute")
 
 
 def main(argv=None) -> None:

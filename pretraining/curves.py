@@ -13,6 +13,18 @@ from pathlib import Path
 import pandas as pd
 
 
+def save_figure(fig, out_png: Path, title: str | None = None) -> None:
+    """Lay out ``fig`` (with an optional title), write it as a PNG and close it."""
+    import matplotlib.pyplot as plt
+
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_png, dpi=120)
+    plt.close(fig)
+
+
 def plot_curves(log_csv: Path, out_png: Path, title: str | None = None) -> None:
     """Loss (training and validation) and validation token accuracy against equations seen."""
     import matplotlib
@@ -33,12 +45,7 @@ def plot_curves(log_csv: Path, out_png: Path, title: str | None = None) -> None:
     accuracy_axis.set_ylabel("validation token accuracy")
     for axis in (loss_axis, accuracy_axis):
         axis.grid(alpha=0.3)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+    save_figure(fig, out_png, title)
 
 
 X_LABELS = {"equations": "equations seen", "elapsed_seconds": "training wall time (s)", "step": "step"}
@@ -62,12 +69,7 @@ def plot_comparison(logs: dict[str, Path], out_png: Path, x: str = "equations", 
         axis.set_xlabel(X_LABELS.get(x, x))
         axis.grid(alpha=0.3)
         axis.legend()
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+    save_figure(fig, out_png, title)
 
 
 def main(argv=None) -> None:
