@@ -38,7 +38,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from nesymres_sklearn.model import MODEL_SIZES, NeSymReSModel, config_for_size
+from nesymres_sklearn.model import MODEL_SIZES, ModelConfig, NeSymReSModel, config_for_size
 from nesymres_sklearn.weights import load_folder
 
 from .bank import SkeletonBank
@@ -317,7 +317,7 @@ def train(config: TrainConfig) -> dict:
     checkpoint_path = out / CHECKPOINT
     if checkpoint_path.exists():
         state = torch.load(checkpoint_path, map_location=device, weights_only=False)
-        if state["model_config"] != model_config.to_dict():
+        if ModelConfig(**state["model_config"]) != model_config:
             raise ValueError(f"{checkpoint_path} was trained with another model config.")
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
@@ -329,7 +329,7 @@ def train(config: TrainConfig) -> dict:
         logger.info("Resumed from %s at step %d.", checkpoint_path, step)
     elif config.init_weights:
         initial = load_folder(Path(config.init_weights), torch.device("cpu"))
-        if initial.config.to_dict() != model_config.to_dict():
+        if initial.config != model_config:
             raise ValueError(f"{config.init_weights} holds another model config than {config.model_size!r}.")
         model.load_state_dict(initial.state_dict())
         logger.info("Started from the weights in %s.", config.init_weights)

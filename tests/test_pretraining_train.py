@@ -1,6 +1,7 @@
 """Training loop: exact resume, SIGTERM checkpoint, 2-process DDP, YAML config, export."""
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -14,7 +15,7 @@ import pytest
 import torch
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.model import NeSymReSModel
+from nesymres_sklearn.model import ModelConfig, NeSymReSModel
 from pretraining.bank import build_bank
 from pretraining.export import export_model
 from pretraining.data import EquationSampler
@@ -184,6 +185,20 @@ def test_validate_command_reproduces_the_logged_validation(bank, tmp_path, capsy
     logged = _log(out)[-1]
     assert math.isclose(printed["val_loss"], float(logged["val_loss"]), rel_tol=1e-4)
     assert math.isclose(printed["val_accuracy"], float(logged["val_accuracy"]), rel_tol=1e-4)
+
+
+def test_resume_compares_configs_not_their_spelling(bank, tmp_path):
+    """A checkpoint whose stored config spells out fields at their defaults (as saved by
+    earlier versions) resumes; one of another size is refused."""
+    out = tmp_path / "run"
+    train(TrainConfig(bank=bank, out=str(out), max_steps=2, **TINY))
+    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    spelled_out = dataclasses.asdict(ModelConfig(**state["model_config"]))
+    assert spelled_out != state["model_config"]  # the saved dict leaves defaults out
+    torch.save({**state, "model_config": spelled_out}, out / "checkpoint.pt")
+    assert train(TrainConfig(bank=bank, out=str(out), max_steps=3, **TINY))["step"] == 3
+    with pytest.raises(ValueError, match="trained with another model config"):
+        train(TrainConfig(bank=bank, out=str(out), max_steps=4, **{**TINY, "model_size": "small"}))
 
 
 def test_resume_takes_the_new_learning_rate(bank, tmp_path):
