@@ -1,12 +1,13 @@
-"""Reports over training runs: size selection (power-law extrapolation) and data scaling."""
+"""Reports over training runs: size selection (power-law extrapolation), data scaling and model comparison."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import data_scaling, size_selection
+from benchmarks import compare_models, data_scaling, size_selection
 from pretraining.bank import build_bank
 
 
@@ -69,3 +70,43 @@ def test_bank_statistics_weigh_lengths_by_generation_counts(tmp_path):
     assert row["uniform_short"] == pytest.approx(np.mean(lengths <= 9))
     assert row["frequency_length"] == pytest.approx((bank.counts * lengths).sum() / bank.counts.sum())
     assert row["trees"] == bank.counts.sum() and row["frequency_length"] < row["uniform_length"]
+
+
+def _fits(model_scores: dict[int, list[float]]) -> pd.DataFrame:
+    """Result rows of one model: per seed, one fit per A1-ood score (other metrics 1.0, one failed fit)."""
+    rows = []
+    for seed, scores in model_scores.items():
+        for i, score in enumerate(scores):
+            rows.append(dict(dataset="aifeynman", equation=f"AIF-{i}", seed=seed, fit_time=float(i + 1),
+                             a1_iid=1.0, a1_ood=score, a2_iid=None if i == 0 else 1.0, a2_ood=1.0))
+    return pd.DataFrame(rows)
+
+
+def test_compare_models_averages_over_seeds_and_lists_each_seed():
+    table = compare_models.compare({"old": _fits({0: [1.0, 0.0], 1: [0.0, 0.0]}),
+                                    "new": _fits({0: [1.0, 1.0], 1: [1.0, 0.0]})})
+    old, new = table.set_index("model").loc["old"], table.set_index("model").loc["new"]
+    assert old["fits"] == 4 and old["a1_ood"] == 25.0 and new["a1_ood"] == 75.0
+    assert old["a1_ood_per_seed"] == "50.0 / 0.0" and new["a1_ood_per_seed"] == "100.0 / 50.0"
+    assert old["a2_iid"] == 50.0  # a missing score counts as not recovered
+    assert old["median_fit_time"] == 1.5
+    lines = compare_models.markdown(table).splitlines()
+    assert len(lines) == 4 and lines[2].startswith("| old | aifeynman | 4 | 100.0 | 25.0 | 50.0 |")
+
+
+def test_compare_models_runs_each_folder_at_one_beam_over_the_seeds(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run(profile, out, n_jobs, progress):
+        calls.append((profile, Path(out), n_jobs))
+        return _fits({seed: [1.0] for seed in profile.seeds})
+
+    monkeypatch.setattr(compare_models, "run", fake_run)
+    out = tmp_path / "table.md"
+    compare_models.main(["a=folder/a", "b=folder/b", "--beam-size", "8", "--seeds", "3", "4", "--n-jobs", "2",
+                         "--csv-dir", str(tmp_path / "csv"), "--out", str(out)])
+    assert [(c[0].methods, c[0].seeds, c[0].method_options, c[1].name, c[2]) for c in calls] == [
+        ({"nesymres": (8,)}, (3, 4), {"nesymres": {"model": "folder/a"}}, "a.csv", 2),
+        ({"nesymres": (8,)}, (3, 4), {"nesymres": {"model": "folder/b"}}, "b.csv", 2),
+    ]
+    assert [line.split("|")[1].strip() for line in out.read_text().splitlines()[2:]] == ["a", "b"]
