@@ -9,7 +9,7 @@ seed and the median fit time.
 
 Usage::
 
-    python benchmarks/compare_models.py bundled=nesymres_sklearn/weights candidate=runs/small/model \\
+    python -m benchmarks.compare_models bundled=nesymres_sklearn/weights candidate=runs/small/model \\
         --seeds 0 1 2 --n-jobs 2 --csv-dir benchmarks/results/model-comparison \\
         --out benchmarks/results/model_comparison.md
 """
