@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.report import METRICS
+from benchmarks.report import METRICS, summarize
 from benchmarks.profiles import get_profile
 from benchmarks.runner import run
 
@@ -30,14 +30,14 @@ def compare(results: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per model and dataset: fits, mean of each metric (percent), A1-ood per seed, median fit time."""
     rows = []
     for model, table in results.items():
-        for dataset, fits in table.groupby("dataset", sort=True):
-            scores = fits[list(METRICS)].apply(pd.to_numeric, errors="coerce").fillna(0.0)
-            per_seed = (100 * scores["a1_ood"]).groupby(fits["seed"]).mean()
+        for summary in summarize(table).itertuples():
+            fits = table[table["dataset"] == summary.dataset]
+            per_seed = 100 * pd.to_numeric(fits["a1_ood"]).fillna(0.0).groupby(fits["seed"]).mean()
             rows.append({
-                "model": model, "dataset": dataset, "fits": len(fits),
-                **{metric: 100 * scores[metric].mean() for metric in METRICS},
+                "model": model, "dataset": summary.dataset, "fits": summary.n,
+                **{metric: 100 * getattr(summary, metric) for metric in METRICS},
                 "a1_ood_per_seed": " / ".join(f"{value:.1f}" for value in per_seed),
-                "median_fit_time": pd.to_numeric(fits["fit_time"], errors="coerce").median(),
+                "median_fit_time": pd.to_numeric(fits["fit_time"]).median(),
             })
     return pd.DataFrame(rows)
 

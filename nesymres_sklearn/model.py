@@ -103,7 +103,7 @@ class ModelConfig:
 
     def to_dict(self) -> dict:
         """The fields as a dict, without the :data:`COMPATIBILITY_FIELDS` that hold their
-        defaults, so that dicts saved before those fields existed still compare equal."""
+        defaults, so that files saved from it stay readable by versions without those fields."""
         defaults = {f.name: f.default for f in fields(self)}
         return {
             name: value for name, value in asdict(self).items()

@@ -34,6 +34,9 @@ from nesymres_sklearn.vocabulary import variable_token
 from .bank import SkeletonBank
 
 
+WEIGHTINGS = ("frequency", "uniform")
+
+
 @dataclass
 class BatchConfig:
     """How equations are instantiated (defaults: the paper's).
@@ -81,7 +84,6 @@ class BatchConfig:
         return asdict(self)
 
 
-WEIGHTINGS = ("frequency", "uniform")
 _TRIES_PER_SKELETON = 4
 _COMPILED_SKELETONS = 100_000
 
