@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.weights import load_model
+from nesymres_sklearn.network.weights import load_model
 
 # Equations (y as a function of the columns of X ~ U(1, 5)) timed at each beam size.
 EQUATIONS = {

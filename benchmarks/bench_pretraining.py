@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from nesymres_sklearn.model import MODEL_SIZES, NeSymReSModel, config_for_size
+from nesymres_sklearn.network.model import MODEL_SIZES, NeSymReSModel, config_for_size
 from pretraining.bank import SkeletonBank, build_bank
 from pretraining.data import BatchConfig, EquationSampler, batch_rng
 

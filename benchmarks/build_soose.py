@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from nesymres_sklearn.prefix import variable_symbols
+from nesymres_sklearn.expression.prefix import variable_symbols
 
 from .datasets import DATA_DIR, MAX_VARIABLES
 
@@ -65,7 +65,7 @@ MIN_WIDTH = 1.0
 
 def constant_values(kinds: list[str], version: str, rng: np.random.Generator) -> np.ndarray:
     """Values of the attached placeholders of one SOOSE version."""
-    from nesymres_sklearn.skeleton import neutral_constants
+    from nesymres_sklearn.expression.placeholders import neutral_constants
 
     values = neutral_constants(kinds)
     n_total = len(kinds)
@@ -84,7 +84,7 @@ def constant_values(kinds: list[str], version: str, rng: np.random.Generator) ->
 
 def instantiate(tokens: list[str], values: np.ndarray) -> sympy.Expr:
     """SymPy expression of an attached skeleton with its placeholders set to ``values``."""
-    from nesymres_sklearn.prefix import constant_symbols, prefix_to_sympy
+    from nesymres_sklearn.expression.prefix import constant_symbols, prefix_to_sympy
 
     expr = prefix_to_sympy(tokens, variable_symbols(MAX_VARIABLES))
     replacements = {c: sympy.Float(v, 4) if not float(v).is_integer() else sympy.Integer(int(v))
@@ -106,7 +106,7 @@ def _valid_fraction(expr: sympy.Expr, supports: np.ndarray, rng: np.random.Gener
 
 def soose_rows(bank, n_equations: int, seed: int) -> dict[str, list[dict]]:
     """Rows of the three SOOSE files from the held-out skeletons of ``bank``."""
-    from nesymres_sklearn.vocabulary import variable_index
+    from nesymres_sklearn.expression.tokens import variable_index
 
     rows = {version: [] for version in VERSIONS}
     for index in range(len(bank)):

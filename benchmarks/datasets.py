@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from nesymres_sklearn.prefix import variable_symbols
+from nesymres_sklearn.expression.prefix import variable_symbols
 
 DATA_DIR = Path(__file__).resolve().parent / "datasets"
 #: Dataset name -> data file (relative to ``DATA_DIR``).

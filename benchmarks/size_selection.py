@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import curve_fit
 
-from nesymres_sklearn.model import NeSymReSModel, config_for_size
+from nesymres_sklearn.network.model import NeSymReSModel, config_for_size
 from pretraining.curves import plot_comparison
 
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from .estimator import NeSymReSRegressor
-from .weights import BUNDLED
+from .network.weights import BUNDLED
 
 EXAMPLE_EQUATION = "x0 * sin(x1)"
 

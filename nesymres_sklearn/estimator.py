@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
-from contextlib import contextmanager
 import time
 import warnings
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,12 +17,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .beam import beam_search
-from .candidates import fit_candidates, skeleton_candidates
-from .encoding import HALF_MAX, ORIGINAL_RANGE, encode_points
-from .export import feature_symbols, numpy_function, to_latex, to_sympy
-from .selection import best_index, candidate_table
-from .weights import BUNDLED, load_model, resolve_device
+from . import original  # noqa: F401  (registers the authors' encoding, search and checkpoints)
+from .expression.export import evaluate, feature_symbols, to_latex
+from .expression.skeleton import Skeleton
+from .network.encoding import encode_points, get_encoding
+from .network.weights import BUNDLED, ModelSource, load_model, resolve_device
+from .search.candidates import fit_candidates, skeleton_candidates
+from .search.decoding import decode
+from .search.selection import best_index, candidate_table
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +184,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         X, y = validate_data(
             self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS
         )
-        network = load_model(self.model, self.revision, self.device)
+        device = resolve_device(self.device)
+        network = load_model(ModelSource.parse(self.model, self.revision), device=device)
         n_variables = network.config.n_variables
         if self.n_features_in_ > n_variables:
             raise ValueError(
@@ -203,16 +206,18 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             )
             self._set_constant_equation(float(y[0]))
             return self
-        encoding = network.config.encoding
-        self._warn_out_of_range(X, y, encoding)
+        encoding = get_encoding(network.config.encoding)
+        message = encoding.range_warning(np.abs(np.concatenate([X.ravel(), y])))
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=2)
 
         started = time.perf_counter()
-        points = torch.from_numpy(encode_points(X, y, n_variables, encoding)).to(resolve_device(self.device))
+        points = torch.from_numpy(encode_points(X, y, n_variables, network.config.encoding)).to(device)
         self.timings_["encoding"] = time.perf_counter() - started
 
         started = time.perf_counter()
-        with _single_thread_on_cpu(points.device):
-            hypotheses = beam_search(network, points, self.beam_size, self.n_features_in_)
+        with _single_thread_on_cpu(device):
+            hypotheses = decode(network, points, self.beam_size, self.n_features_in_)
         self.timings_["beam_search"] = time.perf_counter() - started
 
         started = time.perf_counter()
@@ -225,8 +230,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         started = time.perf_counter()
         rows = [
             {
-                "expression": to_sympy(candidate.tokens, fit.constants, self._symbols),
-                "skeleton": candidate.skeleton,
+                "expression": candidate.skeleton.expression(fit.constants, self._symbols),
+                "skeleton": candidate.skeleton.sympy,
                 "loss": fit.mse,
                 "complexity": candidate.complexity,
                 "log_prob": candidate.log_prob,
@@ -234,10 +239,12 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             }
             for candidate, fit in zip(candidates, fits)
         ]
-        self.equations_ = candidate_table(rows, self.complexity_penalty)
+        self.equations_, order = candidate_table(rows, self.complexity_penalty)
         self.best_index_ = best_index(self.equations_)
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]
-        self._predict_function = numpy_function(self.expression_, self._symbols)
+        chosen = order[self.best_index_]
+        self._skeleton = candidates[chosen].skeleton
+        self._constants = np.asarray(fits[chosen].constants, dtype=np.float64)
         self.timings_["selection"] = time.perf_counter() - started
         if self.verbose:
             logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), sum(self.timings_.values()))
@@ -247,9 +254,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``)."""
         check_is_fitted(self, "expression_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        if getattr(self, "_predict_function", None) is None:  # e.g. after unpickling
-            self._predict_function = numpy_function(self.expression_, self._symbols)
-        return self._predict_function(X)
+        return evaluate(self._skeleton, self._constants, X)
 
     def sympy(self) -> sympy.Expr:
         """The fitted equation as a SymPy expression."""
@@ -261,45 +266,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "expression_")
         return to_latex(self.expression_)
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_predict_function", None)  # a compiled closure; rebuilt on demand
-        return state
-
     def _set_constant_equation(self, value: float) -> None:
-        expression = sympy.Float(value)
-        self.equations_ = candidate_table(
-            [{"expression": expression, "skeleton": sympy.Symbol("c_0"), "loss": 0.0, "complexity": 1,
+        skeleton = Skeleton(("c",))
+        self._skeleton, self._constants = skeleton, np.array([value])
+        self.expression_ = skeleton.expression(self._constants, self._symbols)
+        self.equations_, _ = candidate_table(
+            [{"expression": self.expression_, "skeleton": skeleton.sympy, "loss": 0.0, "complexity": 1,
               "log_prob": 0.0, "origin": "constant"}],
             self.complexity_penalty,
         )
         self.best_index_ = 0
-        self.expression_ = expression
-        self._predict_function = numpy_function(expression, self._symbols)
-
-    @staticmethod
-    def _warn_out_of_range(X: np.ndarray, y: np.ndarray, encoding: str) -> None:
-        magnitudes = np.abs(np.concatenate([X.ravel(), y]))
-        if encoding == "original":
-            low, high = ORIGINAL_RANGE
-            magnitudes = magnitudes.astype(np.float32)  # the encoding's precision
-            wrapped = (magnitudes >= high) | ((magnitudes > 0) & (magnitudes < low))
-            if wrapped.any():
-                warnings.warn(
-                    f"{int(wrapped.sum())} values have magnitudes of 2**17 = {high:g} or more, or below "
-                    f"2**-15 = {low:.3g} (but not 0), where the original number encoding wraps its exponent "
-                    "and the network sees a different number; rescale X and y (for example to [-10, 10], "
-                    "the pretraining range) for better skeletons.",
-                    UserWarning,
-                    stacklevel=3,
-                )
-            return
-        largest = magnitudes.max(initial=0.0)
-        if largest > HALF_MAX:
-            warnings.warn(
-                f"Values up to {largest:.3g} exceed the half-precision range (+/-{HALF_MAX:g}) of the "
-                "number encoding and are saturated for the network; rescale X and y (for example to "
-                "[-10, 10], the pretraining range) for better skeletons.",
-                UserWarning,
-                stacklevel=3,
-            )

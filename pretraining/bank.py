@@ -45,9 +45,9 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 
-from nesymres_sklearn.evaluate import PrefixProgram
-from nesymres_sklearn.skeleton import ADDITIVE, EXISTING, MULTIPLICATIVE, neutral_constants
-from nesymres_sklearn.vocabulary import Vocabulary
+from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.expression.placeholders import ADDITIVE, EXISTING, MULTIPLICATIVE, neutral_constants
+from nesymres_sklearn.network.vocabulary import Vocabulary
 
 from .generator import REJECTION_REASONS, SIMPLIFICATIONS, GeneratorConfig, generate_skeletons
 

@@ -26,10 +26,10 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from nesymres_sklearn.encoding import encode_points
-from nesymres_sklearn.evaluate import PrefixProgram
-from nesymres_sklearn.skeleton import EXISTING, neutral_constants, remove_placeholders
-from nesymres_sklearn.vocabulary import variable_token
+from nesymres_sklearn.network.encoding import encode_points
+from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.expression.placeholders import EXISTING, neutral_constants, remove_placeholders
+from nesymres_sklearn.expression.tokens import variable_token
 
 from .bank import SkeletonBank
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from nesymres_sklearn.model import ModelConfig, NeSymReSModel
+from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel
 
 logger = logging.getLogger(__name__)
 

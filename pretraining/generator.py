@@ -35,9 +35,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import sympy
 
-from nesymres_sklearn.prefix import prefix_to_sympy, skeletonize
-from nesymres_sklearn.skeleton import attach_constants, count_constants
-from nesymres_sklearn.vocabulary import INTEGERS, variable_index, variable_token
+from nesymres_sklearn.expression.prefix import prefix_to_sympy, skeletonize
+from nesymres_sklearn.expression.placeholders import attach_constants, count_constants
+from nesymres_sklearn.expression.tokens import INTEGERS, variable_index, variable_token
 
 logger = logging.getLogger(__name__)
 

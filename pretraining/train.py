@@ -38,8 +38,8 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from nesymres_sklearn.model import MODEL_SIZES, ModelConfig, NeSymReSModel, config_for_size
-from nesymres_sklearn.weights import load_folder
+from nesymres_sklearn.network.model import MODEL_SIZES, ModelConfig, NeSymReSModel, config_for_size
+from nesymres_sklearn.network.weights import load_folder
 
 from .bank import SkeletonBank
 from .data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng

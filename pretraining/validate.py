@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from nesymres_sklearn.weights import load_folder
+from nesymres_sklearn.network.weights import load_folder
 
 from .bank import SkeletonBank
 from .data import BatchConfig, EquationSampler

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from nesymres_sklearn.model import NeSymReSModel, config_for_size
+from nesymres_sklearn.network.model import NeSymReSModel, config_for_size
 
 # Enough variables for every dataset of scikit-learn's estimator checks.
 CHECKS_VARIABLES = 12

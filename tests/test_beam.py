@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 import torch
 
-from nesymres_sklearn.beam import beam_search
-from nesymres_sklearn.encoding import encode_points
-from nesymres_sklearn.prefix import is_valid_prefix
-from nesymres_sklearn.weights import load_model
+from nesymres_sklearn.search.decoding import decode as beam_search
+from nesymres_sklearn.network.encoding import encode_points
+from nesymres_sklearn.expression.prefix import is_valid_prefix
+from nesymres_sklearn.network.weights import load_model
 
 
 @pytest.fixture

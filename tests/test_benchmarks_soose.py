@@ -4,7 +4,7 @@ import sympy
 
 from benchmarks.build_soose import constant_values, instantiate, soose_rows, write_datasets
 from benchmarks.datasets import load_dataset
-from nesymres_sklearn.skeleton import attach_constants
+from nesymres_sklearn.expression.placeholders import attach_constants
 
 
 def _fake_bank(skeletons):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.encoding import (
+from nesymres_sklearn.network.encoding import (
     HALF_MAX,
     N_BITS,
     decode_floats,

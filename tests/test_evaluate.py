@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import sympy
 
-from nesymres_sklearn.evaluate import BINARY, UNARY, PrefixProgram
-from nesymres_sklearn.prefix import constant_symbols, prefix_to_sympy, variable_symbols
+from nesymres_sklearn.expression.program import BINARY, UNARY, PrefixProgram
+from nesymres_sklearn.expression.prefix import constant_symbols, prefix_to_sympy, variable_symbols
 from nesymres_sklearn.vocabulary import BINARY_OPERATORS, UNARY_OPERATORS
 
 EXPRESSIONS = [

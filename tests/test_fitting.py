@@ -3,8 +3,8 @@ import time
 import numpy as np
 import pytest
 
-from nesymres_sklearn.evaluate import PrefixProgram
-from nesymres_sklearn.fitting import fit_constants, mse
+from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.search.fitting import fit_constants, mse
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@ import json
 import pytest
 import torch
 
-from nesymres_sklearn.model import MODEL_SIZES, ModelConfig, NeSymReSModel, config_for_size
-from nesymres_sklearn.vocabulary import default_tokens
+from nesymres_sklearn.network.model import MODEL_SIZES, ModelConfig, NeSymReSModel, config_for_size
+from nesymres_sklearn.network.vocabulary import default_tokens
 
 
 def n_parameters(model):

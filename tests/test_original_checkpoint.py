@@ -30,10 +30,10 @@ import torch.nn.functional as F
 from hub_server import FakeHub, run_python
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.beam import beam_search, hypothesis_tokens, original_finished
-from nesymres_sklearn.encoding import encode_floats, encode_points, original_bits
-from nesymres_sklearn.evaluate import PrefixProgram
-from nesymres_sklearn.model import ModelConfig, ModelLoadError, NeSymReSModel, config_for_size
-from nesymres_sklearn.original import (
+from nesymres_sklearn.network.encoding import encode_floats, encode_points, original_bits
+from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.network.model import ModelConfig, ModelLoadError, NeSymReSModel, config_for_size
+from nesymres_sklearn.original.checkpoint import (
     ORIGINAL_TOKENS,
     PickledPlaceholder,
     convert_checkpoint,
@@ -42,9 +42,9 @@ from nesymres_sklearn.original import (
     main,
     read_checkpoint,
 )
-from nesymres_sklearn.prefix import canonical_prefix, prefix_to_sympy
-from nesymres_sklearn.vocabulary import Vocabulary
-from nesymres_sklearn.weights import clear_cache, load_folder, load_model
+from nesymres_sklearn.expression.prefix import canonical_prefix, prefix_to_sympy
+from nesymres_sklearn.network.vocabulary import Vocabulary
+from nesymres_sklearn.network.weights import clear_cache, load_folder, load_model
 
 WIDTH, POINT_FEATURES, INDUCING, SEEDS, SLOTS, LENGTH, HEADS = 512, 64, 50, 10, 60, 60, 8
 # name -> (n_l_enc: ISAB blocks after the first, decoder layers)
@@ -536,7 +536,7 @@ HUB_FIT = """
     print("REFIT OK")
 """
 MISSING_FILE = """
-    from nesymres_sklearn.weights import resolve_folder
+    from nesymres_sklearn.network.weights import resolve_folder
     try:
         resolve_folder("authors/nesymres/100M.ckpt")
     except Exception as error:

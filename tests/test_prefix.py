@@ -1,7 +1,7 @@
 import pytest
 import sympy
 
-from nesymres_sklearn.prefix import (
+from nesymres_sklearn.expression.prefix import (
     InvalidPrefixError,
     check_prefix,
     is_valid_prefix,
@@ -94,7 +94,7 @@ def test_unsupported_functions_are_rejected():
 
 
 def test_every_operator_has_a_sympy_counterpart():
-    from nesymres_sklearn.prefix import SYMPY_BINARY, SYMPY_UNARY
+    from nesymres_sklearn.expression.prefix import SYMPY_BINARY, SYMPY_UNARY
     from nesymres_sklearn.vocabulary import BINARY_OPERATORS, UNARY_OPERATORS
 
     assert set(SYMPY_UNARY) == set(UNARY_OPERATORS)

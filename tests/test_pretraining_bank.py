@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from nesymres_sklearn.evaluate import PrefixProgram
-from nesymres_sklearn.skeleton import neutral_constants
+from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.expression.placeholders import neutral_constants
 from pretraining.bank import SkeletonBank, build_bank, image_points
 from pretraining.generator import GeneratorConfig, satisfies_variable_order
 

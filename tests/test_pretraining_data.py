@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from nesymres_sklearn.encoding import decode_floats
-from nesymres_sklearn.prefix import is_valid_prefix
-from nesymres_sklearn.vocabulary import variable_index
+from nesymres_sklearn.network.encoding import decode_floats
+from nesymres_sklearn.expression.prefix import is_valid_prefix
+from nesymres_sklearn.expression.tokens import variable_index
 from pretraining.bank import SkeletonBank, build_bank
 from pretraining.data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng
 

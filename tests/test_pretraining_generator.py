@@ -5,9 +5,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from nesymres_sklearn.prefix import is_valid_prefix, prefix_to_sympy
-from nesymres_sklearn.skeleton import attach_constants
-from nesymres_sklearn.vocabulary import Vocabulary, variable_index
+from nesymres_sklearn.expression.prefix import is_valid_prefix, prefix_to_sympy
+from nesymres_sklearn.expression.placeholders import attach_constants
+from nesymres_sklearn.expression.tokens import variable_index
+from nesymres_sklearn.network.vocabulary import Vocabulary
 from pretraining import generator
 from pretraining.generator import (
     PAPER_OPERATOR_WEIGHTS,

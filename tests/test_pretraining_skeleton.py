@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.evaluate import PrefixProgram
-from nesymres_sklearn.prefix import is_valid_prefix
-from nesymres_sklearn.skeleton import (
+from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.expression.prefix import is_valid_prefix
+from nesymres_sklearn.expression.placeholders import (
     EXISTING,
     attach_constants,
     count_constants,

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.model import ModelConfig, NeSymReSModel
+from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel
 from pretraining.bank import build_bank
 from pretraining.export import export_model
 from pretraining.data import EquationSampler

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.selection import COLUMNS, best_index, candidate_table
+from nesymres_sklearn.search.selection import COLUMNS, best_index, candidate_table
 
 
 def rows(*pairs):

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.vocabulary import Vocabulary, default_tokens, token_arity, variable_index
+from nesymres_sklearn.expression.tokens import token_arity, variable_index
+from nesymres_sklearn.network.vocabulary import Vocabulary, default_tokens
 
 PAPER_TABLE = {  # appendix A, with x, y, z written x_1, x_2, x_3
     "<pad>": 0, "<sos>": 1, "<eos>": 2, "x_1": 3, "x_2": 4, "x_3": 5, "c": 6, "acos": 7, "add": 8,

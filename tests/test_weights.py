@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from hub_server import COMMIT, FakeHub, run_python
-from nesymres_sklearn.model import NeSymReSModel
-from nesymres_sklearn.weights import (
+from nesymres_sklearn.network.model import NeSymReSModel
+from nesymres_sklearn.network.weights import (
     BUNDLED_FOLDER,
     ModelLoadError,
     clear_cache,
@@ -153,7 +153,7 @@ def test_hub_errors_name_the_problem(tiny_model, tmp_path):
     incomplete.mkdir()
     shutil.copy(tiny_model / "config.json", incomplete / "config.json")
     code = """
-        from nesymres_sklearn.weights import resolve_folder
+        from nesymres_sklearn.network.weights import resolve_folder
         for repo, revision in [("org/missing", None), ("org/tiny", "v9"), ("org/incomplete", None)]:
             try:
                 resolve_folder(repo, revision)

@@ -13,28 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 
-from .vocabulary import (
-    CONSTANT,
-    INTEGERS,
-    token_arity,
-    variable_index,
-)
-
-SYMPY_UNARY = {
-    "abs": sympy.Abs, "acos": sympy.acos, "asin": sympy.asin, "atan": sympy.atan, "cos": sympy.cos,
-    "cosh": sympy.cosh, "coth": sympy.coth, "exp": sympy.exp, "ln": sympy.log,
-    "sin": sympy.sin, "sinh": sympy.sinh, "sqrt": sympy.sqrt, "tan": sympy.tan,
-    "tanh": sympy.tanh,
-}
-SYMPY_BINARY = {
-    "add": lambda a, b: a + b,
-    "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b,
-    "pow": lambda a, b: a**b,
-}
-# Tokens written for SymPy functions. Not ``abs``: it is read (the authors' vocabulary has
-# it) but never written, so skeletons of generated equations stay in the paper's table.
-_FUNCTION_TOKENS = {function: token for token, function in SYMPY_UNARY.items() if token not in ("sqrt", "abs")}
+from .operators import OPERATORS, TOKEN_OF_SYMPY_CLASS
+from .tokens import CONSTANT, INTEGERS, token_arity, variable_index
 
 
 class InvalidPrefixError(ValueError):
@@ -120,11 +100,9 @@ def prefix_to_sympy(
         for token, leaf in zip(reversed(tokens), reversed(leaves)):
             if leaf is not None:
                 stack.append(leaf)
-            elif token in SYMPY_UNARY:
-                stack.append(_apply(token, [stack.pop()], fold_numbers))
             else:
-                first = stack.pop()
-                stack.append(_apply(token, [first, stack.pop()], fold_numbers))
+                args = [stack.pop() for _ in range(OPERATORS[token].arity)]
+                stack.append(_apply(token, args, fold_numbers))
     return stack[0]
 
 
@@ -132,20 +110,22 @@ def _apply(token: str, args: list[sympy.Expr], fold_numbers: bool) -> sympy.Expr
     numbers = all(arg.is_number for arg in args)
     exact = token in ("add", "mul", "div") and all(arg.is_Rational for arg in args)
     if fold_numbers and numbers and not exact:
-        from .evaluate import BINARY, UNARY  # numeric folding; evaluate imports this module
-
         with np.errstate(all="ignore"):
             numbers = [np.float64(float(arg)) if arg.is_real is not False else np.nan for arg in args]
-            value = UNARY[token][0](*numbers) if token in UNARY else BINARY[token][0](*numbers)
+            value = OPERATORS[token].numpy(*numbers)
         return sympy.Float(float(value)) if np.isfinite(value) else sympy.nan
-    function = SYMPY_UNARY.get(token) or SYMPY_BINARY[token]
-    return function(*args)
+    return OPERATORS[token].sympy(*args)
 
 
 def canonical_prefix(tokens: Sequence[str]) -> tuple[str, ...]:
     """The prefix with the operands of every ``add`` and ``mul`` in sorted order,
     so that skeletons equal up to commutativity compare equal."""
     check_prefix(tokens)
+    return canonical_prefix_unchecked(tokens)
+
+
+def canonical_prefix_unchecked(tokens: Sequence[str]) -> tuple[str, ...]:
+    """:func:`canonical_prefix` of tokens already known to be one complete expression."""
     stack: list[tuple[str, ...]] = []
     for token in reversed(tokens):
         arity = token_arity(token)
@@ -215,8 +195,8 @@ def _write_prefix(expr: sympy.Expr, tokens: list[str], skeleton: bool) -> None:
             tokens.append("pow")
             _write_prefix(base, tokens, skeleton)
             _write_prefix(exponent, tokens, skeleton)
-    elif expr.func in _FUNCTION_TOKENS:
-        tokens.append(_FUNCTION_TOKENS[expr.func])
+    elif expr.func in TOKEN_OF_SYMPY_CLASS:
+        tokens.append(TOKEN_OF_SYMPY_CLASS[expr.func])
         _write_prefix(expr.args[0], tokens, skeleton)
     else:
         raise ValueError(f"Cannot write {expr} ({expr.func.__name__}) with the vocabulary.")

@@ -6,8 +6,8 @@ PyTorch Lightning and omegaconf become inert placeholders (neither library is ne
 or imported) and any other object that would run code refuses the file.
 :func:`convert_state_dict` maps the original weights onto :class:`NeSymReSModel`
 strictly: every key is used and every shape checked. The config selects the
-original's number encoding, attention scale, 60 output slots, token ids and beam
-search. :func:`convert_checkpoint` writes our Hub format (``config.json`` +
+original's number encoding and beam search (registered by this package), attention
+scale, 60 output slots and token ids. :func:`convert_checkpoint` writes our Hub format (``config.json`` +
 ``model.safetensors``); :func:`converted_folder` does so once per file, in a cache.
 
 Command line: ``nesymres-convert CHECKPOINT FOLDER``.
@@ -28,7 +28,9 @@ from pathlib import Path
 import torch
 from huggingface_hub import constants
 
-from .model import ModelConfig, ModelLoadError, NeSymReSModel
+from ..network.model import ModelConfig, ModelLoadError, NeSymReSModel
+from .beam import NAME as SEARCH_NAME
+from .encoding import NAME as ENCODING_NAME
 
 # Token ids of the authors' vocabulary (their eq_setting.json; P, S, F written as ours).
 # Ids 34..59 of the 60 output slots have no token.
@@ -42,8 +44,9 @@ ORIGINAL_TOKENS = [
 ORIGINAL_ARCHITECTURE = dict(
     hidden_size=512, n_heads=8, n_inducing_points=50, n_seeds=10, feedforward_size=512,
     max_length=60, dropout=0.0, output_size=60,
-    encoding="original", encoder_attention_scale="hidden", search="original",
+    encoding=ENCODING_NAME, encoder_attention_scale="hidden", search=SEARCH_NAME,
 )
+CHECKPOINT_SUFFIX = ".ckpt"
 # Top-level packages whose pickled classes are replaced by a placeholder when reading.
 PLACEHOLDER_PACKAGES = ("pytorch_lightning", "lightning", "lightning_fabric", "omegaconf")
 # torch.serialization.get_unsafe_globals_in_checkpoint and safe globals given by name.

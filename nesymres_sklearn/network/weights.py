@@ -1,15 +1,17 @@
 """Where model weights come from, and the process-wide cache of loaded models.
 
-A model source is one of
+A model source (the estimator's ``model=`` argument, parsed once by
+:meth:`ModelSource.parse`) is one of
 
 * ``"bundled"``: the weights shipped inside the package (works offline);
 * a local folder holding ``config.json`` and ``model.safetensors``;
 * a Hugging Face Hub repository id (``"user/name"``), downloaded with
   :mod:`huggingface_hub` into its normal cache (``HF_HUB_OFFLINE=1`` and
   ``HF_ENDPOINT`` are honoured), at an optional ``revision``;
-* one of the authors' original checkpoints: a local ``.ckpt`` file, or a file in a Hub
-  repository (``"user/name/path/file.ckpt"``), converted once into a cached folder
-  (:func:`nesymres_sklearn.original.converted_folder`).
+* a checkpoint file in another format, local (``file.ckpt``) or in a Hub repository
+  (``"user/name/path/file.ckpt"``), converted once into a cached folder by the
+  converter registered for its suffix in :data:`CONVERTERS`
+  (:mod:`nesymres_sklearn.original` registers the authors' ``.ckpt``).
 
 Loaded models are cached per process by source, revision and device, so cloning an
 estimator or a grid search never reloads weights.
@@ -22,6 +24,8 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -29,24 +33,26 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from .model import ModelConfig, ModelLoadError, NeSymReSModel
-from .original import converted_folder
 
 logger = logging.getLogger(__name__)
 
 BUNDLED = "bundled"
-BUNDLED_FOLDER = Path(__file__).parent / "weights"
+BUNDLED_FOLDER = Path(__file__).parent.parent / "weights"
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
-CHECKPOINT_SUFFIX = ".ckpt"
+#: File suffix -> function converting such a checkpoint into a cached model folder.
+CONVERTERS: dict[str, Callable[[Path], Path]] = {}
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_HUB_CHECKPOINT = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)/(?P<file>[\w./-]+\.ckpt)$")
+_HUB_FILE = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)/(?P<file>[\w./-]+)$")
 
 _cache: dict[tuple, NeSymReSModel] = {}
 _cache_lock = threading.Lock()
 
 
-def resolve_device(device: str) -> torch.device:
+def resolve_device(device: str | torch.device) -> torch.device:
     """``"auto"`` -> CUDA when available, else CPU; otherwise the named device."""
+    if isinstance(device, torch.device):
+        return device
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -58,27 +64,80 @@ def resolve_device(device: str) -> torch.device:
     return resolved
 
 
-def load_model(source: str | os.PathLike = BUNDLED, revision: str | None = None, device: str = "auto") -> NeSymReSModel:
-    """The model for ``source`` on ``device``, loaded once per process.
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model's files come from.
 
-    Local folders and checkpoint files are keyed by their path and the weights'
-    modification time (so rewritten weights are reloaded); Hub sources by reference
-    and revision, so a cached Hub model costs no network request.
+    ``kind`` is ``"bundled"``, ``"folder"``, ``"hub"`` (``location`` is a repository
+    id), ``"checkpoint"`` (a local file to convert) or ``"hub-checkpoint"``
+    (``location`` is a repository id, ``filename`` the file in it).
     """
+
+    kind: str
+    location: str
+    revision: str | None = None
+    filename: str | None = None
+
+    @classmethod
+    def parse(cls, model: str | os.PathLike = BUNDLED, revision: str | None = None) -> "ModelSource":
+        """Classify the ``model=`` argument; raises ``FileNotFoundError`` for none of the above."""
+        if isinstance(model, str) and model == BUNDLED:
+            if revision is not None:
+                raise ValueError("revision applies to Hub models only, not to model='bundled'.")
+            return cls("bundled", str(BUNDLED_FOLDER))
+        path = Path(model).expanduser()
+        if path.is_dir():
+            return cls("folder", str(path))
+        if path.is_file() and path.suffix in CONVERTERS:
+            return cls("checkpoint", str(path.resolve()))
+        if isinstance(model, str) and not path.exists():
+            if _REPO_ID.match(model):
+                return cls("hub", model, revision)
+            match = _HUB_FILE.match(model)
+            if match and Path(match["file"]).suffix in CONVERTERS:
+                return cls("hub-checkpoint", match["repo"], revision, match["file"])
+        converted = ", ".join(f"'file{suffix}'" for suffix in sorted(CONVERTERS)) or "none registered"
+        raise FileNotFoundError(
+            f"model={str(model)!r} is neither 'bundled', an existing folder with {CONFIG_FILE} and "
+            f"{WEIGHTS_FILE}, an existing checkpoint file to convert ({converted}), nor a Hugging Face Hub "
+            "reference like 'user/name' (a model repository) or 'user/name/file.ckpt' (an original checkpoint)."
+        )
+
+    def cache_key(self, device: torch.device) -> tuple:
+        """Local files are keyed by path and modification time (rewritten weights are
+        reloaded); Hub sources by reference and revision (no network request)."""
+        if self.kind in ("bundled", "folder"):
+            weights = Path(self.location) / WEIGHTS_FILE
+            stamp = weights.stat().st_mtime_ns if weights.exists() else None
+            return ("folder", str(weights.parent.resolve()), stamp, str(device))
+        if self.kind == "checkpoint":
+            return ("checkpoint", self.location, Path(self.location).stat().st_mtime_ns, str(device))
+        return (self.kind, self.location, self.filename, self.revision, str(device))
+
+    def folder(self) -> Path:
+        """A local folder holding the model's files (downloading or converting them if needed)."""
+        if self.kind in ("bundled", "folder"):
+            return Path(self.location)
+        if self.kind == "hub":
+            return _download(self.location, [CONFIG_FILE, WEIGHTS_FILE], self.revision)[0].parent
+        if self.kind == "checkpoint":
+            return CONVERTERS[Path(self.location).suffix](Path(self.location))
+        path = _download(self.location, [self.filename], self.revision)[0]
+        return CONVERTERS[path.suffix](path)
+
+
+def load_model(
+    model: str | os.PathLike | ModelSource = BUNDLED, revision: str | None = None, device="auto"
+) -> NeSymReSModel:
+    """The model for ``model`` (a source or the ``model=`` argument) on ``device``,
+    loaded once per process."""
+    source = model if isinstance(model, ModelSource) else ModelSource.parse(model, revision)
     torch_device = resolve_device(device)
-    if _is_hub_id(source) or _is_hub_checkpoint(source):
-        key = ("hub", source, revision, str(torch_device))
-    elif _is_checkpoint_file(source):
-        path = Path(source).expanduser().resolve()
-        key = ("checkpoint", str(path), path.stat().st_mtime_ns, str(torch_device))
-    else:
-        weights = resolve_folder(source, revision) / WEIGHTS_FILE
-        stamp = weights.stat().st_mtime_ns if weights.exists() else None
-        key = ("folder", str(weights.parent.resolve()), stamp, str(torch_device))
+    key = source.cache_key(torch_device)
     with _cache_lock:
         if key in _cache:
             return _cache[key]
-    folder = resolve_folder(source, revision)
+    folder = source.folder()
     with _cache_lock:
         if key not in _cache:
             _cache[key] = load_folder(folder, torch_device)
@@ -91,42 +150,9 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def resolve_folder(source: str | os.PathLike, revision: str | None = None) -> Path:
-    """A local folder holding the files of ``source`` (downloading them if needed)."""
-    if isinstance(source, str) and source == BUNDLED:
-        if revision is not None:
-            raise ValueError("revision applies to Hub models only, not to model='bundled'.")
-        return BUNDLED_FOLDER
-    path = Path(source).expanduser()
-    if path.is_dir():
-        return path
-    if _is_checkpoint_file(source):
-        return converted_folder(path)
-    if _is_hub_checkpoint(source):
-        match = _HUB_CHECKPOINT.match(source)
-        return converted_folder(_download(match["repo"], [match["file"]], revision)[0])
-    if _is_hub_id(source):
-        return _download(source, [CONFIG_FILE, WEIGHTS_FILE], revision)[0].parent
-    raise FileNotFoundError(
-        f"model={str(source)!r} is neither 'bundled', an existing folder with {CONFIG_FILE} and "
-        f"{WEIGHTS_FILE}, an existing original {CHECKPOINT_SUFFIX} file, nor a Hugging Face Hub reference "
-        f"like 'user/name' (a model repository) or 'user/name/file{CHECKPOINT_SUFFIX}' (an original checkpoint)."
-    )
-
-
-def _is_hub_id(source) -> bool:
-    """Whether ``source`` names a Hub repository rather than a local path."""
-    return isinstance(source, str) and bool(_REPO_ID.match(source)) and not Path(source).expanduser().exists()
-
-
-def _is_hub_checkpoint(source) -> bool:
-    """Whether ``source`` names a ``.ckpt`` file in a Hub repository rather than a local path."""
-    return isinstance(source, str) and bool(_HUB_CHECKPOINT.match(source)) and not Path(source).expanduser().exists()
-
-
-def _is_checkpoint_file(source) -> bool:
-    path = Path(source).expanduser()
-    return path.suffix == CHECKPOINT_SUFFIX and path.is_file()
+def resolve_folder(model: str | os.PathLike, revision: str | None = None) -> Path:
+    """A local folder holding the files of ``model`` (downloading them if needed)."""
+    return ModelSource.parse(model, revision).folder()
 
 
 def _download(repo_id: str, filenames: list[str], revision: str | None) -> list[Path]:

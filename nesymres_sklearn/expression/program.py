@@ -13,38 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .operators import OPERATORS
 from .prefix import check_prefix
-from .vocabulary import CONSTANT, token_arity, variable_index
-
-
-def _coth(a):
-    return 1.0 / np.tanh(a)
-
-
-# token -> (function, derivative given input a and output v)
-UNARY = {
-    "abs": (np.abs, lambda a, v: np.sign(a)),
-    "acos": (np.arccos, lambda a, v: -1.0 / np.sqrt(1.0 - a * a)),
-    "asin": (np.arcsin, lambda a, v: 1.0 / np.sqrt(1.0 - a * a)),
-    "atan": (np.arctan, lambda a, v: 1.0 / (1.0 + a * a)),
-    "cos": (np.cos, lambda a, v: -np.sin(a)),
-    "cosh": (np.cosh, lambda a, v: np.sinh(a)),
-    "coth": (_coth, lambda a, v: 1.0 - v * v),
-    "exp": (np.exp, lambda a, v: v),
-    "ln": (np.log, lambda a, v: 1.0 / a),
-    "sin": (np.sin, lambda a, v: np.cos(a)),
-    "sinh": (np.sinh, lambda a, v: np.cosh(a)),
-    "sqrt": (np.sqrt, lambda a, v: 0.5 / v),
-    "tan": (np.tan, lambda a, v: 1.0 + v * v),
-    "tanh": (np.tanh, lambda a, v: 1.0 - v * v),
-}
-# token -> (function, d/da, d/db), derivatives given inputs a, b and output v
-BINARY = {
-    "add": (np.add, lambda a, b, v: 1.0, lambda a, b, v: 1.0),
-    "mul": (np.multiply, lambda a, b, v: b, lambda a, b, v: a),
-    "div": (np.divide, lambda a, b, v: 1.0 / b, lambda a, b, v: -v / b),
-    "pow": (np.power, lambda a, b, v: b * np.power(a, b - 1.0), lambda a, b, v: v * np.log(a)),
-}
+from .tokens import CONSTANT, token_arity, variable_index
 
 
 class PrefixProgram:
@@ -71,10 +42,8 @@ class PrefixProgram:
                 instructions.append(("variable", index))
             elif token_arity(token) == 0:
                 instructions.append(("number", np.float64(token)))
-            elif token in UNARY:
-                instructions.append(("unary", token))
             else:
-                instructions.append(("binary", token))
+                instructions.append(("operator", token))
         self._instructions = instructions
         used = [i for kind, i in instructions if kind == "variable"]
         self.n_variables = max(used) + 1 if used else 0
@@ -115,23 +84,16 @@ class PrefixProgram:
                         jacobian = np.zeros((self.n_constants, 1))
                         jacobian[arg, 0] = 1.0
                     stack.append((constants[arg], jacobian))
-                elif kind == "unary":
-                    a, ja = stack.pop()
-                    function, derivative = UNARY[arg]
-                    v = function(a)
-                    jv = None if ja is None else derivative(a, v) * ja
-                    stack.append((v, jv))
                 else:
-                    a, ja = stack.pop()
-                    b, jb = stack.pop()
-                    function, da, db = BINARY[arg]
-                    v = function(a, b)
+                    operator = OPERATORS[arg]
+                    args = [stack.pop() for _ in range(operator.arity)]
+                    inputs = [a for a, _ in args]
+                    v = operator.numpy(*inputs)
                     jv = None
-                    if ja is not None:
-                        jv = da(a, b, v) * ja
-                    if jb is not None:
-                        term = db(a, b, v) * jb
-                        jv = term if jv is None else jv + term
+                    for (_, ja), derivative in zip(args, operator.derivatives):
+                        if ja is not None:
+                            term = derivative(*inputs, v) * ja
+                            jv = term if jv is None else jv + term
                     stack.append((v, jv))
         values, jacobian = stack.pop()
         return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],)), jacobian

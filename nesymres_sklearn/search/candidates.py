@@ -1,4 +1,4 @@
-"""From beam-search hypotheses to fitted candidate equations.
+"""From decoded hypotheses to fitted candidate equations.
 
 Each hypothesis is a skeleton in prefix notation. Skeletons are de-duplicated up to
 the order of the operands of sums and products. A skeleton without any placeholder is
@@ -13,14 +13,11 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 from joblib import Parallel, delayed
 
+from ..expression.skeleton import Skeleton
 from .beam import Hypothesis
-from .evaluate import PrefixProgram
 from .fitting import ConstantFit, fit_constants
-from .prefix import canonical_prefix, prefix_to_sympy
-from .skeleton import attach_constants, count_constants
 
 # Longer skeletons are not tried with attached placeholders: BFGS in many
 # dimensions costs more than the candidate is likely to be worth.
@@ -31,16 +28,15 @@ BASELINE = ("c",)
 
 @dataclass(frozen=True)
 class Candidate:
-    """A skeleton to fit: prefix tokens, its SymPy form and where it came from."""
+    """A skeleton to fit, its decoding score and where it came from."""
 
-    tokens: tuple[str, ...]
-    skeleton: sympy.Expr
+    skeleton: Skeleton
     log_prob: float
     origin: str  # "beam", "attached" or "baseline"
 
     @property
     def complexity(self) -> int:
-        return len(self.tokens)
+        return len(self.skeleton)
 
 
 def skeleton_candidates(hypotheses: list[Hypothesis]) -> list[Candidate]:
@@ -48,19 +44,16 @@ def skeleton_candidates(hypotheses: list[Hypothesis]) -> list[Candidate]:
     constant baseline ``c``."""
     candidates, seen = [], set()
     for hypothesis in [*hypotheses, Hypothesis(BASELINE, float("-inf"))]:
-        origin = "baseline" if hypothesis.tokens == BASELINE else "beam"
-        variants = [(hypothesis.tokens, origin)]
-        if count_constants(hypothesis.tokens) == 0:
-            attached = attach_constants(hypothesis.tokens)[0]
-            if count_constants(attached) <= MAX_ATTACHED_CONSTANTS:
-                variants.append((tuple(attached), "attached"))
-        for tokens, origin in variants:
-            key = canonical_prefix(tokens)
-            if key in seen:
-                continue
-            seen.add(key)
-            skeleton = prefix_to_sympy(tokens, evaluate=False, fold_numbers=True)
-            candidates.append(Candidate(tuple(tokens), skeleton, hypothesis.log_prob, origin))
+        skeleton = Skeleton(hypothesis.tokens)
+        variants = [(skeleton, "baseline" if skeleton.tokens == BASELINE else "beam")]
+        if skeleton.n_constants == 0:
+            attached = skeleton.with_constants_attached()
+            if attached.n_constants <= MAX_ATTACHED_CONSTANTS:
+                variants.append((attached, "attached"))
+        for variant, origin in variants:
+            if variant.key not in seen:
+                seen.add(variant.key)
+                candidates.append(Candidate(variant, hypothesis.log_prob, origin))
     return candidates
 
 
@@ -77,13 +70,11 @@ def fit_candidates(
     ``(seed, j)``, so results do not depend on ``n_jobs``."""
     deadline = None if max_time is None else time.time() + max_time
     jobs = (
-        delayed(_fit_one)(candidate.tokens, X, y, n_restarts, (seed, index), deadline)
+        delayed(fit_constants)(
+            candidate.skeleton.program, X, y, n_restarts, np.random.default_rng((seed, index)), deadline
+        )
         for index, candidate in enumerate(candidates)
     )
     if n_jobs in (None, 1):
         return [function(*args, **kwargs) for function, args, kwargs in jobs]
     return Parallel(n_jobs=n_jobs)(jobs)
-
-
-def _fit_one(tokens, X, y, n_restarts, seed, deadline) -> ConstantFit:
-    return fit_constants(PrefixProgram(tokens), X, y, n_restarts, np.random.default_rng(seed), deadline)

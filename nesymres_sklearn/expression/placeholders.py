@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .prefix import check_prefix
-from .vocabulary import CONSTANT, UNARY_OPERATORS, token_arity, variable_index
+from .operators import UNARY_OPERATORS
+from .tokens import CONSTANT, token_arity, variable_index
 
 MULTIPLICATIVE, ADDITIVE, EXISTING = "mul", "add", "existing"
 NEUTRAL_VALUE = {MULTIPLICATIVE: 1.0, ADDITIVE: 0.0, EXISTING: 1.0}

@@ -1,49 +1,33 @@
-"""Token vocabulary of equation skeletons in prefix notation.
+"""Token vocabulary of the network: ids of the expression tokens and special tokens.
 
 The default vocabulary reproduces the token table of the paper (appendix A): padding 0,
 start 1, end 2, then the variables, the constant placeholder ``c``, the operators in
 alphabetical order and the integers -3..5. The number of variables is a parameter, so
 a model trained with more variables simply carries a longer vocabulary in its config.
-``abs`` is not in the paper's table but in the authors' released vocabulary, so it is
-a known token (see :mod:`nesymres_sklearn.original`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import numpy as np
 
-PAD, SOS, EOS, CONSTANT = "<pad>", "<sos>", "<eos>", "c"
+from ..expression.operators import PAPER_OPERATORS
+from ..expression.tokens import CONSTANT, INTEGERS, token_arity, variable_index, variable_token
 
-PAPER_UNARY_OPERATORS = (
-    "acos", "asin", "atan", "cos", "cosh", "coth", "exp", "ln",
-    "sin", "sinh", "sqrt", "tan", "tanh",
-)
-UNARY_OPERATORS = ("abs", *PAPER_UNARY_OPERATORS)
-BINARY_OPERATORS = ("add", "div", "mul", "pow")
-INTEGERS = tuple(range(-3, 6))
-
-_VARIABLE = re.compile(r"^x_([1-9][0-9]*)$")
-
-
-def variable_token(index: int) -> str:
-    """Token of the ``index``-th variable, counting from 0 (``0 -> "x_1"``)."""
-    return f"x_{index + 1}"
+PAD, SOS, EOS = "<pad>", "<sos>", "<eos>"
 
 
 def default_tokens(n_variables: int = 3) -> list[str]:
     """The paper's token table for ``n_variables`` input variables."""
     if n_variables < 1:
         raise ValueError(f"n_variables must be at least 1, got {n_variables}.")
-    operators = sorted(PAPER_UNARY_OPERATORS + BINARY_OPERATORS)
     return (
         [PAD, SOS, EOS]
         + [variable_token(i) for i in range(n_variables)]
         + [CONSTANT]
-        + operators
+        + list(PAPER_OPERATORS)
         + [str(i) for i in INTEGERS]
     )
 
@@ -73,8 +57,8 @@ class Vocabulary:
         for token in tokens:
             if token_arity(token) is None and token not in (PAD, SOS, EOS):
                 raise ValueError(f"Unknown vocabulary token {token!r}.")
-        variables = [int(m.group(1)) for t in tokens if (m := _VARIABLE.match(t))]
-        if sorted(variables) != list(range(1, len(variables) + 1)):
+        variables = [index for t in tokens if (index := variable_index(t)) is not None]
+        if sorted(variables) != list(range(len(variables))):
             raise ValueError("Variables must be x_1 .. x_n without gaps.")
 
     @classmethod
@@ -106,7 +90,7 @@ class Vocabulary:
 
     @cached_property
     def n_variables(self) -> int:
-        return sum(1 for t in self.tokens if _VARIABLE.match(t))
+        return sum(1 for t in self.tokens if variable_index(t) is not None)
 
     @cached_property
     def arities(self) -> np.ndarray:
@@ -127,25 +111,3 @@ class Vocabulary:
         special = {self.pad_id, self.sos_id, self.eos_id}
         return [self.tokens[i] for i in ids if int(i) not in special]
 
-
-@lru_cache(maxsize=None)
-def token_arity(token: str) -> int | None:
-    """Arity of an expression token (0 for leaves), ``None`` for non-expression tokens."""
-    if token in BINARY_OPERATORS:
-        return 2
-    if token in UNARY_OPERATORS:
-        return 1
-    if token == CONSTANT or _VARIABLE.match(token):
-        return 0
-    try:
-        int(token)
-    except ValueError:
-        return None
-    return 0
-
-
-@lru_cache(maxsize=None)
-def variable_index(token: str) -> int | None:
-    """Column index of a variable token (``"x_1" -> 0``), ``None`` otherwise."""
-    match = _VARIABLE.match(token)
-    return int(match.group(1)) - 1 if match else None

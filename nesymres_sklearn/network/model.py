@@ -5,26 +5,31 @@ with inducing points, then pooling by multi-head attention); the decoder predict
 skeleton's prefix tokens from them. Weights are saved and loaded as ``config.json`` +
 ``model.safetensors`` through :class:`huggingface_hub.PyTorchModelHubMixin`.
 
-The same classes run the authors' published checkpoints (converted by
-:mod:`nesymres_sklearn.original`); four config fields select where the original
-differs: ``encoding``, ``encoder_attention_scale``, ``output_size`` and ``search``.
-Their defaults are this project's behaviour.
+Decoding is incremental: :meth:`NeSymReSModel.start_decoding` encodes a point set once
+and returns a :class:`DecodingState` (the cached keys and values); each
+:meth:`NeSymReSModel.decode_step` feeds one new token per row, and
+:meth:`DecodingState.reorder` follows the rows a search keeps. Searches never reach
+into the layers.
+
+The config names the number encoding (:mod:`.encoding`) and the decoding method
+(:mod:`nesymres_sklearn.search.decoding`) by registry names, so the authors' published
+checkpoints (:mod:`nesymres_sklearn.original`) run on the same classes.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
 from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
-from .encoding import ENCODINGS, N_BITS
+from .encoding import N_BITS
 from .vocabulary import Vocabulary, default_tokens
 
 ATTENTION_SCALES = ("head", "hidden")
-SEARCHES = ("constrained", "original")
 # Fields added for the authors' checkpoints (see ModelConfig.to_dict).
 COMPATIBILITY_FIELDS = ("encoder_attention_scale", "output_size", "search")
 
@@ -43,16 +48,17 @@ class ModelConfig:
     The last four fields reproduce the authors' checkpoints; configs without them get
     this project's behaviour:
 
-    * ``encoding``: number encoding, ``"ieee-half"`` or ``"original"``
-      (:mod:`nesymres_sklearn.encoding`);
+    * ``encoding``: name of the number encoding (:mod:`.encoding`: ``"ieee-half"``;
+      ``"original"`` is registered by :mod:`nesymres_sklearn.original`);
     * ``encoder_attention_scale``: set-encoder attention scores are divided by
       ``sqrt(hidden_size / n_heads)`` (``"head"``) or by ``sqrt(hidden_size)``
       (``"hidden"``, the original);
     * ``output_size``: rows of the token embedding and width of the logits, ``None``
       for ``len(vocabulary)``. The original has 60 slots for 34 tokens; the extra slots
       take part in every softmax but are never proposed;
-    * ``search``: the beam search, ``"constrained"`` or ``"original"``
-      (:mod:`nesymres_sklearn.beam`).
+    * ``search``: name of the decoding method used by default
+      (:mod:`nesymres_sklearn.search.decoding`: ``"constrained"``; ``"original"`` is
+      registered by :mod:`nesymres_sklearn.original`).
     """
 
     vocabulary: list[str] = field(default_factory=lambda: default_tokens(3))
@@ -72,14 +78,13 @@ class ModelConfig:
 
     def __post_init__(self):
         self.vocabulary = list(self.vocabulary)
-        Vocabulary(tuple(self.vocabulary))  # validates
+        _vocabulary(tuple(self.vocabulary))  # validates the tokens
         if self.hidden_size % self.n_heads:
             raise ValueError("hidden_size must be a multiple of n_heads.")
-        for name, choices in (
-            ("encoding", ENCODINGS), ("encoder_attention_scale", ATTENTION_SCALES), ("search", SEARCHES)
-        ):
-            if getattr(self, name) not in choices:
-                raise ValueError(f"Unknown {name} {getattr(self, name)!r}; expected one of {choices}.")
+        if self.encoder_attention_scale not in ATTENTION_SCALES:
+            raise ValueError(
+                f"Unknown encoder_attention_scale {self.encoder_attention_scale!r}; expected one of {ATTENTION_SCALES}."
+            )
         if self.output_size is not None and self.output_size < len(self.vocabulary):
             raise ValueError(
                 f"output_size={self.output_size} is smaller than the vocabulary ({len(self.vocabulary)} tokens)."
@@ -94,7 +99,7 @@ class ModelConfig:
 
     @property
     def vocab(self) -> Vocabulary:
-        return Vocabulary(tuple(self.vocabulary))
+        return _vocabulary(tuple(self.vocabulary))
 
     @property
     def n_outputs(self) -> int:
@@ -109,6 +114,11 @@ class ModelConfig:
             name: value for name, value in asdict(self).items()
             if not (name in COMPATIBILITY_FIELDS and value == defaults[name])
         }
+
+
+@lru_cache(maxsize=16)
+def _vocabulary(tokens: tuple[str, ...]) -> Vocabulary:
+    return Vocabulary(tokens)
 
 
 MODEL_SIZES = {
@@ -244,19 +254,61 @@ class DecoderLayer(nn.Module):
         self.norm1, self.norm2, self.norm3 = nn.LayerNorm(h), nn.LayerNorm(h), nn.LayerNorm(h)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, memory_kv, cache: list | None = None, attend: torch.Tensor | None = None) -> torch.Tensor:
-        """``cache`` (``[keys, values]`` or ``[None, None]``) enables incremental decoding;
-        then ``attend`` (``(B, cached + new)`` bool) may exclude positions from self-attention."""
+    def forward(self, x, memory_kv, cache: "LayerCache | None" = None, attend: torch.Tensor | None = None):
+        """Full causal pass when ``cache`` is ``None``; otherwise incremental: the new
+        positions' keys and values are appended to ``cache``, and ``attend``
+        (``(B, cached + new)`` bool) may exclude positions from self-attention."""
         keys, values = self.self_attn.keys_values(x)
         if cache is not None:
-            if cache[0] is not None:
-                keys = torch.cat([cache[0], keys], dim=2)
-                values = torch.cat([cache[1], values], dim=2)
-            cache[0], cache[1] = keys, values
+            keys, values = cache.append(keys, values)
         mask = None if attend is None else attend[:, None, None, :]
         x = self.norm1(x + self.dropout(self.self_attn(x, keys, values, is_causal=cache is None, mask=mask)))
         x = self.norm2(x + self.dropout(self.cross_attn(x, *memory_kv)))
         return self.norm3(x + self.dropout(self.mlp(x)))
+
+
+class LayerCache:
+    """Self-attention keys and values of one decoder layer for the tokens decoded so far."""
+
+    def __init__(self):
+        self.keys: torch.Tensor | None = None
+        self.values: torch.Tensor | None = None
+
+    def append(self, keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.keys is not None:
+            keys = torch.cat([self.keys, keys], dim=2)
+            values = torch.cat([self.values, values], dim=2)
+        self.keys, self.values = keys, values
+        return keys, values
+
+
+class DecodingState:
+    """What incremental decoding keeps between steps for a batch of rows (beams).
+
+    Holds the memory's cross-attention keys and values (computed once per point set)
+    and each layer's self-attention cache. :meth:`reorder` keeps, duplicates or drops
+    rows as a search selects them.
+    """
+
+    def __init__(self, memory_kv: list[tuple[torch.Tensor, torch.Tensor]], n_rows: int):
+        self._memory_kv = memory_kv
+        self._layers = [LayerCache() for _ in memory_kv]
+        self.n_rows = n_rows
+        self.length = 0
+
+    def memory_kv(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per-layer memory keys and values, broadcast to the current rows."""
+        return [(k.expand(self.n_rows, -1, -1, -1), v.expand(self.n_rows, -1, -1, -1)) for k, v in self._memory_kv]
+
+    def layers(self) -> list[LayerCache]:
+        return self._layers
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        """Continue with the rows ``rows`` (indices into the current rows, in order)."""
+        for layer in self._layers:
+            if layer.keys is not None:
+                layer.keys, layer.values = layer.keys[rows], layer.values[rows]
+        self.n_rows = len(rows)
 
 
 class SkeletonDecoder(nn.Module):
@@ -274,7 +326,8 @@ class SkeletonDecoder(nn.Module):
         return [layer.cross_attn.keys_values(memory) for layer in self.layers]
 
     def forward(self, tokens, memory_kv, caches: list | None = None, start: int = 0, attend=None) -> torch.Tensor:
-        """``caches`` (one per layer) and ``attend`` as in :meth:`DecoderLayer.forward`."""
+        """``caches`` (one :class:`LayerCache` per layer) and ``attend`` as in
+        :meth:`DecoderLayer.forward`; ``start`` is the position of the first token."""
         positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)
         x = self.token_embedding(tokens) + self.position_embedding(positions)
         for i, layer in enumerate(self.layers):
@@ -306,6 +359,17 @@ class NeSymReSModel(nn.Module, PyTorchModelHubMixin, library_name="nesymres-skle
 
     def encode(self, points: torch.Tensor) -> torch.Tensor:
         return self.encoder(points)
+
+    def start_decoding(self, points: torch.Tensor, n_rows: int = 1) -> DecodingState:
+        """Encode one point set ``(n_points, n_inputs)`` for ``n_rows`` decoding rows."""
+        return DecodingState(self.decoder.memory_keys_values(self.encode(points[None])), n_rows)
+
+    def decode_step(self, tokens: torch.Tensor, state: DecodingState, attend: torch.Tensor | None = None):
+        """Next-token logits ``(rows, n_outputs)`` after feeding ``tokens`` ``(rows,)``, one
+        per row; ``attend`` (``(rows, length + 1)`` bool) may mask decoded positions."""
+        logits = self.decoder(tokens[:, None], state.memory_kv(), state.layers(), start=state.length, attend=attend)
+        state.length += 1
+        return logits[:, -1]
 
     def forward(self, points: torch.Tensor, tokens: torch.Tensor, targets: torch.Tensor | None = None):
         """Logits for every position of ``tokens``; with ``targets``, also the mean

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from .evaluate import PrefixProgram
+from ..expression.program import PrefixProgram
 
 # Stop restarting once the normalised MSE is this small: the fit is exact.
 EXACT_FIT = 1e-14

@@ -1,0 +1,80 @@
+"""A skeleton: a prefix expression with constant placeholders, checked once.
+
+:class:`Skeleton` is the value that flows from decoding to selection. Its tokens are
+validated when it is made; its canonical key (for de-duplication), its compiled
+:class:`~.program.PrefixProgram` and its SymPy form are each built once, on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import sympy
+
+from .placeholders import attach_constants
+from .prefix import canonical_prefix_unchecked, check_prefix, prefix_to_sympy
+from .program import PrefixProgram
+from .tokens import CONSTANT
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """A complete prefix expression over ``x_1..x_n``, integers, operators and ``c``.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        Raises :class:`~.prefix.InvalidPrefixError` unless one complete expression.
+    """
+
+    tokens: tuple[str, ...]
+
+    def __post_init__(self):
+        object.__setattr__(self, "tokens", tuple(self.tokens))
+        check_prefix(self.tokens)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __str__(self) -> str:
+        return " ".join(self.tokens)
+
+    @cached_property
+    def n_constants(self) -> int:
+        return sum(token == CONSTANT for token in self.tokens)
+
+    @cached_property
+    def key(self) -> tuple[str, ...]:
+        """Canonical form: equal for skeletons equal up to the order of the operands of
+        sums and products."""
+        return canonical_prefix_unchecked(self.tokens)
+
+    @cached_property
+    def program(self) -> PrefixProgram:
+        return PrefixProgram(self.tokens)
+
+    @cached_property
+    def sympy(self) -> sympy.Expr:
+        """The skeleton over ``x_1..`` and ``c_0..``, as written, numbers folded."""
+        return prefix_to_sympy(self.tokens, evaluate=False, fold_numbers=True)
+
+    def with_constants_attached(self) -> "Skeleton":
+        """Placeholders attached by the paper's rule (``sin(x) -> c*sin(c*x + c)``)."""
+        return Skeleton(attach_constants(self.tokens)[0])
+
+    def expression(self, constants: Sequence[float], symbols: Sequence[sympy.Symbol]) -> sympy.Expr:
+        """The equation with ``constants`` in place of the placeholders, over ``symbols``.
+
+        Built as written (``evaluate=False``) with operations on numbers folded: SymPy's
+        automatic evaluation of arbitrary network proposals can run for minutes, so it
+        is left to the user (``sympy.simplify(reg.sympy())``).
+        """
+        values = [sympy.Float(float(c)) for c in constants]
+        return prefix_to_sympy(self.tokens, variables=symbols, constants=values, evaluate=False, fold_numbers=True)
+
+    def __call__(self, X: np.ndarray, constants: Sequence[float] = ()) -> np.ndarray:
+        """Values at the rows of ``X``; NaN where undefined."""
+        return self.program(X, constants)

@@ -1,0 +1,1 @@
+"""The network: vocabulary, number encoding, the model and where its weights come from."""

@@ -1,0 +1,1 @@
+"""From a point set to fitted candidate equations: decoding, constants, selection."""
