@@ -56,7 +56,7 @@ PROFILES = {
         methods={
             "nesymres": (1,),
             "gplearn": (64,),
-            "gp": (1,),
+            "gpr": (1,),
             "operon": (2000,),
             "dsr": (4,),
             "pysr": (5,),
@@ -70,7 +70,7 @@ PROFILES = {
         methods={
             "nesymres": (1, 4, 16, 32),
             "gplearn": (1024, 2048, 4096),
-            "gp": (8, 16, 32),
+            "gpr": (8, 16, 32),
             "operon": (10_000, 100_000),
             "dsr": (4, 16),
             "pysr": (10, 40),
@@ -80,7 +80,7 @@ PROFILES = {
     ),
     "points": Profile(
         datasets={"aifeynman": None, "nguyen": None},
-        methods={"nesymres": (4,), "gp": (8,)},
+        methods={"nesymres": (4,), "gpr": (8,)},
         n_points=(16, 32, 64, 128, 256, 512),
         time_limit=30.0,
         time_budget=8.0,
@@ -90,7 +90,7 @@ PROFILES = {
         methods={
             "nesymres": tuple(2**k for k in range(0, 9)),
             "gplearn": tuple(2**k for k in range(10, 16)),
-            "gp": (8, 16, 32),
+            "gpr": (8, 16, 32),
             "operon": (10_000, 100_000, 1_000_000),
             "dsr": tuple(2**k for k in range(2, 8)),
             "pysr": (10, 40, 160),

@@ -33,11 +33,11 @@ METRIC_TITLES = {
     "a2_iid": "$A_2^{iid}$", "a2_ood": "$A_2^{ood}$",
 }
 METHOD_LABELS = {
-    "nesymres": "NeSymReS", "gplearn": "Genetic Prog. (gplearn)", "gp": "Gaussian Process",
+    "nesymres": "NeSymReS", "gplearn": "Genetic Prog. (gplearn)", "gpr": "Gaussian Process",
     "operon": "Operon", "dsr": "DSR", "pysr": "PySR",
 }
 METHOD_COLORS = {
-    "nesymres": "tab:red", "gplearn": "tab:green", "gp": "tab:blue",
+    "nesymres": "tab:red", "gplearn": "tab:green", "gpr": "tab:blue",
     "operon": "tab:purple", "dsr": "tab:orange", "pysr": "tab:brown",
 }
 DATASET_LABELS = {

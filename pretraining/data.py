@@ -4,9 +4,10 @@ For each equation of a batch: a skeleton is drawn from the bank; ``n_c`` is draw
 uniformly in ``0..min(3, N_c)`` (``N_c`` placeholders), ``n_c`` placeholders get values
 from U(1, 5) and the others their neutral value; each variable gets a support
 ``S1 < S2`` from U(-10, 10) and points uniform in it; variables the skeleton does not
-use are 0. The equation is evaluated with :class:`~nesymres_sklearn.evaluate.PrefixProgram`
-and points with a non-finite ``y`` or ``|y| > 1000`` are dropped. The number of points
-drawn varies by batch; every equation of the batch is then cut to the smallest
+use are 0. The equation is evaluated with
+:class:`~nesymres_sklearn.expression.program.PrefixProgram` and points with a
+non-finite ``y`` or ``|y| > 1000`` are dropped. The number of points drawn varies by
+batch; every equation of the batch is then cut to the smallest
 number of valid points. The target is the skeleton of the instantiated equation: the
 attached skeleton without its neutral placeholders.
 
@@ -41,20 +42,26 @@ WEIGHTINGS = ("frequency", "uniform")
 class BatchConfig:
     """How equations are instantiated (defaults: the paper's).
 
+    The ``data`` section of :class:`pretraining.config.TrainConfig`. The target length
+    limit is the model's ``max_length``, given to :class:`EquationSampler`.
+
     Parameters
     ----------
     batch_size : int, default=150
+        Equations per batch (per process when training with DDP).
     min_points, max_points : int, default=100, 500
         Points drawn per equation, uniformly in this range for each batch.
     min_valid_fraction : float, default=0.5
         An equation keeps at least this fraction of its points valid, or it is
         redrawn (new constants and support, then a new skeleton).
     max_constants : int, default=3
+        At most this many placeholders get a sampled value; the others are neutral.
     constant_range : tuple, default=(1.0, 5.0)
+        Sampled placeholder values are uniform in this range.
     support_range : tuple, default=(-10.0, 10.0)
+        Each variable's support ``S1 < S2`` is drawn uniformly in this range.
     max_abs_y : float, default=1000.0
-    max_length : int, default=60
-        Targets (with start and end tokens) longer than this are skipped.
+        Points with a larger ``|y|`` are dropped.
     weighting : {"frequency", "uniform"}, default="frequency"
         How skeletons are drawn: in proportion to how often the generator produced
         them (the paper's data, where short skeletons are the most frequent), or
@@ -66,10 +73,9 @@ class BatchConfig:
     max_points: int = 500
     min_valid_fraction: float = 0.5
     max_constants: int = 3
-    constant_range: tuple = (1.0, 5.0)
-    support_range: tuple = (-10.0, 10.0)
+    constant_range: tuple[float, float] = (1.0, 5.0)
+    support_range: tuple[float, float] = (-10.0, 10.0)
     max_abs_y: float = 1000.0
-    max_length: int = 60
     weighting: str = "frequency"
 
     def __post_init__(self):
@@ -77,8 +83,14 @@ class BatchConfig:
             raise ValueError(f"Unknown weighting {self.weighting!r}; choose from {WEIGHTINGS}.")
         self.constant_range = tuple(self.constant_range)
         self.support_range = tuple(self.support_range)
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be at least 1.")
         if not 1 <= self.min_points <= self.max_points:
             raise ValueError("Need 1 <= min_points <= max_points.")
+        for name in ("constant_range", "support_range"):
+            bounds = getattr(self, name)
+            if len(bounds) != 2 or not bounds[0] <= bounds[1]:
+                raise ValueError(f"{name} must be (low, high) with low <= high.")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -97,13 +109,18 @@ class EquationSampler:
     config : BatchConfig
     n_variables : int, optional
         Model inputs (default: the bank's variables).
+    max_length : int, default=60
+        The model's sequence length: targets (with start and end tokens) longer than
+        this are skipped.
     """
 
-    def __init__(self, bank: SkeletonBank, config: BatchConfig, n_variables: int | None = None):
+    def __init__(self, bank: SkeletonBank, config: BatchConfig, n_variables: int | None = None,
+                 max_length: int = 60):
         if len(bank) == 0:
             raise ValueError(f"The {bank.split} split of {bank.folder} is empty.")
         self.bank = bank
         self.config = config
+        self.max_length = max_length
         self.n_variables = n_variables or bank.n_variables
         if bank.n_variables > self.n_variables:
             raise ValueError(f"The bank has {bank.n_variables} variables, the model {self.n_variables}.")
@@ -158,7 +175,7 @@ class EquationSampler:
                 valid = np.isfinite(y) & (np.abs(y) <= config.max_abs_y)
                 if valid.sum() >= max(1, int(np.ceil(config.min_valid_fraction * n_points))):
                     target = remove_placeholders(tokens, kinds, keep)
-                    if len(target) + 2 > config.max_length:
+                    if len(target) + 2 > self.max_length:
                         break
                     return X[valid], y[valid], target
 

@@ -13,7 +13,8 @@ A skeleton is sampled in four steps:
    (``"automatic"``: like terms, powers of equal bases, numbers folded; about 25x
    faster and the same skeleton for 95% of trees, see ``docs/pretraining.md``);
 4. numbers the vocabulary cannot write become the placeholder ``c`` and placeholders
-   are attached with :func:`nesymres_sklearn.skeleton.attach_constants`, the rule
+   are attached with
+   :func:`nesymres_sklearn.expression.placeholders.attach_constants`, the rule
    inference uses.
 
 The generator's ``sub`` is written ``add a mul -1 b``. The table's *Pow* is a unary
@@ -36,18 +37,38 @@ import numpy as np
 import sympy
 
 from nesymres_sklearn.expression.prefix import prefix_to_sympy, skeletonize
-from nesymres_sklearn.expression.placeholders import attach_constants, count_constants
+from nesymres_sklearn.expression.operators import OPERATORS, PAPER_OPERATORS
+from nesymres_sklearn.expression.placeholders import attach_constants
 from nesymres_sklearn.expression.tokens import INTEGERS, variable_index, variable_token
 
 logger = logging.getLogger(__name__)
 
-#: Unnormalised probabilities of the appendix table (operator -> weight).
-PAPER_OPERATOR_WEIGHTS = {
-    "add": 10, "mul": 10, "sub": 5, "div": 5, "sqrt": 4, "pow": 4,
-    "ln": 4, "exp": 4, "sin": 4, "cos": 4, "tan": 4, "asin": 1,
-}
-GENERATOR_BINARY = ("add", "mul", "sub", "div")
-GENERATOR_UNARY = ("sqrt", "pow", "ln", "exp", "sin", "cos", "tan", "asin")
+#: Where the generator's operators differ from the table's
+#: (:data:`~nesymres_sklearn.expression.operators.OPERATORS`): its ``pow`` is unary, the
+#: exponent being drawn from ``GeneratorConfig.pow_exponents`` rather than generated, and
+#: ``sub`` is a generator-only composite, written ``add a mul -1 b``.
+GENERATOR_ARITY = {"pow": 1, "sub": 2}
+#: Weights of the generator-only operators (the table holds the others').
+_GENERATOR_ONLY_WEIGHTS = {"sub": 5}
+# The order of the appendix table. ``sample_tree`` indexes this order with the drawn
+# numbers, so it fixes the generated data: reordering it changes every bank. Operators
+# given a weight in the table later are appended after these.
+_SAMPLING_ORDER = ("add", "mul", "sub", "div", "sqrt", "pow", "ln", "exp", "sin", "cos", "tan", "asin")
+
+
+def _paper_operator_weights() -> dict:
+    weights = {token: op.generator_weight for token, op in OPERATORS.items() if op.generator_weight}
+    weights.update(_GENERATOR_ONLY_WEIGHTS)
+    ordered = {token: weights[token] for token in _SAMPLING_ORDER if token in weights}
+    ordered.update((token, weight) for token, weight in weights.items() if token not in ordered)
+    return ordered
+
+
+#: Unnormalised probabilities of the appendix table (operator -> weight): the table's
+#: ``generator_weight`` of each operator, and ``sub``.
+PAPER_OPERATOR_WEIGHTS = _paper_operator_weights()
+#: Operators ``GeneratorConfig.operator_weights`` may name: the paper's tokens and ``sub``.
+GENERATOR_OPERATORS = PAPER_OPERATORS + tuple(_GENERATOR_ONLY_WEIGHTS)
 
 #: Values of ``GeneratorConfig.simplification``.
 SIMPLIFICATIONS = ("full", "automatic")
@@ -105,7 +126,7 @@ class GeneratorConfig:
         self.operator_weights = dict(self.operator_weights)
         self.integer_leaves = tuple(int(i) for i in self.integer_leaves)
         self.pow_exponents = tuple(int(i) for i in self.pow_exponents)
-        unknown = set(self.operator_weights) - set(GENERATOR_BINARY + GENERATOR_UNARY)
+        unknown = set(self.operator_weights) - set(GENERATOR_OPERATORS)
         if unknown:
             raise ValueError(f"Unknown operators {sorted(unknown)}.")
         if self.simplification not in SIMPLIFICATIONS:
@@ -132,12 +153,11 @@ class GeneratorConfig:
 
 
 def arity(token: str) -> int:
-    """Arity of a generator token (0 for leaves)."""
-    if token in GENERATOR_BINARY:
-        return 2
-    if token in GENERATOR_UNARY:
-        return 1
-    return 0
+    """Arity of a generator token (0 for leaves): the table's, except :data:`GENERATOR_ARITY`."""
+    if token in GENERATOR_ARITY:
+        return GENERATOR_ARITY[token]
+    operator = OPERATORS.get(token)
+    return operator.arity if operator is not None else 0
 
 
 def sample_tree(rng: np.random.Generator, config: GeneratorConfig) -> list[str]:
@@ -341,6 +361,3 @@ def generate_skeletons(
             skeletons.append(result)
     return skeletons, rejected
 
-
-def n_placeholders(skeleton: Skeleton) -> int:
-    return count_constants(skeleton.attached)

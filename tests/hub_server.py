@@ -77,8 +77,14 @@ class FakeHub:
 
 
 def run_python(code: str, env: dict) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter, so huggingface_hub reads the environment."""
-    full_env = {**os.environ, **env}
+    """Run ``code`` in a fresh interpreter, so huggingface_hub reads the environment.
+
+    The interpreter gets this process's environment without its Hugging Face settings
+    (``HF_*``, ``HUGGINGFACE_*``: a caller's ``HF_HUB_OFFLINE=1`` must not leak in),
+    plus ``env``.
+    """
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_"))}
+    full_env = {**inherited, **env}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True, text=True, timeout=120
     )

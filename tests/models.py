@@ -1,4 +1,5 @@
-"""Tiny randomly initialised models for the tests (saved once per test session)."""
+"""Tiny randomly initialised models for the tests (saved once per test session, in a
+temporary folder that is removed when the session ends)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from nesymres_sklearn.network.model import NeSymReSModel, config_for_size
 
 # Enough variables for every dataset of scikit-learn's estimator checks.
 CHECKS_VARIABLES = 12
+# Made at import: scikit-learn's checks need the models while tests are collected.
+_ROOT = tempfile.TemporaryDirectory(prefix="nesymres-test-models-")
 
 
 @cache
 def tiny_model_folder(n_variables: int = 3, seed: int = 0) -> Path:
     """Folder with ``config.json`` + ``model.safetensors`` of a random tiny model."""
-    folder = Path(tempfile.mkdtemp(prefix=f"nesymres-tiny-{n_variables}-"))
+    folder = Path(_ROOT.name) / f"tiny-{n_variables}-{seed}"
     torch.manual_seed(seed)
     config = config_for_size("tiny", n_variables=n_variables, hidden_size=32, feedforward_size=64, max_length=40)
     NeSymReSModel(config).save_pretrained(folder)

@@ -2,10 +2,11 @@ import numpy as np
 import pytest
 import torch
 
-from nesymres_sklearn.search.decoding import decode as beam_search
-from nesymres_sklearn.network.encoding import encode_points
 from nesymres_sklearn.expression.prefix import is_valid_prefix
+from nesymres_sklearn.network.encoding import encode_points
 from nesymres_sklearn.network.weights import load_model
+from nesymres_sklearn.search.beam import constrained_search as beam_search
+from nesymres_sklearn.search.decoding import DECODERS, decode
 
 
 @pytest.fixture
@@ -49,3 +50,13 @@ def test_variables_are_masked_by_number_of_features(setup):
 def test_beam_search_is_deterministic(setup):
     model, points = setup
     assert beam_search(model, points, 8, 2) == beam_search(model, points, 8, 2)
+
+
+def test_decode_uses_the_method_the_config_names(setup, monkeypatch):
+    model, points = setup
+    assert decode(model, points, 8, 2) == beam_search(model, points, 8, 2)
+    monkeypatch.setattr(model.config, "search", "no-such-method")
+    with pytest.raises(ValueError, match="Unknown decoding method 'no-such-method'"):
+        decode(model, points, 8, 2)
+    monkeypatch.setitem(DECODERS, "no-such-method", lambda *args: ["called"])
+    assert decode(model, points, 8, 2) == ["called"]

@@ -50,12 +50,31 @@ def test_encoder_is_permutation_invariant():
 def test_incremental_decoding_matches_full_decoding():
     torch.manual_seed(0)
     model = NeSymReSModel(config_for_size("tiny")).eval()
-    memory_kv = model.decoder.memory_keys_values(model.encode(torch.randn(2, 25, 64)))
+    points = torch.randn(25, 64)
     tokens = torch.randint(0, 33, (2, 9))
-    full = model.decoder(tokens, memory_kv)
-    caches = [[None, None] for _ in model.decoder.layers]
-    steps = [model.decoder(tokens[:, i:i + 1], memory_kv, caches, start=i) for i in range(9)]
-    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=1e-5)
+    full = model.decoder(tokens, model.decoder.memory_keys_values(model.encode(points[None])))
+    state = model.start_decoding(points, n_rows=2)
+    steps = [model.decode_step(tokens[:, i], state) for i in range(9)]
+    torch.testing.assert_close(torch.stack(steps, dim=1), full, atol=1e-5, rtol=1e-5)
+    assert state.length == 9
+
+
+def test_reordered_state_continues_the_selected_rows():
+    torch.manual_seed(0)
+    model = NeSymReSModel(config_for_size("tiny")).eval()
+    points = torch.randn(25, 64)
+    tokens = torch.randint(3, 33, (3, 5))
+    state = model.start_decoding(points, n_rows=3)
+    for i in range(4):
+        model.decode_step(tokens[:, i], state)
+    rows = torch.tensor([2, 2, 0])
+    state.reorder(rows)
+    assert state.n_rows == 3
+    reordered = model.decode_step(tokens[rows, 4], state)
+    fresh = model.start_decoding(points, n_rows=3)
+    for i in range(5):
+        expected = model.decode_step(tokens[rows, i], fresh)
+    torch.testing.assert_close(reordered, expected, atol=1e-5, rtol=1e-5)
 
 
 def test_save_and_load_round_trip(tmp_path):
@@ -74,7 +93,7 @@ def test_save_and_load_round_trip(tmp_path):
     "overrides, message",
     [
         (dict(hidden_size=30, n_heads=4), "multiple of n_heads"),
-        (dict(encoding="float32"), "Unknown encoding"),
+        (dict(encoding="float32"), "Unknown number encoding"),
         (dict(n_isab=0), "n_isab must be at least 1"),
         (dict(vocabulary=["<pad>", "x_1"]), "required token"),
     ],

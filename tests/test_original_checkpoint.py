@@ -29,8 +29,10 @@ import torch.nn.functional as F
 
 from hub_server import FakeHub, run_python
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.beam import beam_search, hypothesis_tokens, original_finished
-from nesymres_sklearn.network.encoding import encode_floats, encode_points, original_bits
+from nesymres_sklearn.network.encoding import encode_floats, encode_points
+from nesymres_sklearn.original.beam import hypothesis_tokens, original_finished
+from nesymres_sklearn.original.encoding import original_bits
+from nesymres_sklearn.search.decoding import decode as beam_search
 from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.network.model import ModelConfig, ModelLoadError, NeSymReSModel, config_for_size
 from nesymres_sklearn.original.checkpoint import (
@@ -536,6 +538,7 @@ HUB_FIT = """
     print("REFIT OK")
 """
 MISSING_FILE = """
+    import nesymres_sklearn.original  # registers the .ckpt converter
     from nesymres_sklearn.network.weights import resolve_folder
     try:
         resolve_folder("authors/nesymres/100M.ckpt")
@@ -697,7 +700,6 @@ def test_constrained_search_normalises_over_extra_output_slots():
 
 @pytest.mark.parametrize("overrides, message", [
     (dict(encoder_attention_scale="full"), "Unknown encoder_attention_scale"),
-    (dict(search="greedy"), "Unknown search"),
     (dict(output_size=10), "output_size=10 is smaller than the vocabulary"),
 ])
 def test_invalid_compatibility_fields(overrides, message):

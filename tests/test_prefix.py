@@ -91,11 +91,3 @@ def test_invalid_prefix(tokens, message):
 def test_unsupported_functions_are_rejected():
     with pytest.raises(ValueError, match="Cannot write"):
         sympy_to_prefix(sympy.Abs(x1))
-
-
-def test_every_operator_has_a_sympy_counterpart():
-    from nesymres_sklearn.expression.prefix import SYMPY_BINARY, SYMPY_UNARY
-    from nesymres_sklearn.vocabulary import BINARY_OPERATORS, UNARY_OPERATORS
-
-    assert set(SYMPY_UNARY) == set(UNARY_OPERATORS)
-    assert set(SYMPY_BINARY) == set(BINARY_OPERATORS)

@@ -1,30 +1,51 @@
+import pickle
+
 import numpy as np
 import pytest
+import sympy
 
-from nesymres_sklearn.expression.program import PrefixProgram
-from nesymres_sklearn.expression.placeholders import attach_constants, count_constants, neutral_constants
-
-
-def test_unary_operators_and_variables_get_placeholders():
-    tokens, kinds = attach_constants(["sin", "x_1"])
-    assert tokens == ["mul", "c", "sin", "add", "mul", "c", "x_1", "c"]
-    assert kinds == ["mul", "mul", "add"]
+from nesymres_sklearn.expression.prefix import InvalidPrefixError
+from nesymres_sklearn.expression.skeleton import Skeleton
 
 
-def test_binary_operators_integers_and_existing_constants():
-    tokens, kinds = attach_constants(["pow", "x_2", "2"])
-    assert tokens == ["pow", "add", "mul", "c", "x_2", "c", "2"]
-    assert kinds == ["mul", "add"]
-    tokens, kinds = attach_constants(["add", "c", "x_1"])
-    assert kinds == ["existing", "mul", "add"]
-    assert count_constants(tokens) == 3
+def test_invalid_tokens_are_rejected_when_made():
+    with pytest.raises(InvalidPrefixError):
+        Skeleton(("add", "x_1"))
+    with pytest.raises(InvalidPrefixError):
+        Skeleton(("x_1", "x_2"))
 
 
-@pytest.mark.parametrize(
-    "tokens",
-    [["sin", "x_1"], ["add", "exp", "x_1", "mul", "x_2", "ln", "x_3"], ["pow", "cos", "x_1", "2"]],
-)
-def test_neutral_constants_leave_the_expression_unchanged(tokens):
-    X = np.random.default_rng(0).uniform(0.5, 3, size=(50, 3))
-    attached, kinds = attach_constants(tokens)
-    np.testing.assert_allclose(PrefixProgram(attached)(X, neutral_constants(kinds)), PrefixProgram(tokens)(X))
+def test_key_is_equal_up_to_operand_order():
+    a = Skeleton(("add", "mul", "c", "x_1", "sin", "x_2"))
+    b = Skeleton(("add", "sin", "x_2", "mul", "x_1", "c"))
+    assert a.key == b.key and a != b
+    assert a.key != Skeleton(("add", "mul", "c", "x_1", "cos", "x_2")).key
+
+
+def test_derived_forms_are_built_once():
+    skeleton = Skeleton(("mul", "c", "sin", "x_1"))
+    assert skeleton.program is skeleton.program
+    assert skeleton.sympy is skeleton.sympy
+    assert skeleton.n_constants == 1 and len(skeleton) == 4
+
+
+def test_values_and_expression_agree():
+    skeleton = Skeleton(("mul", "c", "sin", "x_2"))
+    X = np.random.default_rng(0).uniform(-2, 2, size=(20, 2))
+    np.testing.assert_allclose(skeleton(X, [2.5]), 2.5 * np.sin(X[:, 1]))
+    a, b = sympy.symbols("a b", real=True)
+    assert skeleton.expression([2.5], [a, b]) == 2.5 * sympy.sin(b)
+
+
+def test_attached_constants_follow_the_paper_rule():
+    attached = Skeleton(("sin", "x_1")).with_constants_attached()
+    assert attached.tokens == ("mul", "c", "sin", "add", "mul", "c", "x_1", "c")
+    assert attached.n_constants == 3
+
+
+def test_pickles_with_its_compiled_program():
+    skeleton = Skeleton(("add", "x_1", "c"))
+    skeleton.program  # noqa: B018 (builds the cached program)
+    restored = pickle.loads(pickle.dumps(skeleton))
+    assert restored == skeleton
+    np.testing.assert_allclose(restored(np.ones((3, 1)), [2.0]), 3.0)

@@ -1,6 +1,7 @@
 import json
 import os
 import shutil
+import time
 import socket
 
 import pytest
@@ -140,12 +141,18 @@ def test_download_from_hub_then_offline_cache(tiny_model, tmp_path):
     assert "EXPRESSION" in offline.stdout
 
 
-def test_unreachable_hub_gives_a_clear_error(tmp_path):
-    env = {"HF_HUB_CACHE": str(tmp_path / "cache"), "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}",
-           "HF_HUB_ETAG_TIMEOUT": "2", "HF_HUB_DOWNLOAD_TIMEOUT": "2"}
-    result = run_python(FIT_FROM_HUB.format(revision=None), env)
-    assert result.returncode != 0
-    assert "ConnectionError: Could not reach the Hugging Face Hub" in result.stderr
+def test_unreachable_hub_gives_a_clear_error(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    waits = []
+    monkeypatch.setattr(time, "sleep", waits.append)  # huggingface_hub's retry back-off, not waited here
+    with pytest.raises(ConnectionError, match=f"Could not reach the Hugging Face Hub at {endpoint}"):
+        resolve_folder("org/tiny")
+    assert waits, "huggingface_hub retried without waiting: the back-off was not reached"
 
 
 def test_hub_errors_name_the_problem(tiny_model, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .base import Adapter
 from .dsr import DSRAdapter
 from .gaussian_process import GaussianProcessAdapter
-from .genetic import GplearnAdapter
+from .gplearn import GplearnAdapter
 from .nesymres import NeSymReSAdapter
 from .operon import OperonAdapter
 from .pysr import PySRAdapter

@@ -93,6 +93,12 @@ class Adapter:
         for module in cls.preload_modules:
             importlib.import_module(module)
 
+    @classmethod
+    def expected_cost(cls, value, n_points: int) -> float:
+        """Relative cost of one fit at ``value`` on ``n_points`` points; the runner starts
+        the most expensive fits first so that every worker stays busy to the end."""
+        return float(value) * n_points
+
     def fit(self, X: np.ndarray, y: np.ndarray) -> "Adapter":
         self._fit(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
         return self
@@ -108,7 +114,3 @@ class Adapter:
     def expression(self) -> str | None:
         """The fitted expression over ``x_1, x_2, ...`` (``None`` for non-symbolic methods)."""
         return None
-
-    @property
-    def setting(self) -> str:
-        return f"{self.parameter}={self.value}"

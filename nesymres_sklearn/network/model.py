@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
-from .encoding import N_BITS
+from .encoding import N_BITS, get_encoding
 from .vocabulary import Vocabulary, default_tokens
 
 ATTENTION_SCALES = ("head", "hidden")
@@ -81,6 +81,7 @@ class ModelConfig:
         _vocabulary(tuple(self.vocabulary))  # validates the tokens
         if self.hidden_size % self.n_heads:
             raise ValueError("hidden_size must be a multiple of n_heads.")
+        get_encoding(self.encoding)  # raises for an unregistered encoding
         if self.encoder_attention_scale not in ATTENTION_SCALES:
             raise ValueError(
                 f"Unknown encoder_attention_scale {self.encoder_attention_scale!r}; expected one of {ATTENTION_SCALES}."

@@ -8,7 +8,7 @@ the two skeletons are identical, and their lengths. Writes
 
 Usage::
 
-    python benchmarks/bench_simplification.py [--n-trees 1000] [--seed 0]
+    python -m benchmarks.studies.bench_simplification [--n-trees 1000] [--seed 0]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pretraining.generator import (
     GeneratorConfig, Skeleton, compact_variables, sample_tree, simplify_to_skeleton, tree_to_prefix,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "simplification_benchmark.md"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "simplification_benchmark.md"
 
 
 def sample_prefixes(n_trees: int, seed: int, config: GeneratorConfig) -> list[list[str]]:
@@ -55,7 +55,7 @@ def main(argv=None) -> None:
     lines = [
         "# Generator simplification: `sympy.simplify` against automatic evaluation",
         "",
-        f"Command: `python benchmarks/bench_simplification.py --n-trees {args.n_trees} --seed {args.seed}`  ",
+        f"Command: `python -m benchmarks.studies.bench_simplification --n-trees {args.n_trees} --seed {args.seed}`  ",
         f"Machine: {platform.machine()}, one core, Python {platform.python_version()}; "
         f"paper generator settings, {args.n_trees} trees; load average at the end "
         f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores.",

@@ -9,7 +9,7 @@ seed and the median fit time.
 
 Usage::
 
-    python -m benchmarks.compare_models bundled=nesymres_sklearn/weights candidate=runs/small/model \\
+    python -m benchmarks.studies.compare_models bundled=nesymres_sklearn/weights candidate=runs/small/model \\
         --seeds 0 1 2 --n-jobs 2 --csv-dir benchmarks/results/model-comparison \\
         --out benchmarks/results/model_comparison.md
 """
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.report import METRICS, summarize
 from benchmarks.profiles import get_profile
+from benchmarks.report import METRICS, summarize
 from benchmarks.runner import run
 
 

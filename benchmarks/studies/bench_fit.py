@@ -4,7 +4,7 @@ For each beam size, fits equations of the AI-Feynman style on 128 points and rep
 the median time of each stage (encoding, beam search, constant fitting, selection)
 and of the whole ``fit``; then measures ``predict`` throughput in rows per second.
 
-    python benchmarks/bench_fit.py --out benchmarks/results/fit_benchmark.md
+    python -m benchmarks.studies.bench_fit --out benchmarks/results/fit_benchmark.md
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def main(argv=None) -> None:
     lines = [
         "# NeSymReSRegressor fit and predict speed",
         "",
-        f"Command: `python benchmarks/bench_fit.py {' '.join(argv or sys.argv[1:])}`",
+        f"Command: `python -m benchmarks.studies.bench_fit {' '.join(argv or sys.argv[1:])}`",
         f"Machine: {platform.machine()}, {torch.get_num_threads()} torch threads, Python {platform.python_version()}, "
         f"torch {torch.__version__}",
         f"Model: {args.model} ({n_parameters:,} parameters); {args.n_points} points; "

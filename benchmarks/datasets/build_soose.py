@@ -30,8 +30,8 @@ least half of 1,000 points drawn in it, otherwise the skeleton is skipped.
 
 Command line::
 
-    python -m benchmarks.build_soose                  # fixed-seed bank, 200 equations
-    python -m benchmarks.build_soose --bank path/to/bank
+    python -m benchmarks.datasets.build_soose                  # fixed-seed bank, 200 equations
+    python -m benchmarks.datasets.build_soose --bank path/to/bank
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import sympy
 
 from nesymres_sklearn.expression.prefix import variable_symbols
 
-from .datasets import DATA_DIR, MAX_VARIABLES
+from . import DATA_DIR, MAX_VARIABLES
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def write_datasets(rows: dict[str, list[dict]], source: str, out_dir: Path = DAT
         header = [
             f"SOOSE-{version.upper()}: {len(version_rows)} strictly out-of-sample equations, "
             f"{descriptions[version]}.",
-            "Built by `python -m benchmarks.build_soose` (see its docstring for the construction)",
+            "Built by `python -m benchmarks.datasets.build_soose` (see its docstring for the construction)",
             f"from {source}.",
             "Columns: expression in SymPy syntax over x_1..x_3; x_k_lo, x_k_hi: support of x_k;",
             "bank_index: held-out skeleton it comes from; skeleton: that skeleton in prefix",
@@ -167,7 +167,7 @@ def write_datasets(rows: dict[str, list[dict]], source: str, out_dir: Path = DAT
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.build_soose", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.datasets.build_soose", description=__doc__.split("\n")[0])
     parser.add_argument("--bank", help="existing bank folder whose held-out split is used")
     parser.add_argument("--bank-out", help="folder for the bank built without --bank (default: temporary)")
     parser.add_argument("--n-equations", type=int, default=200)

@@ -1,10 +1,12 @@
 """Benchmark datasets of the paper: AI-Feynman, Nguyen and SOOSE-WC / -NC / -FC.
 
-Each dataset is a CSV file in ``benchmarks/datasets/`` (comment lines start with
-``#``) with one equation per row: ``name``, ``expression`` (SymPy syntax over the
-variables ``x_1, x_2, x_3``) and the support ``x_k_lo, x_k_hi`` of every variable the
-equation uses (empty otherwise). The loader only reads these files; nothing is
-generated at run time.
+Each dataset is a CSV file in this package's folder, ``benchmarks/datasets/`` (comment
+lines start with ``#``), with one equation per row: ``name``, ``expression`` (SymPy
+syntax over the variables ``x_1, x_2, x_3``) and the support ``x_k_lo, x_k_hi`` of every
+variable the equation uses (empty otherwise). The loader only reads these files; nothing
+is generated at run time. The SOOSE files are written by
+:mod:`benchmarks.datasets.build_soose`, which lives here, next to the files it builds
+and the loader that reads them.
 
 Points are drawn uniformly in the support, one column per variable the equation uses
 (``x_1`` is column 0, ...):
@@ -29,7 +31,7 @@ import sympy
 
 from nesymres_sklearn.expression.prefix import variable_symbols
 
-DATA_DIR = Path(__file__).resolve().parent / "datasets"
+DATA_DIR = Path(__file__).resolve().parent
 #: Dataset name -> data file (relative to ``DATA_DIR``).
 DATASETS = {
     "aifeynman": "aifeynman.csv",
@@ -212,8 +214,3 @@ def load_dataset(name: str, path: str | Path | None = None) -> list[Equation]:
             )
         equations.append(equation)
     return equations
-
-
-def available_datasets() -> list[str]:
-    """Names of the bundled datasets whose data file exists."""
-    return [name for name, file in DATASETS.items() if (DATA_DIR / file).exists()]

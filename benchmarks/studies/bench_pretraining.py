@@ -7,7 +7,7 @@ model size on the CPU, batches made in the loop). Writes a Markdown table to
 
 Usage::
 
-    python benchmarks/bench_pretraining.py [--n-skeletons 1000] [--train-steps 3]
+    python -m benchmarks.studies.bench_pretraining [--n-skeletons 1000] [--train-steps 3]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from nesymres_sklearn.network.model import MODEL_SIZES, NeSymReSModel, config_fo
 from pretraining.bank import SkeletonBank, build_bank
 from pretraining.data import BatchConfig, EquationSampler, batch_rng
 
-RESULTS = Path(__file__).resolve().parent / "results" / "pretraining_benchmark.md"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "pretraining_benchmark.md"
 
 
 def bench_bank(folder: Path, n_skeletons: int, n_jobs: int) -> dict:
@@ -87,7 +87,7 @@ def main(argv=None) -> None:
     lines = [
         "# Pretraining throughput",
         "",
-        f"Command: `python {' '.join(['benchmarks/bench_pretraining.py', *sys.argv[1:]])}`  ",
+        f"Command: `python -m benchmarks.studies.bench_pretraining {' '.join(sys.argv[1:] if argv is None else argv)}`  ",
         f"Machine: {platform.processor() or platform.machine()}, {n_cores} cores, torch {torch.__version__} "
         f"({torch.get_num_threads()} threads), Python {platform.python_version()}, no GPU.  ",
         "Load average at the start (1/5/15 min): " + " / ".join(f"{v:.1f}" for v in os.getloadavg()) + ".",

@@ -7,7 +7,7 @@ the number of training skeletons.
 
 Usage::
 
-    python benchmarks/data_scaling.py runs/data-10k runs/data-100k runs/data-1m --max-step 2000 \\
+    python -m benchmarks.studies.data_scaling runs/data-10k runs/data-100k runs/data-1m --max-step 2000 \\
         --out benchmarks/results/data_scaling.md --plot docs/figures/data-scaling.png
 """
 

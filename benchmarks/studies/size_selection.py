@@ -10,7 +10,7 @@ the number of equations the run's throughput gives in that budget (NaN with fewe
 
 Usage::
 
-    python benchmarks/size_selection.py tiny=runs/tiny small=runs/small medium=runs/medium \\
+    python -m benchmarks.studies.size_selection tiny=runs/tiny small=runs/small medium=runs/medium \\
         --budget-hours 2.5 --out benchmarks/results/size_selection.md \\
         --plot docs/figures/size-selection.png
 """

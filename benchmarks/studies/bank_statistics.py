@@ -6,7 +6,7 @@ drawn uniformly and in proportion to their generation counts.
 
 Usage::
 
-    python benchmarks/bank_statistics.py bank --limits 10000 30000 100000 200000
+    python -m benchmarks.studies.bank_statistics bank --limits 10000 30000 100000 200000
 """
 
 from __future__ import annotations

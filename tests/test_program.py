@@ -2,9 +2,8 @@ import numpy as np
 import pytest
 import sympy
 
-from nesymres_sklearn.expression.program import BINARY, UNARY, PrefixProgram
 from nesymres_sklearn.expression.prefix import constant_symbols, prefix_to_sympy, variable_symbols
-from nesymres_sklearn.vocabulary import BINARY_OPERATORS, UNARY_OPERATORS
+from nesymres_sklearn.expression.program import PrefixProgram
 
 EXPRESSIONS = [
     ["mul", "c", "sin", "add", "mul", "c", "x_1", "c"],
@@ -16,11 +15,6 @@ EXPRESSIONS = [
     ["add", "sinh", "mul", "c", "x_1", "add", "cosh", "c", "tan", "mul", "c", "x_2"],
     ["mul", "c", "cos", "c"],
 ]
-
-
-def test_every_operator_has_an_implementation():
-    assert set(UNARY) == set(UNARY_OPERATORS)
-    assert set(BINARY) == set(BINARY_OPERATORS)
 
 
 @pytest.mark.parametrize("tokens", EXPRESSIONS)
