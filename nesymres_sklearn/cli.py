@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--example", action="store_true", help=f"fit points of y = {EXAMPLE_EQUATION}")
     parser.add_argument("--target", help="target column of the CSV (default: the last column)")
     parser.add_argument(
-        "--model", default=BUNDLED,
+        "--model",
+        default=BUNDLED,
         help="'bundled', a folder, a Hub repo id, or an original checkpoint (file.ckpt or user/repo/file.ckpt)",
     )
     parser.add_argument("--beam-size", type=int, default=32)

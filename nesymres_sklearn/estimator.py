@@ -14,7 +14,7 @@ import sympy
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import original  # noqa: F401  (registers the authors' encoding, search and checkpoints)
@@ -181,9 +181,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self : NeSymReSRegressor
         """
         self._validate_params()
-        X, y = validate_data(
-            self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS
-        )
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
         device = resolve_device(self.device)
         network = load_model(ModelSource.parse(self.model, self.revision), device=device)
         n_variables = network.config.n_variables
@@ -201,9 +199,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             X, y = X[keep], y[keep]
         self.timings_ = dict.fromkeys(("encoding", "beam_search", "constant_fitting", "selection"), 0.0)
         if np.ptp(y) == 0:
-            warnings.warn(
-                f"y is constant ({y[0]!r}); the fitted equation is that constant.", UserWarning, stacklevel=2
-            )
+            warnings.warn(f"y is constant ({y[0]!r}); the fitted equation is that constant.", UserWarning, stacklevel=2)
             self._set_constant_equation(float(y[0]))
             return self
         encoding = get_encoding(network.config.encoding)
@@ -222,9 +218,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
 
         started = time.perf_counter()
         candidates = skeleton_candidates(hypotheses)
-        fits = fit_candidates(
-            candidates, X, y, self.n_restarts, int(rng.randint(2**31)), self.max_time, self.n_jobs
-        )
+        fits = fit_candidates(candidates, X, y, self.n_restarts, int(rng.randint(2**31)), self.max_time, self.n_jobs)
         self.timings_["constant_fitting"] = time.perf_counter() - started
 
         started = time.perf_counter()
@@ -247,7 +241,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self._constants = np.asarray(fits[chosen].constants, dtype=np.float64)
         self.timings_["selection"] = time.perf_counter() - started
         if self.verbose:
-            logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), sum(self.timings_.values()))
+            logger.info(
+                "Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), sum(self.timings_.values())
+            )
         return self
 
     def predict(self, X):
@@ -271,8 +267,16 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self._skeleton, self._constants = skeleton, np.array([value])
         self.expression_ = skeleton.expression(self._constants, self._symbols)
         self.equations_, _ = candidate_table(
-            [{"expression": self.expression_, "skeleton": skeleton.sympy, "loss": 0.0, "complexity": 1,
-              "log_prob": 0.0, "origin": "constant"}],
+            [
+                {
+                    "expression": self.expression_,
+                    "skeleton": skeleton.sympy,
+                    "loss": 0.0,
+                    "complexity": 1,
+                    "log_prob": 0.0,
+                    "origin": "constant",
+                }
+            ],
             self.complexity_penalty,
         )
         self.best_index_ = 0

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from benchmarks.datasets import (
+    DATA_DIR,
     DATASETS,
     Equation,
     extend_support,
@@ -151,3 +152,4 @@ def test_soose_versions_share_skeletons_and_supports():
 
 def test_registry_lists_every_file():
     assert set(DATASETS) == {"aifeynman", "nguyen", "soose-wc", "soose-nc", "soose-fc"}
+    assert sorted(DATASETS.values()) == sorted(p.name for p in DATA_DIR.glob("*.csv"))

@@ -4,7 +4,7 @@ import sympy
 
 from benchmarks.methods import METHODS, get_method
 from benchmarks.methods.base import Adapter, missing_packages_reason, rename_features
-from benchmarks.methods.genetic import program_to_sympy
+from benchmarks.methods.gplearn import program_to_sympy
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def _check_fitted(adapter, X):
 
 
 def test_registry():
-    assert set(METHODS) == {"nesymres", "gplearn", "gp", "operon", "dsr", "pysr"}
+    assert set(METHODS) == {"nesymres", "gplearn", "gpr", "operon", "dsr", "pysr"}
     for name, cls in METHODS.items():
         assert cls.name == name and cls.parameter
     with pytest.raises(ValueError, match="Unknown method"):
@@ -43,7 +43,7 @@ def test_nesymres_adapter(product):
 
 
 def test_gplearn_adapter_respects_generations_and_budget(product):
-    from benchmarks.methods.genetic import GplearnAdapter
+    from benchmarks.methods.gplearn import GplearnAdapter
 
     X, y = product
     adapter = GplearnAdapter(50, time_budget=30, random_state=0, generations=3).fit(X, y)
@@ -95,13 +95,31 @@ def test_rename_features():
 
 def test_program_to_sympy():
     expr = program_to_sympy("add(mul(X0, X1), div(sin(X1), 0.5))", 2)
-    assert sympy.simplify(expr - (sympy.Symbol("x_1", real=True) * sympy.Symbol("x_2", real=True)
-                                  + 2 * sympy.sin(sympy.Symbol("x_2", real=True)))) == 0
+    assert (
+        sympy.simplify(
+            expr
+            - (
+                sympy.Symbol("x_1", real=True) * sympy.Symbol("x_2", real=True)
+                + 2 * sympy.sin(sympy.Symbol("x_2", real=True))
+            )
+        )
+        == 0
+    )
 
 
-def test_base_adapter_setting():
+def test_base_adapter_defaults():
     class Dummy(Adapter):
         name, parameter = "dummy", "knob"
 
-    assert Dummy(3).setting == "knob=3"
     assert Dummy.check_installed() is None
+    assert Dummy.expected_cost(3, 128) == 384.0
+    with pytest.raises(NotImplementedError, match="Dummy must implement _fit"):
+        Dummy(3).fit(np.ones((2, 1)), np.ones(2))
+
+
+def test_rows_name_the_setting():
+    from benchmarks.datasets import Equation
+    from benchmarks.tasks import Task
+
+    row = Task(Equation("t", "e", "x_1", ((0.0, 1.0),)), "gpr", 8).base_row()
+    assert row["method"] == "gpr" and row["setting"] == "n_restarts_optimizer=8"

@@ -1,5 +1,9 @@
+import json
+import multiprocessing
 import os
+import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -7,10 +11,13 @@ import pytest
 
 from benchmarks import runner
 from benchmarks.datasets import Equation
+from benchmarks.isolation import run_task
 from benchmarks.methods import METHODS
 from benchmarks.methods.base import Adapter
 from benchmarks.profiles import PROFILES, Profile
-from benchmarks.report import markdown_tables, splice, summarize, write_report
+from benchmarks.report import write_report
+from benchmarks.results import append_rows, drop_failed, read_done, read_results
+from benchmarks.tasks import COLUMNS, Task, longest_first, pending, plan_tasks
 
 
 class SleepAdapter(Adapter):
@@ -27,6 +34,29 @@ class SleepAdapter(Adapter):
 
     def expression(self):
         return repr(self.mean_)
+
+
+class BlockingAdapter(Adapter):
+    """Never returns from fit: only the time limit ends it, however fast the machine."""
+
+    name, parameter = "blocking", "knob"
+
+    def _fit(self, X, y):
+        threading.Event().wait()
+
+
+class FlakyAdapter(Adapter):
+    """Raises until the file ``options["fixed"]`` exists, then predicts the mean."""
+
+    name, parameter = "flaky", "knob"
+
+    def _fit(self, X, y):
+        if not Path(self.options["fixed"]).exists():
+            raise RuntimeError("not fixed yet")
+        self.mean_ = float(y.mean())
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
 
 
 class FailingAdapter(Adapter):
@@ -56,11 +86,22 @@ class MissingAdapter(Adapter):
     install_hint = "it does not exist"
 
 
+FAKE_METHODS = (
+    SleepAdapter,
+    BlockingAdapter,
+    FlakyAdapter,
+    FailingAdapter,
+    ImportingAdapter,
+    CrashingAdapter,
+    MissingAdapter,
+)
+
+
 @pytest.fixture
 def fake_methods(monkeypatch):
     # Children are forked, so they see the patched registry; runs that use these
     # methods take the threading backend (loky workers would not see the patch).
-    for cls in (SleepAdapter, FailingAdapter, ImportingAdapter, CrashingAdapter, MissingAdapter):
+    for cls in FAKE_METHODS:
         monkeypatch.setitem(METHODS, cls.name, cls)
 
 
@@ -68,32 +109,33 @@ EQUATION = Equation("toy", "square", "x_1**2", ((1.0, 2.0),))
 
 
 def test_timeout_kills_the_fit(fake_methods):
-    task = runner.Task(EQUATION, "sleep", 30, n_points=16, n_test_points=100)
-    start = time.perf_counter()
-    row = runner.run_task(task, time_limit=1.0)
-    assert time.perf_counter() - start < 10
-    assert row["status"] == "timeout"
-    assert "time limit" in row["error"]
-    assert row["method"] == "sleep" and row["equation"] == "square"
+    children = set(multiprocessing.active_children())
+    row = run_task(Task(EQUATION, "blocking", 1, n_points=16, n_test_points=100), time_limit=0.5)
+    assert row["status"] == "timeout" and row["error"] == "time limit of 0.5 s reached"
+    assert row["method"] == "blocking" and row["equation"] == "square" and row["setting"] == "knob=1"
+    assert row["fit_time"] == row["total_time"]  # a timeout's fit time is the time waited
+    # The blocked child was killed and reaped, not left behind.
+    assert set(multiprocessing.active_children()) <= children
 
 
 def test_task_within_the_limit(fake_methods):
-    task = runner.Task(EQUATION, "sleep", 0, n_points=16, n_test_points=100)
-    row = runner.run_task(task, time_limit=30.0)
-    assert row["status"] == "ok"
+    row = run_task(Task(EQUATION, "sleep", 0.05, n_points=16, n_test_points=100), time_limit=60.0)
+    assert row["status"] == "ok" and "error" not in row
     assert row["a1_iid"] is False and row["r2_iid"] == pytest.approx(0.0, abs=0.1)
-    assert row["fit_time"] >= 0 and row["total_time"] >= row["fit_time"]
+    assert float(row["expression"]) == EQUATION.sample_train(16, seed=0)[1].mean()
+    # fit_time covers the fit (which sleeps 0.05 s), total_time also sampling and scoring.
+    assert row["fit_time"] >= 0.049 and row["total_time"] >= row["fit_time"]
 
 
 def test_a_dying_fit_is_recorded_as_crashed(fake_methods):
-    row = runner.run_task(runner.Task(EQUATION, "crashing", 1, n_points=16, n_test_points=100), 30.0)
+    row = run_task(Task(EQUATION, "crashing", 1, n_points=16, n_test_points=100), 30.0)
     assert row["status"] == "crashed" and "code 3" in row["error"]
 
 
 def test_errors_and_import_errors_are_recorded(fake_methods):
-    row = runner.run_task(runner.Task(EQUATION, "failing", 1, n_points=16, n_test_points=100), 30.0)
+    row = run_task(Task(EQUATION, "failing", 1, n_points=16, n_test_points=100), 30.0)
     assert row["status"] == "error" and row["error"] == "RuntimeError: diverged"
-    row = runner.run_task(runner.Task(EQUATION, "importing", 1, n_points=16, n_test_points=100), 30.0)
+    row = run_task(Task(EQUATION, "importing", 1, n_points=16, n_test_points=100), 30.0)
     assert row["status"] == "not_installed" and "no_such_package_for_tests" in row["error"]
 
 
@@ -113,28 +155,27 @@ def test_not_installed_methods_are_recorded_and_the_run_goes_on(fake_methods, tm
     assert (results[results["method"] == "sleep"]["status"] == "ok").all()
 
 
+@pytest.mark.slow
 def test_quick_profile_end_to_end_and_resume(tmp_path):
     out = tmp_path / "quick.csv"
-    start = time.perf_counter()
-    results = runner.run(PROFILES["quick"], out, n_jobs=2, progress=False, command="test")
-    first = time.perf_counter() - start
     quick = PROFILES["quick"]
+    results = runner.run(quick, out, n_jobs=2, progress=False, command="test")
     n_equations = sum(len(v) for v in quick.datasets.values())
     assert len(results) == n_equations * sum(len(v) for v in quick.methods.values())
-    assert list(pd.read_csv(out).columns) == runner.COLUMNS
-    for method in ("nesymres", "gplearn", "gp", "operon"):
+    assert list(pd.read_csv(out).columns) == COLUMNS
+    for method in ("nesymres", "gplearn", "gpr", "operon"):
         rows = results[results["method"] == method]
         assert (rows["status"] == "ok").all(), rows[["status", "error"]]
         assert rows["a1_iid"].isin([0, 1]).all() and rows["fit_time"].gt(0).all()
-    assert results[results["method"] == "gp"]["expression"].isna().all()
+    assert results[results["method"] == "gpr"]["expression"].isna().all()
     assert results[results["method"] == "operon"]["expression"].notna().all()
     assert out.with_suffix(".json").exists()
 
-    # A second run skips every finished row.
-    start = time.perf_counter()
-    again = runner.run(PROFILES["quick"], out, n_jobs=2, progress=False)
-    assert len(again) == len(results)
-    assert time.perf_counter() - start < first
+    # A second run finds nothing left to do and leaves the file as it is.
+    assert pending(plan_tasks(quick), read_done(out)) == []
+    content = out.read_bytes()
+    again = runner.run(quick, out, n_jobs=2, progress=False)
+    assert out.read_bytes() == content and again.equals(results)
 
     # Reports: plots, markdown and a docs block.
     docs = tmp_path / "benchmarks.md"
@@ -144,68 +185,111 @@ def test_quick_profile_end_to_end_and_resume(tmp_path):
     assert {"quick_aifeynman_time.png", "quick_nguyen_time.png", "quick.md", "benchmarks.md"} <= names
     text = docs.read_text()
     assert "old" not in text and "intro" in text and "outro" in text
-    assert "| NeSymReS | beam_size=1 |" in text and "`test`" in text
-    assert "DSR: not installed" in text
+    assert "| NeSymReS | beam_size=1 |" in text and "| Gaussian Process | n_restarts_optimizer=1 |" in text
+    assert "`test`" in text and "DSR: not installed" in text
 
 
 def test_resume_skips_done_rows_and_redoes_failed(fake_methods, tmp_path):
-    profile = Profile(datasets={"nguyen": ["Nguyen-1"]}, methods={"sleep": (0, 30)}, n_points=(16,), time_limit=1.0)
+    fixed = tmp_path / "fixed"
+    profile = Profile(
+        datasets={"nguyen": ["Nguyen-1"]},
+        methods={"sleep": (0,), "flaky": (1,)},
+        n_points=(16,),
+        time_limit=60.0,
+        method_options={"flaky": {"fixed": str(fixed)}},
+    )
     out = tmp_path / "run.csv"
     first = runner.run(profile, out, n_jobs=2, backend="threading", progress=False)
-    assert sorted(first["status"]) == ["ok", "timeout"]
-    assert runner.read_done(out) == {
-        ("nguyen", "Nguyen-1", "sleep", 0.0, 16, 0), ("nguyen", "Nguyen-1", "sleep", 30.0, 16, 0)
-    }
-    assert len(runner.read_done(out, redo_failed=True)) == 1
-    # Nothing is run again ...
-    start = time.perf_counter()
-    assert len(runner.run(profile, out, n_jobs=1, backend="threading", progress=False)) == 2
-    assert time.perf_counter() - start < 1.0  # no fit, no time limit waited
-    # ... unless failed rows are redone (the timeout happens again, the row is replaced).
-    again = runner.run(profile, out, n_jobs=1, backend="threading", progress=False, redo_failed=True)
-    assert len(again) == 2 and sorted(again["status"]) == ["ok", "timeout"]
+    assert dict(zip(first["method"], first["status"])) == {"sleep": "ok", "flaky": "error"}
+    assert read_done(out) == {("nguyen", "Nguyen-1", "sleep", 0.0, 16, 0), ("nguyen", "Nguyen-1", "flaky", 1.0, 16, 0)}
+    # The failing fit would now succeed, but a plain rerun runs nothing: the file is unchanged.
+    fixed.touch()
+    content = out.read_bytes()
+    again = runner.run(profile, out, n_jobs=1, backend="threading", progress=False)
+    assert out.read_bytes() == content and again.equals(first)
+    # With redo_failed the error row is replaced by a new fit; the ok row is kept as it was.
+    redone = runner.run(profile, out, n_jobs=1, backend="threading", progress=False, redo_failed=True)
+    assert len(redone) == 2 and dict(zip(redone["method"], redone["status"])) == {"sleep": "ok", "flaky": "ok"}
+    (ok_line,) = [line for line in content.decode().splitlines() if ",sleep," in line]
+    assert ok_line in out.read_text().splitlines()
+
+
+def test_result_file_format_and_dropping_failed_rows(tmp_path):
+    path = tmp_path / "rows.csv"
+    base = {"dataset": "d", "equation": "e", "method": "m", "parameter": "p", "value": 1, "n_points": 16, "seed": 0}
+    statuses = ["ok", "error", "timeout", "crashed", "not_installed"]
+    append_rows(
+        path,
+        [
+            {**base, "value": i, "status": s, "a1_iid": True, "r2_iid": 0.1, "extra": "x"}
+            for i, s in enumerate(statuses)
+        ],
+    )
+    lines = path.read_text().splitlines()
+    assert lines[0] == ",".join(COLUMNS) and len(lines) == 6
+    first = dict(zip(COLUMNS, lines[1].split(",")))
+    assert first["a1_iid"] == "1" and first["r2_iid"] == "0.1" and first["expression"] == ""
+    drop_failed(path)
+    assert list(read_results(path)["status"]) == ["ok", "not_installed"]
+    assert read_done(path) == {("d", "e", "m", 0.0, 16, 0), ("d", "e", "m", 4.0, 16, 0)}
 
 
 def test_plan_tasks_and_cli_overrides():
     args = runner.build_parser().parse_args(
-        ["--profile", "laptop", "--datasets", "nguyen", "--methods", "gp=8", "nesymres",
-         "--n-points", "32", "64", "--time-limit", "5"]
+        [
+            "--profile",
+            "laptop",
+            "--datasets",
+            "nguyen",
+            "--methods",
+            "gpr=8",
+            "nesymres",
+            "--n-points",
+            "32",
+            "64",
+            "--time-limit",
+            "5",
+        ]
     )
     profile = runner.profile_from_args(args)
-    assert profile.methods == {"gp": (8,), "nesymres": (1, 4, 16, 32)}
+    assert profile.methods == {"gpr": (8,), "nesymres": (1, 4, 16, 32)}
     assert profile.datasets == {"nguyen": None} and profile.n_points == (32, 64)
-    tasks = runner.plan_tasks(profile, max_equations=2)
+    tasks = plan_tasks(profile, max_equations=2)
     assert len(tasks) == 2 * (1 + 4) * 2
     assert len({task.key for task in tasks}) == len(tasks)
     with pytest.raises(ValueError, match="Unknown method"):
         runner.profile_from_args(runner.build_parser().parse_args(["--methods", "eureqa"]))
 
 
-def test_summary_counts_failures_as_not_recovered():
-    frame = pd.DataFrame(
-        {
-            "dataset": "d", "equation": ["a", "b", "c", "d"], "method": ["m", "m", "m", "x"],
-            "parameter": "p", "value": 1, "n_points": 128,
-            "status": ["ok", "timeout", "ok", "not_installed"], "fit_time": [1.0, 3.0, 2.0, None],
-            "a1_iid": [1, None, 0, None], "a1_ood": [1, None, 1, None],
-            "a2_iid": [1, None, 1, None], "a2_ood": [0, None, 0, None],
-            "error": [None, "time limit", None, "not installed: x"],
-        }
+def test_longest_fits_start_first():
+    profile = Profile(
+        datasets={"nguyen": ["Nguyen-1"]}, methods={"gpr": (32,), "nesymres": (1, 32), "gplearn": (1024,)}
     )
-    summary = summarize(frame)
-    assert len(summary) == 1
-    row = summary.iloc[0]
-    assert row["n"] == 3 and row["failed"] == 1 and row["fit_time"] == pytest.approx(2.0)
-    assert row["a1_iid"] == pytest.approx(1 / 3) and row["a1_ood"] == pytest.approx(2 / 3)
-    text = markdown_tables(frame)
-    assert "| m | p=1 | 2.00 | 33.3 | 66.7 | 66.7 | 0.0 | 1 |" in text
-    assert "- x: not installed: x" in text
+    order = [(task.method, task.value) for task in longest_first(plan_tasks(profile))]
+    # gplearn 1024 x 128 points, nesymres 32 x 128, nesymres 1 x 128; the Gaussian process by restarts only.
+    assert order == [("gplearn", 1024), ("nesymres", 32), ("nesymres", 1), ("gpr", 32)]
 
 
-def test_splice_appends_a_block(tmp_path):
-    path = tmp_path / "doc.md"
-    path.write_text("# Title\n")
-    splice(path, "table")
-    splice(path, "table 2")
-    text = path.read_text()
-    assert text.count("<!-- results:start -->") == 1 and "table 2" in text and "table\n" not in text
+def test_command_line_writes_rows_and_records_the_command(fake_methods, tmp_path, capsys):
+    out = tmp_path / "cli.csv"
+    argv = [
+        "--profile",
+        "quick",
+        "--datasets",
+        "nguyen",
+        "--methods",
+        "sleep=0",
+        "missing=1",
+        "--backend",
+        "threading",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    assert runner.main(argv) == 0
+    results = read_results(out)
+    assert sorted(zip(results["method"], results["status"])) == [("missing", "not_installed"), ("sleep", "ok")]
+    metadata = json.loads(out.with_suffix(".json").read_text())
+    assert metadata["command"] == "python -m benchmarks.runner " + " ".join(argv)
+    assert metadata["n_tasks"] == 2 and metadata["profile"]["methods"] == {"sleep": [0], "missing": [1]}
+    assert f"2 rows in {out}" in capsys.readouterr().out

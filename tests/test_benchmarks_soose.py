@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import sympy
 
-from benchmarks.build_soose import constant_values, instantiate, soose_rows, write_datasets
 from benchmarks.datasets import load_dataset
+from benchmarks.datasets.build_soose import constant_values, instantiate, soose_rows, write_datasets
 from nesymres_sklearn.expression.placeholders import attach_constants
 
 
@@ -50,7 +50,7 @@ def test_soose_rows_and_files(tmp_path):
     assert nc[0].sympy_expr == sympy.Symbol("x_1", real=True) * sympy.sin(sympy.Symbol("x_2", real=True))
     for a, b, c in zip(wc, nc, fc):
         assert a.supports == b.supports == c.supports
-        assert all(-10 <= lo and lo + 1 <= hi <= 10 for lo, hi in a.supports)
+        assert all(lo >= -10 and lo + 1 <= hi <= 10 for lo, hi in a.supports)
         for equation in (a, b, c):
             assert np.isfinite(equation.sample_train(64)[1]).all()
     assert "# SOOSE-FC: 4 strictly out-of-sample equations" in (tmp_path / "soose_fc.csv").read_text()

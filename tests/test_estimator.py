@@ -12,8 +12,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.search.selection import COLUMNS
 from nesymres_sklearn.network.weights import _cache
+from nesymres_sklearn.search.selection import COLUMNS
 
 
 @pytest.fixture

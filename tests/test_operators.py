@@ -62,6 +62,15 @@ def test_default_vocabulary_holds_exactly_the_paper_operators():
 def test_generator_weights_are_the_paper_appendix():
     weights = {t: op.generator_weight for t, op in OPERATORS.items() if op.generator_weight}
     assert weights == {
-        "add": 10, "mul": 10, "div": 5, "pow": 4, "sqrt": 4, "ln": 4, "exp": 4,
-        "sin": 4, "cos": 4, "tan": 4, "asin": 1,
+        "add": 10,
+        "mul": 10,
+        "div": 5,
+        "pow": 4,
+        "sqrt": 4,
+        "ln": 4,
+        "exp": 4,
+        "sin": 4,
+        "cos": 4,
+        "tan": 4,
+        "asin": 1,
     }

@@ -26,15 +26,16 @@ import pytest
 import sympy
 import torch
 import torch.nn.functional as F
-
 from hub_server import FakeHub, run_python
+
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.network.encoding import encode_floats, encode_points
-from nesymres_sklearn.original.beam import hypothesis_tokens, original_finished
-from nesymres_sklearn.original.encoding import original_bits
-from nesymres_sklearn.search.decoding import decode as beam_search
+from nesymres_sklearn.expression.prefix import canonical_prefix, prefix_to_sympy
 from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.network.encoding import encode_floats, encode_points
 from nesymres_sklearn.network.model import ModelConfig, ModelLoadError, NeSymReSModel, config_for_size
+from nesymres_sklearn.network.vocabulary import Vocabulary
+from nesymres_sklearn.network.weights import clear_cache, load_folder, load_model
+from nesymres_sklearn.original.beam import hypothesis_tokens, original_finished
 from nesymres_sklearn.original.checkpoint import (
     ORIGINAL_TOKENS,
     PickledPlaceholder,
@@ -44,9 +45,8 @@ from nesymres_sklearn.original.checkpoint import (
     main,
     read_checkpoint,
 )
-from nesymres_sklearn.expression.prefix import canonical_prefix, prefix_to_sympy
-from nesymres_sklearn.network.vocabulary import Vocabulary
-from nesymres_sklearn.network.weights import clear_cache, load_folder, load_model
+from nesymres_sklearn.original.encoding import original_bits
+from nesymres_sklearn.search.decoding import decode as beam_search
 
 WIDTH, POINT_FEATURES, INDUCING, SEEDS, SLOTS, LENGTH, HEADS = 512, 64, 50, 10, 60, 60, 8
 # name -> (n_l_enc: ISAB blocks after the first, decoder layers)
@@ -55,14 +55,45 @@ LIGHTNING_MODULE = "pytorch_lightning.callbacks.model_checkpoint"
 
 # The authors' vocabulary (jupyter/100M/eq_setting.json), P/S/F written as ours.
 REFERENCE_VOCABULARY = {
-    0: "<pad>", 1: "<sos>", 2: "<eos>", 3: "c", 4: "x_1", 5: "x_2", 6: "x_3", 7: "abs", 8: "acos",
-    9: "add", 10: "asin", 11: "atan", 12: "cos", 13: "cosh", 14: "coth", 15: "div", 16: "exp", 17: "ln",
-    18: "mul", 19: "pow", 20: "sin", 21: "sinh", 22: "sqrt", 23: "tan", 24: "tanh", 25: "-3", 26: "-2",
-    27: "-1", 28: "0", 29: "1", 30: "2", 31: "3", 32: "4", 33: "5",
+    0: "<pad>",
+    1: "<sos>",
+    2: "<eos>",
+    3: "c",
+    4: "x_1",
+    5: "x_2",
+    6: "x_3",
+    7: "abs",
+    8: "acos",
+    9: "add",
+    10: "asin",
+    11: "atan",
+    12: "cos",
+    13: "cosh",
+    14: "coth",
+    15: "div",
+    16: "exp",
+    17: "ln",
+    18: "mul",
+    19: "pow",
+    20: "sin",
+    21: "sinh",
+    22: "sqrt",
+    23: "tan",
+    24: "tanh",
+    25: "-3",
+    26: "-2",
+    27: "-1",
+    28: "0",
+    29: "1",
+    30: "2",
+    31: "3",
+    32: "4",
+    33: "5",
 }
 
 
 # --- synthetic checkpoints -------------------------------------------------------------
+
 
 def original_shapes(n_l_enc: int, n_layers: int) -> dict[str, tuple[int, ...]]:
     """Key -> shape of the original state_dict, in its order."""
@@ -145,25 +176,53 @@ def save_lightning_checkpoint(path, state_dict: OrderedDict) -> None:
     n_parameters = len(state_dict) - 2  # the two buffers are not parameters
     first = next(tensor for key, tensor in state_dict.items() if tensor.dim())
     with fake_modules({LIGHTNING_MODULE: {"ModelCheckpoint": ModelCheckpoint}}):
-        torch.save({
-            "epoch": 41,
-            "global_step": 123_456,
-            "pytorch-lightning_version": "1.2.10",
-            "state_dict": state_dict,
-            "callbacks": {ModelCheckpoint: {
-                "monitor": "val_loss", "best_model_score": torch.tensor(0.4242), "best_model_path": "/x/epoch=41.ckpt",
-                "current_score": torch.tensor(0.45), "dirpath": "/x",
-            }},
-            "optimizer_states": [{
-                "state": {0: {"step": 123_456, "exp_avg": torch.zeros_like(first),
-                              "exp_avg_sq": torch.zeros_like(first)}},
-                "param_groups": [{"lr": 1e-4, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0,
-                                  "amsgrad": False, "params": list(range(n_parameters))}],
-            }],
-            "lr_schedulers": [],
-            "native_amp_scaling_state": {"scale": 65536.0, "growth_factor": 2.0, "backoff_factor": 0.5,
-                                         "growth_interval": 2000, "_growth_tracker": 17},
-        }, path)
+        torch.save(
+            {
+                "epoch": 41,
+                "global_step": 123_456,
+                "pytorch-lightning_version": "1.2.10",
+                "state_dict": state_dict,
+                "callbacks": {
+                    ModelCheckpoint: {
+                        "monitor": "val_loss",
+                        "best_model_score": torch.tensor(0.4242),
+                        "best_model_path": "/x/epoch=41.ckpt",
+                        "current_score": torch.tensor(0.45),
+                        "dirpath": "/x",
+                    }
+                },
+                "optimizer_states": [
+                    {
+                        "state": {
+                            0: {
+                                "step": 123_456,
+                                "exp_avg": torch.zeros_like(first),
+                                "exp_avg_sq": torch.zeros_like(first),
+                            }
+                        },
+                        "param_groups": [
+                            {
+                                "lr": 1e-4,
+                                "betas": (0.9, 0.999),
+                                "eps": 1e-8,
+                                "weight_decay": 0,
+                                "amsgrad": False,
+                                "params": list(range(n_parameters)),
+                            }
+                        ],
+                    }
+                ],
+                "lr_schedulers": [],
+                "native_amp_scaling_state": {
+                    "scale": 65536.0,
+                    "growth_factor": 2.0,
+                    "backoff_factor": 0.5,
+                    "growth_interval": 2000,
+                    "_growth_tracker": 17,
+                },
+            },
+            path,
+        )
 
 
 # The 10MPaper-shaped file favours x_1, padding and the end token, so that its search
@@ -202,6 +261,7 @@ def conversion_cache(tmp_path, monkeypatch):
 
 # --- reference implementation of the original forward pass and search -----------------
 
+
 def reference_mab(w, name, queries, keys):
     q = queries @ w[f"{name}.fc_q.weight"].T + w[f"{name}.fc_q.bias"]
     k = keys @ w[f"{name}.fc_k.weight"].T + w[f"{name}.fc_k.bias"]
@@ -231,7 +291,7 @@ def reference_encoder(w, points, n_l_enc):
 def reference_attention(w, name, x, memory, mask):
     packed_w, packed_b = w[f"{name}.in_proj_weight"], w[f"{name}.in_proj_bias"]
     q, k, v = (
-        inputs @ packed_w[i * WIDTH:(i + 1) * WIDTH].T + packed_b[i * WIDTH:(i + 1) * WIDTH]
+        inputs @ packed_w[i * WIDTH : (i + 1) * WIDTH].T + packed_b[i * WIDTH : (i + 1) * WIDTH]
         for i, inputs in enumerate((x, memory, memory))
     )
     size = WIDTH // HEADS
@@ -300,14 +360,33 @@ def reference_search(w, points, n_layers, n_l_enc, beam_size):
 
 # --- tests ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, n_keys, n_numbers, spots", [
-    ("100M", 259, 26_395_710, {127: ("enc.selfatt1.I", (1, 50, 512)), 130: ("enc.selfatt1.mab0.fc_k.weight", (512, 64)),
-                               167: ("decoder_transfomer.layers.0.self_attn.in_proj_weight", (1536, 512)),
-                               257: ("fc_out.weight", (60, 512))}),
-    ("10MPaper", 130, 12_113_982, {52: ("enc.selfatt1.I", (1, 50, 512)),
-                                   65: ("enc.selfatt1.mab1.fc_q.weight", (512, 64)),
-                                   128: ("fc_out.weight", (60, 512))}),
-])
+
+@pytest.mark.parametrize(
+    "name, n_keys, n_numbers, spots",
+    [
+        (
+            "100M",
+            259,
+            26_395_710,
+            {
+                127: ("enc.selfatt1.I", (1, 50, 512)),
+                130: ("enc.selfatt1.mab0.fc_k.weight", (512, 64)),
+                167: ("decoder_transfomer.layers.0.self_attn.in_proj_weight", (1536, 512)),
+                257: ("fc_out.weight", (60, 512)),
+            },
+        ),
+        (
+            "10MPaper",
+            130,
+            12_113_982,
+            {
+                52: ("enc.selfatt1.I", (1, 50, 512)),
+                65: ("enc.selfatt1.mab1.fc_q.weight", (512, 64)),
+                128: ("fc_out.weight", (60, 512)),
+            },
+        ),
+    ],
+)
 def test_synthetic_key_tables_match_the_original_counts(name, n_keys, n_numbers, spots):
     shapes = original_shapes(*CONFIGURATIONS[name])
     assert len(shapes) == n_keys
@@ -334,10 +413,13 @@ def test_conversion_uses_every_key_and_loads_strictly(checkpoint, name, tmp_path
     ours = model.state_dict()
     last = f"decoder_transfomer.layers.{n_layers - 1}"
     torch.testing.assert_close(ours["encoder.blocks.0.mab0.fc_k.weight"], original["enc.selfatt1.mab0.fc_k.weight"])
-    torch.testing.assert_close(ours[f"encoder.blocks.{n_l_enc}.inducing_points"],
-                               original[f"enc.selfatt.{n_l_enc - 1}.I"])
-    torch.testing.assert_close(ours[f"decoder.layers.{n_layers - 1}.cross_attn.v_proj.bias"],
-                               original[f"{last}.multihead_attn.in_proj_bias"][1024:])
+    torch.testing.assert_close(
+        ours[f"encoder.blocks.{n_l_enc}.inducing_points"], original[f"enc.selfatt.{n_l_enc - 1}.I"]
+    )
+    torch.testing.assert_close(
+        ours[f"decoder.layers.{n_layers - 1}.cross_attn.v_proj.bias"],
+        original[f"{last}.multihead_attn.in_proj_bias"][1024:],
+    )
     torch.testing.assert_close(ours["decoder.head.bias"], original["fc_out.bias"])
 
 
@@ -422,19 +504,30 @@ def small_state():
     return original_state("10MPaper")
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda s: strip_key(s, "decoder_transfomer.layers.1.norm3.bias"),
-     r"lacks 1 key \(decoder_transfomer\.layers\.1\.norm3\.bias\)"),
-    (lambda s: strip_key(s, "enc.std"), r"lacks 1 key \(enc\.std\)"),
-    (lambda s: OrderedDict(s, **{"model.extra": torch.zeros(3)}), r"has 1 key \(model\.extra\) that the original"),
-    (lambda s: OrderedDict(s, **{"enc.selfatt1.mab0.fc_k.weight": torch.zeros(512, 48)}),
-     r"Key enc\.selfatt1\.mab0\.fc_k\.weight has shape \[512, 48\]; .* needs \[512, 64\]"),
-    (lambda s: OrderedDict(s, **{"decoder_transfomer.layers.0.self_attn.in_proj_bias": torch.zeros(512)}),
-     r"in_proj_bias has shape \[512\]; .* needs \[1536\]"),
-    (lambda s: OrderedDict(s, **{"fc_out.bias": torch.zeros(60, dtype=torch.long)}),
-     r"Key fc_out\.bias holds torch\.int64"),
-    (lambda s: OrderedDict((k, v) for k, v in s.items() if not k.startswith("decoder")), r"no decoder layers"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda s: strip_key(s, "decoder_transfomer.layers.1.norm3.bias"),
+            r"lacks 1 key \(decoder_transfomer\.layers\.1\.norm3\.bias\)",
+        ),
+        (lambda s: strip_key(s, "enc.std"), r"lacks 1 key \(enc\.std\)"),
+        (lambda s: OrderedDict(s, **{"model.extra": torch.zeros(3)}), r"has 1 key \(model\.extra\) that the original"),
+        (
+            lambda s: OrderedDict(s, **{"enc.selfatt1.mab0.fc_k.weight": torch.zeros(512, 48)}),
+            r"Key enc\.selfatt1\.mab0\.fc_k\.weight has shape \[512, 48\]; .* needs \[512, 64\]",
+        ),
+        (
+            lambda s: OrderedDict(s, **{"decoder_transfomer.layers.0.self_attn.in_proj_bias": torch.zeros(512)}),
+            r"in_proj_bias has shape \[512\]; .* needs \[1536\]",
+        ),
+        (
+            lambda s: OrderedDict(s, **{"fc_out.bias": torch.zeros(60, dtype=torch.long)}),
+            r"Key fc_out\.bias holds torch\.int64",
+        ),
+        (lambda s: OrderedDict((k, v) for k, v in s.items() if not k.startswith("decoder")), r"no decoder layers"),
+    ],
+)
 def test_wrong_keys_and_shapes_are_named(small_state, change, message):
     with pytest.raises(ModelLoadError, match=message):
         convert_state_dict(change(small_state))
@@ -478,24 +571,37 @@ def test_lightning_and_omegaconf_objects_become_inert_placeholders(tmp_path):
     DictConfig = type("DictConfig", (), {})
     hyper_parameters = DictConfig()
     hyper_parameters.__dict__["_content"] = {"lr": 1e-4}
-    with fake_modules({LIGHTNING_MODULE: {"ModelCheckpoint": ModelCheckpoint},
-                       "pytorch_lightning.utilities": {"touch": touch},
-                       "omegaconf.dictconfig": {"DictConfig": DictConfig}}):
-        torch.save({"state_dict": {"w": torch.arange(3.0)}, "callbacks": {ModelCheckpoint: {"k": Callback()}},
-                    "hyper_parameters": hyper_parameters}, tmp_path / "lightning.ckpt")
+    with fake_modules(
+        {
+            LIGHTNING_MODULE: {"ModelCheckpoint": ModelCheckpoint},
+            "pytorch_lightning.utilities": {"touch": touch},
+            "omegaconf.dictconfig": {"DictConfig": DictConfig},
+        }
+    ):
+        torch.save(
+            {
+                "state_dict": {"w": torch.arange(3.0)},
+                "callbacks": {ModelCheckpoint: {"k": Callback()}},
+                "hyper_parameters": hyper_parameters,
+            },
+            tmp_path / "lightning.ckpt",
+        )
     assert "pytorch_lightning" not in sys.modules and "omegaconf" not in sys.modules
     checkpoint = read_checkpoint(tmp_path / "lightning.ckpt")
     torch.testing.assert_close(checkpoint["state_dict"]["w"], torch.arange(3.0))
-    (key, value), = checkpoint["callbacks"].items()
+    ((key, value),) = checkpoint["callbacks"].items()
     assert key is PickledPlaceholder and isinstance(value["k"], PickledPlaceholder)
     assert value["k"].args == (str(marker),) and not marker.exists()  # the function was never called
     assert checkpoint["hyper_parameters"].state == {"_content": {"lr": 1e-4}}
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"not a zip file at all", "not a checkpoint written by torch.save"),
-    (pickle.dumps({"state_dict": {}}), "not a checkpoint written by torch.save"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"not a zip file at all", "not a checkpoint written by torch.save"),
+        (pickle.dumps({"state_dict": {}}), "not a checkpoint written by torch.save"),
+    ],
+)
 def test_files_that_are_not_torch_checkpoints(tmp_path, content, message):
     (tmp_path / "x.ckpt").write_bytes(content)
     with pytest.raises(ModelLoadError, match=message):
@@ -547,6 +653,7 @@ MISSING_FILE = """
 """
 
 
+@pytest.mark.slow
 def test_checkpoint_from_the_hub_is_downloaded_and_converted_once(checkpoint, tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -559,8 +666,9 @@ def test_checkpoint_from_the_hub_is_downloaded_and_converted_once(checkpoint, tm
         assert "REFIT OK" in result.stdout
         assert hub.downloads == ["authors/nesymres/10M.ckpt"]
         missing = run_python(MISSING_FILE, {**env, "HF_ENDPOINT": hub.endpoint})
-    assert missing.stdout.startswith("ModelLoadError | Hub repository 'authors/nesymres' lacks a file the model "
-                                     "needs (100M.ckpt)"), missing.stderr
+    assert missing.stdout.startswith(
+        "ModelLoadError | Hub repository 'authors/nesymres' lacks a file the model needs (100M.ckpt)"
+    ), missing.stderr
     (folder,) = converted.iterdir()
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
     offline = run_python(HUB_FIT, {**env, "HF_HUB_OFFLINE": "1"})  # the server is gone
@@ -678,7 +786,10 @@ def test_configs_without_the_compatibility_fields_keep_todays_behaviour(tiny_mod
     assert model.config == ModelConfig(**config)
     assert model.config.to_dict() == config  # e.g. a training checkpoint's saved config still matches
     assert (model.config.encoder_attention_scale, model.config.output_size, model.config.search) == (
-        "head", None, "constrained")
+        "head",
+        None,
+        "constrained",
+    )
     assert model.decoder.head.out_features == len(config["vocabulary"])
 
 
@@ -698,10 +809,13 @@ def test_constrained_search_normalises_over_extra_output_slots():
         assert hypothesis.log_prob == pytest.approx(expected, abs=1e-3)
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (dict(encoder_attention_scale="full"), "Unknown encoder_attention_scale"),
-    (dict(output_size=10), "output_size=10 is smaller than the vocabulary"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(encoder_attention_scale="full"), "Unknown encoder_attention_scale"),
+        (dict(output_size=10), "output_size=10 is smaller than the vocabulary"),
+    ],
+)
 def test_invalid_compatibility_fields(overrides, message):
     with pytest.raises(ValueError, match=message):
         ModelConfig(**overrides)

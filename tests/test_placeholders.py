@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.expression.placeholders import attach_constants, count_constants, neutral_constants
+from nesymres_sklearn.expression.program import PrefixProgram
 
 
 def test_unary_operators_and_variables_get_placeholders():

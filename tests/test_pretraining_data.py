@@ -101,3 +101,21 @@ def test_frequency_weighting_draws_skeletons_in_proportion_to_their_counts(tmp_p
     assert np.abs(draws / draws.sum() - 1 / len(bank)).max() < 0.01
     with pytest.raises(ValueError, match="Unknown weighting"):
         BatchConfig(weighting="length")
+
+
+def test_targets_fit_the_model_length(bank):
+    sampler = EquationSampler(bank, BatchConfig(batch_size=32, min_points=20, max_points=20), max_length=7)
+    default = EquationSampler(bank, BatchConfig(batch_size=32, min_points=20, max_points=20))
+    assert default.max_length == 60
+    lengths = [sampler.batch(batch_rng(0, 0, i))["targets"].shape[1] for i in range(3)]
+    assert max(lengths) <= 7
+    assert max(default.batch(batch_rng(0, 0, i))["targets"].shape[1] for i in range(3)) > 7
+
+
+def test_batch_config_refuses_empty_ranges_and_batches():
+    with pytest.raises(ValueError, match="support_range"):
+        BatchConfig(support_range=(1.0, -1.0))
+    with pytest.raises(ValueError, match="constant_range"):
+        BatchConfig(constant_range=(1.0, 2.0, 3.0))
+    with pytest.raises(ValueError, match="batch_size"):
+        BatchConfig(batch_size=0)

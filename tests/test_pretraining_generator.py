@@ -11,6 +11,7 @@ from nesymres_sklearn.expression.tokens import variable_index
 from nesymres_sklearn.network.vocabulary import Vocabulary
 from pretraining import generator
 from pretraining.generator import (
+    GENERATOR_ARITY,
     PAPER_OPERATOR_WEIGHTS,
     GeneratorConfig,
     SimplifyTimeout,
@@ -46,6 +47,37 @@ def test_operator_frequencies_match_weights(trees):
     expected = {op: w / total for op, w in PAPER_OPERATOR_WEIGHTS.items()}
     # 11 degrees of freedom; 31.26 is the 0.999 quantile.
     _chi_square_ok(counts, expected, sum(counts.values()), 31.26)
+
+
+def test_weights_are_the_appendix_table_in_its_order():
+    # sample_tree indexes this order with its draws: the order fixes the generated data.
+    assert list(PAPER_OPERATOR_WEIGHTS.items()) == [
+        ("add", 10), ("mul", 10), ("sub", 5), ("div", 5), ("sqrt", 4), ("pow", 4),
+        ("ln", 4), ("exp", 4), ("sin", 4), ("cos", 4), ("tan", 4), ("asin", 1),
+    ]
+    assert list(GeneratorConfig().operator_weights) == list(PAPER_OPERATOR_WEIGHTS)
+
+
+def test_arities_are_the_tables_except_unary_pow_and_sub():
+    assert GENERATOR_ARITY == {"pow": 1, "sub": 2}
+    assert [arity(t) for t in ("add", "mul", "sub", "div", "pow", "sqrt", "asin", "x_1", "3")] == [
+        2, 2, 2, 2, 1, 1, 1, 0, 0]
+    with pytest.raises(ValueError, match="Unknown operators"):
+        GeneratorConfig(operator_weights={"add": 1, "gamma": 1})
+
+
+def test_same_seed_gives_the_same_trees_as_before():
+    """Trees of a fixed seed, recorded before the weights came from the operator table."""
+    rng = np.random.default_rng(2024)
+    config = GeneratorConfig()
+    trees = [sample_tree(rng, config) for _ in range(3)]
+    assert trees == [
+        ["mul", "x_3", "mul", "x_3", "x_1"],
+        ["sub", "x_2", "x_2"],
+        ["sqrt", "add", "div", "tan", "x_1", "sin", "x_3", "x_1"],
+    ]
+    prefix = tree_to_prefix(compact_variables(sample_tree(rng, config)), rng, config)
+    assert prefix == ["mul", "mul", "x_1", "mul", "x_1", "2", "sin", "mul", "x_2", "x_1"]
 
 
 def test_leaf_frequencies_match_p_variable(trees):

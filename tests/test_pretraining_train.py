@@ -1,4 +1,4 @@
-"""Training loop: exact resume, SIGTERM checkpoint, 2-process DDP, YAML config, export."""
+"""Training loop: exact resume, SIGTERM checkpoint, 2-process DDP, settings, checkpoints, export."""
 
 import csv
 import dataclasses
@@ -17,9 +17,11 @@ import torch
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel
 from pretraining.bank import build_bank
-from pretraining.export import export_model
+from pretraining.checkpoint import CheckpointFormatError, load_checkpoint, upgrade_checkpoint
+from pretraining.config import FLAT_NAMES, TrainConfig, config_from_args, load_train_config
 from pretraining.data import EquationSampler
-from pretraining.train import TrainConfig, config_from_args, train
+from pretraining.export import export_model
+from pretraining.train import train
 from pretraining.validate import main as validate_main
 
 TINY = dict(model_size="tiny", batch_size=8, min_points=40, max_points=80, checkpoint_every=2,
@@ -31,6 +33,11 @@ def bank(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bank")
     build_bank(folder, n_skeletons=60, n_heldout=10, seed=2, n_jobs=2, chunk_size=20, chunks_per_shard=2)
     return str(folder)
+
+
+def _config(bank, out, **overrides):
+    """A TrainConfig from flat names (the command-line options)."""
+    return TrainConfig.from_dict({**TINY, "bank": bank, "out": str(out), **overrides})
 
 
 def _cli(bank, out, **overrides):
@@ -50,13 +57,14 @@ def _log(out):
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_resume_matches_uninterrupted_run(bank, tmp_path):
-    full = train(TrainConfig(bank=bank, out=str(tmp_path / "full"), max_steps=6, **TINY))
+    full = train(_config(bank, tmp_path / "full", max_steps=6))
     assert full["step"] == 6 and math.isfinite(full["train_loss"]) and math.isfinite(full["val_loss"])
-    train(TrainConfig(bank=bank, out=str(tmp_path / "split"), max_steps=3, **TINY))
-    resumed = train(TrainConfig(bank=bank, out=str(tmp_path / "split"), max_steps=6, **TINY))
-    a = torch.load(tmp_path / "full" / "checkpoint.pt", weights_only=False)
-    b = torch.load(tmp_path / "split" / "checkpoint.pt", weights_only=False)
+    train(_config(bank, tmp_path / "split", max_steps=3))
+    resumed = train(_config(bank, tmp_path / "split", max_steps=6))
+    a = load_checkpoint(tmp_path / "full" / "checkpoint.pt")
+    b = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
     assert a["step"] == b["step"] == 6
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
@@ -67,6 +75,7 @@ def test_resume_matches_uninterrupted_run(bank, tmp_path):
     assert [int(r[0]) for r in rows] == [1, 2, 3, 4, 5, 6]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_workers, whole_group", [(0, False), (1, True)])
 def test_sigterm_checkpoints_and_resumes(bank, tmp_path, num_workers, whole_group):
     """SIGTERM to the trainer, or to its whole process group (data workers included,
@@ -90,13 +99,14 @@ def test_sigterm_checkpoints_and_resumes(bank, tmp_path, num_workers, whole_grou
     assert process.returncode == 0, stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stopped"]
-    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    state = load_checkpoint(out / "checkpoint.pt")
     assert state["step"] == summary["step"] >= 2
-    resumed = train(TrainConfig(bank=bank, out=str(out), max_steps=state["step"] + 2, **TINY))
+    resumed = train(_config(bank, out, max_steps=state["step"] + 2))
     assert resumed["step"] == state["step"] + 2 and not resumed["stopped"]
     assert [int(row["step"]) for row in _log(out)] == list(range(1, state["step"] + 3))
 
 
+@pytest.mark.slow
 def test_ddp_two_processes_gloo(bank, tmp_path):
     out = tmp_path / "ddp"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -112,30 +122,99 @@ def test_ddp_two_processes_gloo(bank, tmp_path):
     first, second = summary["weight_checksums"]
     assert first == second
     assert math.isfinite(summary["train_loss"]) and math.isfinite(summary["val_loss"])
-    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 4
+    assert load_checkpoint(out / "checkpoint.pt")["step"] == 4
     assert (out / "model" / "model.safetensors").exists()
 
 
+#: A train_config.json as runs wrote it before the settings had sections (one key per
+#: setting; this one, like several committed ones, predates ``weighting``).
+OLD_FLAT_CONFIG = {
+    "bank": "/work/state/bank", "bank_size": 560000, "batch_size": 64, "checkpoint_every": 500,
+    "device": "auto", "eval_every": 250, "export_dtype": "float32", "grad_clip": 1.0, "init_weights": None,
+    "learning_rate": 0.0003, "log_every": 10, "max_points": 200, "max_steps": 2000, "min_points": 50,
+    "model_overrides": {}, "model_size": "tiny", "n_val_batches": 8, "num_workers": 1,
+    "out": "/work/state/runs/data-560000", "precision": "auto", "progress": False, "push_to_hub": None, "seed": 0,
+}
+
+
 def test_config_from_yaml_and_overrides(tmp_path):
-    path = tmp_path / "run.yaml"
-    path.write_text("bank: b\nout: o\nmodel_size: tiny\nmax_steps: 7\nmodel_overrides:\n  max_length: 40\n")
-    config = config_from_args(["--config", str(path), "--max-steps", "9", "--no-progress"])
-    assert config == TrainConfig(bank="b", out="o", model_size="tiny", max_steps=9, progress=False,
-                                 model_overrides={"max_length": 40})
-    with pytest.raises(ValueError):
-        TrainConfig(bank="b", out="o", model_size="huge")
+    flat = tmp_path / "flat.yaml"
+    flat.write_text("bank: b\nout: o\nmodel_size: tiny\nmax_steps: 7\nmodel_overrides:\n  max_length: 40\n")
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("run: {bank: b, out: o}\nmodel: {size: tiny, overrides: {max_length: 40}}\n"
+                      "schedule: {max_steps: 7}\n")
+    expected = TrainConfig(run={"bank": "b", "out": "o", "progress": False}, model={"size": "tiny",
+                           "overrides": {"max_length": 40}}, schedule={"max_steps": 9})
+    for path in (flat, nested):
+        assert config_from_args(["--config", str(path), "--max-steps", "9", "--no-progress"]) == expected
+    with pytest.raises(ValueError, match="Unknown model_size"):
+        TrainConfig.from_dict({"model_size": "huge"})
+    with pytest.raises(ValueError, match="Unknown settings"):
+        TrainConfig.from_dict({"batch_sise": 64})
+    with pytest.raises(SystemExit):
+        config_from_args(["--bank", "b"])  # no run folder
+
+
+def test_every_setting_has_one_command_line_option():
+    values = {
+        "bank": "b", "bank_size": 7, "out": "o", "seed": 3, "device": "cpu", "num_workers": 0, "progress": False,
+        "model_size": "tiny", "model_overrides": {"max_length": 40}, "init_weights": "w",
+        "batch_size": 5, "min_points": 11, "max_points": 12, "min_valid_fraction": 0.25, "max_constants": 2,
+        "constant_range": (0.5, 2.0), "support_range": (-3.0, 4.0), "max_abs_y": 99.0, "weighting": "uniform",
+        "learning_rate": 0.5, "grad_clip": 0.0, "precision": "fp32",
+        "max_steps": 4, "checkpoint_every": 2, "eval_every": 0, "n_val_batches": 1, "log_every": 3,
+        "export_dtype": "float16", "push_to_hub": "user/repo",
+    }
+    assert set(values) == set(FLAT_NAMES)  # a new setting needs a value here
+    defaults = TrainConfig().flat()
+    assert all(defaults[name] != value for name, value in values.items())
+    argv = []
+    for name, value in values.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            argv.append(flag if value else "--no-" + flag[2:])
+        elif isinstance(value, dict):
+            argv += [flag, json.dumps(value)]
+        elif isinstance(value, tuple):
+            argv += [flag, *map(str, value)]
+        else:
+            argv += [flag, str(value)]
+    config = config_from_args(argv)
+    assert config.flat() == values
+    assert config.data.support_range == (-3.0, 4.0) and config.model.size == "tiny"
+    assert TrainConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+
+
+def test_old_flat_train_config_files_are_read_into_sections(tmp_path):
+    path = tmp_path / "train_config.json"
+    path.write_text(json.dumps(OLD_FLAT_CONFIG))
+    config = load_train_config(path)
+    assert config.run.bank_size == 560000 and config.run.out == "/work/state/runs/data-560000"
+    assert config.model.size == "tiny" and config.model.overrides == {}
+    assert (config.data.batch_size, config.data.min_points, config.data.max_points) == (64, 50, 200)
+    assert config.data.weighting == "frequency"  # absent from the file: the default
+    assert config.optimisation.learning_rate == 0.0003
+    assert (config.schedule.max_steps, config.schedule.eval_every, config.schedule.n_val_batches) == (2000, 250, 8)
+    assert config.export.dtype == "float32"
+    assert {key: config.flat()[key] for key in OLD_FLAT_CONFIG} == OLD_FLAT_CONFIG
+    path.write_text(json.dumps(config.to_dict()))
+    assert load_train_config(path) == config
+    assert set(json.loads(path.read_text())) == {"run", "model", "data", "optimisation", "schedule", "export"}
 
 
 def test_export_loads_into_the_estimator(bank, tmp_path):
     out = tmp_path / "run"
-    summary = train(TrainConfig(bank=bank, out=str(out), max_steps=2, **TINY))
+    summary = train(_config(bank, out, max_steps=2))
     folder = out / "model"
     assert summary["export"] == str(folder)
     assert (folder / "config.json").exists() and (folder / "model.safetensors").exists()
     model = NeSymReSModel.from_pretrained(folder)
-    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    state = load_checkpoint(out / "checkpoint.pt")  # weights_only=True
+    assert set(state["rng"]) <= {"torch", "python", "cuda"}
     for key, value in model.state_dict().items():
         assert torch.equal(value, state["model"][key])
+    saved = load_train_config(out / "train_config.json")
+    assert saved == _config(bank, out, max_steps=2) and state["train_config"] == saved.to_dict()
     half = export_model(out / "checkpoint.pt", tmp_path / "half", dtype="float16")
     X = np.random.default_rng(0).uniform(-2, 2, size=(40, 2))
     y = X[:, 0] + X[:, 1]
@@ -154,30 +233,29 @@ def test_bank_size_trains_on_a_prefix_of_the_bank(bank, tmp_path, monkeypatch):
         original(self, skeleton_bank, *args, **kwargs)
 
     monkeypatch.setattr(EquationSampler, "__init__", record)
-    train(TrainConfig(bank=bank, out=str(tmp_path / "run"), max_steps=1, bank_size=25, **TINY))
+    train(_config(bank, tmp_path / "run", max_steps=1, bank_size=25))
     assert ("train", 25) in seen and ("heldout", 10) in seen
     with pytest.raises(ValueError, match="fewer than the 61 asked for"):
-        train(TrainConfig(bank=bank, out=str(tmp_path / "other"), max_steps=1, bank_size=61, **TINY))
+        train(_config(bank, tmp_path / "other", max_steps=1, bank_size=61))
 
 
+@pytest.mark.slow
 def test_init_weights_starts_a_new_run_from_an_export(bank, tmp_path):
-    first = train(TrainConfig(bank=bank, out=str(tmp_path / "first"), max_steps=3, **TINY))
-    config = TrainConfig(bank=bank, out=str(tmp_path / "second"), max_steps=1, learning_rate=0.0,
-                         init_weights=first["export"], **TINY)
+    first = train(_config(bank, tmp_path / "first", max_steps=3))
+    config = _config(bank, tmp_path / "second", max_steps=1, learning_rate=0.0, init_weights=first["export"])
     train(config)
     exported = NeSymReSModel.from_pretrained(first["export"]).state_dict()
-    continued = torch.load(tmp_path / "second" / "checkpoint.pt", weights_only=False)["model"]
+    continued = load_checkpoint(tmp_path / "second" / "checkpoint.pt")["model"]
     assert all(torch.equal(exported[key], continued[key]) for key in exported)
-    fresh = torch.load(tmp_path / "first" / "checkpoint.pt", weights_only=False)
+    fresh = load_checkpoint(tmp_path / "first" / "checkpoint.pt")
     assert fresh["step"] == 3
     with pytest.raises(ValueError, match="holds another model config"):
-        train(TrainConfig(bank=bank, out=str(tmp_path / "third"), max_steps=1,
-                          init_weights=first["export"], **{**TINY, "model_size": "small"}))
+        train(_config(bank, tmp_path / "third", max_steps=1, init_weights=first["export"], model_size="small"))
 
 
 def test_validate_command_reproduces_the_logged_validation(bank, tmp_path, capsys):
     out = tmp_path / "run"
-    summary = train(TrainConfig(bank=bank, out=str(out), max_steps=3, **TINY))
+    summary = train(_config(bank, out, max_steps=3))
     validate_main([summary["export"], "--bank", bank, "--n-batches", str(TINY["n_val_batches"]),
                    "--batch-size", str(TINY["batch_size"]), "--min-points", str(TINY["min_points"]),
                    "--max-points", str(TINY["max_points"])])
@@ -185,30 +263,55 @@ def test_validate_command_reproduces_the_logged_validation(bank, tmp_path, capsy
     logged = _log(out)[-1]
     assert math.isclose(printed["val_loss"], float(logged["val_loss"]), rel_tol=1e-4)
     assert math.isclose(printed["val_accuracy"], float(logged["val_accuracy"]), rel_tol=1e-4)
+    # The run's own settings file gives the same batches.
+    validate_main([summary["export"], "--bank", bank, "--n-batches", str(TINY["n_val_batches"]),
+                   "--train-config", str(out / "train_config.json")])
+    assert json.loads(capsys.readouterr().out) == printed
 
 
 def test_resume_compares_configs_not_their_spelling(bank, tmp_path):
     """A checkpoint whose stored config spells out fields at their defaults (as saved by
     earlier versions) resumes; one of another size is refused."""
     out = tmp_path / "run"
-    train(TrainConfig(bank=bank, out=str(out), max_steps=2, **TINY))
-    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    train(_config(bank, out, max_steps=2))
+    state = load_checkpoint(out / "checkpoint.pt")
     spelled_out = dataclasses.asdict(ModelConfig(**state["model_config"]))
     assert spelled_out != state["model_config"]  # the saved dict leaves defaults out
     torch.save({**state, "model_config": spelled_out}, out / "checkpoint.pt")
-    assert train(TrainConfig(bank=bank, out=str(out), max_steps=3, **TINY))["step"] == 3
+    assert train(_config(bank, out, max_steps=3))["step"] == 3
     with pytest.raises(ValueError, match="trained with another model config"):
-        train(TrainConfig(bank=bank, out=str(out), max_steps=4, **{**TINY, "model_size": "small"}))
+        train(_config(bank, out, max_steps=4, model_size="small"))
 
 
 def test_resume_takes_the_new_learning_rate(bank, tmp_path):
     out = str(tmp_path / "run")
-    train(TrainConfig(bank=bank, out=out, max_steps=2, **TINY))
-    before = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["model"]
-    train(TrainConfig(bank=bank, out=out, max_steps=4, **{**TINY, "learning_rate": 0.0}))
-    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    train(_config(bank, out, max_steps=2))
+    before = load_checkpoint(tmp_path / "run" / "checkpoint.pt")["model"]
+    train(_config(bank, out, max_steps=4, learning_rate=0.0))
+    state = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
     assert state["step"] == 4
     assert [group["lr"] for group in state["optimizer"]["param_groups"]] == [0.0]
     assert all(torch.equal(before[key], state["model"][key]) for key in before)  # rate 0: no update
     rates = [float(row["learning_rate"]) for row in _log(tmp_path / "run")]
     assert rates[:2] == [1e-4, 1e-4] and rates[2:] == [0.0, 0.0]
+
+
+def test_checkpoints_of_the_earlier_format_are_refused_with_a_way_on(bank, tmp_path):
+    """Checkpoints that held the global NumPy RNG state need weights_only=False: loading
+    says how to continue, and upgrading them resumes the run where it stopped."""
+    out = tmp_path / "run"
+    train(_config(bank, out, max_steps=2))
+    state = load_checkpoint(out / "checkpoint.pt")
+    old = {**state, "rng": {**state["rng"], "numpy": np.random.get_state()}}
+    torch.save(old, out / "checkpoint.pt")
+    for load in (lambda: train(_config(bank, out, max_steps=3)),
+                 lambda: export_model(out / "checkpoint.pt", tmp_path / "export")):
+        with pytest.raises(CheckpointFormatError, match="pretraining.checkpoint upgrade") as error:
+            load()
+        assert "--init-weights" in str(error.value)
+    assert upgrade_checkpoint(out / "checkpoint.pt") and not upgrade_checkpoint(out / "checkpoint.pt")
+    upgraded = load_checkpoint(out / "checkpoint.pt")
+    assert set(upgraded["rng"]) == set(state["rng"]) and upgraded["step"] == 2
+    assert all(torch.equal(upgraded["model"][key], value) for key, value in state["model"].items())
+    assert train(_config(bank, out, max_steps=3))["step"] == 3
+    assert [int(row["step"]) for row in _log(out)] == [1, 2, 3]

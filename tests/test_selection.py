@@ -6,8 +6,14 @@ from nesymres_sklearn.search.selection import COLUMNS, best_index, candidate_tab
 
 def rows(*pairs):
     return [
-        {"expression": f"e{i}", "skeleton": f"s{i}", "loss": loss, "complexity": complexity,
-         "log_prob": -float(i), "origin": "beam"}
+        {
+            "expression": f"e{i}",
+            "skeleton": f"s{i}",
+            "loss": loss,
+            "complexity": complexity,
+            "log_prob": -float(i),
+            "origin": "beam",
+        }
         for i, (loss, complexity) in enumerate(pairs)
     ]
 

@@ -1,8 +1,8 @@
 """scikit-learn's estimator checks, with a tiny random model that has 12 variables."""
 
+from models import CHECKS_VARIABLES, tiny_model_folder
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models import CHECKS_VARIABLES, tiny_model_folder
 from nesymres_sklearn import NeSymReSRegressor
 
 EXPECTED_FAILURES = {

@@ -1,13 +1,13 @@
 import json
 import os
 import shutil
-import time
 import socket
+import time
 
 import pytest
 import torch
-
 from hub_server import COMMIT, FakeHub, run_python
+
 from nesymres_sklearn.network.model import NeSymReSModel
 from nesymres_sklearn.network.weights import (
     BUNDLED_FOLDER,
@@ -123,6 +123,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_download_from_hub_then_offline_cache(tiny_model, tmp_path):
     cache = {"HF_HUB_CACHE": str(tmp_path / "cache"), "HF_HUB_DISABLE_TELEMETRY": "1"}
     with FakeHub({"org/tiny": tiny_model}) as hub:

@@ -59,24 +59,41 @@ def _coth(a):
 
 def _unary(token, function, derivative, sympy_function, weight=0.0, written=True, in_paper=True):
     return Operator(
-        token, 1, function, (derivative,), sympy_function,
-        sympy_class=sympy_function if written else None, in_paper=in_paper, generator_weight=weight,
+        token,
+        1,
+        function,
+        (derivative,),
+        sympy_function,
+        sympy_class=sympy_function if written else None,
+        in_paper=in_paper,
+        generator_weight=weight,
     )
 
 
 OPERATORS: dict[str, Operator] = {
     operator.token: operator
     for operator in (
-        Operator("add", 2, np.add, (lambda a, b, v: 1.0, lambda a, b, v: 1.0), lambda a, b: a + b,
-                 generator_weight=10),
-        Operator("mul", 2, np.multiply, (lambda a, b, v: b, lambda a, b, v: a), lambda a, b: a * b,
-                 generator_weight=10),
-        Operator("div", 2, np.divide, (lambda a, b, v: 1.0 / b, lambda a, b, v: -v / b), lambda a, b: a / b,
-                 generator_weight=5),
+        Operator("add", 2, np.add, (lambda a, b, v: 1.0, lambda a, b, v: 1.0), lambda a, b: a + b, generator_weight=10),
+        Operator(
+            "mul", 2, np.multiply, (lambda a, b, v: b, lambda a, b, v: a), lambda a, b: a * b, generator_weight=10
+        ),
+        Operator(
+            "div",
+            2,
+            np.divide,
+            (lambda a, b, v: 1.0 / b, lambda a, b, v: -v / b),
+            lambda a, b: a / b,
+            generator_weight=5,
+        ),
         # The generator's pow raises its argument to a vocabulary integer.
-        Operator("pow", 2, np.power,
-                 (lambda a, b, v: b * np.power(a, b - 1.0), lambda a, b, v: v * np.log(a)),
-                 lambda a, b: a**b, generator_weight=4),
+        Operator(
+            "pow",
+            2,
+            np.power,
+            (lambda a, b, v: b * np.power(a, b - 1.0), lambda a, b, v: v * np.log(a)),
+            lambda a, b: a**b,
+            generator_weight=4,
+        ),
         _unary("abs", np.abs, lambda a, v: np.sign(a), sympy.Abs, written=False, in_paper=False),
         _unary("acos", np.arccos, lambda a, v: -1.0 / np.sqrt(1.0 - a * a), sympy.acos),
         _unary("asin", np.arcsin, lambda a, v: 1.0 / np.sqrt(1.0 - a * a), sympy.asin, weight=1),

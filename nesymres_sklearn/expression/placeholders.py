@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .prefix import check_prefix
 from .operators import UNARY_OPERATORS
+from .prefix import check_prefix
 from .tokens import CONSTANT, token_arity, variable_index
 
 MULTIPLICATIVE, ADDITIVE, EXISTING = "mul", "add", "existing"
@@ -84,9 +84,7 @@ def remove_placeholders(tokens: Sequence[str], kinds: Sequence[str], keep: Seque
     check_prefix(tokens)
     n_constants = count_constants(tokens)
     if len(kinds) != n_constants or len(keep) != n_constants:
-        raise ValueError(
-            f"Expected {n_constants} kinds and keep flags, got {len(kinds)} and {len(keep)}."
-        )
+        raise ValueError(f"Expected {n_constants} kinds and keep flags, got {len(kinds)} and {len(keep)}.")
     arity = token_arity
     children: list[list[int]] = [[] for _ in tokens]
     constant_of: dict[int, int] = {}
@@ -119,4 +117,3 @@ def remove_placeholders(tokens: Sequence[str], kinds: Sequence[str], keep: Seque
             out.append(token)
             pending.extend(reversed(args))
     return out
-

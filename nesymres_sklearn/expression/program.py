@@ -65,9 +65,7 @@ class PrefixProgram:
     def _run(self, X, constants, with_jacobian):
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] < self.n_variables:
-            raise ValueError(
-                f"X must have shape (n_points, >= {self.n_variables}), got {X.shape}."
-            )
+            raise ValueError(f"X must have shape (n_points, >= {self.n_variables}), got {X.shape}.")
         constants = np.asarray(constants, dtype=np.float64)
         if constants.shape != (self.n_constants,):
             raise ValueError(f"Expected {self.n_constants} constants, got shape {constants.shape}.")
@@ -97,4 +95,3 @@ class PrefixProgram:
                     stack.append((v, jv))
         values, jacobian = stack.pop()
         return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],)), jacobian
-

@@ -61,7 +61,7 @@ class Skeleton:
         """The skeleton over ``x_1..`` and ``c_0..``, as written, numbers folded."""
         return prefix_to_sympy(self.tokens, evaluate=False, fold_numbers=True)
 
-    def with_constants_attached(self) -> "Skeleton":
+    def with_constants_attached(self) -> Skeleton:
         """Placeholders attached by the paper's rule (``sin(x) -> c*sin(c*x + c)``)."""
         return Skeleton(attach_constants(self.tokens)[0])
 

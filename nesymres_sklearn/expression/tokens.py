@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 from .operators import OPERATORS
 
@@ -18,14 +18,14 @@ def variable_token(index: int) -> str:
     return f"x_{index + 1}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def variable_index(token: str) -> int | None:
     """Column index of a variable token (``"x_1" -> 0``), ``None`` otherwise."""
     match = _VARIABLE.match(token)
     return int(match.group(1)) - 1 if match else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def token_arity(token: str) -> int | None:
     """Arity of an expression token (0 for leaves), ``None`` for non-expression tokens."""
     if token in OPERATORS:

@@ -112,7 +112,8 @@ class ModelConfig:
         defaults, so that files saved from it stay readable by versions without those fields."""
         defaults = {f.name: f.default for f in fields(self)}
         return {
-            name: value for name, value in asdict(self).items()
+            name: value
+            for name, value in asdict(self).items()
             if not (name in COMPATIBILITY_FIELDS and value == defaults[name])
         }
 
@@ -126,14 +127,17 @@ MODEL_SIZES = {
     # ~26M parameters, the paper's encoder/decoder sizes.
     "paper": dict(),
     # ~5M parameters.
-    "medium": dict(hidden_size=256, n_heads=8, n_isab=3, n_inducing_points=32, n_seeds=10,
-                   n_decoder_layers=4, feedforward_size=512),
+    "medium": dict(
+        hidden_size=256, n_heads=8, n_isab=3, n_inducing_points=32, n_seeds=10, n_decoder_layers=4, feedforward_size=512
+    ),
     # ~1M parameters: the size that trains in hours on a laptop CPU.
-    "small": dict(hidden_size=128, n_heads=4, n_isab=3, n_inducing_points=32, n_seeds=8,
-                  n_decoder_layers=3, feedforward_size=256),
+    "small": dict(
+        hidden_size=128, n_heads=4, n_isab=3, n_inducing_points=32, n_seeds=8, n_decoder_layers=3, feedforward_size=256
+    ),
     # ~0.2M parameters.
-    "tiny": dict(hidden_size=64, n_heads=4, n_isab=2, n_inducing_points=16, n_seeds=4,
-                 n_decoder_layers=2, feedforward_size=128),
+    "tiny": dict(
+        hidden_size=64, n_heads=4, n_isab=2, n_inducing_points=16, n_seeds=4, n_decoder_layers=2, feedforward_size=128
+    ),
 }
 
 
@@ -166,7 +170,9 @@ class MAB(nn.Module):
         q = self.fc_q(queries)
         k, v = self.fc_k(keys), self.fc_v(keys)
         attended = F.scaled_dot_product_attention(
-            _split_heads(q, self.n_heads), _split_heads(k, self.n_heads), _split_heads(v, self.n_heads),
+            _split_heads(q, self.n_heads),
+            _split_heads(k, self.n_heads),
+            _split_heads(v, self.n_heads),
             scale=self.scale,
         )
         out = self.ln0(q + _merge_heads(attended))
@@ -255,7 +261,7 @@ class DecoderLayer(nn.Module):
         self.norm1, self.norm2, self.norm3 = nn.LayerNorm(h), nn.LayerNorm(h), nn.LayerNorm(h)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, memory_kv, cache: "LayerCache | None" = None, attend: torch.Tensor | None = None):
+    def forward(self, x, memory_kv, cache: LayerCache | None = None, attend: torch.Tensor | None = None):
         """Full causal pass when ``cache`` is ``None``; otherwise incremental: the new
         positions' keys and values are appended to ``cache``, and ``attend``
         (``(B, cached + new)`` bool) may exclude positions from self-attention."""
@@ -336,8 +342,12 @@ class SkeletonDecoder(nn.Module):
         return self.head(x)
 
 
-class NeSymReSModel(nn.Module, PyTorchModelHubMixin, library_name="nesymres-sklearn",
-                    repo_url="https://github.com/nesymres-sklearn/nesymres-sklearn"):
+class NeSymReSModel(
+    nn.Module,
+    PyTorchModelHubMixin,
+    library_name="nesymres-sklearn",
+    repo_url="https://github.com/nesymres-sklearn/nesymres-sklearn",
+):
     """Set-to-sequence model predicting equation skeletons from points.
 
     Parameters
@@ -379,9 +389,7 @@ class NeSymReSModel(nn.Module, PyTorchModelHubMixin, library_name="nesymres-skle
         logits = self.decoder(tokens, self.decoder.memory_keys_values(memory))
         if targets is None:
             return logits
-        loss = F.cross_entropy(
-            logits.flatten(0, 1).float(), targets.flatten(), ignore_index=self.config.vocab.pad_id
-        )
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(), ignore_index=self.config.vocab.pad_id)
         return logits, loss
 
 

@@ -62,7 +62,7 @@ class Vocabulary:
             raise ValueError("Variables must be x_1 .. x_n without gaps.")
 
     @classmethod
-    def default(cls, n_variables: int = 3) -> "Vocabulary":
+    def default(cls, n_variables: int = 3) -> Vocabulary:
         return cls(tuple(default_tokens(n_variables)))
 
     def __len__(self) -> int:
@@ -95,9 +95,7 @@ class Vocabulary:
     @cached_property
     def arities(self) -> np.ndarray:
         """Arity per token id: 0 leaf, 1 unary, 2 binary, -1 for special tokens."""
-        return np.array(
-            [-1 if (a := token_arity(t)) is None else a for t in self.tokens], dtype=np.int64
-        )
+        return np.array([-1 if (a := token_arity(t)) is None else a for t in self.tokens], dtype=np.int64)
 
     def encode(self, prefix: list[str]) -> list[int]:
         """Token ids of a prefix expression (without start/end tokens)."""
@@ -110,4 +108,3 @@ class Vocabulary:
         """Prefix tokens of a sequence of ids; start, end and padding are dropped."""
         special = {self.pad_id, self.sos_id, self.eos_id}
         return [self.tokens[i] for i in ids if int(i) not in special]
-

@@ -79,7 +79,7 @@ class ModelSource:
     filename: str | None = None
 
     @classmethod
-    def parse(cls, model: str | os.PathLike = BUNDLED, revision: str | None = None) -> "ModelSource":
+    def parse(cls, model: str | os.PathLike = BUNDLED, revision: str | None = None) -> ModelSource:
         """Classify the ``model=`` argument; raises ``FileNotFoundError`` for none of the above."""
         if isinstance(model, str) and model == BUNDLED:
             if revision is not None:

@@ -30,9 +30,7 @@ NAME = "original"
 _EMPTY_ROW_SCORE = -1e9
 
 
-def original_search(
-    model: NeSymReSModel, points: torch.Tensor, beam_size: int, n_features: int
-) -> list[Hypothesis]:
+def original_search(model: NeSymReSModel, points: torch.Tensor, beam_size: int, n_features: int) -> list[Hypothesis]:
     """The authors' search; arguments as for
     :func:`nesymres_sklearn.search.beam.constrained_search`."""
     hypotheses = []
@@ -118,4 +116,6 @@ class _FinishedHypotheses:
     def ranked(self) -> list[tuple[float, list[int]]]:
         """Entries by decreasing score (ties keep the order they were added in)."""
         return sorted(self.entries, key=lambda entry: entry[0], reverse=True)
+
+
 DECODERS[NAME] = original_search

@@ -35,16 +35,54 @@ from .encoding import NAME as ENCODING_NAME
 # Token ids of the authors' vocabulary (their eq_setting.json; P, S, F written as ours).
 # Ids 34..59 of the 60 output slots have no token.
 ORIGINAL_TOKENS = [
-    "<pad>", "<sos>", "<eos>", "c", "x_1", "x_2", "x_3",
-    "abs", "acos", "add", "asin", "atan", "cos", "cosh", "coth", "div", "exp", "ln",
-    "mul", "pow", "sin", "sinh", "sqrt", "tan", "tanh",
-    "-3", "-2", "-1", "0", "1", "2", "3", "4", "5",
+    "<pad>",
+    "<sos>",
+    "<eos>",
+    "c",
+    "x_1",
+    "x_2",
+    "x_3",
+    "abs",
+    "acos",
+    "add",
+    "asin",
+    "atan",
+    "cos",
+    "cosh",
+    "coth",
+    "div",
+    "exp",
+    "ln",
+    "mul",
+    "pow",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "-3",
+    "-2",
+    "-1",
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
 ]
 # The architecture of both published configurations; only the depths differ.
 ORIGINAL_ARCHITECTURE = dict(
-    hidden_size=512, n_heads=8, n_inducing_points=50, n_seeds=10, feedforward_size=512,
-    max_length=60, dropout=0.0, output_size=60,
-    encoding=ENCODING_NAME, encoder_attention_scale="hidden", search=SEARCH_NAME,
+    hidden_size=512,
+    n_heads=8,
+    n_inducing_points=50,
+    n_seeds=10,
+    feedforward_size=512,
+    max_length=60,
+    dropout=0.0,
+    output_size=60,
+    encoding=ENCODING_NAME,
+    encoder_attention_scale="hidden",
+    search=SEARCH_NAME,
 )
 CHECKPOINT_SUFFIX = ".ckpt"
 # Top-level packages whose pickled classes are replaced by a placeholder when reading.
@@ -71,7 +109,9 @@ def original_config(n_isab: int, n_decoder_layers: int) -> ModelConfig:
     """Our config of the original architecture with ``n_isab`` ISAB blocks (the
     original's first ISAB plus ``n_l_enc`` more) and ``n_decoder_layers`` layers."""
     return ModelConfig(
-        vocabulary=list(ORIGINAL_TOKENS), n_isab=n_isab, n_decoder_layers=n_decoder_layers,
+        vocabulary=list(ORIGINAL_TOKENS),
+        n_isab=n_isab,
+        n_decoder_layers=n_decoder_layers,
         **ORIGINAL_ARCHITECTURE,
     )
 
@@ -134,8 +174,9 @@ def convert_state_dict(state: Mapping[str, torch.Tensor]) -> tuple[ModelConfig, 
         raise ModelLoadError(f"The state_dict lacks {_listing(missing)} of the original architecture ({architecture}).")
     unexpected = [key for key in state if key not in mapping]
     if unexpected:
-        raise ModelLoadError(f"The state_dict has {_listing(unexpected)} that the original architecture "
-                             f"({architecture}) does not have.")
+        raise ModelLoadError(
+            f"The state_dict has {_listing(unexpected)} that the original architecture ({architecture}) does not have."
+        )
     with torch.device("meta"):
         shapes = {name: tensor.shape for name, tensor in NeSymReSModel(config).state_dict().items()}
     converted = {}
@@ -147,8 +188,10 @@ def convert_state_dict(state: Mapping[str, torch.Tensor]) -> tuple[ModelConfig, 
             found = tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__
             raise ModelLoadError(f"Key {key} holds {found}, not a floating-point tensor.")
         if tensor.shape != expected:
-            raise ModelLoadError(f"Key {key} has shape {list(tensor.shape)}; the original architecture "
-                                 f"({architecture}) needs {list(expected)}.")
+            raise ModelLoadError(
+                f"Key {key} has shape {list(tensor.shape)}; the original architecture "
+                f"({architecture}) needs {list(expected)}."
+            )
         if targets:
             parts = tensor.to(torch.float32).split(rows)
             converted.update((target, part.clone()) for target, part in zip(targets, parts))
@@ -233,8 +276,13 @@ def _key_map(config: ModelConfig) -> dict[str, tuple[str, ...]]:
                     f"{ours}.{our_attention}.{projection}_proj.{kind}" for projection in "qkv"
                 )
             weight_and_bias(f"{theirs}.{attention}.out_proj", f"{ours}.{our_attention}.out_proj")
-        for layer, our_layer in (("linear1", "mlp.0"), ("linear2", "mlp.2"), ("norm1", "norm1"),
-                                 ("norm2", "norm2"), ("norm3", "norm3")):
+        for layer, our_layer in (
+            ("linear1", "mlp.0"),
+            ("linear2", "mlp.2"),
+            ("norm1", "norm1"),
+            ("norm2", "norm2"),
+            ("norm3", "norm3"),
+        ):
             weight_and_bias(f"{theirs}.{layer}", f"{ours}.{our_layer}")
     weight_and_bias("fc_out", "decoder.head")
     return mapping
@@ -261,8 +309,10 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     config = model.config
-    print(f"Wrote {args.folder}: {sum(p.numel() for p in model.parameters()):,} parameters, "
-          f"{config.n_isab} ISAB blocks, {config.n_decoder_layers} decoder layers.")
+    print(
+        f"Wrote {args.folder}: {sum(p.numel() for p in model.parameters()):,} parameters, "
+        f"{config.n_isab} ISAB blocks, {config.n_decoder_layers} decoder layers."
+    )
     return 0
 
 

@@ -33,9 +33,7 @@ class Hypothesis:
 
 
 @torch.inference_mode()
-def constrained_search(
-    model: NeSymReSModel, points: torch.Tensor, beam_size: int, n_features: int
-) -> list[Hypothesis]:
+def constrained_search(model: NeSymReSModel, points: torch.Tensor, beam_size: int, n_features: int) -> list[Hypothesis]:
     """Most likely valid skeletons for one encoded point set.
 
     Parameters
@@ -71,7 +69,7 @@ def constrained_search(
 
     for position in range(max_length - 1):
         logits = model.decode_step(sequences[:, -1], state)
-        log_probs = torch.log_softmax(logits.float(), dim=-1)[:, :len(vocab)]
+        log_probs = torch.log_softmax(logits.float(), dim=-1)[:, : len(vocab)]
 
         # Token t at this position leaves open_slots + delta[t] slots; each needs at
         # least one more token, and the end token must still fit.

@@ -84,7 +84,11 @@ def fit_constants(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = minimize(
-                objective, start, jac=True, method="BFGS", callback=stop_at_deadline,
+                objective,
+                start,
+                jac=True,
+                method="BFGS",
+                callback=stop_at_deadline,
                 options={"gtol": GRADIENT_TOLERANCE, "maxiter": MAX_ITERATIONS},
             )
         loss = mse(program, X, y, result.x)

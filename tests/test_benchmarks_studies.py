@@ -1,4 +1,5 @@
-"""Reports over training runs: size selection (power-law extrapolation), data scaling and model comparison."""
+"""The studies of ``benchmarks.studies``: size selection (power-law extrapolation), data scaling, bank
+statistics and model comparison."""
 
 import json
 from pathlib import Path
@@ -7,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import compare_models, data_scaling, size_selection
+from benchmarks.studies import compare_models, data_scaling, size_selection
 from pretraining.bank import build_bank
 
 
@@ -22,11 +23,16 @@ def test_extrapolation_recovers_a_known_power_law():
 def _run(folder, model_size, losses, bank="bank", bank_size=None, seconds_per_row=10.0):
     folder.mkdir(parents=True)
     n = len(losses)
-    pd.DataFrame({
-        "step": np.arange(1, n + 1) * 100, "equations": np.arange(1, n + 1) * 6400,
-        "train_loss": losses, "val_loss": losses, "val_accuracy": 1 - np.asarray(losses) / 4,
-        "elapsed_seconds": np.arange(1, n + 1) * seconds_per_row,
-    }).to_csv(folder / "log.csv", index=False)
+    pd.DataFrame(
+        {
+            "step": np.arange(1, n + 1) * 100,
+            "equations": np.arange(1, n + 1) * 6400,
+            "train_loss": losses,
+            "val_loss": losses,
+            "val_accuracy": 1 - np.asarray(losses) / 4,
+            "elapsed_seconds": np.arange(1, n + 1) * seconds_per_row,
+        }
+    ).to_csv(folder / "log.csv", index=False)
     config = {"model_size": model_size, "model_overrides": {}, "bank": str(bank), "bank_size": bank_size}
     (folder / "train_config.json").write_text(json.dumps(config))
     return folder
@@ -48,8 +54,10 @@ def test_size_selection_compares_runs_at_their_common_wall_time(tmp_path):
 def test_data_scaling_table_is_sorted_by_bank_size(tmp_path):
     bank = tmp_path / "bank"
     build_bank(bank, n_skeletons=30, n_heldout=5, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=2)
-    runs = [_run(tmp_path / "all", "tiny", [2.0, 1.5, 1.2], bank=bank),
-            _run(tmp_path / "ten", "tiny", [2.5, 2.2], bank=bank, bank_size=10)]
+    runs = [
+        _run(tmp_path / "all", "tiny", [2.0, 1.5, 1.2], bank=bank),
+        _run(tmp_path / "ten", "tiny", [2.5, 2.2], bank=bank, bank_size=10),
+    ]
     out, png = tmp_path / "data.md", tmp_path / "data.png"
     data_scaling.main([str(r) for r in runs] + ["--out", str(out), "--plot", str(png), "--max-step", "200"])
     rows = [line.split("|") for line in out.read_text().splitlines()[2:]]
@@ -60,7 +68,7 @@ def test_data_scaling_table_is_sorted_by_bank_size(tmp_path):
 
 
 def test_bank_statistics_weigh_lengths_by_generation_counts(tmp_path):
-    from benchmarks.bank_statistics import statistics
+    from benchmarks.studies.bank_statistics import statistics
     from pretraining.bank import SkeletonBank
 
     build_bank(tmp_path, n_skeletons=40, n_heldout=0, seed=2, n_jobs=1, chunk_size=40, chunks_per_shard=2)
@@ -77,15 +85,30 @@ def _fits(model_scores: dict[int, list[float]]) -> pd.DataFrame:
     rows = []
     for seed, scores in model_scores.items():
         for i, score in enumerate(scores):
-            rows.append(dict(dataset="aifeynman", equation=f"AIF-{i}", method="nesymres", parameter="beam_size",
-                             value=32, n_points=128, seed=seed, status="ok", fit_time=float(i + 1),
-                             a1_iid=1.0, a1_ood=score, a2_iid=None if i == 0 else 1.0, a2_ood=1.0))
+            rows.append(
+                dict(
+                    dataset="aifeynman",
+                    equation=f"AIF-{i}",
+                    method="nesymres",
+                    parameter="beam_size",
+                    value=32,
+                    n_points=128,
+                    seed=seed,
+                    status="ok",
+                    fit_time=float(i + 1),
+                    a1_iid=1.0,
+                    a1_ood=score,
+                    a2_iid=None if i == 0 else 1.0,
+                    a2_ood=1.0,
+                )
+            )
     return pd.DataFrame(rows)
 
 
 def test_compare_models_averages_over_seeds_and_lists_each_seed():
-    table = compare_models.compare({"old": _fits({0: [1.0, 0.0], 1: [0.0, 0.0]}),
-                                    "new": _fits({0: [1.0, 1.0], 1: [1.0, 0.0]})})
+    table = compare_models.compare(
+        {"old": _fits({0: [1.0, 0.0], 1: [0.0, 0.0]}), "new": _fits({0: [1.0, 1.0], 1: [1.0, 0.0]})}
+    )
     old, new = table.set_index("model").loc["old"], table.set_index("model").loc["new"]
     assert old["fits"] == 4 and old["a1_ood"] == 25.0 and new["a1_ood"] == 75.0
     assert old["a1_ood_per_seed"] == "50.0 / 0.0" and new["a1_ood_per_seed"] == "100.0 / 50.0"
@@ -104,8 +127,23 @@ def test_compare_models_runs_each_folder_at_one_beam_over_the_seeds(tmp_path, mo
 
     monkeypatch.setattr(compare_models, "run", fake_run)
     out = tmp_path / "table.md"
-    compare_models.main(["a=folder/a", "b=folder/b", "--beam-size", "8", "--seeds", "3", "4", "--n-jobs", "2",
-                         "--csv-dir", str(tmp_path / "csv"), "--out", str(out)])
+    compare_models.main(
+        [
+            "a=folder/a",
+            "b=folder/b",
+            "--beam-size",
+            "8",
+            "--seeds",
+            "3",
+            "4",
+            "--n-jobs",
+            "2",
+            "--csv-dir",
+            str(tmp_path / "csv"),
+            "--out",
+            str(out),
+        ]
+    )
     assert [(c[0].methods, c[0].seeds, c[0].method_options, c[1].name, c[2]) for c in calls] == [
         ({"nesymres": (8,)}, (3, 4), {"nesymres": {"model": "folder/a"}}, "a.csv", 2),
         ({"nesymres": (8,)}, (3, 4), {"nesymres": {"model": "folder/b"}}, "b.csv", 2),

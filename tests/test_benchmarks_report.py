@@ -1,0 +1,77 @@
+import pandas as pd
+import pytest
+
+from benchmarks.report import markdown_tables, splice, summarize
+
+
+def test_summary_counts_failures_as_not_recovered():
+    frame = pd.DataFrame(
+        {
+            "dataset": "d",
+            "equation": ["a", "b", "c", "d"],
+            "method": ["m", "m", "m", "x"],
+            "parameter": "p",
+            "value": 1,
+            "n_points": 128,
+            "status": ["ok", "timeout", "ok", "not_installed"],
+            "fit_time": [1.0, 3.0, 2.0, None],
+            "a1_iid": [1, None, 0, None],
+            "a1_ood": [1, None, 1, None],
+            "a2_iid": [1, None, 1, None],
+            "a2_ood": [0, None, 0, None],
+            "error": [None, "time limit", None, "not installed: x"],
+        }
+    )
+    summary = summarize(frame)
+    assert len(summary) == 1
+    row = summary.iloc[0]
+    assert row["n"] == 3 and row["failed"] == 1 and row["fit_time"] == pytest.approx(2.0)
+    assert row["a1_iid"] == pytest.approx(1 / 3) and row["a1_ood"] == pytest.approx(2 / 3)
+    text = markdown_tables(frame)
+    assert "| m | p=1 | 2.00 | 33.3 | 66.7 | 66.7 | 0.0 | 1 |" in text
+    assert "- x: not installed: x" in text
+
+
+def test_method_labels_tell_gaussian_process_from_genetic_programming():
+    frame = pd.DataFrame(
+        {
+            "dataset": "nguyen",
+            "equation": ["a", "a"],
+            "method": ["gpr", "gplearn"],
+            "parameter": ["n_restarts_optimizer", "population_size"],
+            "value": [8, 1024],
+            "n_points": 128,
+            "status": "ok",
+            "fit_time": 1.0,
+            "a1_iid": 1,
+            "a1_ood": 0,
+            "a2_iid": 1,
+            "a2_ood": 0,
+        }
+    )
+    text = markdown_tables(frame)
+    assert "| Gaussian Process | n_restarts_optimizer=8 |" in text
+    assert "| Genetic Prog. (gplearn) | population_size=1024 |" in text
+
+
+def test_splice_appends_a_block(tmp_path):
+    path = tmp_path / "doc.md"
+    path.write_text("# Title\n")
+    splice(path, "table")
+    splice(path, "table 2")
+    text = path.read_text()
+    assert text.count("<!-- results:start -->") == 1 and "table 2" in text and "table\n" not in text
+
+
+def test_committed_results_and_labels_use_the_registered_method_names():
+    from pathlib import Path
+
+    from benchmarks.methods import METHODS
+    from benchmarks.report import METHOD_COLORS, METHOD_LABELS, load_results
+
+    assert set(METHOD_LABELS) == set(METHOD_COLORS) == set(METHODS)
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    paths = sorted(results.rglob("*.csv"))
+    assert paths
+    for path in paths:
+        assert set(load_results(path)["method"]) <= set(METHODS), path
