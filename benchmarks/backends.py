@@ -33,7 +33,9 @@ class parallel_backend:
             try:
                 from dask.distributed import Client
             except ImportError as error:
-                raise RuntimeError("The dask backend needs 'dask[distributed]' (pip install 'dask[distributed]').") from error
+                raise RuntimeError(
+                    "The dask backend needs 'dask[distributed]' (pip install 'dask[distributed]')."
+                ) from error
             self._client = Client(os.environ.get("DASK_SCHEDULER_ADDRESS"))
         elif self.backend == "ray":
             try:

@@ -1,6 +1,7 @@
 """Named run profiles: which datasets, methods, settings and budgets a run covers.
 
-- ``quick``: a few equations and tiny budgets; the test suite runs it end to end.
+- ``quick``: a few equations and tiny budgets; the test suite runs it end to end (a
+  test marked slow).
 - ``laptop``: AI-Feynman and Nguyen with modest sweeps that finish in well under an
   hour on a 2-core CPU (the committed run of ``docs/benchmarks.md``).
 - ``points``: accuracy against the number of training points (the paper's figure),
@@ -46,7 +47,7 @@ class Profile:
     time_budget: float = 300.0
     method_options: dict = field(default_factory=dict)
 
-    def with_overrides(self, **changes) -> "Profile":
+    def with_overrides(self, **changes) -> Profile:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 

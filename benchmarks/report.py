@@ -29,20 +29,33 @@ import pandas as pd
 
 METRICS = ("a1_iid", "a1_ood", "a2_iid", "a2_ood")
 METRIC_TITLES = {
-    "a1_iid": "$A_1^{iid}$", "a1_ood": "$A_1^{ood}$",
-    "a2_iid": "$A_2^{iid}$", "a2_ood": "$A_2^{ood}$",
+    "a1_iid": "$A_1^{iid}$",
+    "a1_ood": "$A_1^{ood}$",
+    "a2_iid": "$A_2^{iid}$",
+    "a2_ood": "$A_2^{ood}$",
 }
 METHOD_LABELS = {
-    "nesymres": "NeSymReS", "gplearn": "Genetic Prog. (gplearn)", "gpr": "Gaussian Process",
-    "operon": "Operon", "dsr": "DSR", "pysr": "PySR",
+    "nesymres": "NeSymReS",
+    "gplearn": "Genetic Prog. (gplearn)",
+    "gpr": "Gaussian Process",
+    "operon": "Operon",
+    "dsr": "DSR",
+    "pysr": "PySR",
 }
 METHOD_COLORS = {
-    "nesymres": "tab:red", "gplearn": "tab:green", "gpr": "tab:blue",
-    "operon": "tab:purple", "dsr": "tab:orange", "pysr": "tab:brown",
+    "nesymres": "tab:red",
+    "gplearn": "tab:green",
+    "gpr": "tab:blue",
+    "operon": "tab:purple",
+    "dsr": "tab:orange",
+    "pysr": "tab:brown",
 }
 DATASET_LABELS = {
-    "aifeynman": "AI-Feynman", "nguyen": "Nguyen", "soose-wc": "SOOSE-WC",
-    "soose-nc": "SOOSE-NC", "soose-fc": "SOOSE-FC",
+    "aifeynman": "AI-Feynman",
+    "nguyen": "Nguyen",
+    "soose-wc": "SOOSE-WC",
+    "soose-nc": "SOOSE-NC",
+    "soose-fc": "SOOSE-FC",
 }
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 DEFAULT_POINTS = 128
@@ -104,8 +117,13 @@ def plot_accuracy_vs_time(summary: pd.DataFrame, dataset: str, path: Path, n_poi
         for method, rows in data.groupby("method", sort=False):
             rows = rows.sort_values("value")  # the curve follows the swept setting
             ax.errorbar(
-                rows["fit_time"], rows[metric], yerr=rows[f"{metric}_se"], marker="o", capsize=3,
-                label=METHOD_LABELS.get(method, method), color=METHOD_COLORS.get(method),
+                rows["fit_time"],
+                rows[metric],
+                yerr=rows[f"{metric}_se"],
+                marker="o",
+                capsize=3,
+                label=METHOD_LABELS.get(method, method),
+                color=METHOD_COLORS.get(method),
             )
         ax.set_xscale("log")
         ax.set_xlabel("mean fit time per equation (s)")
@@ -139,8 +157,12 @@ def plot_accuracy_vs_points(summary: pd.DataFrame, path: Path, metric: str = "a1
                 rows = rows.sort_values("n_points")
                 parameter = rows["parameter"].iloc[0]
                 ax.errorbar(
-                    rows["n_points"], rows[metric_name], yerr=rows[f"{metric_name}_se"], marker="o",
-                    capsize=3, label=f"{METHOD_LABELS.get(method, method)} ({parameter}={_value(value)})",
+                    rows["n_points"],
+                    rows[metric_name],
+                    yerr=rows[f"{metric_name}_se"],
+                    marker="o",
+                    capsize=3,
+                    label=f"{METHOD_LABELS.get(method, method)} ({parameter}={_value(value)})",
                     color=METHOD_COLORS.get(method),
                 )
             ax.set_xscale("log", base=2)
@@ -188,7 +210,9 @@ def markdown_tables(frame: pd.DataFrame, metadata: dict | None = None, images: d
     if summary.empty:
         lines.append("No fits ran.")
     for dataset, data in summary.groupby("dataset", sort=False):
-        main_points = int(data["n_points"].mode().iloc[0]) if DEFAULT_POINTS not in set(data["n_points"]) else DEFAULT_POINTS
+        main_points = (
+            int(data["n_points"].mode().iloc[0]) if DEFAULT_POINTS not in set(data["n_points"]) else DEFAULT_POINTS
+        )
         rows = data[data["n_points"] == main_points]
         lines += [
             f"### {DATASET_LABELS.get(dataset, dataset)} ({int(rows['n'].max())} equations, {main_points} points)",
@@ -262,8 +286,9 @@ def splice(markdown_path: Path, text: str) -> None:
     markdown_path.write_text(content)
 
 
-def write_report(csv_path: str | Path, out_dir: str | Path | None = None, docs: str | Path | None = None,
-                 extra: list | None = None) -> list[Path]:
+def write_report(
+    csv_path: str | Path, out_dir: str | Path | None = None, docs: str | Path | None = None, extra: list | None = None
+) -> list[Path]:
     """Write the plots and the markdown of a result CSV; the paths written.
 
     ``extra`` lists more result CSVs (e.g. a points sweep) merged into the report; a fit

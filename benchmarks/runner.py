@@ -147,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", help="result CSV (default: benchmarks/results/<profile>.csv)")
     parser.add_argument("--datasets", nargs="+", help="datasets to run (default: the profile's)")
     parser.add_argument(
-        "--methods", nargs="+", metavar="NAME[=V1,V2]",
+        "--methods",
+        nargs="+",
+        metavar="NAME[=V1,V2]",
         help="methods to run, optionally with their settings, e.g. nesymres=1,4 gpr",
     )
     parser.add_argument("--max-equations", type=int, help="first N equations of each dataset")
@@ -188,7 +190,9 @@ def profile_from_args(args) -> Profile:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     profile = profile_from_args(args)
     out = Path(args.out or f"benchmarks/results/{args.profile}.csv")
     command = "python -m benchmarks.runner " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -18,10 +18,28 @@ from .profiles import Profile
 
 #: Columns of a result row (and of the result CSV), in order.
 COLUMNS = [
-    "dataset", "equation", "method", "parameter", "value", "setting", "n_points", "seed",
-    "status", "fit_time", "total_time",
-    "a1_iid", "a1_ood", "a2_iid", "a2_ood", "close_iid", "close_ood", "r2_iid", "r2_ood",
-    "expression", "true_expression", "error",
+    "dataset",
+    "equation",
+    "method",
+    "parameter",
+    "value",
+    "setting",
+    "n_points",
+    "seed",
+    "status",
+    "fit_time",
+    "total_time",
+    "a1_iid",
+    "a1_ood",
+    "a2_iid",
+    "a2_ood",
+    "close_iid",
+    "close_ood",
+    "r2_iid",
+    "r2_ood",
+    "expression",
+    "true_expression",
+    "error",
 ]
 #: Columns that identify a task in a result file.
 KEY = ["dataset", "equation", "method", "value", "n_points", "seed"]
@@ -85,9 +103,7 @@ def plan_tasks(profile: Profile, max_equations: int | None = None) -> list[Task]
                 for value in values:
                     for n_points in profile.n_points:
                         for seed in profile.seeds:
-                            tasks.append(
-                                Task(equation, method, value, n_points, seed, profile.time_budget, options)
-                            )
+                            tasks.append(Task(equation, method, value, n_points, seed, profile.time_budget, options))
     return tasks
 
 

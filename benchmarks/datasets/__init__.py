@@ -209,8 +209,6 @@ def load_dataset(name: str, path: str | Path | None = None) -> list[Equation]:
         used = {int(m.group(1)) for s in equation.sympy_expr.free_symbols if (m := _VARIABLE.match(s.name))}
         unknown = {s.name for s in equation.sympy_expr.free_symbols if not _VARIABLE.match(s.name)}
         if unknown or (used and max(used) > len(supports)):
-            raise ValueError(
-                f"{equation.name}: variables {sorted(unknown) or sorted(used)} without a support."
-            )
+            raise ValueError(f"{equation.name}: variables {sorted(unknown) or sorted(used)} without a support.")
         equations.append(equation)
     return equations

@@ -87,8 +87,10 @@ def instantiate(tokens: list[str], values: np.ndarray) -> sympy.Expr:
     from nesymres_sklearn.expression.prefix import constant_symbols, prefix_to_sympy
 
     expr = prefix_to_sympy(tokens, variable_symbols(MAX_VARIABLES))
-    replacements = {c: sympy.Float(v, 4) if not float(v).is_integer() else sympy.Integer(int(v))
-                    for c, v in zip(constant_symbols(len(values)), values)}
+    replacements = {
+        c: sympy.Float(v, 4) if not float(v).is_integer() else sympy.Integer(int(v))
+        for c, v in zip(constant_symbols(len(values)), values)
+    }
     return expr.xreplace(replacements)
 
 
@@ -151,8 +153,7 @@ def write_datasets(rows: dict[str, list[dict]], source: str, out_dir: Path = DAT
     for version, version_rows in rows.items():
         path = out_dir / f"soose_{version}.csv"
         header = [
-            f"SOOSE-{version.upper()}: {len(version_rows)} strictly out-of-sample equations, "
-            f"{descriptions[version]}.",
+            f"SOOSE-{version.upper()}: {len(version_rows)} strictly out-of-sample equations, {descriptions[version]}.",
             "Built by `python -m benchmarks.datasets.build_soose` (see its docstring for the construction)",
             f"from {source}.",
             "Columns: expression in SymPy syntax over x_1..x_3; x_k_lo, x_k_hi: support of x_k;",
@@ -167,12 +168,16 @@ def write_datasets(rows: dict[str, list[dict]], source: str, out_dir: Path = DAT
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.datasets.build_soose", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.datasets.build_soose", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--bank", help="existing bank folder whose held-out split is used")
     parser.add_argument("--bank-out", help="folder for the bank built without --bank (default: temporary)")
     parser.add_argument("--n-equations", type=int, default=200)
     parser.add_argument("--n-train", type=int, default=5000, help="training skeletons of the bank built without --bank")
-    parser.add_argument("--n-heldout", type=int, default=400, help="held-out skeletons of the bank built without --bank")
+    parser.add_argument(
+        "--n-heldout", type=int, default=400, help="held-out skeletons of the bank built without --bank"
+    )
     parser.add_argument("--seed", type=int, default=2021)
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--out-dir", default=str(DATA_DIR))
@@ -186,8 +191,15 @@ def main(argv=None) -> int:
             source = f"the held-out split of the bank in {folder.name}"
         else:
             folder = Path(args.bank_out) if args.bank_out else Path(scratch) / "bank"
-            build_bank(folder, args.n_train, args.n_heldout, seed=args.seed, n_jobs=args.n_jobs,
-                       chunk_size=50, chunks_per_shard=20)
+            build_bank(
+                folder,
+                args.n_train,
+                args.n_heldout,
+                seed=args.seed,
+                n_jobs=args.n_jobs,
+                chunk_size=50,
+                chunks_per_shard=20,
+            )
             source = (
                 f"the held-out split of a bank built with pretraining.bank.build_bank(n_skeletons="
                 f"{args.n_train}, n_heldout={args.n_heldout}, seed={args.seed}, chunk_size=50, "

@@ -99,7 +99,7 @@ class Adapter:
         the most expensive fits first so that every worker stays busy to the end."""
         return float(value) * n_points
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> "Adapter":
+    def fit(self, X: np.ndarray, y: np.ndarray) -> Adapter:
         self._fit(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
         return self
 

@@ -22,7 +22,9 @@ class DSRAdapter(Adapter):
     name = "dsr"
     parameter = "epochs"
     requires = ("dso", "tensorflow")
-    install_hint = "dso needs TensorFlow 1.x: pip install 'dso @ git+https://github.com/dso-org/deep-symbolic-optimization'"
+    install_hint = (
+        "dso needs TensorFlow 1.x: pip install 'dso @ git+https://github.com/dso-org/deep-symbolic-optimization'"
+    )
 
     def _fit(self, X, y):
         from dso import DeepSymbolicRegressor

@@ -26,7 +26,7 @@ from nesymres_sklearn.network.weights import load_model
 EQUATIONS = {
     "x0*sin(x1)": lambda X: X[:, 0] * np.sin(X[:, 1]),
     "x0*x1/x2": lambda X: X[:, 0] * X[:, 1] / X[:, 2],
-    "exp(-x0**2/2)": lambda X: np.exp(-X[:, 0] ** 2 / 2),
+    "exp(-x0**2/2)": lambda X: np.exp(-(X[:, 0] ** 2) / 2),
     "x0 + x1**2": lambda X: X[:, 0] + X[:, 1] ** 2,
     "sqrt(x0*x1)": lambda X: np.sqrt(X[:, 0] * X[:, 1]),
     "2.5*cos(x0) + x1": lambda X: 2.5 * np.cos(X[:, 0]) + X[:, 1],

@@ -31,13 +31,20 @@ RESULTS = Path(__file__).resolve().parents[1] / "results" / "pretraining_benchma
 
 def bench_bank(folder: Path, n_skeletons: int, n_jobs: int) -> dict:
     start = time.perf_counter()
-    metadata = build_bank(folder, n_skeletons=n_skeletons, n_heldout=0, seed=0, n_jobs=n_jobs,
-                          chunk_size=25, chunks_per_shard=8 * n_jobs)
+    metadata = build_bank(
+        folder, n_skeletons=n_skeletons, n_heldout=0, seed=0, n_jobs=n_jobs, chunk_size=25, chunks_per_shard=8 * n_jobs
+    )
     seconds = time.perf_counter() - start
     counts = metadata["counts"]["train"]
-    return dict(n_jobs=n_jobs, skeletons=counts["accepted"], trees=counts["attempts"], seconds=seconds,
-                per_second=counts["accepted"] / seconds, per_core=counts["accepted"] / seconds / n_jobs,
-                trees_per_core=counts["attempts"] / seconds / n_jobs)
+    return dict(
+        n_jobs=n_jobs,
+        skeletons=counts["accepted"],
+        trees=counts["attempts"],
+        seconds=seconds,
+        per_second=counts["accepted"] / seconds,
+        per_core=counts["accepted"] / seconds / n_jobs,
+        trees_per_core=counts["attempts"] / seconds / n_jobs,
+    )
 
 
 def bench_batches(bank: SkeletonBank, n_points: int, batch_size: int, n_batches: int) -> dict:
@@ -72,8 +79,14 @@ def bench_training(bank: SkeletonBank, size: str, batch_size: int, n_points: int
         step(batch)
     seconds = (time.perf_counter() - start) / steps
     points = sum(b["points"].shape[1] for b in batches[1:]) / steps
-    return dict(size=size, parameters=sum(p.numel() for p in model.parameters()), batch_size=batch_size,
-                points=points, seconds_per_step=seconds, per_second=batch_size / seconds)
+    return dict(
+        size=size,
+        parameters=sum(p.numel() for p in model.parameters()),
+        batch_size=batch_size,
+        points=points,
+        seconds_per_step=seconds,
+        per_second=batch_size / seconds,
+    )
 
 
 def main(argv=None) -> None:
@@ -84,46 +97,67 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     n_cores = os.cpu_count()
+    arguments = " ".join(sys.argv[1:] if argv is None else argv)
     lines = [
         "# Pretraining throughput",
         "",
-        f"Command: `python -m benchmarks.studies.bench_pretraining {' '.join(sys.argv[1:] if argv is None else argv)}`  ",
+        f"Command: `python -m benchmarks.studies.bench_pretraining {arguments}`  ",
         f"Machine: {platform.processor() or platform.machine()}, {n_cores} cores, torch {torch.__version__} "
         f"({torch.get_num_threads()} threads), Python {platform.python_version()}, no GPU.  ",
         "Load average at the start (1/5/15 min): " + " / ".join(f"{v:.1f}" for v in os.getloadavg()) + ".",
         "",
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        lines += ["## Skeleton bank generation (`pretraining.bank`)", "",
-                  "| joblib workers | skeletons | trees | seconds | skeletons/s | skeletons/s per core | trees/s per core |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "## Skeleton bank generation (`pretraining.bank`)",
+            "",
+            "| joblib workers | skeletons | trees | seconds | skeletons/s | skeletons/s per core | trees/s per core |",
+            "|---|---|---|---|---|---|---|",
+        ]
         folder = None
         for n_jobs in sorted({1, n_cores}):
             folder = Path(tmp) / f"bank{n_jobs}"
             n = args.n_skeletons if n_jobs == n_cores else max(args.n_skeletons // 2, 100)
             r = bench_bank(folder, n, n_jobs)
             print(r, flush=True)
-            lines.append(f"| {r['n_jobs']} | {r['skeletons']} | {r['trees']} | {r['seconds']:.1f} | "
-                         f"{r['per_second']:.1f} | {r['per_core']:.1f} | {r['trees_per_core']:.1f} |")
+            lines.append(
+                f"| {r['n_jobs']} | {r['skeletons']} | {r['trees']} | {r['seconds']:.1f} | "
+                f"{r['per_second']:.1f} | {r['per_core']:.1f} | {r['trees_per_core']:.1f} |"
+            )
         bank = SkeletonBank(folder)
-        lines += ["", "## Batch sampling (`pretraining.data`, one core)", "",
-                  "| points per equation | batch size | equations/s |", "|---|---|---|"]
+        lines += [
+            "",
+            "## Batch sampling (`pretraining.data`, one core)",
+            "",
+            "| points per equation | batch size | equations/s |",
+            "|---|---|---|",
+        ]
         for n_points in (200, 500):
             r = bench_batches(bank, n_points, 150, 20)
             print(r, flush=True)
             lines.append(f"| {r['n_points']} | {r['batch_size']} | {r['per_second']:.0f} |")
-        lines += ["", f"## Training on this CPU (batch {args.train_batch_size}, 200 points drawn, "
-                      f"Adam + clipping, fp32, mean of {args.train_steps} steps after a warm-up)", "",
-                  "| size | parameters | mean points kept | s/step | equations/s |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## Training on this CPU (batch {args.train_batch_size}, 200 points drawn, "
+            f"Adam + clipping, fp32, mean of {args.train_steps} steps after a warm-up)",
+            "",
+            "| size | parameters | mean points kept | s/step | equations/s |",
+            "|---|---|---|---|---|",
+        ]
         for size in ("tiny", "small", "medium", "paper"):
             assert size in MODEL_SIZES
             r = bench_training(bank, size, args.train_batch_size, 200, args.train_steps)
             print(r, flush=True)
-            lines.append(f"| {r['size']} | {r['parameters']:,} | {r['points']:.0f} | "
-                         f"{r['seconds_per_step']:.2f} | {r['per_second']:.0f} |")
+            lines.append(
+                f"| {r['size']} | {r['parameters']:,} | {r['points']:.0f} | "
+                f"{r['seconds_per_step']:.2f} | {r['per_second']:.0f} |"
+            )
     load = os.getloadavg()
-    lines += ["", f"Load average at the end (1/5/15 min): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
-                  f"on {n_cores} cores (other processes share the machine; higher load means lower numbers)."]
+    lines += [
+        "",
+        f"Load average at the end (1/5/15 min): {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+        f"on {n_cores} cores (other processes share the machine; higher load means lower numbers).",
+    ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -22,7 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from pretraining.generator import (
-    GeneratorConfig, Skeleton, compact_variables, sample_tree, simplify_to_skeleton, tree_to_prefix,
+    GeneratorConfig,
+    Skeleton,
+    compact_variables,
+    sample_tree,
+    simplify_to_skeleton,
+    tree_to_prefix,
 )
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "simplification_benchmark.md"
@@ -47,8 +52,9 @@ def main(argv=None) -> None:
     prefixes = sample_prefixes(args.n_trees, args.seed, GeneratorConfig())
     full, full_seconds = skeletons(prefixes, GeneratorConfig(simplification="full"))
     automatic, automatic_seconds = skeletons(prefixes, GeneratorConfig(simplification="automatic"))
-    both = [(f.tokens, a.tokens) for f, a in zip(full, automatic)
-            if isinstance(f, Skeleton) and isinstance(a, Skeleton)]
+    both = [
+        (f.tokens, a.tokens) for f, a in zip(full, automatic) if isinstance(f, Skeleton) and isinstance(a, Skeleton)
+    ]
     same = sum(f == a for f, a in both)
     differ = [(len(a) - len(f)) for f, a in both if f != a]
     outcome = sum((isinstance(f, Skeleton)) == (isinstance(a, Skeleton)) for f, a in zip(full, automatic))

@@ -33,21 +33,29 @@ def compare(results: dict[str, pd.DataFrame]) -> pd.DataFrame:
         for summary in summarize(table).itertuples():
             fits = table[table["dataset"] == summary.dataset]
             per_seed = 100 * pd.to_numeric(fits["a1_ood"]).fillna(0.0).groupby(fits["seed"]).mean()
-            rows.append({
-                "model": model, "dataset": summary.dataset, "fits": summary.n,
-                **{metric: 100 * getattr(summary, metric) for metric in METRICS},
-                "a1_ood_per_seed": " / ".join(f"{value:.1f}" for value in per_seed),
-                "median_fit_time": pd.to_numeric(fits["fit_time"]).median(),
-            })
+            rows.append(
+                {
+                    "model": model,
+                    "dataset": summary.dataset,
+                    "fits": summary.n,
+                    **{metric: 100 * getattr(summary, metric) for metric in METRICS},
+                    "a1_ood_per_seed": " / ".join(f"{value:.1f}" for value in per_seed),
+                    "median_fit_time": pd.to_numeric(fits["fit_time"]).median(),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def markdown(table: pd.DataFrame) -> str:
-    lines = ["| model | dataset | fits | A1 iid | A1 ood | A2 iid | A2 ood | A1 ood per seed | median fit (s) |",
-             "|---|---|---:|---:|---:|---:|---:|---|---:|"]
+    lines = [
+        "| model | dataset | fits | A1 iid | A1 ood | A2 iid | A2 ood | A1 ood per seed | median fit (s) |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
     for row in table.itertuples():
-        lines.append(f"| {row.model} | {row.dataset} | {row.fits} | {row.a1_iid:.1f} | {row.a1_ood:.1f} | "
-                     f"{row.a2_iid:.1f} | {row.a2_ood:.1f} | {row.a1_ood_per_seed} | {row.median_fit_time:.2f} |")
+        lines.append(
+            f"| {row.model} | {row.dataset} | {row.fits} | {row.a1_iid:.1f} | {row.a1_ood:.1f} | "
+            f"{row.a2_iid:.1f} | {row.a2_ood:.1f} | {row.a1_ood_per_seed} | {row.median_fit_time:.2f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -65,8 +73,11 @@ def main(argv=None) -> None:
     base = get_profile(args.profile)
     results = {}
     for name, folder in models.items():
-        profile = base.with_overrides(methods={"nesymres": (args.beam_size,)}, seeds=tuple(args.seeds),
-                                      method_options={"nesymres": {"model": folder}})
+        profile = base.with_overrides(
+            methods={"nesymres": (args.beam_size,)},
+            seeds=tuple(args.seeds),
+            method_options={"nesymres": {"model": folder}},
+        )
         results[name] = run(profile, args.csv_dir / f"{name}.csv", n_jobs=args.n_jobs, progress=False)
     text = markdown(compare(results))
     args.out.parent.mkdir(parents=True, exist_ok=True)

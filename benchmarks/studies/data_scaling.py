@@ -36,11 +36,20 @@ def summarise(folders: list[Path], max_step: int | None = None) -> pd.DataFrame:
         log = read_validation(folder / "log.csv", max_step)
         bank_size = config["bank_size"] or len(SkeletonBank(config["bank"]))
         last = log.iloc[-1]
-        rows.append(dict(run=folder.name, bank_size=bank_size, model_size=config["model_size"],
-                         steps=int(last["step"]), equations=int(last["equations"]),
-                         val_loss=last["val_loss"], val_accuracy=last["val_accuracy"],
-                         best_val_loss=log["val_loss"].min(), best_val_accuracy=log["val_accuracy"].max(),
-                         log=folder / "log.csv"))
+        rows.append(
+            dict(
+                run=folder.name,
+                bank_size=bank_size,
+                model_size=config["model_size"],
+                steps=int(last["step"]),
+                equations=int(last["equations"]),
+                val_loss=last["val_loss"],
+                val_accuracy=last["val_accuracy"],
+                best_val_loss=log["val_loss"].min(),
+                best_val_accuracy=log["val_accuracy"].max(),
+                log=folder / "log.csv",
+            )
+        )
     return pd.DataFrame(rows).sort_values("bank_size")
 
 
@@ -77,12 +86,17 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     table = summarise(args.runs, args.max_step)
     plot(table, args.plot, args.max_step)
-    lines = ["| training skeletons | model | steps | equations seen | val loss | val token accuracy | "
-             "best val loss | best val token accuracy |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| training skeletons | model | steps | equations seen | val loss | val token accuracy | "
+        "best val loss | best val token accuracy |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for row in table.itertuples():
-        lines.append(f"| {row.bank_size:,} | {row.model_size} | {row.steps:,} | {row.equations:,} | "
-                     f"{row.val_loss:.3f} | {row.val_accuracy:.3f} | {row.best_val_loss:.3f} | "
-                     f"{row.best_val_accuracy:.3f} |")
+        lines.append(
+            f"| {row.bank_size:,} | {row.model_size} | {row.steps:,} | {row.equations:,} | "
+            f"{row.val_loss:.3f} | {row.val_accuracy:.3f} | {row.best_val_loss:.3f} | "
+            f"{row.best_val_accuracy:.3f} |"
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -39,8 +39,14 @@ def extrapolate(equations: np.ndarray, loss: np.ndarray, at_equations: float) ->
     if len(equations) < 4:  # three parameters: too few points to fit
         return float("nan")
     try:
-        params, _ = curve_fit(power_law, equations, loss, p0=(loss[-1] * 0.8, 10.0, 0.3),
-                              bounds=([0.0, 0.0, 0.0], [np.inf, np.inf, 3.0]), maxfev=50000)
+        params, _ = curve_fit(
+            power_law,
+            equations,
+            loss,
+            p0=(loss[-1] * 0.8, 10.0, 0.3),
+            bounds=([0.0, 0.0, 0.0], [np.inf, np.inf, 3.0]),
+            maxfev=50000,
+        )
     except RuntimeError:
         return float("nan")
     return float(power_law(at_equations, *params))
@@ -56,14 +62,23 @@ def summarise(runs: dict[str, Path], budget_seconds: float) -> pd.DataFrame:
         config = json.loads((runs[name] / "train_config.json").read_text())
         model = NeSymReSModel(config_for_size(config["model_size"], **config["model_overrides"]))
         at = log[log["elapsed_seconds"] <= common].iloc[-1]
-        rows.append(dict(
-            run=name, model_size=config["model_size"], parameters=sum(p.numel() for p in model.parameters()),
-            equations_per_second=speed, seconds=at["elapsed_seconds"], equations=int(at["equations"]),
-            val_loss=at["val_loss"], val_accuracy=at["val_accuracy"], n_points=len(log),
-            budget_equations=speed * budget_seconds,
-            extrapolated_loss=extrapolate(log["equations"].to_numpy(), log["val_loss"].to_numpy(),
-                                          speed * budget_seconds),
-        ))
+        rows.append(
+            dict(
+                run=name,
+                model_size=config["model_size"],
+                parameters=sum(p.numel() for p in model.parameters()),
+                equations_per_second=speed,
+                seconds=at["elapsed_seconds"],
+                equations=int(at["equations"]),
+                val_loss=at["val_loss"],
+                val_accuracy=at["val_accuracy"],
+                n_points=len(log),
+                budget_equations=speed * budget_seconds,
+                extrapolated_loss=extrapolate(
+                    log["equations"].to_numpy(), log["val_loss"].to_numpy(), speed * budget_seconds
+                ),
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -76,16 +91,24 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     runs = {item.split("=", 1)[0]: Path(item.split("=", 1)[1]) for item in args.runs}
     table = summarise(runs, args.budget_hours * 3600)
-    plot_comparison({name: folder / "log.csv" for name, folder in runs.items()}, args.plot, x="elapsed_seconds",
-                    title="Model sizes trained concurrently on the same CPU")
+    plot_comparison(
+        {name: folder / "log.csv" for name, folder in runs.items()},
+        args.plot,
+        x="elapsed_seconds",
+        title="Model sizes trained concurrently on the same CPU",
+    )
     budget = f"{args.budget_hours:g} h"
-    lines = [f"| run | parameters | equations/s | wall time (s) | equations seen | val loss | val token accuracy | "
-             f"validation points | equations in {budget} | val loss projected to {budget} |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"| run | parameters | equations/s | wall time (s) | equations seen | val loss | val token accuracy | "
+        f"validation points | equations in {budget} | val loss projected to {budget} |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for row in table.itertuples():
-        lines.append(f"| {row.run} | {row.parameters:,} | {row.equations_per_second:.0f} | {row.seconds:.0f} | "
-                     f"{row.equations:,} | {row.val_loss:.3f} | {row.val_accuracy:.3f} | {row.n_points} | "
-                     f"{row.budget_equations:,.0f} | {row.extrapolated_loss:.3f} |")
+        lines.append(
+            f"| {row.run} | {row.parameters:,} | {row.equations_per_second:.0f} | {row.seconds:.0f} | "
+            f"{row.equations:,} | {row.val_loss:.3f} | {row.val_accuracy:.3f} | {row.n_points} | "
+            f"{row.budget_equations:,.0f} | {row.extrapolated_loss:.3f} |"
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
