@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 
-from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.expression.placeholders import ADDITIVE, EXISTING, MULTIPLICATIVE, neutral_constants
+from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.network.vocabulary import Vocabulary
 
 from .generator import REJECTION_REASONS, SIMPLIFICATIONS, GeneratorConfig, generate_skeletons
@@ -143,8 +143,10 @@ class SkeletonBank:
         shards = self.metadata["shards"][split]
         available = sum(shard["n"] for shard in shards)
         if limit is not None and not 0 <= limit <= available:
-            raise ValueError(f"The {split} split of {self.folder} holds {available} skeletons, "
-                             f"fewer than the {limit} asked for; grow it with pretraining.bank.")
+            raise ValueError(
+                f"The {split} split of {self.folder} holds {available} skeletons, "
+                f"fewer than the {limit} asked for; grow it with pretraining.bank."
+            )
         parts, n_read = [], 0
         for shard in shards:
             if limit is not None and n_read >= limit:
@@ -153,9 +155,7 @@ class SkeletonBank:
             n_read += shard["n"]
         self._tokens = np.concatenate([p["tokens"] for p in parts]) if parts else np.zeros(0, np.int16)
         self._kinds = np.concatenate([p["kinds"] for p in parts]) if parts else np.zeros(0, np.int8)
-        self.image_keys = (
-            np.concatenate([p["image_keys"] for p in parts]) if parts else np.zeros(0, np.uint64)
-        )
+        self.image_keys = np.concatenate([p["image_keys"] for p in parts]) if parts else np.zeros(0, np.uint64)
         self._offsets = _join_offsets([p["offsets"] for p in parts])
         self._kind_offsets = _join_offsets([p["kind_offsets"] for p in parts])
         counts_file = self.metadata.get("counts_files", {}).get(split)
@@ -178,7 +178,7 @@ class SkeletonBank:
 
     def ids(self, index: int) -> np.ndarray:
         """Token ids of the attached skeleton ``index``."""
-        return self._tokens[self._offsets[index]: self._offsets[index + 1]]
+        return self._tokens[self._offsets[index] : self._offsets[index + 1]]
 
     def tokens(self, index: int) -> list[str]:
         """Prefix tokens of the attached skeleton ``index``."""
@@ -186,7 +186,7 @@ class SkeletonBank:
 
     def kinds(self, index: int) -> list[str]:
         """Placeholder kinds (``"mul"``, ``"add"``, ``"existing"``) of skeleton ``index``."""
-        codes = self._kinds[self._kind_offsets[index]: self._kind_offsets[index + 1]]
+        codes = self._kinds[self._kind_offsets[index] : self._kind_offsets[index + 1]]
         return [KINDS[code] for code in codes]
 
     def __getitem__(self, index: int) -> tuple[list[str], list[str]]:
@@ -203,10 +203,12 @@ def _join_offsets(offsets: list[np.ndarray]) -> np.ndarray:
 
 def _settings(n_heldout, seed, config, chunk_size, chunks_per_shard) -> dict:
     return dict(
-        n_heldout=n_heldout, seed=seed, generator=config.to_dict(),
-        chunk_size=chunk_size, chunks_per_shard=chunks_per_shard,
-        image_points=dict(n=N_IMAGE_POINTS, range=list(IMAGE_RANGE),
-                          significant_digits=IMAGE_SIGNIFICANT_DIGITS),
+        n_heldout=n_heldout,
+        seed=seed,
+        generator=config.to_dict(),
+        chunk_size=chunk_size,
+        chunks_per_shard=chunks_per_shard,
+        image_points=dict(n=N_IMAGE_POINTS, range=list(IMAGE_RANGE), significant_digits=IMAGE_SIGNIFICANT_DIGITS),
     )
 
 
@@ -255,18 +257,28 @@ def build_bank(
         metadata = json.loads(metadata_path.read_text())
         if metadata["settings"] != json.loads(json.dumps(settings)):
             raise ValueError(
-                f"{folder} holds a bank with other settings; use a new folder. "
-                f"Existing: {metadata['settings']}"
+                f"{folder} holds a bank with other settings; use a new folder. Existing: {metadata['settings']}"
             )
         logger.info("Resuming bank in %s", folder)
     else:
         metadata = dict(
-            format_version=FORMAT_VERSION, settings=settings, vocabulary=list(vocab.tokens),
-            n_skeletons=n_skeletons, shards={"train": [], "heldout": []},
-            counts={split: dict(attempts=0, accepted=0, duplicates=0, numeric_duplicates=0,
-                                rejected={r: 0 for r in REJECTION_REASONS + BANK_REJECTIONS})
-                    for split in SPLITS},
-            seconds=0.0, complete=False,
+            format_version=FORMAT_VERSION,
+            settings=settings,
+            vocabulary=list(vocab.tokens),
+            n_skeletons=n_skeletons,
+            shards={"train": [], "heldout": []},
+            counts={
+                split: dict(
+                    attempts=0,
+                    accepted=0,
+                    duplicates=0,
+                    numeric_duplicates=0,
+                    rejected={r: 0 for r in REJECTION_REASONS + BANK_REJECTIONS},
+                )
+                for split in SPLITS
+            },
+            seconds=0.0,
+            complete=False,
         )
         _write_json(metadata_path, metadata)
     metadata["n_skeletons"] = n_skeletons
@@ -298,8 +310,7 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
             banned_images.update(int(k) for k in existing.image_keys)
         if existing_split == split == "train":
             # Banks started without counts keep none: their earlier duplicates are unknown.
-            tree_counts = (list(existing.counts) if existing.counts is not None
-                           else ([] if len(existing) == 0 else None))
+            tree_counts = list(existing.counts) if existing.counts is not None else ([] if len(existing) == 0 else None)
     n_done = sum(shard["n"] for shard in shards)
     while n_done < wanted:
         shard_index = len(shards)
@@ -307,8 +318,7 @@ def _build_split(folder, metadata, split, wanted, vocab, config, points, paralle
         first = shard_index * settings["chunks_per_shard"]
         chunks = range(first, first + settings["chunks_per_shard"])
         results = parallel(
-            delayed(_generate_chunk)(settings["chunk_size"], [settings["seed"], SPLITS[split], chunk],
-                                     config, points)
+            delayed(_generate_chunk)(settings["chunk_size"], [settings["seed"], SPLITS[split], chunk], config, points)
             for chunk in chunks
         )
         entries = []
@@ -375,17 +385,25 @@ def main(argv=None) -> None:
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--n-variables", type=int, default=3)
     parser.add_argument("--max-operators", type=int, default=5)
-    parser.add_argument("--simplification", choices=SIMPLIFICATIONS, default="full",
-                        help="full: sympy.simplify (the paper); automatic: SymPy's evaluation on construction only")
+    parser.add_argument(
+        "--simplification",
+        choices=SIMPLIFICATIONS,
+        default="full",
+        help="full: sympy.simplify (the paper); automatic: SymPy's evaluation on construction only",
+    )
     parser.add_argument("--simplify-timeout", type=float, default=1.0)
     parser.add_argument("--max-length", type=int, default=60)
     parser.add_argument("--chunk-size", type=int, default=100)
     parser.add_argument("--chunks-per-shard", type=int, default=100)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    config = GeneratorConfig(n_variables=args.n_variables, max_operators=args.max_operators,
-                             simplification=args.simplification, simplify_timeout=args.simplify_timeout,
-                             max_length=args.max_length)
+    config = GeneratorConfig(
+        n_variables=args.n_variables,
+        max_operators=args.max_operators,
+        simplification=args.simplification,
+        simplify_timeout=args.simplify_timeout,
+        max_length=args.max_length,
+    )
     from tqdm.auto import tqdm
 
     bars = {}
@@ -394,13 +412,24 @@ def main(argv=None) -> None:
         bar = bars.setdefault(split, tqdm(total=wanted, desc=split, unit="skeleton"))
         bar.update(done - bar.n)
 
-    metadata = build_bank(args.out, args.n_skeletons, args.n_heldout, args.seed, config, args.n_jobs,
-                          args.chunk_size, args.chunks_per_shard, progress)
+    metadata = build_bank(
+        args.out,
+        args.n_skeletons,
+        args.n_heldout,
+        args.seed,
+        config,
+        args.n_jobs,
+        args.chunk_size,
+        args.chunks_per_shard,
+        progress,
+    )
     for bar in bars.values():
         bar.close()
     for split, counts in metadata["counts"].items():
-        print(f"{split}: {counts['accepted']} skeletons from {counts['attempts']} trees; "
-              f"duplicates {counts['duplicates']}, rejected {counts['rejected']}")
+        print(
+            f"{split}: {counts['accepted']} skeletons from {counts['attempts']} trees; "
+            f"duplicates {counts['duplicates']}, rejected {counts['rejected']}"
+        )
     print(f"{metadata['seconds']:.1f} s of generation; metadata in {Path(args.out) / 'metadata.json'}")
 
 

@@ -20,20 +20,19 @@ batch ``i`` reproduces it exactly.
 from __future__ import annotations
 
 import signal
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from nesymres_sklearn.network.encoding import encode_points
-from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.expression.placeholders import EXISTING, neutral_constants, remove_placeholders
+from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.expression.tokens import variable_token
+from nesymres_sklearn.network.encoding import encode_points
 
 from .bank import SkeletonBank
-
 
 WEIGHTINGS = ("frequency", "uniform")
 
@@ -76,7 +75,7 @@ class BatchConfig:
     constant_range: tuple[float, float] = (1.0, 5.0)
     support_range: tuple[float, float] = (-10.0, 10.0)
     max_abs_y: float = 1000.0
-    weighting: str = "frequency"
+    weighting: str = field(default="frequency", metadata={"choices": WEIGHTINGS})
 
     def __post_init__(self):
         if self.weighting not in WEIGHTINGS:
@@ -114,8 +113,7 @@ class EquationSampler:
         this are skipped.
     """
 
-    def __init__(self, bank: SkeletonBank, config: BatchConfig, n_variables: int | None = None,
-                 max_length: int = 60):
+    def __init__(self, bank: SkeletonBank, config: BatchConfig, n_variables: int | None = None, max_length: int = 60):
         if len(bank) == 0:
             raise ValueError(f"The {bank.split} split of {bank.folder} is empty.")
         self.bank = bank
@@ -125,9 +123,7 @@ class EquationSampler:
         if bank.n_variables > self.n_variables:
             raise ValueError(f"The bank has {bank.n_variables} variables, the model {self.n_variables}.")
         self.vocab = bank.vocab
-        self._variable_ids = np.array(
-            [self.vocab.ids.get(variable_token(i), -1) for i in range(self.n_variables)]
-        )
+        self._variable_ids = np.array([self.vocab.ids.get(variable_token(i), -1) for i in range(self.n_variables)])
         # Compiled skeletons, reused every time an index is drawn again.
         self._skeleton = lru_cache(maxsize=_COMPILED_SKELETONS)(self._compile)
         weighted = config.weighting == "frequency" and bank.counts is not None
@@ -222,8 +218,7 @@ class BatchStream(IterableDataset):
     ``start + k + w``, ...; the DataLoader returns them in index order.
     """
 
-    def __init__(self, sampler: EquationSampler, seed: int, stream: int = 0, start: int = 0,
-                 stop: int | None = None):
+    def __init__(self, sampler: EquationSampler, seed: int, stream: int = 0, start: int = 0, stop: int | None = None):
         self.sampler = sampler
         self.seed = seed
         self.stream = stream
@@ -258,6 +253,10 @@ def seed_worker(worker_id: int) -> None:
 def batch_loader(stream: BatchStream, num_workers: int = 0) -> DataLoader:
     """A DataLoader over whole batches of ``stream`` with ``num_workers`` processes."""
     return DataLoader(
-        stream, batch_size=None, num_workers=num_workers, worker_init_fn=seed_worker if num_workers else None,
-        prefetch_factor=4 if num_workers else None, persistent_workers=False,
+        stream,
+        batch_size=None,
+        num_workers=num_workers,
+        worker_init_fn=seed_worker if num_workers else None,
+        prefetch_factor=4 if num_workers else None,
+        persistent_workers=False,
     )

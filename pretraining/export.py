@@ -19,6 +19,8 @@ import torch
 
 from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel
 
+from .checkpoint import load_checkpoint
+
 logger = logging.getLogger(__name__)
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16}
@@ -26,7 +28,7 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16}
 
 def load_checkpoint_model(checkpoint) -> NeSymReSModel:
     """The model stored in a training checkpoint, on CPU, in float32."""
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    state = load_checkpoint(checkpoint)
     model = NeSymReSModel(ModelConfig(**state["model_config"]))
     model.load_state_dict(state["model"], strict=True)
     return model.eval()

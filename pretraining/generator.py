@@ -36,9 +36,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import sympy
 
-from nesymres_sklearn.expression.prefix import prefix_to_sympy, skeletonize
 from nesymres_sklearn.expression.operators import OPERATORS, PAPER_OPERATORS
 from nesymres_sklearn.expression.placeholders import attach_constants
+from nesymres_sklearn.expression.prefix import prefix_to_sympy, skeletonize
 from nesymres_sklearn.expression.tokens import INTEGERS, variable_index, variable_token
 
 logger = logging.getLogger(__name__)
@@ -275,9 +275,7 @@ _BAD_ATOMS = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.I)
 def _has_unwritable_exponent(expr: sympy.Expr) -> bool:
     for power in expr.atoms(sympy.Pow):
         exponent = power.exp
-        if exponent.is_Number and not (
-            exponent.is_Rational and exponent.p in INTEGERS and exponent.q in INTEGERS
-        ):
+        if exponent.is_Number and not (exponent.is_Rational and exponent.p in INTEGERS and exponent.q in INTEGERS):
             return True
     return False
 
@@ -341,9 +339,7 @@ def memoised_skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton | 
     return result
 
 
-def generate_skeletons(
-    n_attempts: int, seed, config: GeneratorConfig
-) -> tuple[list[Skeleton], Counter]:
+def generate_skeletons(n_attempts: int, seed, config: GeneratorConfig) -> tuple[list[Skeleton], Counter]:
     """Sample ``n_attempts`` trees and return the skeletons and the rejection counts.
 
     ``seed`` is anything :func:`numpy.random.default_rng` accepts; the result is a
@@ -360,4 +356,3 @@ def generate_skeletons(
         else:
             skeletons.append(result)
     return skeletons, rejected
-

@@ -13,175 +13,190 @@ Command line::
     python -m pretraining.train --bank bank --out run --model-size small --max-steps 2000
     torchrun --nproc_per_node 4 -m pretraining.train --config run.yaml
 
-Options come from :class:`TrainConfig`; ``--config`` reads a YAML file whose keys are
-its field names, and command-line options override it.
+Settings are those of :class:`pretraining.config.TrainConfig`, one option each;
+``--config`` reads a YAML file of them (in sections, or by option name), and
+command-line options override it.
+
+:func:`train` runs the stages in order: :func:`setup` (device, DDP, run folder),
+:func:`make_data` (banks, model config, samplers), :func:`make_state` (model,
+optimiser, grad scaler), :func:`restore` (a checkpoint, or initial weights),
+:func:`run_steps` (the step loop, with :func:`~pretraining.evaluation.validate` and
+checkpoints) and :func:`finish` (checksums, export, summary).
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import csv
-import dataclasses
 import json
 import logging
 import math
 import os
-import random
 import signal
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from nesymres_sklearn.network.model import MODEL_SIZES, ModelConfig, NeSymReSModel, config_for_size
-from nesymres_sklearn.network.weights import load_folder
+from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel, config_for_size
+from nesymres_sklearn.network.weights import load_folder, resolve_device
 
 from .bank import SkeletonBank
-from .data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng
+from .checkpoint import CHECKPOINT, load_checkpoint, rng_states, save_checkpoint, set_rng_states
+from .config import TrainConfig, config_from_args, load_train_config  # noqa: F401 (re-exported)
+from .data import BatchStream, EquationSampler, batch_loader
+from .evaluation import validate
 from .export import export_model
+from .runtime import Ranks, autocast, autocast_dtype, process_device, setup_distributed, sum_over_ranks
 
 logger = logging.getLogger(__name__)
 
-CHECKPOINT = "checkpoint.pt"
+CONFIG_FILE = "train_config.json"
 LOG = "log.csv"
-LOG_FIELDS = ("step", "equations", "train_loss", "val_loss", "val_accuracy", "learning_rate",
-              "equations_per_second", "elapsed_seconds")
-VALIDATION_STREAM = 1_000_003  # data stream of the validation batches (train streams are ranks)
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+LOG_FIELDS = (
+    "step",
+    "equations",
+    "train_loss",
+    "val_loss",
+    "val_accuracy",
+    "learning_rate",
+    "equations_per_second",
+    "elapsed_seconds",
+)
 
 
 @dataclass
-class TrainConfig:
-    """Settings of a training run.
+class Runtime:
+    """Where this process trains."""
 
-    Parameters
-    ----------
-    bank : str
-        Skeleton bank folder (see :mod:`pretraining.bank`).
-    bank_size : int, optional
-        Train on the first ``bank_size`` skeletons of the bank only (default: all).
-    init_weights : str, optional
-        Folder with ``config.json`` + ``model.safetensors`` (an exported model of the
-        same configuration) whose weights start a new run; ignored when resuming.
-    out : str
-        Run folder: ``checkpoint.pt``, ``log.csv``, ``train_config.json``, ``model/``.
-    model_size : str, default="small"
-        One of ``nesymres_sklearn.model.MODEL_SIZES`` ("paper" is the paper's ~24M).
-    model_overrides : dict
-        ModelConfig fields that replace the size's values.
-    batch_size : int, default=150
-        Equations per step and per process (the paper: 150).
-    min_points, max_points : int, default=100, 500
-        Points drawn per equation, uniformly in this range for each batch.
-    weighting : {"frequency", "uniform"}, default="frequency"
-        How training skeletons are drawn (see :class:`pretraining.data.BatchConfig`).
-    learning_rate : float, default=1e-4
-        Adam's rate; a resumed run takes the rate of its new config (to decay it by hand).
-    grad_clip : float, default=1.0
-        Maximum gradient norm (0 disables clipping).
-    max_steps : int, default=1000
-    checkpoint_every : int, default=100
-    eval_every : int, default=100
-        Validation period in steps (0 disables validation).
-    n_val_batches : int, default=4
-    log_every : int, default=10
-    num_workers : int, default=1
-        DataLoader processes per training process (0: make batches in the loop).
-    seed : int, default=0
-    device : str, default="auto"
-        "auto" (CUDA when available), "cpu", "cuda".
-    precision : {"auto", "fp32", "bf16", "fp16"}, default="auto"
-        "auto" is bf16 on CUDA when supported, else fp16 on CUDA, fp32 on CPU.
-    export_dtype : {"float32", "float16"}, default="float32"
-    push_to_hub : str, optional
-        Hub repo id to push the exported model to at the end.
-    progress : bool, default=True
-        Progress bar on rank 0.
-    """
-
-    bank: str = ""
-    bank_size: int | None = None
-    init_weights: str | None = None
-    out: str = ""
-    model_size: str = "small"
-    model_overrides: dict = field(default_factory=dict)
-    batch_size: int = 150
-    min_points: int = 100
-    max_points: int = 500
-    weighting: str = "frequency"
-    learning_rate: float = 1e-4
-    grad_clip: float = 1.0
-    max_steps: int = 1000
-    checkpoint_every: int = 100
-    eval_every: int = 100
-    n_val_batches: int = 4
-    log_every: int = 10
-    num_workers: int = 1
-    seed: int = 0
-    device: str = "auto"
-    precision: str = "auto"
-    export_dtype: str = "float32"
-    push_to_hub: str | None = None
-    progress: bool = True
-
-    def __post_init__(self):
-        if not self.bank or not self.out:
-            raise ValueError("TrainConfig needs a bank folder and an out folder.")
-        if self.model_size not in MODEL_SIZES:
-            raise ValueError(f"Unknown model_size {self.model_size!r}; choose from {sorted(MODEL_SIZES)}.")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"Unknown precision {self.precision!r}; choose from {PRECISIONS}.")
-        for name in ("max_steps", "checkpoint_every", "log_every", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1.")
+    ranks: Ranks
+    device: torch.device
+    autocast_dtype: torch.dtype | None
+    out: Path
 
 
 @dataclass
-class _Distributed:
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
+class Data:
+    """The model configuration and the samplers of the training and held-out splits."""
 
-    @property
-    def enabled(self) -> bool:
-        return self.world_size > 1
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
+    model_config: ModelConfig
+    train: EquationSampler
+    validation: EquationSampler | None
 
 
-def _setup_distributed(device_kind: str) -> _Distributed:
-    world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    if world_size == 1:
-        return _Distributed()
-    if not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if device_kind == "cuda" else "gloo")
-    return _Distributed(dist.get_rank(), world_size, int(os.environ.get("LOCAL_RANK", "0")))
+@dataclass
+class State:
+    """Everything a checkpoint restores."""
+
+    model: NeSymReSModel
+    optimizer: torch.optim.Optimizer
+    scaler: torch.amp.GradScaler
+    step: int = 0
+    equations: int = 0
+    elapsed_seconds: float = 0.0
 
 
-def _device(config: TrainConfig, local_rank: int) -> torch.device:
-    kind = config.device
-    if kind == "auto":
-        kind = "cuda" if torch.cuda.is_available() else "cpu"
-    if kind == "cuda":
-        torch.cuda.set_device(local_rank)
-        return torch.device("cuda", local_rank)
-    return torch.device(kind)
+# --- setup -------------------------------------------------------------------------
 
 
-def _autocast_dtype(config: TrainConfig, device: torch.device) -> torch.dtype | None:
-    precision = config.precision
-    if precision == "auto":
-        if device.type != "cuda":
-            return None
-        precision = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+def setup(config: TrainConfig) -> Runtime:
+    """Resolve the device, join the DDP group, and (rank 0) write ``train_config.json``."""
+    if not config.run.bank or not config.run.out:
+        raise ValueError("A training run needs a bank folder (run.bank) and a run folder (run.out).")
+    requested = resolve_device(config.run.device)
+    ranks = setup_distributed(requested)
+    device = process_device(requested, ranks.local_rank)
+    runtime = Runtime(ranks, device, autocast_dtype(config.optimisation.precision, device), Path(config.run.out))
+    if ranks.main:
+        runtime.out.mkdir(parents=True, exist_ok=True)
+        (runtime.out / CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2))
+    return runtime
+
+
+# --- data --------------------------------------------------------------------------
+
+
+def make_data(config: TrainConfig) -> Data:
+    """Open the bank's splits and make the samplers for the model the bank calls for."""
+    train_bank = SkeletonBank(config.run.bank, "train", limit=config.run.bank_size)
+    heldout_bank = SkeletonBank(config.run.bank, "heldout")
+    model_config = config_for_size(config.model.size, train_bank.n_variables, **config.model.overrides)
+
+    def sampler(bank):
+        return EquationSampler(bank, config.data, model_config.n_variables, max_length=model_config.max_length)
+
+    validates = len(heldout_bank) and config.schedule.eval_every
+    return Data(model_config, sampler(train_bank), sampler(heldout_bank) if validates else None)
+
+
+# --- model and optimiser -----------------------------------------------------------
+
+
+def make_state(config: TrainConfig, model_config: ModelConfig, runtime: Runtime) -> State:
+    """A new model (initialised from ``run.seed``), its optimiser and grad scaler."""
+    torch.manual_seed(config.run.seed)
+    model = NeSymReSModel(model_config).to(runtime.device)
+    settings = config.optimisation
+    if settings.optimizer == "adamw":
+        optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
+    scaler = torch.amp.GradScaler(runtime.device.type, enabled=runtime.autocast_dtype == torch.float16)
+    return State(model, optimizer, scaler)
+
+
+# --- resume ------------------------------------------------------------------------
+
+
+def restore(state: State, config: TrainConfig, model_config: ModelConfig, runtime: Runtime) -> None:
+    """Resume from the run folder's checkpoint, or else start from ``model.init_weights``."""
+    path = runtime.out / CHECKPOINT
+    if path.exists():
+        saved = load_checkpoint(path, map_location=runtime.device)
+        if ModelConfig(**saved["model_config"]) != model_config:
+            raise ValueError(f"{path} was trained with another model config.")
+        state.model.load_state_dict(saved["model"])
+        state.optimizer.load_state_dict(saved["optimizer"])
+        state.scaler.load_state_dict(saved["scaler"])
+        set_rng_states(saved["rng"])
+        state.step, state.equations = saved["step"], saved["equations"]
+        state.elapsed_seconds = saved["elapsed_seconds"]
+        logger.info("Resumed from %s at step %d.", path, state.step)
+    elif config.model.init_weights:
+        initial = load_folder(Path(config.model.init_weights), torch.device("cpu"))
+        if initial.config != model_config:
+            raise ValueError(f"{config.model.init_weights} holds another model config than {config.model.size!r}.")
+        state.model.load_state_dict(initial.state_dict())
+        logger.info("Started from the weights in %s.", config.model.init_weights)
+
+
+# --- checkpoints -------------------------------------------------------------------
+
+
+def checkpoint(state: State, config: TrainConfig, model_config: ModelConfig, runtime: Runtime) -> None:
+    """Rank 0 writes ``checkpoint.pt``; all ranks wait for it."""
+    if runtime.ranks.main:
+        save_checkpoint(
+            dict(
+                model=state.model.state_dict(),
+                optimizer=state.optimizer.state_dict(),
+                scaler=state.scaler.state_dict(),
+                rng=rng_states(),
+                step=state.step,
+                equations=state.equations,
+                elapsed_seconds=state.elapsed_seconds,
+                model_config=model_config.to_dict(),
+                train_config=config.to_dict(),
+            ),
+            runtime.out / CHECKPOINT,
+        )
+    if runtime.ranks.enabled:
+        dist.barrier()
+
+
+# --- the step loop -----------------------------------------------------------------
 
 
 class _StopRequest:
@@ -204,43 +219,29 @@ class _StopRequest:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
 
-
-def _atomic_save(obj, path: Path) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    torch.save(obj, temporary)
-    os.replace(temporary, path)
-
-
-def _rng_states() -> dict:
-    states = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state()}
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state_all()
-    return states
-
-
-def _set_rng_states(states: dict) -> None:
-    torch.set_rng_state(states["torch"])
-    random.setstate(states["python"])
-    np.random.set_state(states["numpy"])
-    if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
-
-
-def _read_log(path: Path, last_step: int) -> list[dict]:
-    if not path.exists():
-        return []
-    with path.open(newline="") as handle:
-        return [row for row in csv.DictReader(handle) if int(row["step"]) <= last_step]
+    def agreed(self, runtime: Runtime) -> bool:
+        """Whether any rank was asked to stop (all ranks get the same answer)."""
+        if not runtime.ranks.enabled:
+            return self.requested
+        flag = torch.tensor([float(self.requested)], device=runtime.device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        return bool(flag.item())
 
 
 class _CsvLog:
-    def __init__(self, path: Path, keep_rows: list[dict]):
+    """``log.csv``: rows after ``last_step`` (from an interrupted run) are dropped."""
+
+    def __init__(self, path: Path, last_step: int):
         self.path = path
+        keep = []
+        if path.exists():
+            with path.open(newline="") as handle:
+                keep = [row for row in csv.DictReader(handle) if int(row["step"]) <= last_step]
         temporary = path.with_name(path.name + ".tmp")
         with temporary.open("w", newline="") as handle:
             writer = csv.DictWriter(handle, LOG_FIELDS)
             writer.writeheader()
-            writer.writerows(keep_rows)
+            writer.writerows(keep)
         os.replace(temporary, path)
 
     def write(self, row: dict) -> None:
@@ -248,235 +249,207 @@ class _CsvLog:
             csv.DictWriter(handle, LOG_FIELDS).writerow({k: row.get(k, "") for k in LOG_FIELDS})
 
 
-def _mean_over_ranks(values: list[float], dist_info: _Distributed, device) -> list[float]:
-    tensor = torch.tensor(values, dtype=torch.float64, device=device)
-    if dist_info.enabled:
-        dist.all_reduce(tensor)
-    return tensor.tolist()
+class _Meter:
+    """Training loss and speed since the last log row, and the run's elapsed time."""
+
+    def __init__(self, elapsed_at_start: float):
+        self.start, self.elapsed_at_start = time.perf_counter(), elapsed_at_start
+        self.reset(self.start)
+
+    def reset(self, now: float) -> None:
+        self.loss, self.steps, self.window_start, self.equations = 0.0, 0, now, 0
+
+    def add(self, loss: float, equations: int) -> None:
+        self.loss += loss
+        self.steps += 1
+        self.equations += equations
+
+    def elapsed(self, now: float | None = None) -> float:
+        return self.elapsed_at_start + (time.perf_counter() if now is None else now) - self.start
 
 
-@torch.no_grad()
-def validate(model, sampler: EquationSampler, seed: int, n_batches: int, device,
-             autocast_dtype=None, dist_info: _Distributed | None = None) -> tuple[float, float]:
-    """Mean token cross-entropy and token accuracy on validation batches ``0..n_batches-1``
-    of ``seed`` (the same batches for every model given the same sampler settings)."""
-    dist_info = dist_info or _Distributed()
-    was_training = model.training
-    model.eval()
-    pad_id = sampler.vocab.pad_id
-    totals = [0.0, 0.0, 0.0]  # loss sum, correct, tokens
-    for index in range(dist_info.rank, n_batches, dist_info.world_size):
-        batch = sampler.batch(batch_rng(seed, VALIDATION_STREAM, index))
-        points = batch["points"].to(device)
-        targets = batch["targets"].to(device)
-        with _autocast(device, autocast_dtype):
-            logits, loss = model(points, targets[:, :-1], targets[:, 1:])
-        labels = targets[:, 1:]
-        mask = labels != pad_id
-        n_tokens = int(mask.sum())
-        totals[0] += float(loss) * n_tokens
-        totals[1] += float(((logits.argmax(-1) == labels) & mask).sum())
-        totals[2] += n_tokens
-    loss_sum, correct, tokens = _mean_over_ranks(totals, dist_info, device)
-    model.train(was_training)
-    return loss_sum / max(tokens, 1), correct / max(tokens, 1)
+def _train_step(batch: dict, wrapped, state: State, config: TrainConfig, runtime: Runtime) -> tuple:
+    """One optimiser step on one batch; returns the loss and the batch's number of equations."""
+    points = batch["points"].to(runtime.device, non_blocking=True)
+    targets = batch["targets"].to(runtime.device, non_blocking=True)
+    with autocast(runtime.device, runtime.autocast_dtype):
+        _, loss = wrapped(points, targets[:, :-1], targets[:, 1:])
+    for group in state.optimizer.param_groups:
+        group["lr"] = config.optimisation.rate_at(state.step, config.schedule.max_steps)
+    state.optimizer.zero_grad(set_to_none=True)
+    state.scaler.scale(loss).backward()
+    if config.optimisation.grad_clip:
+        state.scaler.unscale_(state.optimizer)
+        torch.nn.utils.clip_grad_norm_(state.model.parameters(), config.optimisation.grad_clip)
+    state.scaler.step(state.optimizer)
+    state.scaler.update()
+    return loss, len(targets)
 
 
-def _autocast(device, dtype):
-    if dtype is None:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=dtype)
+def _log_row(
+    log: _CsvLog | None,
+    bar,
+    meter: _Meter,
+    last: dict,
+    state: State,
+    config: TrainConfig,
+    runtime: Runtime,
+    validated: bool,
+) -> None:
+    """Average the training loss over the ranks; rank 0 writes a row of ``log.csv``."""
+    now = time.perf_counter()
+    state.elapsed_seconds = meter.elapsed(now)
+    (loss_sum,) = sum_over_ranks([meter.loss / meter.steps], runtime.ranks, runtime.device)
+    last["train_loss"] = loss_sum / runtime.ranks.world_size
+    speed = meter.equations / max(now - meter.window_start, 1e-9)
+    if log is not None:
+        log.write(
+            dict(
+                step=state.step,
+                equations=state.equations,
+                learning_rate=f"{config.optimisation.rate_at(state.step - 1, config.schedule.max_steps):.4g}",
+                equations_per_second=f"{speed:.1f}",
+                elapsed_seconds=f"{state.elapsed_seconds:.1f}",
+                train_loss=f"{last['train_loss']:.5f}",
+                val_loss=f"{last['val_loss']:.5f}" if validated else "",
+                val_accuracy=f"{last['val_accuracy']:.5f}" if validated else "",
+            )
+        )
+        if bar is not None:
+            bar.set_postfix(loss=f"{last['train_loss']:.3f}", eq_s=f"{speed:.0f}")
+    meter.reset(now)
 
 
-def train(config: TrainConfig) -> dict:
-    """Run (or resume) training; returns a summary with the final step and losses."""
-    out = Path(config.out)
-    device_kind = config.device if config.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    dist_info = _setup_distributed(device_kind)
-    device = _device(config, dist_info.local_rank)
-    autocast_dtype = _autocast_dtype(config, device)
-    if dist_info.main:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "train_config.json").write_text(json.dumps(asdict(config), indent=2))
+def _progress_bar(config: TrainConfig, runtime: Runtime, step: int):
+    if not (config.run.progress and runtime.ranks.main and step < config.schedule.max_steps):
+        return None
+    from tqdm.auto import tqdm
 
-    train_bank = SkeletonBank(config.bank, "train", limit=config.bank_size)
-    heldout_bank = SkeletonBank(config.bank, "heldout")
-    model_config = config_for_size(config.model_size, train_bank.n_variables, **config.model_overrides)
-    batch_config = BatchConfig(batch_size=config.batch_size, min_points=config.min_points,
-                               max_points=config.max_points, max_length=model_config.max_length,
-                               weighting=config.weighting)
-    train_sampler = EquationSampler(train_bank, batch_config, model_config.n_variables)
-    val_sampler = (EquationSampler(heldout_bank, batch_config, model_config.n_variables)
-                   if len(heldout_bank) and config.eval_every else None)
+    return tqdm(total=config.schedule.max_steps, initial=step, unit="step", dynamic_ncols=True)
 
-    torch.manual_seed(config.seed)
-    model = NeSymReSModel(model_config).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
-    scaler = torch.amp.GradScaler(device.type, enabled=autocast_dtype == torch.float16)
-    step, equations, elapsed = 0, 0, 0.0
-    checkpoint_path = out / CHECKPOINT
-    if checkpoint_path.exists():
-        state = torch.load(checkpoint_path, map_location=device, weights_only=False)
-        if ModelConfig(**state["model_config"]) != model_config:
-            raise ValueError(f"{checkpoint_path} was trained with another model config.")
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        for group in optimizer.param_groups:  # a run may continue at another rate
-            group["lr"] = config.learning_rate
-        scaler.load_state_dict(state["scaler"])
-        _set_rng_states(state["rng"])
-        step, equations, elapsed = state["step"], state["equations"], state["elapsed_seconds"]
-        logger.info("Resumed from %s at step %d.", checkpoint_path, step)
-    elif config.init_weights:
-        initial = load_folder(Path(config.init_weights), torch.device("cpu"))
-        if initial.config != model_config:
-            raise ValueError(f"{config.init_weights} holds another model config than {config.model_size!r}.")
-        model.load_state_dict(initial.state_dict())
-        logger.info("Started from the weights in %s.", config.init_weights)
-    if dist_info.main:
-        log = _CsvLog(out / LOG, _read_log(out / LOG, step))
-    wrapped = (DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-               if dist_info.enabled else model)
-    n_parameters = sum(p.numel() for p in model.parameters())
-    logger.info("Model %s: %d parameters; device %s; autocast %s; world size %d.",
-                config.model_size, n_parameters, device, autocast_dtype, dist_info.world_size)
 
-    def save_checkpoint():
-        if dist_info.main:
-            _atomic_save(dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
-                              scaler=scaler.state_dict(), rng=_rng_states(), step=step,
-                              equations=equations, elapsed_seconds=elapsed,
-                              model_config=model_config.to_dict(), train_config=asdict(config)),
-                         checkpoint_path)
-        if dist_info.enabled:
-            dist.barrier()
-
-    stream = BatchStream(train_sampler, config.seed, stream=dist_info.rank, start=step)
-    loader = batch_loader(stream, config.num_workers)
-    bar = None
-    if config.progress and dist_info.main and step < config.max_steps:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=config.max_steps, initial=step, unit="step", dynamic_ncols=True)
-    run_start, elapsed_at_start = time.perf_counter(), elapsed
-    running_loss, running_steps, window_start, window_equations = 0.0, 0, time.perf_counter(), 0
+def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -> tuple[bool, dict]:
+    """Train to ``schedule.max_steps`` (or a stop signal): log, validate and checkpoint on
+    schedule. Returns whether a signal stopped it and the last losses."""
+    schedule, ranks = config.schedule, runtime.ranks
+    log = _CsvLog(runtime.out / LOG, state.step) if ranks.main else None
+    wrapped = (
+        DistributedDataParallel(
+            state.model, device_ids=[runtime.device.index] if runtime.device.type == "cuda" else None
+        )
+        if ranks.enabled
+        else state.model
+    )
+    stream = BatchStream(data.train, config.run.seed, stream=ranks.rank, start=state.step)
+    loader = batch_loader(stream, config.run.num_workers)
+    bar = _progress_bar(config, runtime, state.step)
+    meter = _Meter(state.elapsed_seconds)
     last = {"train_loss": math.nan, "val_loss": math.nan, "val_accuracy": math.nan}
     stopped = False
-    model.train()
+    state.model.train()
     with _StopRequest() as stop:
         batches = iter(loader)
-        while step < config.max_steps:
-            batch = next(batches)
-            points = batch["points"].to(device, non_blocking=True)
-            targets = batch["targets"].to(device, non_blocking=True)
-            with _autocast(device, autocast_dtype):
-                _, loss = wrapped(points, targets[:, :-1], targets[:, 1:])
-            optimizer.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
-            if config.grad_clip:
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-            scaler.step(optimizer)
-            scaler.update()
-            step += 1
-            batch_equations = len(targets) * dist_info.world_size
-            equations += batch_equations
-            window_equations += batch_equations
-            running_loss += loss.item()
-            running_steps += 1
+        while state.step < schedule.max_steps:
+            loss, n_equations = _train_step(next(batches), wrapped, state, config, runtime)
+            state.step += 1
+            state.equations += n_equations * ranks.world_size
+            meter.add(loss.item(), n_equations * ranks.world_size)
             if bar is not None:
                 bar.update(1)
-            evaluate = val_sampler is not None and config.eval_every and step % config.eval_every == 0
-            if evaluate:
+            validated = bool(
+                data.validation is not None and schedule.eval_every and state.step % schedule.eval_every == 0
+            )
+            if validated:
                 last["val_loss"], last["val_accuracy"] = validate(
-                    model, val_sampler, config.seed, config.n_val_batches, device, autocast_dtype, dist_info)
-            if step % config.log_every == 0 or evaluate or step == config.max_steps:
-                now = time.perf_counter()
-                elapsed = elapsed_at_start + now - run_start
-                (mean_loss,) = _mean_over_ranks([running_loss / running_steps], dist_info, device)
-                last["train_loss"] = mean_loss / dist_info.world_size
-                speed = window_equations / max(now - window_start, 1e-9)
-                if dist_info.main:
-                    log.write(dict(step=step, equations=equations, learning_rate=config.learning_rate,
-                                   equations_per_second=f"{speed:.1f}", elapsed_seconds=f"{elapsed:.1f}",
-                                   train_loss=f"{last['train_loss']:.5f}",
-                                   val_loss=f"{last['val_loss']:.5f}" if evaluate else "",
-                                   val_accuracy=f"{last['val_accuracy']:.5f}" if evaluate else ""))
-                    if bar is not None:
-                        bar.set_postfix(loss=f"{last['train_loss']:.3f}", eq_s=f"{speed:.0f}")
-                running_loss, running_steps, window_start, window_equations = 0.0, 0, now, 0
-            stop_now = stop.requested
-            if dist_info.enabled:
-                flag = torch.tensor([float(stop_now)], device=device)
-                dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-                stop_now = bool(flag.item())
-            if step % config.checkpoint_every == 0 or step == config.max_steps or stop_now:
-                elapsed = elapsed_at_start + time.perf_counter() - run_start
-                save_checkpoint()
-            if stop_now:
-                stopped = True
+                    state.model,
+                    data.validation,
+                    config.run.seed,
+                    schedule.n_val_batches,
+                    runtime.device,
+                    runtime.autocast_dtype,
+                    ranks,
+                )
+            if state.step % schedule.log_every == 0 or validated or state.step == schedule.max_steps:
+                _log_row(log, bar, meter, last, state, config, runtime, validated)
+            stopped = stop.agreed(runtime)
+            if state.step % schedule.checkpoint_every == 0 or state.step == schedule.max_steps or stopped:
+                state.elapsed_seconds = meter.elapsed()
+                checkpoint(state, config, data.model_config, runtime)
+            if stopped:
                 break
     del batches, loader
     if bar is not None:
         bar.close()
-    summary = dict(step=step, equations=equations, stopped=stopped, parameters=n_parameters,
-                   world_size=dist_info.world_size, **last)
-    # One weight checksum per rank: DDP replicas must agree.
+    return stopped, last
+
+
+# --- end of the run ----------------------------------------------------------------
+
+
+def weight_checksums(model: torch.nn.Module, ranks: Ranks) -> list[float]:
+    """The sum of the weights on every rank (DDP replicas must agree)."""
     checksum = torch.stack([p.detach().double().sum() for p in model.parameters()]).sum().reshape(1)
-    if dist_info.enabled:
-        gathered = [torch.zeros_like(checksum) for _ in range(dist_info.world_size)]
+    if ranks.enabled:
+        gathered = [torch.zeros_like(checksum) for _ in range(ranks.world_size)]
         dist.all_gather(gathered, checksum)
         checksum = torch.cat(gathered)
-    summary["weight_checksums"] = checksum.tolist()
-    if not stopped and dist_info.main:
-        if not checkpoint_path.exists():
-            save_checkpoint()
-        export_model(checkpoint_path, out / "model", dtype=config.export_dtype,
-                     push_to_hub=config.push_to_hub)
-        summary["export"] = str(out / "model")
-    if dist_info.main:
-        (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    if dist_info.enabled:
+    return checksum.tolist()
+
+
+def finish(state: State, data: Data, config: TrainConfig, runtime: Runtime, stopped: bool, last: dict) -> dict:
+    """Export ``out/model`` (unless stopped by a signal) and write ``summary.json``."""
+    ranks = runtime.ranks
+    summary = dict(
+        step=state.step,
+        equations=state.equations,
+        stopped=stopped,
+        parameters=sum(p.numel() for p in state.model.parameters()),
+        world_size=ranks.world_size,
+        **last,
+    )
+    summary["weight_checksums"] = weight_checksums(state.model, ranks)
+    if not stopped and ranks.main:
+        if not (runtime.out / CHECKPOINT).exists():
+            checkpoint(state, config, data.model_config, runtime)
+        export_model(
+            runtime.out / CHECKPOINT,
+            runtime.out / "model",
+            dtype=config.export.dtype,
+            push_to_hub=config.export.push_to_hub,
+        )
+        summary["export"] = str(runtime.out / "model")
+    if ranks.main:
+        (runtime.out / "summary.json").write_text(json.dumps(summary, indent=2))
+    if ranks.enabled:
         dist.barrier()
     return summary
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", help="YAML file with TrainConfig fields")
-    for item in dataclasses.fields(TrainConfig):
-        name = "--" + item.name.replace("_", "-")
-        default = TrainConfig.__dataclass_fields__[item.name].default
-        if item.name == "model_overrides":
-            parser.add_argument(name, type=json.loads, default=argparse.SUPPRESS,
-                                help='JSON object, e.g. \'{"max_length": 80}\'')
-        elif isinstance(default, bool):
-            parser.add_argument(name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS)
-        else:
-            kind = {"int | None": int}.get(item.type) or (type(default) if default not in (None, "") else str)
-            parser.add_argument(name, type=kind, default=argparse.SUPPRESS,
-                                help=f"default: {default!r}")
-    return parser
-
-
-def config_from_args(argv=None) -> TrainConfig:
-    """TrainConfig from ``--config file.yaml`` and command-line overrides."""
-    args = vars(_parser().parse_args(argv))
-    settings = {}
-    path = args.pop("config", None)
-    if path:
-        import yaml
-
-        settings.update(yaml.safe_load(Path(path).read_text()) or {})
-    settings.update(args)
-    return TrainConfig(**settings)
+def train(config: TrainConfig) -> dict:
+    """Run (or resume) training; returns a summary with the final step and losses."""
+    runtime = setup(config)
+    data = make_data(config)
+    state = make_state(config, data.model_config, runtime)
+    restore(state, config, data.model_config, runtime)
+    logger.info(
+        "Model %s: %d parameters; device %s; autocast %s; world size %d.",
+        config.model.size,
+        sum(p.numel() for p in state.model.parameters()),
+        runtime.device,
+        runtime.autocast_dtype,
+        runtime.ranks.world_size,
+    )
+    stopped, last = run_steps(state, data, config, runtime)
+    return finish(state, data, config, runtime, stopped, last)
 
 
 def main(argv=None) -> None:
-    config = config_from_args(argv)
+    config = config_from_args(argv, description=__doc__)
     rank = int(os.environ.get("RANK", "0"))
-    logging.basicConfig(level=logging.INFO if rank == 0 else logging.WARNING,
-                        format=f"%(asctime)s [rank {rank}] %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if rank == 0 else logging.WARNING,
+        format=f"%(asctime)s [rank {rank}] %(levelname)s %(message)s",
+    )
     summary = train(config)
     if rank == 0:
         print(json.dumps(summary, indent=2))

@@ -5,14 +5,21 @@ import json
 import numpy as np
 import pytest
 
-from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.expression.placeholders import neutral_constants
+from nesymres_sklearn.expression.program import PrefixProgram
 from pretraining.bank import SkeletonBank, build_bank, image_points
 from pretraining.generator import GeneratorConfig, satisfies_variable_order
 
 # A generous time limit: a wall-clock timeout would make the bank load-dependent.
-SETTINGS = dict(n_skeletons=120, n_heldout=30, seed=3, n_jobs=2, chunk_size=20, chunks_per_shard=3,
-                config=GeneratorConfig(simplify_timeout=60))
+SETTINGS = dict(
+    n_skeletons=120,
+    n_heldout=30,
+    seed=3,
+    n_jobs=2,
+    chunk_size=20,
+    chunks_per_shard=3,
+    config=GeneratorConfig(simplify_timeout=60),
+)
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from nesymres_sklearn.network.encoding import decode_floats
 from nesymres_sklearn.expression.prefix import is_valid_prefix
 from nesymres_sklearn.expression.tokens import variable_index
+from nesymres_sklearn.network.encoding import decode_floats
 from pretraining.bank import SkeletonBank, build_bank
 from pretraining.data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng
 
@@ -44,7 +44,7 @@ def test_batch_shapes_bounds_and_targets(sampler):
         for row, ids in enumerate(targets.tolist()):
             assert ids[0] == vocab.sos_id
             end = ids.index(vocab.eos_id)
-            assert all(i == vocab.pad_id for i in ids[end + 1:])
+            assert all(i == vocab.pad_id for i in ids[end + 1 :])
             tokens = vocab.decode(ids[1:end])
             assert is_valid_prefix(tokens)
             used = {variable_index(t) for t in tokens} - {None}

@@ -5,8 +5,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from nesymres_sklearn.expression.prefix import is_valid_prefix, prefix_to_sympy
 from nesymres_sklearn.expression.placeholders import attach_constants
+from nesymres_sklearn.expression.prefix import is_valid_prefix, prefix_to_sympy
 from nesymres_sklearn.expression.tokens import variable_index
 from nesymres_sklearn.network.vocabulary import Vocabulary
 from pretraining import generator
@@ -27,9 +27,7 @@ from pretraining.generator import (
 
 
 def _chi_square_ok(observed: dict, expected_probabilities: dict, n: int, critical: float) -> float:
-    statistic = sum(
-        (observed.get(k, 0) - n * p) ** 2 / (n * p) for k, p in expected_probabilities.items()
-    )
+    statistic = sum((observed.get(k, 0) - n * p) ** 2 / (n * p) for k, p in expected_probabilities.items())
     assert statistic < critical, (statistic, observed)
     return statistic
 
@@ -52,8 +50,18 @@ def test_operator_frequencies_match_weights(trees):
 def test_weights_are_the_appendix_table_in_its_order():
     # sample_tree indexes this order with its draws: the order fixes the generated data.
     assert list(PAPER_OPERATOR_WEIGHTS.items()) == [
-        ("add", 10), ("mul", 10), ("sub", 5), ("div", 5), ("sqrt", 4), ("pow", 4),
-        ("ln", 4), ("exp", 4), ("sin", 4), ("cos", 4), ("tan", 4), ("asin", 1),
+        ("add", 10),
+        ("mul", 10),
+        ("sub", 5),
+        ("div", 5),
+        ("sqrt", 4),
+        ("pow", 4),
+        ("ln", 4),
+        ("exp", 4),
+        ("sin", 4),
+        ("cos", 4),
+        ("tan", 4),
+        ("asin", 1),
     ]
     assert list(GeneratorConfig().operator_weights) == list(PAPER_OPERATOR_WEIGHTS)
 
@@ -61,7 +69,16 @@ def test_weights_are_the_appendix_table_in_its_order():
 def test_arities_are_the_tables_except_unary_pow_and_sub():
     assert GENERATOR_ARITY == {"pow": 1, "sub": 2}
     assert [arity(t) for t in ("add", "mul", "sub", "div", "pow", "sqrt", "asin", "x_1", "3")] == [
-        2, 2, 2, 2, 1, 1, 1, 0, 0]
+        2,
+        2,
+        2,
+        2,
+        1,
+        1,
+        1,
+        0,
+        0,
+    ]
     with pytest.raises(ValueError, match="Unknown operators"):
         GeneratorConfig(operator_weights={"add": 1, "gamma": 1})
 
@@ -150,10 +167,9 @@ def test_simplification_and_rejections():
 
 
 def test_time_limit_interrupts():
-    with pytest.raises(SimplifyTimeout):
-        with time_limit(0.05):
-            while True:
-                pass
+    with pytest.raises(SimplifyTimeout), time_limit(0.05):
+        while True:
+            pass
 
 
 def test_too_long_is_rejected():

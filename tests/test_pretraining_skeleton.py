@@ -3,8 +3,6 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.expression.program import PrefixProgram
-from nesymres_sklearn.expression.prefix import is_valid_prefix
 from nesymres_sklearn.expression.placeholders import (
     EXISTING,
     attach_constants,
@@ -12,6 +10,8 @@ from nesymres_sklearn.expression.placeholders import (
     neutral_constants,
     remove_placeholders,
 )
+from nesymres_sklearn.expression.prefix import is_valid_prefix
+from nesymres_sklearn.expression.program import PrefixProgram
 
 SKELETONS = [
     ["x_1"],

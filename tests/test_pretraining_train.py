@@ -24,8 +24,18 @@ from pretraining.export import export_model
 from pretraining.train import train
 from pretraining.validate import main as validate_main
 
-TINY = dict(model_size="tiny", batch_size=8, min_points=40, max_points=80, checkpoint_every=2,
-            eval_every=3, n_val_batches=2, log_every=1, num_workers=0, progress=False)
+TINY = dict(
+    model_size="tiny",
+    batch_size=8,
+    min_points=40,
+    max_points=80,
+    checkpoint_every=2,
+    eval_every=3,
+    n_val_batches=2,
+    log_every=1,
+    num_workers=0,
+    progress=False,
+)
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +92,16 @@ def test_sigterm_checkpoints_and_resumes(bank, tmp_path, num_workers, whole_grou
     as a scheduler or Ctrl-C does), checkpoints and exits cleanly."""
     out = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "pretraining.train",
-         *_cli(bank, out, max_steps=100000, checkpoint_every=100000, num_workers=num_workers)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "pretraining.train",
+            *_cli(bank, out, max_steps=100000, checkpoint_every=100000, num_workers=num_workers),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 120
     while not ((out / "log.csv").exists() and len(_log(out)) >= 2):
@@ -111,9 +128,21 @@ def test_ddp_two_processes_gloo(bank, tmp_path):
     out = tmp_path / "ddp"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "-m", "pretraining.train", *_cli(bank, out, max_steps=4, device="cpu")],
-        capture_output=True, text=True, timeout=300, env=env,
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            "-m",
+            "pretraining.train",
+            *_cli(bank, out, max_steps=4, device="cpu"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
@@ -129,11 +158,29 @@ def test_ddp_two_processes_gloo(bank, tmp_path):
 #: A train_config.json as runs wrote it before the settings had sections (one key per
 #: setting; this one, like several committed ones, predates ``weighting``).
 OLD_FLAT_CONFIG = {
-    "bank": "/work/state/bank", "bank_size": 560000, "batch_size": 64, "checkpoint_every": 500,
-    "device": "auto", "eval_every": 250, "export_dtype": "float32", "grad_clip": 1.0, "init_weights": None,
-    "learning_rate": 0.0003, "log_every": 10, "max_points": 200, "max_steps": 2000, "min_points": 50,
-    "model_overrides": {}, "model_size": "tiny", "n_val_batches": 8, "num_workers": 1,
-    "out": "/work/state/runs/data-560000", "precision": "auto", "progress": False, "push_to_hub": None, "seed": 0,
+    "bank": "/work/state/bank",
+    "bank_size": 560000,
+    "batch_size": 64,
+    "checkpoint_every": 500,
+    "device": "auto",
+    "eval_every": 250,
+    "export_dtype": "float32",
+    "grad_clip": 1.0,
+    "init_weights": None,
+    "learning_rate": 0.0003,
+    "log_every": 10,
+    "max_points": 200,
+    "max_steps": 2000,
+    "min_points": 50,
+    "model_overrides": {},
+    "model_size": "tiny",
+    "n_val_batches": 8,
+    "num_workers": 1,
+    "out": "/work/state/runs/data-560000",
+    "precision": "auto",
+    "progress": False,
+    "push_to_hub": None,
+    "seed": 0,
 }
 
 
@@ -141,10 +188,14 @@ def test_config_from_yaml_and_overrides(tmp_path):
     flat = tmp_path / "flat.yaml"
     flat.write_text("bank: b\nout: o\nmodel_size: tiny\nmax_steps: 7\nmodel_overrides:\n  max_length: 40\n")
     nested = tmp_path / "nested.yaml"
-    nested.write_text("run: {bank: b, out: o}\nmodel: {size: tiny, overrides: {max_length: 40}}\n"
-                      "schedule: {max_steps: 7}\n")
-    expected = TrainConfig(run={"bank": "b", "out": "o", "progress": False}, model={"size": "tiny",
-                           "overrides": {"max_length": 40}}, schedule={"max_steps": 9})
+    nested.write_text(
+        "run: {bank: b, out: o}\nmodel: {size: tiny, overrides: {max_length: 40}}\nschedule: {max_steps: 7}\n"
+    )
+    expected = TrainConfig(
+        run={"bank": "b", "out": "o", "progress": False},
+        model={"size": "tiny", "overrides": {"max_length": 40}},
+        schedule={"max_steps": 9},
+    )
     for path in (flat, nested):
         assert config_from_args(["--config", str(path), "--max-steps", "9", "--no-progress"]) == expected
     with pytest.raises(ValueError, match="Unknown model_size"):
@@ -157,13 +208,39 @@ def test_config_from_yaml_and_overrides(tmp_path):
 
 def test_every_setting_has_one_command_line_option():
     values = {
-        "bank": "b", "bank_size": 7, "out": "o", "seed": 3, "device": "cpu", "num_workers": 0, "progress": False,
-        "model_size": "tiny", "model_overrides": {"max_length": 40}, "init_weights": "w",
-        "batch_size": 5, "min_points": 11, "max_points": 12, "min_valid_fraction": 0.25, "max_constants": 2,
-        "constant_range": (0.5, 2.0), "support_range": (-3.0, 4.0), "max_abs_y": 99.0, "weighting": "uniform",
-        "learning_rate": 0.5, "grad_clip": 0.0, "precision": "fp32",
-        "max_steps": 4, "checkpoint_every": 2, "eval_every": 0, "n_val_batches": 1, "log_every": 3,
-        "export_dtype": "float16", "push_to_hub": "user/repo",
+        "bank": "b",
+        "bank_size": 7,
+        "out": "o",
+        "seed": 3,
+        "device": "cpu",
+        "num_workers": 0,
+        "progress": False,
+        "model_size": "tiny",
+        "model_overrides": {"max_length": 40},
+        "init_weights": "w",
+        "batch_size": 5,
+        "min_points": 11,
+        "max_points": 12,
+        "min_valid_fraction": 0.25,
+        "max_constants": 2,
+        "constant_range": (0.5, 2.0),
+        "support_range": (-3.0, 4.0),
+        "max_abs_y": 99.0,
+        "weighting": "uniform",
+        "optimizer": "adamw",
+        "learning_rate": 0.5,
+        "weight_decay": 0.01,
+        "warmup_steps": 10,
+        "cooldown_fraction": 0.25,
+        "grad_clip": 0.0,
+        "precision": "fp32",
+        "max_steps": 4,
+        "checkpoint_every": 2,
+        "eval_every": 0,
+        "n_val_batches": 1,
+        "log_every": 3,
+        "export_dtype": "float16",
+        "push_to_hub": "user/repo",
     }
     assert set(values) == set(FLAT_NAMES)  # a new setting needs a value here
     defaults = TrainConfig().flat()
@@ -202,6 +279,7 @@ def test_old_flat_train_config_files_are_read_into_sections(tmp_path):
     assert set(json.loads(path.read_text())) == {"run", "model", "data", "optimisation", "schedule", "export"}
 
 
+@pytest.mark.slow
 def test_export_loads_into_the_estimator(bank, tmp_path):
     out = tmp_path / "run"
     summary = train(_config(bank, out, max_steps=2))
@@ -256,16 +334,37 @@ def test_init_weights_starts_a_new_run_from_an_export(bank, tmp_path):
 def test_validate_command_reproduces_the_logged_validation(bank, tmp_path, capsys):
     out = tmp_path / "run"
     summary = train(_config(bank, out, max_steps=3))
-    validate_main([summary["export"], "--bank", bank, "--n-batches", str(TINY["n_val_batches"]),
-                   "--batch-size", str(TINY["batch_size"]), "--min-points", str(TINY["min_points"]),
-                   "--max-points", str(TINY["max_points"])])
+    validate_main(
+        [
+            summary["export"],
+            "--bank",
+            bank,
+            "--n-batches",
+            str(TINY["n_val_batches"]),
+            "--batch-size",
+            str(TINY["batch_size"]),
+            "--min-points",
+            str(TINY["min_points"]),
+            "--max-points",
+            str(TINY["max_points"]),
+        ]
+    )
     printed = json.loads(capsys.readouterr().out)
     logged = _log(out)[-1]
     assert math.isclose(printed["val_loss"], float(logged["val_loss"]), rel_tol=1e-4)
     assert math.isclose(printed["val_accuracy"], float(logged["val_accuracy"]), rel_tol=1e-4)
     # The run's own settings file gives the same batches.
-    validate_main([summary["export"], "--bank", bank, "--n-batches", str(TINY["n_val_batches"]),
-                   "--train-config", str(out / "train_config.json")])
+    validate_main(
+        [
+            summary["export"],
+            "--bank",
+            bank,
+            "--n-batches",
+            str(TINY["n_val_batches"]),
+            "--train-config",
+            str(out / "train_config.json"),
+        ]
+    )
     assert json.loads(capsys.readouterr().out) == printed
 
 
@@ -304,8 +403,10 @@ def test_checkpoints_of_the_earlier_format_are_refused_with_a_way_on(bank, tmp_p
     state = load_checkpoint(out / "checkpoint.pt")
     old = {**state, "rng": {**state["rng"], "numpy": np.random.get_state()}}
     torch.save(old, out / "checkpoint.pt")
-    for load in (lambda: train(_config(bank, out, max_steps=3)),
-                 lambda: export_model(out / "checkpoint.pt", tmp_path / "export")):
+    for load in (
+        lambda: train(_config(bank, out, max_steps=3)),
+        lambda: export_model(out / "checkpoint.pt", tmp_path / "export"),
+    ):
         with pytest.raises(CheckpointFormatError, match="pretraining.checkpoint upgrade") as error:
             load()
         assert "--init-weights" in str(error.value)
@@ -315,3 +416,16 @@ def test_checkpoints_of_the_earlier_format_are_refused_with_a_way_on(bank, tmp_p
     assert all(torch.equal(upgraded["model"][key], value) for key, value in state["model"].items())
     assert train(_config(bank, out, max_steps=3))["step"] == 3
     assert [int(row["step"]) for row in _log(out)] == [1, 2, 3]
+
+
+def test_planned_schedule_warms_up_holds_and_cools_down_to_zero():
+    settings = TrainConfig.from_dict(
+        {"optimizer": "adamw", "learning_rate": 1e-3, "weight_decay": 0.01, "warmup_steps": 4, "cooldown_fraction": 0.2}
+    ).optimisation
+    rates = [settings.rate_at(step, 20) for step in range(20)]
+    assert rates[:4] == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3])
+    assert rates[4:16] == pytest.approx([1e-3] * 12)
+    assert rates[16:] == pytest.approx([1e-3, 7.5e-4, 5e-4, 2.5e-4])
+    assert TrainConfig().optimisation.rate_at(123, 20) == TrainConfig().optimisation.learning_rate
+    with pytest.raises(ValueError, match="weight_decay needs optimizer='adamw'"):
+        TrainConfig.from_dict({"weight_decay": 0.1})

@@ -14,12 +14,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from pretraining.bank import SkeletonBank
+from pretraining.config import load_train_config
 from pretraining.curves import save_figure
 
 
@@ -32,7 +32,7 @@ def read_validation(log_csv: Path, max_step: int | None = None) -> pd.DataFrame:
 def summarise(folders: list[Path], max_step: int | None = None) -> pd.DataFrame:
     rows = []
     for folder in folders:
-        config = json.loads((folder / "train_config.json").read_text())
+        config = load_train_config(folder / "train_config.json").flat()
         log = read_validation(folder / "log.csv", max_step)
         bank_size = config["bank_size"] or len(SkeletonBank(config["bank"]))
         last = log.iloc[-1]

@@ -18,7 +18,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,7 @@ import pandas as pd
 from scipy.optimize import curve_fit
 
 from nesymres_sklearn.network.model import NeSymReSModel, config_for_size
+from pretraining.config import load_train_config
 from pretraining.curves import plot_comparison
 
 
@@ -59,7 +59,7 @@ def summarise(runs: dict[str, Path], budget_seconds: float) -> pd.DataFrame:
     rows = []
     for name, log in logs.items():
         speed = full_logs[name]["equations"].iloc[-1] / full_logs[name]["elapsed_seconds"].iloc[-1]
-        config = json.loads((runs[name] / "train_config.json").read_text())
+        config = load_train_config(runs[name] / "train_config.json").flat()
         model = NeSymReSModel(config_for_size(config["model_size"], **config["model_overrides"]))
         at = log[log["elapsed_seconds"] <= common].iloc[-1]
         rows.append(

@@ -1,0 +1,76 @@
+"""Where a training process runs: its rank in a ``torchrun`` job, its device, its precision."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+from nesymres_sklearn.network.weights import resolve_device
+
+
+@dataclass
+class Ranks:
+    """This process's place in a DDP job (one process without ``torchrun``)."""
+
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def setup_distributed(device: torch.device) -> Ranks:
+    """Join the process group ``torchrun`` describes in the environment (NCCL on CUDA,
+    gloo otherwise); one process without it."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if world_size == 1:
+        return Ranks()
+    if not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    return Ranks(dist.get_rank(), world_size, int(os.environ.get("LOCAL_RANK", "0")))
+
+
+def process_device(device: str | torch.device, local_rank: int = 0) -> torch.device:
+    """The device of this process: ``device`` resolved by
+    :func:`~nesymres_sklearn.network.weights.resolve_device`, and on CUDA without an
+    index the local rank's GPU (made the current one)."""
+    resolved = resolve_device(device)
+    if resolved.type == "cuda":
+        if resolved.index is None:
+            resolved = torch.device("cuda", local_rank)
+        torch.cuda.set_device(resolved)
+    return resolved
+
+
+def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
+    """The autocast type of ``precision`` on ``device`` (``None``: float32 throughout)."""
+    if precision == "auto":
+        if device.type != "cuda":
+            return None
+        precision = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+
+
+def autocast(device: torch.device, dtype: torch.dtype | None):
+    """Autocast to ``dtype`` on ``device``, or nothing when ``dtype`` is ``None``."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)
+
+
+def sum_over_ranks(values: list[float], ranks: Ranks, device: torch.device) -> list[float]:
+    """Element-wise sums of ``values`` over all ranks (float64)."""
+    tensor = torch.tensor(values, dtype=torch.float64, device=device)
+    if ranks.enabled:
+        dist.all_reduce(tensor)
+    return tensor.tolist()
