@@ -14,7 +14,7 @@ import sympy
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import original  # noqa: F401  (registers the authors' encoding, search and checkpoints)
@@ -22,8 +22,8 @@ from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .network.encoding import encode_points, get_encoding
 from .network.weights import BUNDLED, ModelSource, load_model, resolve_device
-from .search.candidates import fit_candidates, skeleton_candidates
-from .search.decoding import decode
+from .search.anytime import DECODINGS, SearchSettings, search
+from .search.scaling import Scaling
 from .search.selection import best_index, candidate_table
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ def _single_thread_on_cpu(device: torch.device):
 
 class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     """Neural symbolic regression: a pretrained Transformer proposes equation
-    skeletons, BFGS fits their constants, the best equation is kept.
+    skeletons, Levenberg-Marquardt fits their constants, the best equation is kept.
 
     Parameters
     ----------
@@ -66,24 +66,29 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     revision : str, default=None
         Branch, tag or commit of a Hub repository (Hub models only).
     beam_size : int, default=32
-        Number of skeletons kept by beam search (the paper's default is 32).
+        Skeletons of the first round: beams kept by beam search (the paper's default
+        is 32), or samples drawn.
+    decoding : {"beam", "sample"}, default="beam"
+        How the first round proposes skeletons: the model's beam search, or sampling
+        from the network. Later rounds (see ``max_time``) always sample.
     n_restarts : int, default=4
-        BFGS starts per skeleton; the first sets every constant to 1.
+        Starts of the constant fitting per skeleton; the first sets every constant to 1.
     max_points : int, default=500
         Larger training sets are subsampled (seeded by ``random_state``) to this many
         points for both the network and the constant fitting.
-    complexity_penalty : float, default=1e-14
-        Added to the mean squared error per prefix token of the skeleton when
-        selecting the equation (the paper's value).
-    max_time : float, default=60.0
-        Time budget in seconds for fitting constants. Once it is spent, running
-        optimisations stop at their current iterate and the remaining candidates get
-        a single BFGS iteration from the all-ones start. ``None`` means no limit.
+    complexity_penalty : float, default=0.01
+        Added per prefix token of the skeleton to the log of the fraction of variance
+        unexplained when selecting the equation.
+    max_time : float, default=None
+        Seconds for the whole ``fit`` (not counting the model's first load). While
+        time remains after the first round, more skeletons are sampled and fitted;
+        the search stops early once a fit is exact. ``None``: the first round only
+        (fixed work).
     device : str, default="auto"
         Torch device for the network: ``"auto"`` (CUDA if available), ``"cpu"``,
         ``"cuda"``, ``"cuda:1"``, ...
     random_state : int, RandomState instance or None, default=None
-        Seeds the subsampling and the BFGS starts.
+        Seeds the subsampling, the samples and the starts of the constant fitting.
     n_jobs : int, default=None
         Processes fitting constants in parallel (joblib convention; ``None`` means 1).
     verbose : int, default=0
@@ -94,16 +99,20 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     expression_ : sympy.Expr
         The selected equation, over symbols named after the features.
     equations_ : pandas.DataFrame
-        Every candidate with columns ``expression``, ``skeleton``, ``loss`` (MSE on
-        the training points), ``complexity`` (prefix tokens), ``score`` (loss plus
-        penalty, lower is better), ``log_prob`` (beam score: summed log-probability,
-        or for the authors' checkpoints the original's score, divided by the length)
-        and ``origin``; sorted by score.
+        Every candidate, best first, with columns ``expression``, ``skeleton``,
+        ``loss`` (MSE on the training points), ``log_fvu`` (log of the fraction of
+        variance unexplained), ``complexity`` (prefix tokens),
+        ``score_lower_is_better`` (``log_fvu`` plus the complexity penalty),
+        ``pareto`` (no candidate is both simpler and more accurate), ``log_prob``
+        (decoding score: summed log-probability, or for the authors' checkpoints the
+        original's score, divided by the length) and ``origin``.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
-        Seconds spent in ``encoding``, ``beam_search``, ``constant_fitting`` and
+        Seconds spent in ``encoding``, ``decoding``, ``constant_fitting`` and
         ``selection`` during the last ``fit``.
+    n_rounds_ : int
+        Decoding rounds of the last ``fit`` (1 without ``max_time``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -125,6 +134,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         "model": [str, os.PathLike],
         "revision": [str, None],
         "beam_size": [Interval(Integral, 1, None, closed="left")],
+        "decoding": [StrOptions(set(DECODINGS))],
         "n_restarts": [Interval(Integral, 1, None, closed="left")],
         "max_points": [Interval(Integral, MIN_POINTS, None, closed="left")],
         "complexity_penalty": [Interval(Real, 0, None, closed="left")],
@@ -140,10 +150,11 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         model=BUNDLED,
         revision=None,
         beam_size=32,
+        decoding="beam",
         n_restarts=4,
         max_points=500,
-        complexity_penalty=1e-14,
-        max_time=60.0,
+        complexity_penalty=0.01,
+        max_time=None,
         device="auto",
         random_state=None,
         n_jobs=None,
@@ -152,6 +163,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.model = model
         self.revision = revision
         self.beam_size = beam_size
+        self.decoding = decoding
         self.n_restarts = n_restarts
         self.max_points = max_points
         self.complexity_penalty = complexity_penalty
@@ -184,6 +196,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
         device = resolve_device(self.device)
         network = load_model(ModelSource.parse(self.model, self.revision), device=device)
+        started = time.time()
         n_variables = network.config.n_variables
         if self.n_features_in_ > n_variables:
             raise ValueError(
@@ -197,86 +210,113 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         if len(X) > self.max_points:
             keep = rng.choice(len(X), size=self.max_points, replace=False)
             X, y = X[keep], y[keep]
-        self.timings_ = dict.fromkeys(("encoding", "beam_search", "constant_fitting", "selection"), 0.0)
+        self.timings_ = dict.fromkeys(("encoding", "decoding", "constant_fitting", "selection"), 0.0)
+        self.n_rounds_ = 0
         if np.ptp(y) == 0:
             warnings.warn(f"y is constant ({y[0]!r}); the fitted equation is that constant.", UserWarning, stacklevel=2)
-            self._set_constant_equation(float(y[0]))
+            self._scaling = Scaling.identity(self.n_features_in_)
+            self._set_table([Skeleton(("c",))], [np.array([float(y[0])])], [0.0], [0.0], ["constant"], float(y[0]))
             return self
+
+        self._scaling = Scaling.for_data(X, y)
+        X_scaled, y_scaled = self._scaling.scale_X(X), self._scaling.scale_y(y)
         encoding = get_encoding(network.config.encoding)
-        message = encoding.range_warning(np.abs(np.concatenate([X.ravel(), y])))
+        message = encoding.range_warning(np.abs(np.concatenate([X_scaled.ravel(), y_scaled])))
         if message is not None:
             warnings.warn(message, UserWarning, stacklevel=2)
 
-        started = time.perf_counter()
-        points = torch.from_numpy(encode_points(X, y, n_variables, network.config.encoding)).to(device)
-        self.timings_["encoding"] = time.perf_counter() - started
+        moment = time.perf_counter()
+        points = torch.from_numpy(encode_points(X_scaled, y_scaled, n_variables, network.config.encoding))
+        self.timings_["encoding"] = time.perf_counter() - moment
 
-        started = time.perf_counter()
+        settings = SearchSettings(self.decoding, self.beam_size, self.n_restarts, self.max_time, self.n_jobs)
         with _single_thread_on_cpu(device):
-            hypotheses = decode(network, points, self.beam_size, self.n_features_in_)
-        self.timings_["beam_search"] = time.perf_counter() - started
+            found = search(network, points.to(device), X_scaled, y_scaled, settings, int(rng.randint(2**31)), started)
+        self.timings_["decoding"], self.timings_["constant_fitting"] = found.decoding_seconds, found.fitting_seconds
+        self.n_rounds_ = found.rounds
 
-        started = time.perf_counter()
-        candidates = skeleton_candidates(hypotheses)
-        fits = fit_candidates(candidates, X, y, self.n_restarts, int(rng.randint(2**31)), self.max_time, self.n_jobs)
-        self.timings_["constant_fitting"] = time.perf_counter() - started
-
-        started = time.perf_counter()
-        rows = [
-            {
-                "expression": candidate.skeleton.expression(fit.constants, self._symbols),
-                "skeleton": candidate.skeleton.sympy,
-                "loss": fit.mse,
-                "complexity": candidate.complexity,
-                "log_prob": candidate.log_prob,
-                "origin": candidate.origin,
-            }
-            for candidate, fit in zip(candidates, fits)
-        ]
-        self.equations_, order = candidate_table(rows, self.complexity_penalty)
-        self.best_index_ = best_index(self.equations_)
-        self.expression_ = self.equations_.loc[self.best_index_, "expression"]
-        chosen = order[self.best_index_]
-        self._skeleton = candidates[chosen].skeleton
-        self._constants = np.asarray(fits[chosen].constants, dtype=np.float64)
-        self.timings_["selection"] = time.perf_counter() - started
+        moment = time.perf_counter()
+        self._set_table(
+            [candidate.skeleton for candidate in found.candidates],
+            [fit.constants for fit in found.fits],
+            [fit.mse for fit in found.fits],
+            [candidate.log_prob for candidate in found.candidates],
+            [candidate.origin for candidate in found.candidates],
+            float(np.var(y_scaled)),
+        )
+        self.timings_["selection"] = time.perf_counter() - moment
         if self.verbose:
             logger.info(
-                "Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), sum(self.timings_.values())
+                "Selected %s (%d candidates, %d rounds) in %.3fs",
+                self.expression_,
+                len(found.candidates),
+                found.rounds,
+                time.time() - started,
             )
         return self
 
-    def predict(self, X):
-        """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``)."""
+    def predict(self, X, index=None):
+        """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
+
+        ``index`` picks another row of ``equations_`` (default: ``best_index_``).
+        """
         check_is_fitted(self, "expression_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return evaluate(self._skeleton, self._constants, X)
+        skeleton, constants = self._fitted[self._row(index)]
+        return self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
 
-    def sympy(self) -> sympy.Expr:
-        """The fitted equation as a SymPy expression."""
+    def sympy(self, index=None) -> sympy.Expr:
+        """The fitted equation (or row ``index`` of ``equations_``) as a SymPy expression."""
         check_is_fitted(self, "expression_")
-        return self.expression_
+        return self.equations_.loc[self._row(index), "expression"]
 
-    def latex(self) -> str:
-        """The fitted equation in LaTeX."""
-        check_is_fitted(self, "expression_")
-        return to_latex(self.expression_)
+    def latex(self, index=None) -> str:
+        """The fitted equation (or row ``index`` of ``equations_``) in LaTeX."""
+        return to_latex(self.sympy(index))
 
-    def _set_constant_equation(self, value: float) -> None:
-        skeleton = Skeleton(("c",))
-        self._skeleton, self._constants = skeleton, np.array([value])
-        self.expression_ = skeleton.expression(self._constants, self._symbols)
-        self.equations_, _ = candidate_table(
-            [
-                {
-                    "expression": self.expression_,
-                    "skeleton": skeleton.sympy,
-                    "loss": 0.0,
-                    "complexity": 1,
-                    "log_prob": 0.0,
-                    "origin": "constant",
-                }
-            ],
-            self.complexity_penalty,
-        )
-        self.best_index_ = 0
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: the estimator keeps its table
+        if "equations_" in state:  # SymPy re-evaluates unpickled trees: rebuild them as written
+            state["equations_"] = state["equations_"].drop(columns=["expression", "skeleton"])
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "equations_" in state:
+            expressions = [self._expression(skeleton, constants) for skeleton, constants in self._fitted]
+            self.equations_.insert(0, "expression", expressions)
+            self.equations_.insert(1, "skeleton", [skeleton.sympy for skeleton, _ in self._fitted])
+
+    def _row(self, index) -> int:
+        if index is None:
+            return self.best_index_
+        if not (isinstance(index, Integral) and 0 <= index < len(self.equations_)):
+            raise IndexError(f"index must be a row of equations_ (0 to {len(self.equations_) - 1}), got {index!r}.")
+        return int(index)
+
+    def _expression(self, skeleton: Skeleton, constants: np.ndarray) -> sympy.Expr:
+        return self._scaling.unscale_expression(skeleton.expression(constants, self._symbols), self._symbols)
+
+    def _set_table(self, skeletons, constants, losses, log_probs, origins, variance: float) -> None:
+        """``equations_``, ``best_index_``, ``expression_`` and the fitted rows behind them.
+
+        ``losses`` and ``variance`` are in the scaled units of the search; the table's
+        ``loss`` is in the units of ``y``.
+        """
+        rows = [
+            {
+                "expression": self._expression(skeleton, values),
+                "skeleton": skeleton.sympy,
+                "loss": loss,
+                "complexity": len(skeleton),
+                "log_prob": log_prob,
+                "origin": origin,
+            }
+            for skeleton, values, loss, log_prob, origin in zip(skeletons, constants, losses, log_probs, origins)
+        ]
+        self.equations_, order = candidate_table(rows, self.complexity_penalty, variance)
+        with np.errstate(over="ignore"):
+            self.equations_["loss"] *= np.float64(self._scaling.y_scale) ** 2
+        self._fitted = [(skeletons[i], np.asarray(constants[i], dtype=np.float64)) for i in order]
+        self.best_index_ = best_index(self.equations_)
+        self.expression_ = self.equations_.loc[self.best_index_, "expression"]

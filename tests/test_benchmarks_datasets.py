@@ -133,23 +133,35 @@ def test_unknown_dataset_and_missing_supports(tmp_path):
         load_dataset("bad", path)
 
 
-@pytest.mark.parametrize("name", ["soose-wc", "soose-nc", "soose-fc"])
-def test_soose_files(name):
+@pytest.mark.parametrize(
+    "name, size",
+    [("soose-wc", 200), ("soose-nc", 200), ("soose-fc", 200), ("validation-wc", 100), ("validation-fc", 100)],
+)
+def test_soose_files(name, size):
     equations = load_dataset(name)
-    assert len(equations) == 200
-    assert len({e.metadata["skeleton"] for e in equations}) == 200
+    assert len(equations) == size
+    assert len({e.metadata["skeleton"] for e in equations}) == size
     for equation in equations[:20]:
         X, y = equation.sample_train(128)
         assert np.isfinite(y).all()
 
 
-def test_soose_versions_share_skeletons_and_supports():
-    wc, nc, fc = (load_dataset(f"soose-{v}") for v in ("wc", "nc", "fc"))
+@pytest.mark.parametrize("prefix", ["soose", "validation"])
+def test_soose_versions_share_skeletons_and_supports(prefix):
+    wc, nc, fc = (load_dataset(f"{prefix}-{v}") for v in ("wc", "nc", "fc"))
     for a, b, c in zip(wc, nc, fc):
         assert a.supports == b.supports == c.supports
         assert a.metadata["skeleton"] == b.metadata["skeleton"] == c.metadata["skeleton"]
 
 
 def test_registry_lists_every_file():
-    assert set(DATASETS) == {"aifeynman", "nguyen", "soose-wc", "soose-nc", "soose-fc"}
+    assert set(DATASETS) == {"aifeynman", "nguyen"} | {
+        f"{prefix}-{v}" for prefix in ("soose", "validation") for v in ("wc", "nc", "fc")
+    }
     assert sorted(DATASETS.values()) == sorted(p.name for p in DATA_DIR.glob("*.csv"))
+
+
+def test_validation_sets_share_no_skeleton_with_the_reported_sets():
+    reported = {e.metadata["skeleton"] for e in load_dataset("soose-wc")}
+    validation = {e.metadata["skeleton"] for e in load_dataset("validation-wc")}
+    assert not reported & validation

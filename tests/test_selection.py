@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.search.selection import COLUMNS, best_index, candidate_table
+from nesymres_sklearn.search.selection import COLUMNS, FVU_FLOOR, best_index, candidate_table, log_fvu, pareto_front
 
 
 def rows(*pairs):
@@ -18,30 +18,50 @@ def rows(*pairs):
     ]
 
 
-def test_table_sorted_by_score_with_penalty():
-    table, order = candidate_table(rows((1e-3, 3), (1e-3, 9), (0.5, 1)), complexity_penalty=1e-4)
+def test_table_sorted_by_log_fvu_plus_penalty():
+    table, order = candidate_table(rows((1e-3, 3), (1e-3, 9), (0.5, 1)), complexity_penalty=0.01, variance=2.0)
     assert list(table.columns) == COLUMNS
     assert table["expression"].tolist() == ["e0", "e1", "e2"]
     assert order.tolist() == [0, 1, 2]
-    np.testing.assert_allclose(table["score"], [1e-3 + 3e-4, 1e-3 + 9e-4, 0.5 + 1e-4])
+    expected = np.log([1e-3 / 2, 1e-3 / 2, 0.5 / 2]) + 0.01 * np.array([3, 9, 1])
+    np.testing.assert_allclose(table["score_lower_is_better"], expected)
     assert best_index(table) == 0
 
 
-def test_penalty_breaks_ties_towards_shorter_skeletons():
-    table, order = candidate_table(rows((0.0, 7), (0.0, 2)), complexity_penalty=1e-14)
+def test_score_does_not_depend_on_units():
+    a, _ = candidate_table(rows((0.3, 5), (0.1, 9)), 0.05, variance=4.0)
+    b, _ = candidate_table(rows((0.3e6, 5), (0.1e6, 9)), 0.05, variance=4.0e6)
+    np.testing.assert_allclose(a["score_lower_is_better"], b["score_lower_is_better"])
+
+
+def test_exact_fits_tie_and_the_penalty_picks_the_shorter():
+    table, order = candidate_table(rows((1e-30, 7), (1e-25, 2)), complexity_penalty=0.01, variance=1.0)
     assert table.loc[best_index(table), "expression"] == "e1"
     assert order.tolist() == [1, 0]
+    assert log_fvu(np.array([0.0]), 1.0)[0] == pytest.approx(np.log(FVU_FLOOR))
+
+
+def test_a_small_gain_does_not_pay_for_many_tokens():
+    # Fitting noise: 4% less unexplained variance is not worth 11 more tokens.
+    table, _ = candidate_table(rows((0.0100, 4), (0.0096, 15)), complexity_penalty=0.01, variance=1.0)
+    assert table.loc[best_index(table), "expression"] == "e0"
 
 
 def test_infinite_losses_are_never_selected():
-    table, order = candidate_table(rows((np.inf, 1), (10.0, 30)), complexity_penalty=0.0)
+    table, order = candidate_table(rows((np.inf, 1), (10.0, 30)), complexity_penalty=0.0, variance=1.0)
     assert table.loc[best_index(table), "expression"] == "e1"
     assert order.tolist() == [1, 0]
     with pytest.raises(ValueError, match="No candidate"):
-        best_index(candidate_table(rows((np.inf, 1)), 0.0)[0])
+        best_index(candidate_table(rows((np.inf, 1)), 0.0, 1.0)[0])
 
 
 def test_equal_scores_keep_the_proposal_order():
-    table, order = candidate_table(rows((0.1, 4), (0.2, 1), (0.1, 4)), complexity_penalty=0.0)
+    table, order = candidate_table(rows((0.1, 4), (0.2, 1), (0.1, 4)), complexity_penalty=0.0, variance=1.0)
     assert table["expression"].tolist() == ["e0", "e2", "e1"]
     assert order.tolist() == [0, 2, 1]
+
+
+def test_pareto_front():
+    loss = np.array([0.5, 0.1, 0.1, 0.3, 0.05, np.inf])
+    complexity = np.array([1, 5, 7, 6, 9, 2])
+    assert pareto_front(loss, complexity).tolist() == [True, True, False, False, True, False]

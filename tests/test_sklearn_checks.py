@@ -14,7 +14,7 @@ EXPECTED_FAILURES = {
 
 
 def estimator():
-    return NeSymReSRegressor(model=str(tiny_model_folder(CHECKS_VARIABLES)), beam_size=4, n_restarts=1, max_time=1.0)
+    return NeSymReSRegressor(model=str(tiny_model_folder(CHECKS_VARIABLES)), beam_size=4, n_restarts=1)
 
 
 @parametrize_with_checks([estimator()], expected_failed_checks=lambda est: EXPECTED_FAILURES)

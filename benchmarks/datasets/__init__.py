@@ -39,6 +39,10 @@ DATASETS = {
     "soose-wc": "soose_wc.csv",
     "soose-nc": "soose_nc.csv",
     "soose-fc": "soose_fc.csv",
+    # Built like SOOSE from the pretraining bank's held-out split; for choosing settings only.
+    "validation-wc": "validation_wc.csv",
+    "validation-nc": "validation_nc.csv",
+    "validation-fc": "validation_fc.csv",
 }
 MAX_VARIABLES = 3
 N_TRAIN_POINTS = 128

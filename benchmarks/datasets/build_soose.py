@@ -143,7 +143,9 @@ def soose_rows(bank, n_equations: int, seed: int) -> dict[str, list[dict]]:
     return rows
 
 
-def write_datasets(rows: dict[str, list[dict]], source: str, out_dir: Path = DATA_DIR) -> list[Path]:
+def write_datasets(
+    rows: dict[str, list[dict]], source: str, out_dir: Path = DATA_DIR, name: str = "soose"
+) -> list[Path]:
     paths = []
     descriptions = {
         "wc": "up to three constants from U(1, 5), as in pretraining",
@@ -151,9 +153,10 @@ def write_datasets(rows: dict[str, list[dict]], source: str, out_dir: Path = DAT
         "fc": "every attached placeholder a constant from U(1, 5)",
     }
     for version, version_rows in rows.items():
-        path = out_dir / f"soose_{version}.csv"
+        path = out_dir / f"{name}_{version}.csv"
         header = [
-            f"SOOSE-{version.upper()}: {len(version_rows)} strictly out-of-sample equations, {descriptions[version]}.",
+            f"{name.upper()}-{version.upper()}: {len(version_rows)} strictly out-of-sample equations, "
+            f"{descriptions[version]}.",
             "Built by `python -m benchmarks.datasets.build_soose` (see its docstring for the construction)",
             f"from {source}.",
             "Columns: expression in SymPy syntax over x_1..x_3; x_k_lo, x_k_hi: support of x_k;",
@@ -181,6 +184,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=2021)
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--out-dir", default=str(DATA_DIR))
+    parser.add_argument("--name", default="soose", help="file prefix: 'soose', or 'validation' for the validation sets")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     from pretraining.bank import SkeletonBank, build_bank
@@ -207,7 +211,7 @@ def main(argv=None) -> int:
             )
         bank = SkeletonBank(folder, "heldout")
         rows = soose_rows(bank, args.n_equations, args.seed)
-    for path in write_datasets(rows, source, Path(args.out_dir)):
+    for path in write_datasets(rows, source, Path(args.out_dir), args.name):
         print(f"wrote {path}")
     return 0
 

@@ -9,8 +9,8 @@ from .base import Adapter, rename_features
 
 class NeSymReSAdapter(Adapter):
     """Options: ``model`` (default ``"bundled"``), ``n_restarts`` (4), ``device``
-    (``"cpu"``: the paper times every method on one CPU); ``max_time`` defaults to the
-    time budget."""
+    (``"cpu"``: the paper times every method on one CPU), ``max_time`` (default
+    ``None``: the fixed work of one beam search; a number makes the fit anytime)."""
 
     name = "nesymres"
     parameter = "beam_size"
@@ -22,7 +22,6 @@ class NeSymReSAdapter(Adapter):
         from nesymres_sklearn import NeSymReSRegressor
 
         options = {"model": "bundled", "n_restarts": 4, "device": "cpu", **self.options}
-        options.setdefault("max_time", self.time_budget)
         self.model_ = NeSymReSRegressor(
             beam_size=int(self.value), random_state=self.random_state, n_jobs=1, **options
         ).fit(X, y)

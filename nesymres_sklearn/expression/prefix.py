@@ -111,10 +111,18 @@ def _apply(token: str, args: list[sympy.Expr], fold_numbers: bool) -> sympy.Expr
     exact = token in ("add", "mul", "div") and all(arg.is_Rational for arg in args)
     if fold_numbers and numbers and not exact:
         with np.errstate(all="ignore"):
-            numbers = [np.float64(float(arg)) if arg.is_real is not False else np.nan for arg in args]
+            numbers = [_real_value(arg) for arg in args]
             value = OPERATORS[token].numpy(*numbers)
         return sympy.Float(float(value)) if np.isfinite(value) else sympy.nan
     return OPERATORS[token].sympy(*args)
+
+
+def _real_value(number: sympy.Expr) -> np.float64:
+    """A SymPy number as a float; NaN when it is not real (or SymPy cannot tell)."""
+    try:
+        return np.float64(float(number))
+    except (TypeError, ValueError, ArithmeticError):
+        return np.float64(np.nan)
 
 
 def canonical_prefix(tokens: Sequence[str]) -> tuple[str, ...]:

@@ -36,6 +36,13 @@ class Skeleton:
         object.__setattr__(self, "tokens", tuple(self.tokens))
         check_prefix(self.tokens)
 
+    def __getstate__(self) -> dict:
+        # Derived forms are rebuilt on first use: SymPy would re-evaluate a pickled tree.
+        return {"tokens": self.tokens}
+
+    def __setstate__(self, state: dict) -> None:
+        object.__setattr__(self, "tokens", state["tokens"])
+
     def __len__(self) -> int:
         return len(self.tokens)
 

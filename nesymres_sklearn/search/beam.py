@@ -23,6 +23,38 @@ from ..expression.tokens import variable_index
 from ..network.model import NeSymReSModel
 
 
+class PrefixGrammar:
+    """Which tokens may come next so that a sequence becomes one complete prefix
+    expression within the model's maximum length, over ``x_1..x_{n_features}``.
+
+    A sequence is summarised by its count of open argument slots (1 after the start
+    token); token ``t`` changes it by ``delta[t]``.
+    """
+
+    def __init__(self, model: NeSymReSModel, n_features: int, device: torch.device):
+        vocab = model.vocab
+        self.eos_id = vocab.eos_id
+        self.max_length = model.config.max_length
+        arity = torch.as_tensor(vocab.arities, device=device)
+        self.is_expression_token = arity >= 0
+        for token_id, token in enumerate(vocab.tokens):
+            index = variable_index(token)
+            if index is not None and index >= n_features:
+                self.is_expression_token[token_id] = False
+        self.delta = (arity - 1).clamp(min=-1)
+
+    def allowed(self, open_slots: torch.Tensor, position: int) -> torch.Tensor:
+        """``(rows, vocabulary)`` bool: tokens allowed at ``position`` (0 = first after
+        the start token) for rows with ``open_slots`` open slots."""
+        # Token t leaves open_slots + delta[t] slots; each needs at least one more
+        # token, and the end token must still fit.
+        remaining = self.max_length - position - 3
+        new_open = open_slots[:, None] + self.delta[None, :]
+        allowed = self.is_expression_token[None, :] & (open_slots[:, None] > 0) & (new_open <= remaining)
+        allowed[:, self.eos_id] = open_slots == 0
+        return allowed
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     """A decoded skeleton: prefix tokens (without start/end) and its score (summed
@@ -54,13 +86,7 @@ def constrained_search(model: NeSymReSModel, points: torch.Tensor, beam_size: in
     device = points.device
     max_length = model.config.max_length
     state = model.start_decoding(points)
-    arity = torch.as_tensor(vocab.arities, device=device)
-    is_expression_token = arity >= 0
-    for token_id, token in enumerate(vocab.tokens):
-        index = variable_index(token)
-        if index is not None and index >= n_features:
-            is_expression_token[token_id] = False
-    delta = (arity - 1).clamp(min=-1)  # change of open slots
+    grammar = PrefixGrammar(model, n_features, device)
 
     sequences = torch.full((1, 1), vocab.sos_id, dtype=torch.long, device=device)
     scores = torch.zeros(1, device=device)
@@ -71,12 +97,7 @@ def constrained_search(model: NeSymReSModel, points: torch.Tensor, beam_size: in
         logits = model.decode_step(sequences[:, -1], state)
         log_probs = torch.log_softmax(logits.float(), dim=-1)[:, : len(vocab)]
 
-        # Token t at this position leaves open_slots + delta[t] slots; each needs at
-        # least one more token, and the end token must still fit.
-        remaining = max_length - position - 3
-        new_open = open_slots[:, None] + delta[None, :]
-        allowed = is_expression_token[None, :] & (open_slots[:, None] > 0) & (new_open <= remaining)
-        allowed[:, vocab.eos_id] = open_slots == 0
+        allowed = grammar.allowed(open_slots, position)
         candidates = torch.where(allowed, scores[:, None] + log_probs, float("-inf"))
 
         flat = candidates.flatten()
@@ -101,6 +122,6 @@ def constrained_search(model: NeSymReSModel, points: torch.Tensor, beam_size: in
             break
         sequences = torch.cat([sequences[rows], token_ids[:, None]], dim=1)
         scores = new_scores
-        open_slots = open_slots[rows] + delta[token_ids]
+        open_slots = open_slots[rows] + grammar.delta[token_ids]
         state.reorder(rows)
     return finished

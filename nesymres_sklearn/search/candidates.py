@@ -4,12 +4,11 @@ Each hypothesis is a skeleton in prefix notation. Skeletons are de-duplicated up
 the order of the operands of sums and products. A skeleton without any placeholder is
 also tried with placeholders attached by the paper's rule (``sin(x)`` can become
 ``c*sin(c*x + c)``) when that gives at most ``MAX_ATTACHED_CONSTANTS`` constants.
-Then the constants of every candidate are fitted with BFGS.
+Then the constants of every candidate are fitted (:mod:`.fitting`).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +18,7 @@ from ..expression.skeleton import Skeleton
 from .beam import Hypothesis
 from .fitting import ConstantFit, fit_constants
 
-# Longer skeletons are not tried with attached placeholders: BFGS in many
+# Longer skeletons are not tried with attached placeholders: fitting in many
 # dimensions costs more than the candidate is likely to be worth.
 MAX_ATTACHED_CONSTANTS = 8
 # Always fitted, so that some candidate is finite whatever the network proposes.
@@ -32,20 +31,21 @@ class Candidate:
 
     skeleton: Skeleton
     log_prob: float
-    origin: str  # "beam", "attached" or "baseline"
+    origin: str  # "beam", "sample", "attached" or "baseline"
 
     @property
     def complexity(self) -> int:
         return len(self.skeleton)
 
 
-def skeleton_candidates(hypotheses: list[Hypothesis]) -> list[Candidate]:
-    """Unique skeletons from the hypotheses, best hypothesis first, then the
-    constant baseline ``c``."""
-    candidates, seen = [], set()
+def skeleton_candidates(hypotheses: list[Hypothesis], origin: str = "beam", seen: set | None = None) -> list[Candidate]:
+    """Skeletons from the hypotheses, best hypothesis first, then the constant
+    baseline ``c``, leaving out those whose key is in ``seen`` (which is updated)."""
+    candidates = []
+    seen = set() if seen is None else seen
     for hypothesis in [*hypotheses, Hypothesis(BASELINE, float("-inf"))]:
         skeleton = Skeleton(hypothesis.tokens)
-        variants = [(skeleton, "baseline" if skeleton.tokens == BASELINE else "beam")]
+        variants = [(skeleton, "baseline" if skeleton.tokens == BASELINE else origin)]
         if skeleton.n_constants == 0:
             attached = skeleton.with_constants_attached()
             if attached.n_constants <= MAX_ATTACHED_CONSTANTS:
@@ -63,15 +63,16 @@ def fit_candidates(
     y: np.ndarray,
     n_restarts: int,
     seed: int,
-    max_time: float | None,
+    deadline: float | None,
     n_jobs: int | None,
+    first_index: int = 0,
 ) -> list[ConstantFit]:
-    """Fit every candidate's constants; the i-th start of candidate j is seeded by
-    ``(seed, j)``, so results do not depend on ``n_jobs``."""
-    deadline = None if max_time is None else time.time() + max_time
+    """Fit every candidate's constants, until the :func:`time.time` ``deadline``; the
+    starts of candidate ``j`` are seeded by ``(seed, first_index + j)``, so results do
+    not depend on ``n_jobs``."""
     jobs = (
         delayed(fit_constants)(
-            candidate.skeleton.program, X, y, n_restarts, np.random.default_rng((seed, index)), deadline
+            candidate.skeleton.program, X, y, n_restarts, np.random.default_rng((seed, first_index + index)), deadline
         )
         for index, candidate in enumerate(candidates)
     )

@@ -1,8 +1,10 @@
 """The registry of decoding methods: from encoded points to scored skeletons.
 
-A decoding method is a function ``(model, points, beam_size, n_features) ->
-list[Hypothesis]``, best first. ``ModelConfig.search`` names the one a model uses.
-Adding a method is writing that function and registering it in :data:`DECODERS`.
+A decoding method is a function ``(model, points, size, n_features, **options) ->
+list[Hypothesis]``, best first, where ``size`` is the beam size or the number of
+samples. ``ModelConfig.search`` names a model's beam search; ``"sample"`` draws
+skeletons instead. Adding a method is writing that function and registering it in
+:data:`DECODERS`.
 """
 
 from __future__ import annotations
@@ -13,15 +15,19 @@ import torch
 
 from ..network.model import NeSymReSModel
 from .beam import Hypothesis, constrained_search
+from .sampling import sample_skeletons
 
-Decoder = Callable[[NeSymReSModel, torch.Tensor, int, int], list[Hypothesis]]
+Decoder = Callable[..., list[Hypothesis]]
 
-DECODERS: dict[str, Decoder] = {"constrained": constrained_search}
+DECODERS: dict[str, Decoder] = {"constrained": constrained_search, "sample": sample_skeletons}
 
 
-def decode(model: NeSymReSModel, points: torch.Tensor, beam_size: int, n_features: int) -> list[Hypothesis]:
-    """Skeletons for one encoded point set by the model's decoding method (``config.search``)."""
-    name = model.config.search
+def decode(
+    model: NeSymReSModel, points: torch.Tensor, size: int, n_features: int, method: str | None = None, **options
+) -> list[Hypothesis]:
+    """Skeletons for one encoded point set by ``method`` (default: the model's beam
+    search, ``config.search``); ``options`` go to the method (e.g. ``seed``)."""
+    name = model.config.search if method is None else method
     try:
         decoder = DECODERS[name]
     except KeyError:
@@ -29,4 +35,4 @@ def decode(model: NeSymReSModel, points: torch.Tensor, beam_size: int, n_feature
             f"Unknown decoding method {name!r}; registered: {sorted(DECODERS)} (import "
             "nesymres_sklearn.original for the authors' 'original')."
         ) from None
-    return decoder(model, points, beam_size, n_features)
+    return decoder(model, points, size, n_features, **options)

@@ -1,30 +1,37 @@
-"""Fitting the constants of a skeleton: BFGS on the mean squared error.
+"""Fitting the constants of a skeleton: Levenberg-Marquardt on the residuals.
 
-The objective is the MSE divided by the variance of ``y`` (so tolerances do not depend
-on the scale of the data), with the exact gradient from
-:meth:`PrefixProgram.value_and_jacobian`. The first start sets every constant to 1;
-further starts draw from U(-5, 5). The constants kept are the optimiser's result
-(``OptimizeResult.x``), re-evaluated, never the last point it happened to evaluate.
+The residuals are divided by ``sqrt(n * var(y))``, so their sum of squares is the MSE
+divided by the variance of ``y`` and tolerances do not depend on the scale of the data.
+The Jacobian is exact, from :meth:`PrefixProgram.value_and_jacobian`. The first start
+sets every constant to 1; further starts draw from U(-5, 5), and restarts stop once a
+fit is exact. Non-finite residuals count as large ones, so the optimiser steps back
+into the skeleton's domain. The constants kept are the best ones the optimiser
+evaluated, re-evaluated.
+
+On the bundled model's beam-32 candidates for 20 AI-Feynman equations, MINPACK's
+Levenberg-Marquardt took 5.7 ms per candidate against 8.7 ms for BFGS with the same
+gradients, with the same exact fits (91 against 92); see ``docs/usage.md``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import least_squares
 
 from ..expression.program import PrefixProgram
 
 # Stop restarting once the normalised MSE is this small: the fit is exact.
 EXACT_FIT = 1e-14
-# BFGS stops when the gradient norm of the normalised MSE is below this, or after
-# MAX_ITERATIONS iterations: skeletons that do not fit after 100 iterations rarely
-# win, and letting them run to scipy's 200*k limit cost 8x the time at beam 32.
-GRADIENT_TOLERANCE = 1e-8
-MAX_ITERATIONS = 100
+# Residual given to points where the skeleton is undefined (in units of std(y)).
+UNDEFINED_RESIDUAL = 1e3
+# Evaluations per start: skeletons that do not fit by then rarely win.
+MAX_EVALUATIONS = 100
+TOLERANCE = 1e-10
 START_RANGE = 5.0
 
 
@@ -35,6 +42,10 @@ class ConstantFit:
     constants: np.ndarray
     mse: float
     n_restarts_run: int
+
+
+class _DeadlinePassed(Exception):
+    pass
 
 
 def mse(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants) -> float:
@@ -52,50 +63,55 @@ def fit_constants(
     rng: np.random.Generator,
     deadline: float | None = None,
 ) -> ConstantFit:
-    """Fit the constants of ``program`` to ``(X, y)`` with BFGS from ``n_restarts`` starts.
+    """Fit the constants of ``program`` to ``(X, y)`` from up to ``n_restarts`` starts.
 
-    ``deadline`` is a :func:`time.time` value after which no new start begins
-    and a running optimisation stops at its current iterate.
+    ``deadline`` is a :func:`time.time` value after which no new start begins and a
+    running optimisation stops at the best point it has evaluated.
     """
     k = program.n_constants
     if k == 0:
         return ConstantFit(np.empty(0), mse(program, X, y, ()), 0)
-    scale = float(np.var(y)) or 1.0
+    variance = float(np.var(y)) or 1.0
+    scale = np.sqrt(len(y) * variance)
+    best_seen = {"cost": np.inf, "constants": None}
 
-    def objective(constants):
-        values, jacobian = program.value_and_jacobian(X, constants)
-        with np.errstate(all="ignore"):
-            residual = values - y
-            loss = float(np.mean(residual**2)) / scale
-            gradient = (2.0 / (len(y) * scale)) * (residual @ jacobian)
-        if not (np.isfinite(loss) and np.all(np.isfinite(gradient))):
-            return np.inf, np.zeros(k)
-        return loss, gradient
-
-    def stop_at_deadline(intermediate_result):
+    def residuals(constants):
         if deadline is not None and time.time() > deadline:
-            raise StopIteration
+            raise _DeadlinePassed
+        with np.errstate(all="ignore"):
+            r = (program(X, constants) - y) / scale
+        r = np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
+        cost = float(r @ r)
+        if cost < best_seen["cost"]:
+            best_seen["cost"], best_seen["constants"] = cost, np.array(constants, dtype=np.float64)
+        return r
 
+    def jacobian(constants):
+        with np.errstate(all="ignore"):
+            _, J = program.value_and_jacobian(X, constants)
+            J = J / scale
+        return np.where(np.isfinite(J), J, 0.0)
+
+    # MINPACK's Levenberg-Marquardt needs at least as many residuals as constants.
+    method = "lm" if len(y) >= k else "trf"
     best = ConstantFit(np.ones(k), mse(program, X, y, np.ones(k)), 0)
     for restart in range(max(1, n_restarts)):
         if restart and deadline is not None and time.time() > deadline:
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
-        with warnings.catch_warnings():
+        best_seen["cost"], best_seen["constants"] = np.inf, None
+        with warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
             warnings.simplefilter("ignore")
-            result = minimize(
-                objective,
-                start,
-                jac=True,
-                method="BFGS",
-                callback=stop_at_deadline,
-                options={"gtol": GRADIENT_TOLERANCE, "maxiter": MAX_ITERATIONS},
-            )
-        loss = mse(program, X, y, result.x)
+            least_squares(
+                residuals, start, jac=jacobian, method=method, max_nfev=MAX_EVALUATIONS,
+                xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
+            )  # fmt: skip
+        found = best_seen["constants"]
+        loss = np.inf if found is None else mse(program, X, y, found)
         if loss < best.mse or not np.isfinite(best.mse):
-            best = ConstantFit(np.array(result.x, dtype=np.float64), loss, restart + 1)
+            best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)
         else:
             best = ConstantFit(best.constants, best.mse, restart + 1)
-        if best.mse / scale <= EXACT_FIT:
+        if best.mse / variance <= EXACT_FIT:
             break
     return best

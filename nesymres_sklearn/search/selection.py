@@ -1,20 +1,59 @@
-"""The candidate table and model selection (a pure function over that table)."""
+"""The candidate table and model selection (a pure function over that table).
+
+Candidates are judged by a score that does not depend on the units of ``y`` and does
+not reward fitting noise: the log of the fraction of variance unexplained (FVU, the
+MSE divided by the variance of ``y``), floored at ``FVU_FLOOR`` so that exact fits tie,
+plus ``complexity_penalty`` per prefix token. Lower is better, as the column name
+``score_lower_is_better`` says. ``pareto`` marks the candidates that no other beats in
+both complexity and loss.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-COLUMNS = ["expression", "skeleton", "loss", "complexity", "score", "log_prob", "origin"]
+COLUMNS = [
+    "expression",
+    "skeleton",
+    "loss",
+    "log_fvu",
+    "complexity",
+    "score_lower_is_better",
+    "pareto",
+    "log_prob",
+    "origin",
+]
+# Fits this close are exact in double precision; below it only rounding differs.
+FVU_FLOOR = 1e-12
 
 
-def candidate_table(rows: list[dict], complexity_penalty: float) -> tuple[pd.DataFrame, np.ndarray]:
-    """Candidates sorted by ``score = loss + complexity_penalty * complexity``, then by
-    complexity (ties keep the order of ``rows``).
+def log_fvu(loss: np.ndarray, variance: float) -> np.ndarray:
+    """``log(max(loss / variance, FVU_FLOOR))``; inf where the loss is not finite."""
+    with np.errstate(all="ignore"):
+        fvu = np.asarray(loss, dtype=np.float64) / (variance or 1.0)
+        return np.where(np.isfinite(fvu), np.log(np.maximum(fvu, FVU_FLOOR)), np.inf)
 
-    ``rows`` hold every column of :data:`COLUMNS` except ``score``. ``loss`` is the
-    in-sample mean squared error (inf when the candidate is undefined on the data);
-    ``complexity`` is the number of prefix tokens of the skeleton.
+
+def pareto_front(loss: np.ndarray, complexity: np.ndarray) -> np.ndarray:
+    """Whether each candidate is on the front: no other has a complexity at most as
+    high and a lower loss, or a lower complexity and a loss at most as high."""
+    loss, complexity = np.asarray(loss, dtype=np.float64), np.asarray(complexity)
+    front = np.zeros(len(loss), dtype=bool)
+    best = np.inf
+    for i in np.lexsort((loss, complexity)):  # by complexity, then loss
+        if loss[i] < best:
+            front[i], best = True, loss[i]
+    return front
+
+
+def candidate_table(rows: list[dict], complexity_penalty: float, variance: float) -> tuple[pd.DataFrame, np.ndarray]:
+    """Candidates sorted by score, then by complexity (ties keep the order of ``rows``).
+
+    ``rows`` hold ``expression``, ``skeleton``, ``loss`` (the in-sample mean squared
+    error, inf when the candidate is undefined on the data), ``complexity`` (prefix
+    tokens of the skeleton), ``log_prob`` and ``origin``; ``variance`` is that of the
+    training ``y``.
 
     Returns
     -------
@@ -23,16 +62,19 @@ def candidate_table(rows: list[dict], complexity_penalty: float) -> tuple[pd.Dat
     order : ndarray of int
         ``order[i]`` is the position in ``rows`` of the table's row ``i``.
     """
-    table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "score"])
+    table = pd.DataFrame(rows, columns=["expression", "skeleton", "loss", "complexity", "log_prob", "origin"])
     table["loss"] = table["loss"].astype(float)
-    table["score"] = table["loss"] + complexity_penalty * table["complexity"].astype(float)
-    order = np.lexsort((table["complexity"].to_numpy(), table["score"].to_numpy()))
+    table["log_fvu"] = log_fvu(table["loss"].to_numpy(), variance)
+    table["score_lower_is_better"] = table["log_fvu"] + complexity_penalty * table["complexity"].astype(float)
+    table["pareto"] = pareto_front(table["loss"].to_numpy(), table["complexity"].to_numpy())
+    order = np.lexsort((table["complexity"].to_numpy(), table["score_lower_is_better"].to_numpy()))
     return table.iloc[order].reset_index(drop=True)[COLUMNS], order
 
 
 def best_index(table: pd.DataFrame) -> int:
     """Row of the selected equation: the lowest finite score."""
-    finite = np.isfinite(table["score"].to_numpy())
+    scores = table["score_lower_is_better"].to_numpy()
+    finite = np.isfinite(scores)
     if not finite.any():
         raise ValueError("No candidate equation is finite on the training data.")
-    return int(np.flatnonzero(finite)[np.argmin(table["score"].to_numpy()[finite])])
+    return int(np.flatnonzero(finite)[np.argmin(scores[finite])])

@@ -1,0 +1,98 @@
+"""The search as a whole: decode, fit, and, while time remains, draw more skeletons.
+
+The first round decodes ``size`` skeletons (the model's beam search, or samples) and
+fits them all. Without a time budget that is all (fixed work). With one, further rounds
+each sample ``SAMPLES_PER_ROUND`` more skeletons with a new seed and fit the new ones,
+until the budget is spent, a fit is exact, or ``STALE_ROUNDS`` rounds in a row bring
+nothing new. Work only ever accumulates (the first round is the same whatever the
+budget, each candidate's fit is seeded by its position), so a larger budget never ends
+with a worse best candidate, only with more of them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..network.model import NeSymReSModel
+from .candidates import Candidate, fit_candidates, skeleton_candidates
+from .decoding import decode
+from .fitting import EXACT_FIT, ConstantFit
+
+DECODINGS = ("beam", "sample")
+SAMPLES_PER_ROUND = 64
+STALE_ROUNDS = 3
+# Share of the budget the search may use; the rest is kept for building the table.
+SEARCH_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """``decoding``: ``"beam"`` (the model's beam search) or ``"sample"``; ``size``:
+    beams, or samples of the first round; ``max_time``: seconds for the whole search,
+    ``None`` for the first round only."""
+
+    decoding: str = "beam"
+    size: int = 32
+    n_restarts: int = 4
+    max_time: float | None = None
+    n_jobs: int | None = None
+
+
+@dataclass
+class SearchResult:
+    candidates: list[Candidate]
+    fits: list[ConstantFit]
+    rounds: int
+    decoding_seconds: float
+    fitting_seconds: float
+
+
+def search(
+    model: NeSymReSModel,
+    points: torch.Tensor,
+    X: np.ndarray,
+    y: np.ndarray,
+    settings: SearchSettings,
+    seed: int,
+    started: float,
+) -> SearchResult:
+    """Candidates and their fits for the data ``(X, y)`` encoded as ``points``;
+    ``started`` is the :func:`time.time` at which the budget began."""
+    deadline = None if settings.max_time is None else started + SEARCH_SHARE * settings.max_time
+    n_features = X.shape[1]
+    exact = EXACT_FIT * (float(np.var(y)) or 1.0)
+    seen: set = set()
+    candidates: list[Candidate] = []
+    fits: list[ConstantFit] = []
+    timings = {"decoding": 0.0, "fitting": 0.0}
+
+    def run_round(hypotheses_for, origin):
+        moment = time.perf_counter()
+        hypotheses = hypotheses_for()
+        timings["decoding"] += time.perf_counter() - moment
+        new = skeleton_candidates(hypotheses, origin, seen)
+        moment = time.perf_counter()
+        fits.extend(fit_candidates(new, X, y, settings.n_restarts, seed, deadline, settings.n_jobs, len(candidates)))
+        timings["fitting"] += time.perf_counter() - moment
+        candidates.extend(new)
+        return len(new)
+
+    if settings.decoding == "beam":
+        run_round(lambda: decode(model, points, settings.size, n_features), "beam")
+    else:
+        run_round(lambda: decode(model, points, settings.size, n_features, "sample", seed=seed), "sample")
+    rounds, stale = 1, 0
+    while deadline is not None and time.time() < deadline and stale < STALE_ROUNDS:
+        if min(fit.mse for fit in fits) <= exact:
+            break
+        round_seed = seed + rounds
+        found = run_round(
+            lambda s=round_seed: decode(model, points, SAMPLES_PER_ROUND, n_features, "sample", seed=s), "sample"
+        )
+        stale = 0 if found else stale + 1
+        rounds += 1
+    return SearchResult(candidates, fits, rounds, timings["decoding"], timings["fitting"])

@@ -1,0 +1,77 @@
+"""Units: bring each feature and the target into the range the network was trained on.
+
+Pretraining draws every variable from supports inside [-10, 10] and keeps targets up
+to 1000 in magnitude. Data far outside (a target in millivolts or in 1e-8 units, a
+feature in metres instead of kilometres) would reach the network as numbers it never
+saw. Each column whose largest magnitude lies outside its band is divided by the
+power of ten that brings that magnitude into (1, 10]; columns inside their band are
+left alone. Powers of ten are exact in decimal, so ``y * 1e-3`` or ``X * 1e3`` give
+the network the very numbers of the unscaled data.
+
+The whole search runs on the scaled data. The equation found there, ``y' = f(x')``,
+is mapped back exactly: ``y = s_y * f(x_1 / s_1, ..., x_d / s_d)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+# Largest magnitudes left as they are: features as in pretraining's supports, targets
+# as pretraining keeps them.
+FEATURE_BAND = (0.1, 10.0)
+TARGET_BAND = (0.1, 1000.0)
+
+
+def power_of_ten(values: np.ndarray, band: tuple[float, float]) -> float:
+    """1 when the largest magnitude of ``values`` is inside ``band`` (or 0), else the
+    power of ten that brings it into (1, 10]."""
+    largest = float(np.max(np.abs(values), initial=0.0))
+    if largest == 0.0 or not np.isfinite(largest) or band[0] <= largest <= band[1]:
+        return 1.0
+    return 10.0 ** (math.ceil(math.log10(largest)) - 1)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Per-feature divisors ``x_scales`` and the target divisor ``y_scale``."""
+
+    x_scales: tuple[float, ...]
+    y_scale: float
+
+    @classmethod
+    def identity(cls, n_features: int) -> Scaling:
+        return cls((1.0,) * n_features, 1.0)
+
+    @classmethod
+    def for_data(cls, X: np.ndarray, y: np.ndarray) -> Scaling:
+        return cls(
+            tuple(power_of_ten(X[:, j], FEATURE_BAND) for j in range(X.shape[1])),
+            power_of_ten(y, TARGET_BAND),
+        )
+
+    @property
+    def is_identity(self) -> bool:
+        return self.y_scale == 1.0 and all(s == 1.0 for s in self.x_scales)
+
+    def scale_X(self, X: np.ndarray) -> np.ndarray:
+        return X / np.asarray(self.x_scales) if not self.is_identity else X
+
+    def scale_y(self, y: np.ndarray) -> np.ndarray:
+        return y / self.y_scale
+
+    def unscale_y(self, y: np.ndarray) -> np.ndarray:
+        return y * self.y_scale
+
+    def unscale_expression(self, expression: sympy.Expr, symbols: Sequence[sympy.Symbol]) -> sympy.Expr:
+        """``expression`` over scaled features -> the same equation over the raw ones."""
+        if self.is_identity:
+            return expression
+        with sympy.evaluate(False):  # keep the tree as written (see Skeleton.expression)
+            substitutions = {s: s / sympy.Float(scale) for s, scale in zip(symbols, self.x_scales) if scale != 1.0}
+            raw = expression.xreplace(substitutions) if substitutions else expression
+            return raw if self.y_scale == 1.0 else sympy.Float(self.y_scale) * raw
