@@ -23,6 +23,7 @@ from .expression.skeleton import Skeleton
 from .network.encoding import encode_points, get_encoding
 from .network.weights import BUNDLED, ModelSource, load_model, resolve_device
 from .search.anytime import DECODINGS, SearchSettings, search
+from .search.readable import exact_constants, tidy_numbers
 from .search.scaling import Scaling
 from .search.selection import best_index, candidate_table
 
@@ -244,6 +245,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             [candidate.origin for candidate in found.candidates],
             float(np.var(y_scaled)),
         )
+        self._make_readable(X_scaled, y_scaled)
         self.timings_["selection"] = time.perf_counter() - moment
         if self.verbose:
             logger.info(
@@ -262,7 +264,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "expression_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        skeleton, constants = self._fitted[self._row(index)]
+        skeleton, constants, _ = self._fitted[self._row(index)]
         return self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
 
     def sympy(self, index=None) -> sympy.Expr:
@@ -283,9 +285,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     def __setstate__(self, state):
         super().__setstate__(state)
         if "equations_" in state:
-            expressions = [self._expression(skeleton, constants) for skeleton, constants in self._fitted]
+            expressions = [self._expression(*fitted) for fitted in self._fitted]
             self.equations_.insert(0, "expression", expressions)
-            self.equations_.insert(1, "skeleton", [skeleton.sympy for skeleton, _ in self._fitted])
+            self.equations_.insert(1, "skeleton", [skeleton.sympy for skeleton, _, _ in self._fitted])
 
     def _row(self, index) -> int:
         if index is None:
@@ -294,8 +296,27 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             raise IndexError(f"index must be a row of equations_ (0 to {len(self.equations_) - 1}), got {index!r}.")
         return int(index)
 
-    def _expression(self, skeleton: Skeleton, constants: np.ndarray) -> sympy.Expr:
-        return self._scaling.unscale_expression(skeleton.expression(constants, self._symbols), self._symbols)
+    def _expression(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
+        """The row's equation over the features: as written, or with ``exact``
+        constants and SymPy's automatic evaluation (the selected row)."""
+        if exact is None:
+            expression = skeleton.expression(constants, self._symbols)
+        else:
+            expression = tidy_numbers(skeleton.expression(exact, self._symbols, evaluate=True))
+        return self._scaling.unscale_expression(expression, self._symbols)
+
+    def _make_readable(self, X_scaled: np.ndarray, y_scaled: np.ndarray) -> None:
+        """Re-spell the selected equation's constants exactly where the fit allows."""
+        row = self.best_index_
+        skeleton, constants, _ = self._fitted[row]
+        exact = exact_constants(skeleton, constants, X_scaled, y_scaled)
+        values = np.array([float(c) for c in exact])
+        self._fitted[row] = (skeleton, values, exact)
+        with np.errstate(all="ignore"):
+            loss = float(np.mean((skeleton.program(X_scaled, values) - y_scaled) ** 2))
+            self.equations_.loc[row, "loss"] = loss * np.float64(self._scaling.y_scale) ** 2
+        self.expression_ = self._expression(*self._fitted[row])
+        self.equations_.loc[row, "expression"] = self.expression_
 
     def _set_table(self, skeletons, constants, losses, log_probs, origins, variance: float) -> None:
         """``equations_``, ``best_index_``, ``expression_`` and the fitted rows behind them.
@@ -317,6 +338,6 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.equations_, order = candidate_table(rows, self.complexity_penalty, variance)
         with np.errstate(over="ignore"):
             self.equations_["loss"] *= np.float64(self._scaling.y_scale) ** 2
-        self._fitted = [(skeletons[i], np.asarray(constants[i], dtype=np.float64)) for i in order]
+        self._fitted = [(skeletons[i], np.asarray(constants[i], dtype=np.float64), None) for i in order]
         self.best_index_ = best_index(self.equations_)
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]

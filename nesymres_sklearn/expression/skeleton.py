@@ -72,15 +72,16 @@ class Skeleton:
         """Placeholders attached by the paper's rule (``sin(x) -> c*sin(c*x + c)``)."""
         return Skeleton(attach_constants(self.tokens)[0])
 
-    def expression(self, constants: Sequence[float], symbols: Sequence[sympy.Symbol]) -> sympy.Expr:
-        """The equation with ``constants`` in place of the placeholders, over ``symbols``.
+    def expression(self, constants: Sequence, symbols: Sequence[sympy.Symbol], evaluate: bool = False) -> sympy.Expr:
+        """The equation with ``constants`` (floats, or exact SymPy numbers) in place of
+        the placeholders, over ``symbols``.
 
-        Built as written (``evaluate=False``) with operations on numbers folded: SymPy's
-        automatic evaluation of arbitrary network proposals can run for minutes, so it
-        is left to the user (``sympy.simplify(reg.sympy())``).
+        Operations on numbers are folded. By default the tree is built as written
+        (``evaluate=False``): SymPy's automatic evaluation of arbitrary network
+        proposals can be slow, so it is kept for the selected equation.
         """
-        values = [sympy.Float(float(c)) for c in constants]
-        return prefix_to_sympy(self.tokens, variables=symbols, constants=values, evaluate=False, fold_numbers=True)
+        values = [c if isinstance(c, sympy.Basic) else sympy.Float(float(c)) for c in constants]
+        return prefix_to_sympy(self.tokens, variables=symbols, constants=values, evaluate=evaluate, fold_numbers=True)
 
     def __call__(self, X: np.ndarray, constants: Sequence[float] = ()) -> np.ndarray:
         """Values at the rows of ``X``; NaN where undefined."""

@@ -1,0 +1,111 @@
+"""Readable, exact constants for the selected equation.
+
+Each fitted constant is tried, in turn, as 0, as 1 (a constant that does nothing), and
+as the nearest "simple" number within ``MAX_RELATIVE_CHANGE``: a fraction with a
+denominator up to ``MAX_DENOMINATOR`` (integers included) or such a multiple of pi. A
+replacement is kept when the equation's fraction of variance unexplained does not grow
+beyond ``FVU_TOLERANCE`` (relative) or the selection floor, so an exact fit stays exact
+and ``2.0000000013*x`` becomes ``2*x``. Constants that become 0 or 1 in additive or
+multiplicative places then vanish when the equation is written with SymPy's automatic
+evaluation.
+"""
+
+from __future__ import annotations
+
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import sympy
+from scipy.optimize import least_squares
+
+from ..expression.skeleton import Skeleton
+from .fitting import MAX_EVALUATIONS, UNDEFINED_RESIDUAL
+from .selection import FVU_FLOOR
+
+MAX_DENOMINATOR = 12
+FVU_TOLERANCE = 1e-9
+# A constant is only re-spelled when the simple number is this close (relative).
+MAX_RELATIVE_CHANGE = 1e-3
+
+
+def simple_numbers(value: float) -> list[sympy.Expr]:
+    """Exact numbers to try for ``value``, simplest first: 0 and 1 (a constant that
+    does nothing), then the nearest small fraction and multiple of pi."""
+    found: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
+    fraction = Fraction(value).limit_denominator(MAX_DENOMINATOR)
+    found.append(sympy.Rational(fraction.numerator, fraction.denominator))
+    multiple = Fraction(value / np.pi).limit_denominator(MAX_DENOMINATOR)
+    if multiple != 0:
+        found.append(sympy.Rational(multiple.numerator, multiple.denominator) * sympy.pi)
+    close = found[:2]
+    for number in found[2:]:
+        if number not in close and abs(float(number) - value) <= MAX_RELATIVE_CHANGE * abs(value):
+            close.append(number)
+    return close
+
+
+def fvu(skeleton: Skeleton, constants, X: np.ndarray, y: np.ndarray) -> float:
+    with np.errstate(all="ignore"):
+        value = float(np.mean((skeleton.program(X, constants) - y) ** 2) / (np.var(y) or 1.0))
+    return value if np.isfinite(value) else np.inf
+
+
+def refit(skeleton: Skeleton, values: np.ndarray, free: list[int], X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``values`` with the constants at positions ``free`` re-fitted, the others fixed."""
+    if not free:
+        return values
+    scale = np.sqrt(len(y) * (np.var(y) or 1.0))
+
+    def full(free_values):
+        out = values.copy()
+        out[free] = free_values
+        return out
+
+    def residuals(free_values):
+        with np.errstate(all="ignore"):
+            r = (skeleton.program(X, full(free_values)) - y) / scale
+        return np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
+
+    def jacobian(free_values):
+        with np.errstate(all="ignore"):
+            J = skeleton.program.value_and_jacobian(X, full(free_values))[1][:, free] / scale
+        return np.where(np.isfinite(J), J, 0.0)
+
+    method = "lm" if len(y) >= len(free) else "trf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = least_squares(residuals, values[free], jac=jacobian, method=method, max_nfev=MAX_EVALUATIONS)
+    return full(result.x)
+
+
+def exact_constants(skeleton: Skeleton, constants: np.ndarray, X: np.ndarray, y: np.ndarray) -> list:
+    """``constants`` with each one replaced by a simple exact number where that keeps
+    the fit (the constants not yet replaced are re-fitted around it); the others stay
+    floats."""
+    values = np.array(constants, dtype=np.float64)
+    exact: dict[int, sympy.Expr] = {}
+    reference = fvu(skeleton, values, X, y)
+    allowed = max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
+    for i in range(len(values)):
+        for number in simple_numbers(float(values[i])):
+            trial = values.copy()
+            trial[i] = float(number)
+            if fvu(skeleton, trial, X, y) > allowed:
+                free = [j for j in range(len(values)) if j != i and j not in exact]
+                trial = refit(skeleton, trial, free, X, y)
+            if fvu(skeleton, trial, X, y) <= allowed:
+                values, exact[i] = trial, number
+                break
+    return [exact.get(i, float(v)) for i, v in enumerate(values)]
+
+
+def tidy_numbers(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` with every float that is a small fraction up to rounding
+    (``3.0``, ``0.5`` from folded operations) written as that fraction."""
+    replacements = {}
+    for number in expression.atoms(sympy.Float):
+        fraction = Fraction(float(number)).limit_denominator(MAX_DENOMINATOR)
+        if abs(float(fraction) - float(number)) <= 1e-12 * abs(float(number)):
+            replacements[number] = sympy.Rational(fraction.numerator, fraction.denominator)
+    return expression.xreplace(replacements) if replacements else expression

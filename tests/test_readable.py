@@ -1,0 +1,43 @@
+import numpy as np
+import sympy
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.readable import exact_constants, simple_numbers, tidy_numbers
+
+X = np.random.default_rng(0).uniform(1, 5, size=(100, 2))
+
+
+def test_simple_numbers_are_tried_simplest_first():
+    assert simple_numbers(0.49999999) == [0, 1, sympy.Rational(1, 2)]
+    assert sympy.pi / 2 in simple_numbers(1.5707963)
+    assert simple_numbers(2.718) == [0, 1]  # no small fraction or multiple of pi within 0.1%
+
+
+def test_exact_fits_get_exact_constants():
+    skeleton = Skeleton(("mul", "c", "mul", "x_1", "pow", "x_2", "2"))
+    y = np.pi * X[:, 0] * X[:, 1] ** 2
+    assert exact_constants(skeleton, np.array([np.pi * (1 + 1e-13)]), X, y) == [sympy.pi]
+
+
+def test_coupled_constants_are_refitted_around_the_replaced_one():
+    skeleton = Skeleton(("add", "add", "mul", "c", "x_1", "c", "c"))  # c0*x + c1 + c2, c1 + c2 = 2
+    y = 1.5 * X[:, 0] + 2
+    exact = exact_constants(skeleton, np.array([1.5, -3.7649207, 5.7649207]), X, y)
+    assert exact[0] == sympy.Rational(3, 2)
+    assert all(isinstance(c, sympy.Rational) for c in exact)
+    assert sum(exact[1:]) == 2
+
+
+def test_constants_are_kept_when_re_spelling_worsens_the_fit():
+    skeleton = Skeleton(("mul", "c", "x_1"))
+    y = 2.0004 * X[:, 0]
+    assert exact_constants(skeleton, np.array([2.0004]), X, y) == [2.0004]
+
+
+def test_tidy_numbers_and_the_selected_equation():
+    x = sympy.Symbol("x")
+    assert tidy_numbers(sympy.Float(3.0) * x + sympy.Float(0.5)) == 3 * x + sympy.Rational(1, 2)
+    assert tidy_numbers(sympy.Float(2.718) * x) == sympy.Float(2.718) * x
+    regressor = NeSymReSRegressor(random_state=0).fit(X, 1.5 * X[:, 0] + 2)
+    assert regressor.expression_ == sympy.Rational(3, 2) * sympy.Symbol("x0", real=True) + 2
