@@ -6,6 +6,8 @@
   hour on a 2-core CPU (the committed run of ``docs/benchmarks.md``).
 - ``points``: accuracy against the number of training points (the paper's figure),
   for NeSymReS and the Gaussian process at fixed settings.
+- ``validation``: the validation sets (held-out skeletons of the pretraining bank),
+  for choosing models and settings; never reported as results.
 - ``full``: the paper's comparison: every dataset, the paper's hyper-parameter ranges
   (table "Hyper-parameters that vary to increase the amount of compute"), meant for a
   cluster (``--backend dask`` or ``ray``).
@@ -83,6 +85,12 @@ PROFILES = {
         datasets={"aifeynman": None, "nguyen": None},
         methods={"nesymres": (4,), "gpr": (8,)},
         n_points=(16, 32, 64, 128, 256, 512),
+        time_limit=30.0,
+        time_budget=8.0,
+    ),
+    "validation": Profile(
+        datasets={"validation-wc": None, "validation-fc": None},
+        methods={"nesymres": (32,)},
         time_limit=30.0,
         time_budget=8.0,
     ),
