@@ -6,6 +6,9 @@
   hour on a 2-core CPU (the committed run of ``docs/benchmarks.md``).
 - ``points``: accuracy against the number of training points (the paper's figure),
   for NeSymReS and the Gaussian process at fixed settings.
+- ``anytime``: accuracy against time per fit on AI-Feynman and Nguyen over seeds
+  0-2: NeSymReS at time budgets of 0.3, 1 and 3 s against Operon at 10k, 50k and 200k
+  evaluations.
 - ``validation``: the validation sets (held-out skeletons of the pretraining bank),
   for choosing models and settings; never reported as results.
 - ``full``: the paper's comparison: every dataset, the paper's hyper-parameter ranges
@@ -85,6 +88,16 @@ PROFILES = {
         datasets={"aifeynman": None, "nguyen": None},
         methods={"nesymres": (4,), "gpr": (8,)},
         n_points=(16, 32, 64, 128, 256, 512),
+        time_limit=30.0,
+        time_budget=8.0,
+    ),
+    "anytime": Profile(
+        datasets={"aifeynman": None, "nguyen": None},
+        methods={
+            "nesymres-anytime": (0.3, 1.0, 3.0),
+            "operon": (10_000, 50_000, 200_000),
+        },
+        seeds=(0, 1, 2),
         time_limit=30.0,
         time_budget=8.0,
     ),

@@ -36,6 +36,7 @@ METRIC_TITLES = {
 }
 METHOD_LABELS = {
     "nesymres": "NeSymReS",
+    "nesymres-anytime": "NeSymReS (time budget)",
     "gplearn": "Genetic Prog. (gplearn)",
     "gpr": "Gaussian Process",
     "operon": "Operon",
@@ -44,6 +45,7 @@ METHOD_LABELS = {
 }
 METHOD_COLORS = {
     "nesymres": "tab:red",
+    "nesymres-anytime": "tab:pink",
     "gplearn": "tab:green",
     "gpr": "tab:blue",
     "operon": "tab:purple",
@@ -56,6 +58,9 @@ DATASET_LABELS = {
     "soose-wc": "SOOSE-WC",
     "soose-nc": "SOOSE-NC",
     "soose-fc": "SOOSE-FC",
+    "validation-wc": "Validation-WC",
+    "validation-nc": "Validation-NC",
+    "validation-fc": "Validation-FC",
 }
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 DEFAULT_POINTS = 128

@@ -26,7 +26,7 @@ def _check_fitted(adapter, X):
 
 
 def test_registry():
-    assert set(METHODS) == {"nesymres", "gplearn", "gpr", "operon", "dsr", "pysr"}
+    assert set(METHODS) == {"nesymres", "nesymres-anytime", "gplearn", "gpr", "operon", "dsr", "pysr"}
     for name, cls in METHODS.items():
         assert cls.name == name and cls.parameter
     with pytest.raises(ValueError, match="Unknown method"):
@@ -39,6 +39,16 @@ def test_nesymres_adapter(product):
     X, y = product
     adapter = NeSymReSAdapter(1, time_budget=10, random_state=0, n_restarts=1).fit(X, y)
     assert adapter.model_.beam_size == 1 and adapter.model_.device == "cpu"
+    assert adapter.model_.max_time is None  # fixed work: the swept knob is the beam size
+    _check_fitted(adapter, X)
+
+
+def test_nesymres_anytime_adapter_sweeps_the_time_budget(product):
+    from benchmarks.methods.nesymres import NeSymReSAnytimeAdapter
+
+    X, y = product
+    adapter = NeSymReSAnytimeAdapter(0.5, time_budget=10, random_state=0, n_restarts=1).fit(X, y)
+    assert adapter.model_.max_time == 0.5 and adapter.model_.beam_size == 32
     _check_fitted(adapter, X)
 
 

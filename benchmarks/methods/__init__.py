@@ -6,7 +6,7 @@ from .base import Adapter
 from .dsr import DSRAdapter
 from .gaussian_process import GaussianProcessAdapter
 from .gplearn import GplearnAdapter
-from .nesymres import NeSymReSAdapter
+from .nesymres import NeSymReSAdapter, NeSymReSAnytimeAdapter
 from .operon import OperonAdapter
 from .pysr import PySRAdapter
 
@@ -15,6 +15,7 @@ METHODS: dict[str, type[Adapter]] = {
     cls.name: cls
     for cls in (
         NeSymReSAdapter,
+        NeSymReSAnytimeAdapter,
         GplearnAdapter,
         GaussianProcessAdapter,
         OperonAdapter,

@@ -31,3 +31,20 @@ class NeSymReSAdapter(Adapter):
 
     def expression(self):
         return str(rename_features(self.model_.expression_, offset=0))
+
+
+class NeSymReSAnytimeAdapter(NeSymReSAdapter):
+    """NeSymReS with a time budget: the swept knob is ``max_time`` (seconds for the
+    whole fit, spent on further sampled rounds), at beam size 32 (option
+    ``beam_size``). For accuracy-vs-time curves against Operon's and gplearn's budgets."""
+
+    name = "nesymres-anytime"
+    parameter = "max_time"
+
+    def _fit(self, X, y):
+        from nesymres_sklearn import NeSymReSRegressor
+
+        options = {"model": "bundled", "n_restarts": 4, "device": "cpu", "beam_size": 32, **self.options}
+        self.model_ = NeSymReSRegressor(
+            max_time=float(self.value), random_state=self.random_state, n_jobs=1, **options
+        ).fit(X, y)
