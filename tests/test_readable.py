@@ -12,6 +12,7 @@ def test_simple_numbers_are_tried_simplest_first():
     assert simple_numbers(0.49999999) == [0, 1, sympy.Rational(1, 2)]
     assert sympy.pi / 2 in simple_numbers(1.5707963)
     assert simple_numbers(2.718) == [0, 1]  # no small fraction or multiple of pi within 0.1%
+    assert simple_numbers(np.inf) == [0, 1]
 
 
 def test_exact_fits_get_exact_constants():
@@ -39,5 +40,6 @@ def test_tidy_numbers_and_the_selected_equation():
     x = sympy.Symbol("x")
     assert tidy_numbers(sympy.Float(3.0) * x + sympy.Float(0.5)) == 3 * x + sympy.Rational(1, 2)
     assert tidy_numbers(sympy.Float(2.718) * x) == sympy.Float(2.718) * x
+    assert tidy_numbers(sympy.Float("inf") * x) == sympy.Float("inf") * x
     regressor = NeSymReSRegressor(random_state=0).fit(X, 1.5 * X[:, 0] + 2)
     assert regressor.expression_ == sympy.Rational(3, 2) * sympy.Symbol("x0", real=True) + 2

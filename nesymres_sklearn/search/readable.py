@@ -33,6 +33,8 @@ def simple_numbers(value: float) -> list[sympy.Expr]:
     """Exact numbers to try for ``value``, simplest first: 0 and 1 (a constant that
     does nothing), then the nearest small fraction and multiple of pi."""
     found: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
+    if not np.isfinite(value):
+        return found
     fraction = Fraction(value).limit_denominator(MAX_DENOMINATOR)
     found.append(sympy.Rational(fraction.numerator, fraction.denominator))
     multiple = Fraction(value / np.pi).limit_denominator(MAX_DENOMINATOR)
@@ -105,6 +107,8 @@ def tidy_numbers(expression: sympy.Expr) -> sympy.Expr:
     (``3.0``, ``0.5`` from folded operations) written as that fraction."""
     replacements = {}
     for number in expression.atoms(sympy.Float):
+        if not np.isfinite(float(number)):
+            continue
         fraction = Fraction(float(number)).limit_denominator(MAX_DENOMINATOR)
         if abs(float(fraction) - float(number)) <= 1e-12 * abs(float(number)):
             replacements[number] = sympy.Rational(fraction.numerator, fraction.denominator)
