@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="'bundled', a folder, a Hub repo id, or an original checkpoint (file.ckpt or user/repo/file.ckpt)",
     )
     parser.add_argument("--beam-size", type=int, default=32)
+    parser.add_argument("--decoding", choices=["beam", "sample"], default="beam")
+    parser.add_argument("--max-time", type=float, help="seconds for the whole fit (default: one round, no budget)")
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--top", type=int, default=5, help="also list this many candidates")
     parser.add_argument("--verbose", action="store_true")
@@ -55,7 +57,12 @@ def main(argv=None) -> int:
             return 2
         X, y = frame.drop(columns=[target]), frame[target]
     regressor = NeSymReSRegressor(
-        model=args.model, beam_size=args.beam_size, random_state=args.random_state, verbose=int(args.verbose)
+        model=args.model,
+        beam_size=args.beam_size,
+        decoding=args.decoding,
+        max_time=args.max_time,
+        random_state=args.random_state,
+        verbose=int(args.verbose),
     ).fit(X, y)
     print(f"Equation: {regressor.expression_}")
     print(f"R^2 on the data: {regressor.score(X, y):.6f}")

@@ -32,3 +32,20 @@ def test_unknown_target_column(tiny_model, tmp_path, capsys):
 def test_a_data_source_is_required():
     with pytest.raises(SystemExit):
         main([])
+
+
+def test_decoding_and_time_budget_options(tiny_model, capsys, monkeypatch):
+    import nesymres_sklearn.cli as cli
+
+    seen = {}
+    original_fit = cli.NeSymReSRegressor.fit
+
+    def recording_fit(self, X, y):
+        seen.update(decoding=self.decoding, max_time=self.max_time)
+        return original_fit(self, X, y)
+
+    monkeypatch.setattr(cli.NeSymReSRegressor, "fit", recording_fit)
+    argv = ["--example", "--model", str(tiny_model), "--beam-size", "2", "--decoding", "sample", "--max-time", "30"]
+    assert main(argv) == 0
+    assert seen == {"decoding": "sample", "max_time": 30.0}
+    assert "Equation: " in capsys.readouterr().out
