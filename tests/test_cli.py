@@ -45,7 +45,7 @@ def test_decoding_and_time_budget_options(tiny_model, capsys, monkeypatch):
         return original_fit(self, X, y)
 
     monkeypatch.setattr(cli.NeSymReSRegressor, "fit", recording_fit)
-    argv = ["--example", "--model", str(tiny_model), "--beam-size", "2", "--decoding", "sample", "--max-time", "30"]
+    argv = ["--example", "--model", str(tiny_model), "--beam-size", "2", "--decoding", "sample", "--max-time", "0.5"]
     assert main(argv) == 0
-    assert seen == {"decoding": "sample", "max_time": 30.0}
+    assert seen == {"decoding": "sample", "max_time": 0.5}
     assert "Equation: " in capsys.readouterr().out
