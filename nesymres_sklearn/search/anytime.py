@@ -25,8 +25,9 @@ from .fitting import EXACT_FIT, ConstantFit
 DECODINGS = ("beam", "sample")
 SAMPLES_PER_ROUND = 64
 STALE_ROUNDS = 3
-# Share of the budget the search may use; the rest is kept for building the table.
-SEARCH_SHARE = 0.9
+# Kept from the budget for building the table and re-spelling the selected constants:
+# this share of it, at most RESERVE_SECONDS.
+RESERVE_SHARE, RESERVE_SECONDS = 0.2, 0.3
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,9 @@ def search(
 ) -> SearchResult:
     """Candidates and their fits for the data ``(X, y)`` encoded as ``points``;
     ``started`` is the :func:`time.time` at which the budget began."""
-    deadline = None if settings.max_time is None else started + SEARCH_SHARE * settings.max_time
+    deadline = None
+    if settings.max_time is not None:
+        deadline = started + settings.max_time - min(RESERVE_SHARE * settings.max_time, RESERVE_SECONDS)
     n_features = X.shape[1]
     exact = EXACT_FIT * (float(np.var(y)) or 1.0)
     seen: set = set()
