@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -17,12 +19,16 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 class FakeHub:
     """Serves ``{repo_id: folder}`` at ``/{repo_id}/resolve/{revision}/{file}``.
 
-    Only the revisions ``main`` and :data:`COMMIT` exist. Counts GET requests.
+    Only the revisions ``main`` and :data:`COMMIT` exist. Counts GET requests. With an
+    ``upload_root``, it also takes what ``push_to_hub`` sends (create a repository,
+    ask how to upload, commit files inline) and serves the pushed repositories.
     """
 
-    def __init__(self, repos: dict[str, Path]):
+    def __init__(self, repos: dict[str, Path], upload_root: Path | None = None):
         self.repos = repos
+        self.upload_root = upload_root
         self.downloads: list[str] = []
+        self.commits: list[str] = []
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -34,6 +40,45 @@ class FakeHub:
 
             def do_GET(self):
                 self._answer(send_body=True)
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                parts = self.path.split("?")[0].strip("/").split("/")
+                if hub.upload_root is None or parts[0] != "api":
+                    return self._error(404, "RepoNotFound")
+                if parts[1:] == ["repos", "create"]:
+                    request = json.loads(body)
+                    repo_id = f"{request['organization']}/{request['name']}"
+                    hub.repos.setdefault(repo_id, hub.upload_root / repo_id.replace("/", "--"))
+                    hub.repos[repo_id].mkdir(parents=True, exist_ok=True)
+                    return self._json({"url": f"{hub.endpoint}/{repo_id}", "name": repo_id})
+                if parts[1:] == ["validate-yaml"]:  # the model card's metadata
+                    return self._json({"errors": [], "warnings": []})
+                repo_id, action = "/".join(parts[2:4]), parts[4]
+                if repo_id not in hub.repos:
+                    return self._error(404, "RepoNotFound")
+                if action == "preupload":
+                    files = json.loads(body)["files"]
+                    modes = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]
+                    return self._json({"files": modes, "commitOid": COMMIT})
+                if action == "commit":
+                    for line in body.decode().splitlines():
+                        entry = json.loads(line)
+                        if entry["key"] == "file":
+                            target = hub.repos[repo_id] / entry["value"]["path"]
+                            target.parent.mkdir(parents=True, exist_ok=True)
+                            target.write_bytes(base64.b64decode(entry["value"]["content"]))
+                    hub.commits.append(repo_id)
+                    return self._json({"commitUrl": f"{hub.endpoint}/{repo_id}/commit/{COMMIT}", "commitOid": COMMIT})
+                return self._error(404, "EntryNotFound")
+
+            def _json(self, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _answer(self, send_body):
                 parts = self.path.split("?")[0].strip("/").split("/")

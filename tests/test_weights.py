@@ -175,3 +175,49 @@ def test_hub_errors_name_the_problem(tiny_model, tmp_path):
     assert lines[0].startswith("ValueError | Hub repository 'org/missing' was not found")
     assert lines[1].startswith("ValueError | Revision 'v9' does not exist")
     assert lines[2].startswith("ModelLoadError | Hub repository 'org/incomplete' lacks a file")
+
+
+PUSH_AND_FIT = """
+    import numpy as np
+    from huggingface_hub import HfApi
+    from nesymres_sklearn import NeSymReSRegressor
+    from nesymres_sklearn.network.weights import load_folder
+    from pathlib import Path
+    import torch
+
+    model = load_folder(Path({folder!r}), torch.device("cpu"))
+    model.push_to_hub("org/pushed", token="hf_test")
+    api = HfApi(token="hf_test")
+    api.create_repo("org/bundled", exist_ok=True)
+    api.upload_folder(folder_path={bundled!r}, repo_id="org/bundled")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(40, 2))
+    for repo in ("org/pushed", "org/bundled"):
+        reg = NeSymReSRegressor(model=repo, beam_size=2, random_state=0).fit(X, X[:, 0] * X[:, 1])
+        print("FITTED", repo, reg.predict(X).shape)
+"""
+
+
+def test_push_to_hub_then_fit_from_the_pushed_repositories(tiny_model, tmp_path):
+    env = {"HF_HUB_CACHE": str(tmp_path / "cache"), "HF_HUB_DISABLE_TELEMETRY": "1"}
+    with FakeHub({}, upload_root=tmp_path / "uploads") as hub:
+        code = PUSH_AND_FIT.format(folder=str(tiny_model), bundled=str(BUNDLED_FOLDER))
+        result = run_python(code, {**env, "HF_ENDPOINT": hub.endpoint})
+        assert result.returncode == 0, result.stderr
+        assert hub.commits == ["org/pushed", "org/bundled"]
+        assert "FITTED org/pushed (40,)" in result.stdout and "FITTED org/bundled (40,)" in result.stdout
+        pushed, bundled = hub.repos["org/pushed"], hub.repos["org/bundled"]
+    assert (pushed / "model.safetensors").read_bytes() == (tiny_model / "model.safetensors").read_bytes()
+    # The bundled folder is a Hub repository as it stands: its model card travels with it.
+    assert sorted(p.name for p in bundled.iterdir()) == ["README.md", "config.json", "model.safetensors"]
+
+
+def test_bundled_model_card_has_hub_metadata():
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(BUNDLED_FOLDER / "README.md")
+    assert card.data.library_name == "nesymres-sklearn"
+    assert card.data.license == "mit"
+    assert "symbolic-regression" in card.data.tags
+    config = json.loads((BUNDLED_FOLDER / "config.json").read_text())
+    assert f"{config['hidden_size']}" in card.text  # the card describes these weights
