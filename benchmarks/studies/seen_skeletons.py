@@ -61,12 +61,14 @@ def main(argv=None) -> int:
     parser.add_argument("--value", type=float, help="only rows with this setting value (e.g. beam size 32)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    seen = seen_in_bank(SkeletonBank(args.bank, "train"), args.datasets)
+    bank = SkeletonBank(args.bank, "train")
+    seen = seen_in_bank(bank, args.datasets)
+    command = " ".join(argv if argv is not None else sys.argv[1:])
     lines = [
         "# Benchmark skeletons in the training bank",
         "",
-        f"Bank: `{Path(args.bank).name}` ({len(SkeletonBank(args.bank, 'train')):,} training skeletons). "
-        f"Command: `python -m benchmarks.studies.seen_skeletons {' '.join(argv if argv is not None else sys.argv[1:])}`",
+        f"Bank: `{Path(args.bank).name}` ({len(bank):,} training skeletons). "
+        f"Command: `python -m benchmarks.studies.seen_skeletons {command}`",
         "",
         "| dataset | equations | seen in the bank |",
         "|---|---:|---:|",
