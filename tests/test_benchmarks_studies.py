@@ -149,3 +149,35 @@ def test_compare_models_runs_each_folder_at_one_beam_over_the_seeds(tmp_path, mo
         ({"nesymres": (8,)}, (3, 4), {"nesymres": {"model": "folder/b"}}, "b.csv", 2),
     ]
     assert [line.split("|")[1].strip() for line in out.read_text().splitlines()[2:]] == ["a", "b"]
+
+
+def test_seen_skeletons_are_looked_up_by_image(tmp_path):
+    from benchmarks.studies.seen_skeletons import main, seen_in_bank
+    from pretraining.bank import SkeletonBank
+
+    build_bank(tmp_path / "bank", n_skeletons=60, n_heldout=0, seed=3, n_jobs=1, chunk_size=60, chunks_per_shard=2)
+    bank = SkeletonBank(tmp_path / "bank", "train")
+    table = seen_in_bank(bank, ["nguyen"])
+    assert len(table) == 12 and table["equation"].tolist()[0] == "Nguyen-1"
+    # x_1 + x_1**2 + x_1**3 is seen exactly when the bank holds that skeleton's image.
+    from benchmarks.datasets import load_dataset
+    from nesymres_sklearn.expression.placeholders import attach_constants
+    from nesymres_sklearn.expression.prefix import skeletonize
+    from pretraining.bank import image_key, image_points
+
+    points = image_points(3, bank.n_variables)
+    keys = {int(k) for k in bank.image_keys}
+    for equation, seen in zip(load_dataset("nguyen"), table["seen"]):
+        tokens, kinds = attach_constants(skeletonize(equation.sympy_expr))
+        assert seen == (image_key(tokens, kinds, points) in keys)
+    results = tmp_path / "results.csv"
+    pd.DataFrame(
+        {"dataset": "nguyen", "equation": ["Nguyen-1", "Nguyen-2"], "method": "nesymres", "value": 32,
+         "status": "ok", "a1_iid": [True, False], "a1_ood": [True, False]}
+    ).to_csv(results, index=False)  # fmt: skip
+    out = tmp_path / "seen.md"
+    assert (
+        main(["--bank", str(tmp_path / "bank"), "--datasets", "nguyen", "--results", str(results), "--out", str(out)])
+        == 0
+    )
+    assert "| nguyen | 12 |" in out.read_text()
