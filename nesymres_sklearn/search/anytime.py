@@ -1,12 +1,13 @@
 """The search as a whole: decode, fit, and, while time remains, draw more skeletons.
 
-The first round decodes ``size`` skeletons (the model's beam search, or samples) and
-fits them all. Without a time budget that is all (fixed work). With one, further rounds
-each sample ``SAMPLES_PER_ROUND`` more skeletons with a new seed and fit the new ones,
-until the budget is spent, a fit is exact, or ``STALE_ROUNDS`` rounds in a row bring
-nothing new. Work only ever accumulates (the first round is the same whatever the
-budget, each candidate's fit is seeded by its position), so a larger budget never ends
-with a worse best candidate, only with more of them.
+The first round decodes ``size`` skeletons (the model's beam search, or samples), adds
+the exact polynomial of :mod:`.polynomial` when there is one, and fits them all.
+Without a time budget that is all (fixed work). With one, further rounds each sample
+``SAMPLES_PER_ROUND`` more skeletons with a new seed and fit the new ones, until the
+budget is spent, a fit is exact, or ``STALE_ROUNDS`` rounds in a row bring nothing
+new. Work only ever accumulates (a small budget only cuts the first round's fits
+shorter; each candidate's fit is seeded by its position), so a larger budget never
+ends with a worse best candidate, only with more of them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..network.model import NeSymReSModel
 from .candidates import Candidate, fit_candidates, skeleton_candidates
 from .decoding import decode
 from .fitting import EXACT_FIT, ConstantFit
+from .polynomial import exact_polynomial
 
 DECODINGS = ("beam", "sample")
 SAMPLES_PER_ROUND = 64
@@ -73,21 +75,27 @@ def search(
     fits: list[ConstantFit] = []
     timings = {"decoding": 0.0, "fitting": 0.0}
 
-    def run_round(hypotheses_for, origin):
+    def run_round(hypotheses_for, origin, extra=()):
         moment = time.perf_counter()
         hypotheses = hypotheses_for()
         timings["decoding"] += time.perf_counter() - moment
         new = skeleton_candidates(hypotheses, origin, seen)
+        for candidate in extra:
+            if candidate.skeleton.key not in seen:
+                seen.add(candidate.skeleton.key)
+                new.append(candidate)
         moment = time.perf_counter()
         fits.extend(fit_candidates(new, X, y, settings.n_restarts, seed, deadline, settings.n_jobs, len(candidates)))
         timings["fitting"] += time.perf_counter() - moment
         candidates.extend(new)
         return len(new)
 
+    polynomial = exact_polynomial(X, y)
+    extra = () if polynomial is None else (Candidate(polynomial, float("-inf"), "polynomial"),)
     if settings.decoding == "beam":
-        run_round(lambda: decode(model, points, settings.size, n_features), "beam")
+        run_round(lambda: decode(model, points, settings.size, n_features), "beam", extra)
     else:
-        run_round(lambda: decode(model, points, settings.size, n_features, "sample", seed=seed), "sample")
+        run_round(lambda: decode(model, points, settings.size, n_features, "sample", seed=seed), "sample", extra)
     rounds, stale = 1, 0
     while deadline is not None and time.time() < deadline and stale < STALE_ROUNDS:
         if min(fit.mse for fit in fits) <= exact:

@@ -1,0 +1,78 @@
+"""An exact polynomial, when the data is one: a candidate that needs no network.
+
+Polynomials with several terms (``x**3 + x**2 + x``) are long skeletons, which a small
+network rarely proposes exactly, yet linear least squares finds them at once. The
+target is fitted on every monomial of the features up to ``MAX_DEGREE`` total degree
+(by number of features); when that fit is exact (fraction of variance unexplained at
+most ``EXACT_FVU``), the terms whose removal keeps it exact are dropped, weakest first,
+and the remaining sum ``c*m1 + c*m2 + ... + c`` becomes a candidate skeleton. Data that
+no polynomial fits exactly (noise, other functions) gets no candidate: a polynomial
+that only approximates would win in sample and fail outside the support.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement
+
+import numpy as np
+
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT, variable_token
+
+# Total degree of the monomials tried, by number of features.
+MAX_DEGREE = {1: 6, 2: 4, 3: 3}
+EXACT_FVU = 1e-12
+
+
+def monomials(n_features: int, degree: int) -> list[tuple[int, ...]]:
+    """Exponent tuples of every monomial of total degree 1..``degree``."""
+    found = []
+    for total in range(1, degree + 1):
+        for factors in combinations_with_replacement(range(n_features), total):
+            found.append(tuple(factors.count(j) for j in range(n_features)))
+    return found
+
+
+def _fvu(basis: np.ndarray, y: np.ndarray) -> float:
+    design = np.column_stack([basis, np.ones(len(y))])
+    scale = np.linalg.norm(design, axis=0)
+    scale[scale == 0] = 1.0
+    coefficients = np.linalg.lstsq(design / scale, y, rcond=None)[0]
+    residual = y - (design / scale) @ coefficients
+    return float(np.mean(residual**2) / (np.var(y) or 1.0))
+
+
+def _monomial_tokens(exponents: tuple[int, ...]) -> list[str]:
+    factors = []
+    for j, power in enumerate(exponents):
+        if power == 1:
+            factors.append([variable_token(j)])
+        elif power > 1:
+            factors.append(["pow", variable_token(j), str(power)])
+    tokens = []
+    for factor in factors[:-1]:
+        tokens += ["mul", *factor]
+    return tokens + factors[-1]
+
+
+def exact_polynomial(X: np.ndarray, y: np.ndarray) -> Skeleton | None:
+    """The sparsest exact polynomial skeleton found for ``(X, y)``, or ``None``."""
+    n_features = X.shape[1]
+    if n_features not in MAX_DEGREE or len(y) < 3:
+        return None
+    terms = monomials(n_features, MAX_DEGREE[n_features])
+    if len(terms) + 1 >= len(y):
+        return None
+    with np.errstate(all="ignore"):
+        basis = np.column_stack([np.prod(X ** np.array(e), axis=1) for e in terms])
+    if not np.all(np.isfinite(basis)) or _fvu(basis, y) > EXACT_FVU:
+        return None
+    kept = list(range(len(terms)))
+    for index in reversed(range(len(terms))):  # highest degrees first
+        trial = [k for k in kept if k != index]
+        if trial and _fvu(basis[:, trial], y) <= EXACT_FVU:
+            kept = trial
+    tokens: list[str] = []
+    for k in kept:
+        tokens += ["add", "mul", CONSTANT, *_monomial_tokens(terms[k])]
+    return Skeleton((*tokens, CONSTANT))
