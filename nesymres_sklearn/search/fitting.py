@@ -55,6 +55,60 @@ def mse(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants) -> floa
     return value if np.isfinite(value) else np.inf
 
 
+def least_squares_run(
+    program: PrefixProgram,
+    X: np.ndarray,
+    y: np.ndarray,
+    start: np.ndarray,
+    *,
+    fixed: np.ndarray | None = None,
+    free: list[int] | None = None,
+    deadline: float | None = None,
+) -> np.ndarray | None:
+    """One Levenberg-Marquardt run from ``start`` over the constants at positions
+    ``free`` (default: all of them), the others held at their values in ``fixed``.
+
+    Returns the full constant vector with the lowest cost it evaluated, or ``None``
+    when the :func:`time.time` ``deadline`` passed before the first evaluation.
+    """
+    scale = np.sqrt(len(y) * (float(np.var(y)) or 1.0))
+    free = list(range(program.n_constants)) if free is None else list(free)
+    base = np.ones(program.n_constants) if fixed is None else np.array(fixed, dtype=np.float64)
+    best_seen = {"cost": np.inf, "constants": None}
+
+    def full(values):
+        constants = base.copy()
+        constants[free] = values
+        return constants
+
+    def residuals(values):
+        if deadline is not None and time.time() > deadline:
+            raise _DeadlinePassed
+        constants = full(values)
+        with np.errstate(all="ignore"):
+            r = (program(X, constants) - y) / scale
+        r = np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
+        cost = float(r @ r)
+        if cost < best_seen["cost"]:
+            best_seen["cost"], best_seen["constants"] = cost, constants
+        return r
+
+    def jacobian(values):
+        with np.errstate(all="ignore"):
+            J = program.value_and_jacobian(X, full(values))[1][:, free] / scale
+        return np.where(np.isfinite(J), J, 0.0)
+
+    # MINPACK's Levenberg-Marquardt needs at least as many residuals as constants.
+    method = "lm" if len(y) >= len(free) else "trf"
+    with warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
+        warnings.simplefilter("ignore")
+        least_squares(
+            residuals, np.asarray(start, dtype=np.float64), jac=jacobian, method=method,
+            max_nfev=MAX_EVALUATIONS, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
+        )  # fmt: skip
+    return best_seen["constants"]
+
+
 def fit_constants(
     program: PrefixProgram,
     X: np.ndarray,
@@ -72,41 +126,12 @@ def fit_constants(
     if k == 0:
         return ConstantFit(np.empty(0), mse(program, X, y, ()), 0)
     variance = float(np.var(y)) or 1.0
-    scale = np.sqrt(len(y) * variance)
-    best_seen = {"cost": np.inf, "constants": None}
-
-    def residuals(constants):
-        if deadline is not None and time.time() > deadline:
-            raise _DeadlinePassed
-        with np.errstate(all="ignore"):
-            r = (program(X, constants) - y) / scale
-        r = np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
-        cost = float(r @ r)
-        if cost < best_seen["cost"]:
-            best_seen["cost"], best_seen["constants"] = cost, np.array(constants, dtype=np.float64)
-        return r
-
-    def jacobian(constants):
-        with np.errstate(all="ignore"):
-            _, J = program.value_and_jacobian(X, constants)
-            J = J / scale
-        return np.where(np.isfinite(J), J, 0.0)
-
-    # MINPACK's Levenberg-Marquardt needs at least as many residuals as constants.
-    method = "lm" if len(y) >= k else "trf"
     best = ConstantFit(np.ones(k), mse(program, X, y, np.ones(k)), 0)
     for restart in range(max(1, n_restarts)):
         if restart and deadline is not None and time.time() > deadline:
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
-        best_seen["cost"], best_seen["constants"] = np.inf, None
-        with warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
-            warnings.simplefilter("ignore")
-            least_squares(
-                residuals, start, jac=jacobian, method=method, max_nfev=MAX_EVALUATIONS,
-                xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
-            )  # fmt: skip
-        found = best_seen["constants"]
+        found = least_squares_run(program, X, y, start, deadline=deadline)
         loss = np.inf if found is None else mse(program, X, y, found)
         if loss < best.mse or not np.isfinite(best.mse):
             best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)

@@ -12,15 +12,13 @@ evaluation.
 
 from __future__ import annotations
 
-import warnings
 from fractions import Fraction
 
 import numpy as np
 import sympy
-from scipy.optimize import least_squares
 
 from ..expression.skeleton import Skeleton
-from .fitting import MAX_EVALUATIONS, UNDEFINED_RESIDUAL
+from .fitting import least_squares_run
 from .selection import FVU_FLOOR
 
 MAX_DENOMINATOR = 12
@@ -57,28 +55,8 @@ def refit(skeleton: Skeleton, values: np.ndarray, free: list[int], X: np.ndarray
     """``values`` with the constants at positions ``free`` re-fitted, the others fixed."""
     if not free:
         return values
-    scale = np.sqrt(len(y) * (np.var(y) or 1.0))
-
-    def full(free_values):
-        out = values.copy()
-        out[free] = free_values
-        return out
-
-    def residuals(free_values):
-        with np.errstate(all="ignore"):
-            r = (skeleton.program(X, full(free_values)) - y) / scale
-        return np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
-
-    def jacobian(free_values):
-        with np.errstate(all="ignore"):
-            J = skeleton.program.value_and_jacobian(X, full(free_values))[1][:, free] / scale
-        return np.where(np.isfinite(J), J, 0.0)
-
-    method = "lm" if len(y) >= len(free) else "trf"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = least_squares(residuals, values[free], jac=jacobian, method=method, max_nfev=MAX_EVALUATIONS)
-    return full(result.x)
+    found = least_squares_run(skeleton.program, X, y, values[free], fixed=values, free=free)
+    return values if found is None else found
 
 
 def exact_constants(skeleton: Skeleton, constants: np.ndarray, X: np.ndarray, y: np.ndarray) -> list:
