@@ -3,7 +3,7 @@
 A :class:`PrefixProgram` is compiled once from the tokens (no SymPy, no ``exec``) and
 evaluated on a whole array of points per call. ``value_and_jacobian`` propagates
 derivatives with respect to the constant placeholders alongside the values
-(forward-mode differentiation), which gives BFGS real gradients at the cost of a
+(forward-mode differentiation), which gives the constant fitting exact Jacobians at the cost of a
 few extra array operations per node.
 """
 
