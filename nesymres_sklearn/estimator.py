@@ -23,6 +23,7 @@ from .expression.skeleton import Skeleton
 from .network.encoding import encode_points, get_encoding
 from .network.weights import BUNDLED, ModelSource, load_model, resolve_device
 from .search.anytime import DECODINGS, SearchSettings, search
+from .search.fitting import mse
 from .search.readable import exact_constants, tidy_numbers
 from .search.scaling import Scaling
 from .search.selection import best_index, candidate_table
@@ -312,9 +313,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         exact = exact_constants(skeleton, constants, X_scaled, y_scaled)
         values = np.array([float(c) for c in exact])
         self._fitted[row] = (skeleton, values, exact)
-        with np.errstate(all="ignore"):
-            loss = float(np.mean((skeleton.program(X_scaled, values) - y_scaled) ** 2))
-            self.equations_.loc[row, "loss"] = loss * np.float64(self._scaling.y_scale) ** 2
+        with np.errstate(over="ignore"):
+            self.equations_.loc[row, "loss"] = (
+                mse(skeleton.program, X_scaled, y_scaled, values) * np.float64(self._scaling.y_scale) ** 2
+            )
         self.expression_ = self._expression(*self._fitted[row])
         self.equations_.loc[row, "expression"] = self.expression_
 

@@ -32,7 +32,7 @@ def test_derived_forms_are_built_once():
 def test_values_and_expression_agree():
     skeleton = Skeleton(("mul", "c", "sin", "x_2"))
     X = np.random.default_rng(0).uniform(-2, 2, size=(20, 2))
-    np.testing.assert_allclose(skeleton(X, [2.5]), 2.5 * np.sin(X[:, 1]))
+    np.testing.assert_allclose(skeleton.program(X, [2.5]), 2.5 * np.sin(X[:, 1]))
     a, b = sympy.symbols("a b", real=True)
     assert skeleton.expression([2.5], [a, b]) == 2.5 * sympy.sin(b)
 
@@ -48,4 +48,4 @@ def test_pickles_with_its_compiled_program():
     skeleton.program  # noqa: B018 (builds the cached program)
     restored = pickle.loads(pickle.dumps(skeleton))
     assert restored == skeleton
-    np.testing.assert_allclose(restored(np.ones((3, 1)), [2.0]), 3.0)
+    np.testing.assert_allclose(restored.program(np.ones((3, 1)), [2.0]), 3.0)

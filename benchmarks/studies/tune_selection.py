@@ -27,6 +27,7 @@ import pandas as pd
 from benchmarks.datasets import load_dataset
 from benchmarks.metrics import accuracy_a1
 from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search.selection import lowest, scores
 
 # name -> estimator parameters
 SETTINGS = {
@@ -40,9 +41,7 @@ SETTINGS = {
 def reselect(regressor: NeSymReSRegressor, penalty: float) -> int:
     """Row of ``equations_`` that ``complexity_penalty=penalty`` would select."""
     table = regressor.equations_
-    rescored = table["log_fvu"].to_numpy() + penalty * table["complexity"].to_numpy()
-    finite = np.isfinite(rescored)
-    return int(np.flatnonzero(finite)[np.argmin(rescored[finite])])
+    return lowest(scores(table["log_fvu"], table["complexity"], penalty))
 
 
 def evaluate(equation, setting: dict, noise: float, penalties, seed: int) -> list[dict]:

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-import numpy as np
 import sympy
 
 from .placeholders import attach_constants
@@ -82,7 +81,3 @@ class Skeleton:
         """
         values = [c if isinstance(c, sympy.Basic) else sympy.Float(float(c)) for c in constants]
         return prefix_to_sympy(self.tokens, variables=symbols, constants=values, evaluate=evaluate, fold_numbers=True)
-
-    def __call__(self, X: np.ndarray, constants: Sequence[float] = ()) -> np.ndarray:
-        """Values at the rows of ``X``; NaN where undefined."""
-        return self.program(X, constants)

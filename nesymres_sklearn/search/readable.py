@@ -18,7 +18,7 @@ import numpy as np
 import sympy
 
 from ..expression.skeleton import Skeleton
-from .fitting import least_squares_run
+from .fitting import least_squares_run, mse
 from .selection import FVU_FLOOR
 
 MAX_DENOMINATOR = 12
@@ -46,9 +46,7 @@ def simple_numbers(value: float) -> list[sympy.Expr]:
 
 
 def fvu(skeleton: Skeleton, constants, X: np.ndarray, y: np.ndarray) -> float:
-    with np.errstate(all="ignore"):
-        value = float(np.mean((skeleton.program(X, constants) - y) ** 2) / (np.var(y) or 1.0))
-    return value if np.isfinite(value) else np.inf
+    return mse(skeleton.program, X, y, constants) / (np.var(y) or 1.0)
 
 
 def refit(skeleton: Skeleton, values: np.ndarray, free: list[int], X: np.ndarray, y: np.ndarray) -> np.ndarray:

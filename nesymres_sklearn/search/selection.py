@@ -65,16 +65,28 @@ def candidate_table(rows: list[dict], complexity_penalty: float, variance: float
     table = pd.DataFrame(rows, columns=["expression", "skeleton", "loss", "complexity", "log_prob", "origin"])
     table["loss"] = table["loss"].astype(float)
     table["log_fvu"] = log_fvu(table["loss"].to_numpy(), variance)
-    table["score_lower_is_better"] = table["log_fvu"] + complexity_penalty * table["complexity"].astype(float)
+    table["score_lower_is_better"] = scores(
+        table["log_fvu"].to_numpy(), table["complexity"].to_numpy(), complexity_penalty
+    )
     table["pareto"] = pareto_front(table["loss"].to_numpy(), table["complexity"].to_numpy())
     order = np.lexsort((table["complexity"].to_numpy(), table["score_lower_is_better"].to_numpy()))
     return table.iloc[order].reset_index(drop=True)[COLUMNS], order
 
 
-def best_index(table: pd.DataFrame) -> int:
-    """Row of the selected equation: the lowest finite score."""
-    scores = table["score_lower_is_better"].to_numpy()
-    finite = np.isfinite(scores)
+def scores(log_fvus: np.ndarray, complexity: np.ndarray, complexity_penalty: float) -> np.ndarray:
+    """``score_lower_is_better`` of candidates with these ``log_fvu`` and complexities."""
+    return np.asarray(log_fvus, dtype=np.float64) + complexity_penalty * np.asarray(complexity, dtype=np.float64)
+
+
+def lowest(values: np.ndarray) -> int:
+    """Position of the lowest finite score."""
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(values)
     if not finite.any():
         raise ValueError("No candidate equation is finite on the training data.")
-    return int(np.flatnonzero(finite)[np.argmin(scores[finite])])
+    return int(np.flatnonzero(finite)[np.argmin(values[finite])])
+
+
+def best_index(table: pd.DataFrame) -> int:
+    """Row of the selected equation: the lowest finite score."""
+    return lowest(table["score_lower_is_better"].to_numpy())
