@@ -9,7 +9,7 @@ section              settings (command-line flag = the name in the *flag* column
                      ``init_weights``
 ``data``             :class:`pretraining.data.BatchConfig`: ``batch_size``,
                      ``min_points``, ``max_points``, ``min_valid_fraction``,
-                     ``max_constants``, ``constant_range``, ``support_range``,
+                     ``max_constants``, ``constant_range``, ``constant_signs``, ``support_range``,
                      ``max_abs_y``, ``weighting``
 ``optimisation``     ``learning_rate``, ``grad_clip``, ``precision``
 ``schedule``         ``max_steps``, ``checkpoint_every``, ``eval_every``,

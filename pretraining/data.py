@@ -35,6 +35,7 @@ from nesymres_sklearn.network.encoding import encode_points
 from .bank import SkeletonBank
 
 WEIGHTINGS = ("frequency", "uniform")
+CONSTANT_SIGNS = ("positive", "both")
 
 
 @dataclass
@@ -57,6 +58,9 @@ class BatchConfig:
         At most this many placeholders get a sampled value; the others are neutral.
     constant_range : tuple, default=(1.0, 5.0)
         Sampled placeholder values are uniform in this range.
+    constant_signs : {"positive", "both"}, default="positive"
+        "both" flips the sign of each sampled value with probability 1/2, so the
+        network also sees negative slopes, offsets and exponents.
     support_range : tuple, default=(-10.0, 10.0)
         Each variable's support ``S1 < S2`` is drawn uniformly in this range.
     max_abs_y : float, default=1000.0
@@ -73,6 +77,7 @@ class BatchConfig:
     min_valid_fraction: float = 0.5
     max_constants: int = 3
     constant_range: tuple[float, float] = (1.0, 5.0)
+    constant_signs: str = field(default="positive", metadata={"choices": CONSTANT_SIGNS})
     support_range: tuple[float, float] = (-10.0, 10.0)
     max_abs_y: float = 1000.0
     weighting: str = field(default="frequency", metadata={"choices": WEIGHTINGS})
@@ -80,6 +85,8 @@ class BatchConfig:
     def __post_init__(self):
         if self.weighting not in WEIGHTINGS:
             raise ValueError(f"Unknown weighting {self.weighting!r}; choose from {WEIGHTINGS}.")
+        if self.constant_signs not in CONSTANT_SIGNS:
+            raise ValueError(f"Unknown constant_signs {self.constant_signs!r}; choose from {CONSTANT_SIGNS}.")
         self.constant_range = tuple(self.constant_range)
         self.support_range = tuple(self.support_range)
         if self.batch_size < 1:
@@ -181,6 +188,8 @@ class EquationSampler:
         n_sampled = int(rng.integers(0, min(self.config.max_constants, n_total) + 1))
         chosen = rng.choice(n_total, size=n_sampled, replace=False) if n_sampled else []
         values[chosen] = rng.uniform(*self.config.constant_range, size=n_sampled)
+        if self.config.constant_signs == "both":
+            values[chosen] *= rng.choice((-1.0, 1.0), size=n_sampled)
         keep = existing.copy()
         keep[chosen] = True
         return values, keep

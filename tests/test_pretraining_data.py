@@ -119,3 +119,24 @@ def test_batch_config_refuses_empty_ranges_and_batches():
         BatchConfig(constant_range=(1.0, 2.0, 3.0))
     with pytest.raises(ValueError, match="batch_size"):
         BatchConfig(batch_size=0)
+
+
+def test_constant_signs_both_draws_negative_values_of_the_same_magnitudes(bank):
+    index = next(i for i in range(len(bank)) if len(bank[i][1]) >= 1)
+    tokens, kinds = bank[index]
+    existing = np.zeros(len(kinds), dtype=bool)
+    config = dict(batch_size=4, max_constants=len(kinds), constant_range=(1.0, 5.0))
+    positive = EquationSampler(bank, BatchConfig(**config))
+    both = EquationSampler(bank, BatchConfig(**config, constant_signs="both"))
+    rng = np.random.default_rng(0)
+    drawn = {name: [] for name in ("positive", "both")}
+    for _ in range(400):
+        for name, sampler in (("positive", positive), ("both", both)):
+            values, keep = sampler._constants(rng, kinds, existing)
+            drawn[name].extend(values[keep])
+    positive_values, both_values = np.array(drawn["positive"]), np.array(drawn["both"])
+    assert positive_values.min() >= 1.0 and positive_values.max() <= 5.0
+    assert np.all((np.abs(both_values) >= 1.0) & (np.abs(both_values) <= 5.0))
+    assert 0.4 < np.mean(both_values < 0) < 0.6
+    with pytest.raises(ValueError, match="Unknown constant_signs"):
+        BatchConfig(constant_signs="negative")
