@@ -5,6 +5,12 @@ scaler states, the torch, CUDA and Python RNG states, the step, equations seen a
 elapsed time, the model config and the training config. The data position needs no
 state of its own (batch ``i`` is a pure function of the seed, the rank and ``i``).
 
+A run folder keeps the last two checkpoints: each save renames ``checkpoint.pt`` to
+``checkpoint-previous.pt`` before the new file takes its name. :func:`load_run_checkpoint`
+resumes from the previous one, with a warning, when the latest is missing or cannot
+be read (a truncated or corrupt file); folders holding only ``checkpoint.pt`` resume
+from it as before.
+
 Checkpoints written before this format also held the global NumPy RNG state, which
 ``weights_only=True`` refuses to read. Nothing reads that state, so dropping it keeps
 the resume exact; for a file you wrote yourself::
@@ -15,6 +21,7 @@ the resume exact; for a file you wrote yourself::
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import pickle
 import random
@@ -22,19 +29,32 @@ from pathlib import Path
 
 import torch
 
-#: File name of the checkpoint in a run folder.
+logger = logging.getLogger(__name__)
+
+#: File names of the latest checkpoint in a run folder and of the one before it.
 CHECKPOINT = "checkpoint.pt"
+PREVIOUS_CHECKPOINT = "checkpoint-previous.pt"
 
 
 class CheckpointFormatError(ValueError):
     """A checkpoint that ``torch.load(weights_only=True)`` cannot read."""
 
 
-def save_checkpoint(state: dict, path) -> None:
-    """Write ``state`` to ``path`` atomically (a temporary file, then ``os.replace``)."""
+class UnreadableCheckpointError(ValueError):
+    """A truncated or otherwise corrupt checkpoint file."""
+
+
+def save_checkpoint(state: dict, path, previous=None) -> None:
+    """Write ``state`` to ``path`` atomically (a temporary file, then ``os.replace``).
+
+    With ``previous``, an existing ``path`` is first renamed to ``previous``, so the
+    last two checkpoints are kept.
+    """
     path = Path(path)
     temporary = path.with_name(path.name + ".tmp")
     torch.save(state, temporary)
+    if previous is not None and path.exists():
+        os.replace(path, previous)
     os.replace(temporary, path)
 
 
@@ -42,10 +62,16 @@ def load_checkpoint(path, map_location="cpu") -> dict:
     """The state saved by :func:`save_checkpoint`, read with ``weights_only=True``.
 
     Raises :class:`CheckpointFormatError`, saying how to continue, for a checkpoint of
-    the earlier format (with the global NumPy RNG state).
+    the earlier format (with the global NumPy RNG state), and
+    :class:`UnreadableCheckpointError` for a truncated or corrupt file.
     """
     try:
         return torch.load(path, map_location=map_location, weights_only=True)
+    except (EOFError, KeyError, RuntimeError) as error:
+        reason = str(error).split(". ")[0]
+        raise UnreadableCheckpointError(
+            f"{path} is truncated or corrupt: torch.load failed with {type(error).__name__} ({reason})."
+        ) from error
     except pickle.UnpicklingError as error:
         raise CheckpointFormatError(
             f"{path} cannot be read with torch.load(weights_only=True): it holds objects other than "
@@ -55,6 +81,41 @@ def load_checkpoint(path, map_location="cpu") -> dict:
             "run stays exact. Or continue training in a new run from the exported weights, with a fresh "
             "optimiser: `python -m pretraining.train --init-weights RUN/model --out NEW_RUN ...`."
         ) from error
+
+
+def load_run_checkpoint(folder, map_location="cpu") -> tuple[dict, Path] | None:
+    """The state and path of the latest readable checkpoint of a run folder (``None``
+    when it holds none).
+
+    Reads ``checkpoint.pt``, or, with a warning when that is missing or unreadable,
+    ``checkpoint-previous.pt``. Raises :class:`UnreadableCheckpointError` naming the
+    files when none can be read, and :class:`CheckpointFormatError` as
+    :func:`load_checkpoint`.
+    """
+    latest, previous = Path(folder) / CHECKPOINT, Path(folder) / PREVIOUS_CHECKPOINT
+    problems = []
+    for path in (latest, previous):
+        if not path.exists():
+            continue
+        try:
+            state = load_checkpoint(path, map_location=map_location)
+        except UnreadableCheckpointError as error:
+            problems.append(str(error))
+            continue
+        if path == previous:
+            logger.warning(
+                "%s Resuming from the checkpoint before it, %s (step %d).",
+                problems[0] if problems else f"{latest} is missing.",
+                path,
+                state["step"],
+            )
+        return state, path
+    if problems:
+        raise UnreadableCheckpointError(
+            f"No readable checkpoint in {folder}: {' '.join(problems)} Put back a good copy, or move the "
+            "file(s) away to train this run again from step 0."
+        )
+    return None
 
 
 def rng_states() -> dict:

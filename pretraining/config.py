@@ -4,7 +4,7 @@
 section              settings (command-line flag = the name in the *flag* column)
 ===================  ====================================================================
 ``run``              ``bank``, ``bank_size``, ``out``, ``seed``, ``device``,
-                     ``num_workers``, ``progress``
+                     ``num_workers``, ``num_threads``, ``progress``
 ``model``            ``size`` (``--model-size``), ``overrides`` (``--model-overrides``),
                      ``init_weights``
 ``data``             :class:`pretraining.data.BatchConfig`: ``batch_size``,
@@ -67,6 +67,9 @@ class RunConfig:
         "auto" (CUDA when available), "cpu", "cuda" (with DDP: the local rank's GPU).
     num_workers : int, default=1
         DataLoader processes per training process (0: make batches in the loop).
+    num_threads : int, optional
+        Torch threads of the training process (default: ``OMP_NUM_THREADS`` when set,
+        else the cores the workers leave; see :mod:`pretraining.train`).
     progress : bool, default=True
         Progress bar on rank 0.
     """
@@ -77,11 +80,14 @@ class RunConfig:
     seed: int = 0
     device: str = "auto"
     num_workers: int = 1
+    num_threads: int | None = None
     progress: bool = True
 
     def __post_init__(self):
         if self.num_workers < 0:
             raise ValueError("num_workers must be at least 0.")
+        if self.num_threads is not None and self.num_threads < 1:
+            raise ValueError("num_threads must be at least 1.")
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Where a training process runs: its rank in a ``torchrun`` job, its device, its precision."""
+"""Where a training process runs: its rank in a ``torchrun`` job, its device, its
+precision, its number of threads."""
 
 from __future__ import annotations
 
@@ -50,6 +51,27 @@ def process_device(device: str | torch.device, local_rank: int = 0) -> torch.dev
             resolved = torch.device("cuda", local_rank)
         torch.cuda.set_device(resolved)
     return resolved
+
+
+def available_cores() -> int:
+    """The number of CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def training_threads(
+    num_workers: int, cores: int, num_threads: int | None = None, omp_num_threads: str | None = None
+) -> int | None:
+    """The torch threads of a training process whose ``num_workers`` DataLoader workers
+    compute with one thread each, so that together they do not oversubscribe ``cores``.
+
+    ``num_threads`` (``--num-threads``) wins; with ``OMP_NUM_THREADS`` set, torch already
+    follows it (``None``: leave it); otherwise ``max(1, cores - num_workers)``.
+    """
+    if num_threads is not None:
+        return num_threads
+    if omp_num_threads:
+        return None
+    return max(1, cores - num_workers)
 
 
 def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:

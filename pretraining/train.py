@@ -3,10 +3,20 @@
 Adam (1e-4 by default, no schedule) on the cross-entropy of the skeleton tokens, with
 gradient clipping; bf16 (or fp16 with loss scaling) autocast on CUDA. Rank 0 writes
 ``checkpoint.pt`` atomically every ``checkpoint_every`` steps, at the end, and when
-any rank receives SIGTERM (or SIGINT); a restart with the same ``out`` folder resumes
-exactly (model, optimiser, scaler, RNG states and data position). Validation loss
-and token accuracy on the held-out split go to ``log.csv`` with the training loss.
-At the end the model is exported in the Hub format to ``out/model``.
+any rank receives SIGTERM (or SIGINT), keeping the one before as
+``checkpoint-previous.pt``; a restart with the same ``out`` folder resumes exactly
+(model, optimiser, scaler, RNG states and data position), from the previous
+checkpoint when the latest cannot be read. A restart with settings the checkpoint
+cannot resume (another model) is refused before anything is written to the folder.
+Validation loss and token accuracy on the held-out split go to ``log.csv`` with the
+training loss. At the end the model is exported in the Hub format to ``out/model``;
+``summary.json`` is strict JSON (a loss never measured is ``null``).
+
+Threads: DataLoader workers compute with one torch thread each (as torch's DataLoader
+sets them), and the training process with ``--num-threads``, else ``OMP_NUM_THREADS``
+when set (``torchrun`` sets it to 1 for several processes per node), else the cores
+its workers leave: ``max(1, cores - num_workers)``. More threads than cores make
+throughput swing by an order of magnitude.
 
 Command line::
 
@@ -17,16 +27,18 @@ Settings are those of :class:`pretraining.config.TrainConfig`, one option each;
 ``--config`` reads a YAML file of them (in sections, or by option name), and
 command-line options override it.
 
-:func:`train` runs the stages in order: :func:`setup` (device, DDP, run folder),
+:func:`train` runs the stages in order: :func:`setup` (device, DDP, threads),
 :func:`make_data` (banks, model config, samplers), :func:`make_state` (model,
 optimiser, grad scaler), :func:`restore` (a checkpoint, or initial weights),
-:func:`run_steps` (the step loop, with :func:`~pretraining.evaluation.validate` and
-checkpoints) and :func:`finish` (checksums, export, summary).
+:func:`start_run` (the run folder and ``train_config.json``), :func:`run_steps` (the
+step loop, with :func:`~pretraining.evaluation.validate` and checkpoints) and
+:func:`finish` (checksums, export, summary).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import logging
 import math
@@ -44,12 +56,28 @@ from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel, config_fo
 from nesymres_sklearn.network.weights import load_folder, resolve_device
 
 from .bank import SkeletonBank
-from .checkpoint import CHECKPOINT, load_checkpoint, rng_states, save_checkpoint, set_rng_states
+from .checkpoint import (
+    CHECKPOINT,
+    PREVIOUS_CHECKPOINT,
+    load_run_checkpoint,
+    rng_states,
+    save_checkpoint,
+    set_rng_states,
+)
 from .config import TrainConfig, config_from_args, load_train_config  # noqa: F401 (re-exported)
 from .data import BatchStream, EquationSampler, batch_loader
 from .evaluation import validate
 from .export import export_model
-from .runtime import Ranks, autocast, autocast_dtype, process_device, setup_distributed, sum_over_ranks
+from .runtime import (
+    Ranks,
+    autocast,
+    autocast_dtype,
+    available_cores,
+    process_device,
+    setup_distributed,
+    sum_over_ranks,
+    training_threads,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -102,17 +130,19 @@ class State:
 
 
 def setup(config: TrainConfig) -> Runtime:
-    """Resolve the device, join the DDP group, and (rank 0) write ``train_config.json``."""
+    """Resolve the device, join the DDP group and set the number of torch threads;
+    writes nothing."""
     if not config.run.bank or not config.run.out:
         raise ValueError("A training run needs a bank folder (run.bank) and a run folder (run.out).")
     requested = resolve_device(config.run.device)
     ranks = setup_distributed(requested)
     device = process_device(requested, ranks.local_rank)
-    runtime = Runtime(ranks, device, autocast_dtype(config.optimisation.precision, device), Path(config.run.out))
-    if ranks.main:
-        runtime.out.mkdir(parents=True, exist_ok=True)
-        (runtime.out / CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2))
-    return runtime
+    threads = training_threads(
+        config.run.num_workers, available_cores(), config.run.num_threads, os.environ.get("OMP_NUM_THREADS")
+    )
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return Runtime(ranks, device, autocast_dtype(config.optimisation.precision, device), Path(config.run.out))
 
 
 # --- data --------------------------------------------------------------------------
@@ -150,13 +180,24 @@ def make_state(config: TrainConfig, model_config: ModelConfig, runtime: Runtime)
 # --- resume ------------------------------------------------------------------------
 
 
-def restore(state: State, config: TrainConfig, model_config: ModelConfig, runtime: Runtime) -> None:
-    """Resume from the run folder's checkpoint, or else start from ``model.init_weights``."""
-    path = runtime.out / CHECKPOINT
-    if path.exists():
-        saved = load_checkpoint(path, map_location=runtime.device)
-        if ModelConfig(**saved["model_config"]) != model_config:
-            raise ValueError(f"{path} was trained with another model config.")
+def restore(state: State, config: TrainConfig, model_config: ModelConfig, runtime: Runtime) -> Path | None:
+    """Resume from the run folder's checkpoint (see
+    :func:`~pretraining.checkpoint.load_run_checkpoint`), or else start from
+    ``model.init_weights``; returns the checkpoint resumed from. Reads only."""
+    loaded = load_run_checkpoint(runtime.out, map_location=runtime.device)
+    if loaded is not None:
+        saved, path = loaded
+        trained = ModelConfig(**saved["model_config"])
+        if trained != model_config:
+            differences = [
+                item.name
+                for item in dataclasses.fields(ModelConfig)
+                if getattr(trained, item.name) != getattr(model_config, item.name)
+            ]
+            raise ValueError(
+                f"{path} was trained with another model config (it differs in {', '.join(differences)}); "
+                f"resume with the settings of {runtime.out / CONFIG_FILE}, or train in another run folder."
+            )
         state.model.load_state_dict(saved["model"])
         state.optimizer.load_state_dict(saved["optimizer"])
         state.scaler.load_state_dict(saved["scaler"])
@@ -164,19 +205,40 @@ def restore(state: State, config: TrainConfig, model_config: ModelConfig, runtim
         state.step, state.equations = saved["step"], saved["equations"]
         state.elapsed_seconds = saved["elapsed_seconds"]
         logger.info("Resumed from %s at step %d.", path, state.step)
-    elif config.model.init_weights:
+        return path
+    if config.model.init_weights:
         initial = load_folder(Path(config.model.init_weights), torch.device("cpu"))
         if initial.config != model_config:
             raise ValueError(f"{config.model.init_weights} holds another model config than {config.model.size!r}.")
         state.model.load_state_dict(initial.state_dict())
         logger.info("Started from the weights in %s.", config.model.init_weights)
+    return None
+
+
+def start_run(config: TrainConfig, runtime: Runtime, resumed_from: Path | None) -> None:
+    """Once every check has passed, rank 0 creates the run folder and writes
+    ``train_config.json``. After resuming from the previous checkpoint it renames an
+    unreadable ``checkpoint.pt`` to ``checkpoint.pt.corrupt``, so that the next save
+    keeps the readable one."""
+    if runtime.ranks.enabled:
+        dist.barrier()  # every rank has read the checkpoint
+    if not runtime.ranks.main:
+        return
+    runtime.out.mkdir(parents=True, exist_ok=True)
+    latest = runtime.out / CHECKPOINT
+    if resumed_from is not None and resumed_from != latest and latest.exists():
+        kept = latest.with_name(latest.name + ".corrupt")
+        os.replace(latest, kept)
+        logger.warning("Renamed the unreadable %s to %s.", latest, kept)
+    (runtime.out / CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=2))
 
 
 # --- checkpoints -------------------------------------------------------------------
 
 
 def checkpoint(state: State, config: TrainConfig, model_config: ModelConfig, runtime: Runtime) -> None:
-    """Rank 0 writes ``checkpoint.pt``; all ranks wait for it."""
+    """Rank 0 writes ``checkpoint.pt`` (the one before becomes ``checkpoint-previous.pt``);
+    all ranks wait for it."""
     if runtime.ranks.main:
         save_checkpoint(
             dict(
@@ -191,6 +253,7 @@ def checkpoint(state: State, config: TrainConfig, model_config: ModelConfig, run
                 train_config=config.to_dict(),
             ),
             runtime.out / CHECKPOINT,
+            previous=runtime.out / PREVIOUS_CHECKPOINT,
         )
     if runtime.ranks.enabled:
         dist.barrier()
@@ -396,6 +459,19 @@ def weight_checksums(model: torch.nn.Module, ranks: Ranks) -> list[float]:
     return checksum.tolist()
 
 
+def summary_json(summary: dict) -> str:
+    """``summary`` as strict JSON: non-finite numbers (a loss never measured) are ``null``."""
+
+    def strict(value):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, list):
+            return [strict(item) for item in value]
+        return value
+
+    return json.dumps({key: strict(value) for key, value in summary.items()}, indent=2, allow_nan=False)
+
+
 def finish(state: State, data: Data, config: TrainConfig, runtime: Runtime, stopped: bool, last: dict) -> dict:
     """Export ``out/model`` (unless stopped by a signal) and write ``summary.json``."""
     ranks = runtime.ranks
@@ -419,7 +495,7 @@ def finish(state: State, data: Data, config: TrainConfig, runtime: Runtime, stop
         )
         summary["export"] = str(runtime.out / "model")
     if ranks.main:
-        (runtime.out / "summary.json").write_text(json.dumps(summary, indent=2))
+        (runtime.out / "summary.json").write_text(summary_json(summary))
     if ranks.enabled:
         dist.barrier()
     return summary
@@ -430,14 +506,15 @@ def train(config: TrainConfig) -> dict:
     runtime = setup(config)
     data = make_data(config)
     state = make_state(config, data.model_config, runtime)
-    restore(state, config, data.model_config, runtime)
+    start_run(config, runtime, restore(state, config, data.model_config, runtime))
     logger.info(
-        "Model %s: %d parameters; device %s; autocast %s; world size %d.",
+        "Model %s: %d parameters; device %s; autocast %s; world size %d; %d torch threads.",
         config.model.size,
         sum(p.numel() for p in state.model.parameters()),
         runtime.device,
         runtime.autocast_dtype,
         runtime.ranks.world_size,
+        torch.get_num_threads(),
     )
     stopped, last = run_steps(state, data, config, runtime)
     return finish(state, data, config, runtime, stopped, last)
@@ -452,7 +529,7 @@ def main(argv=None) -> None:
     )
     summary = train(config)
     if rank == 0:
-        print(json.dumps(summary, indent=2))
+        print(summary_json(summary))
     if dist.is_initialized():
         dist.destroy_process_group()
 

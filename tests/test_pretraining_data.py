@@ -79,6 +79,18 @@ def test_stream_does_not_depend_on_workers(sampler):
         assert torch.equal(a["points"], b["points"]) and torch.equal(a["targets"], b["targets"])
 
 
+class _ThreadCounts(BatchStream):
+    def batch(self, index):
+        return {"index": index, "threads": torch.get_num_threads()}
+
+
+def test_loader_workers_compute_with_one_torch_thread(sampler):
+    """The training process takes the other cores (pretraining.runtime.training_threads)."""
+    batches = list(batch_loader(_ThreadCounts(sampler, 9, stop=4), num_workers=2))
+    assert [batch["index"] for batch in batches] == [0, 1, 2, 3]
+    assert [batch["threads"] for batch in batches] == [1, 1, 1, 1]
+
+
 def test_sampler_pickles_and_gives_the_same_batches(sampler):
     import pickle
 

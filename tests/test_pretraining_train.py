@@ -1,8 +1,10 @@
-"""Training loop: exact resume, SIGTERM checkpoint, 2-process DDP, settings, checkpoints, export."""
+"""Training loop: exact resume, SIGTERM checkpoint, 2-process DDP, settings, checkpoints,
+threads, export, summary."""
 
 import csv
 import dataclasses
 import json
+import logging
 import math
 import os
 import signal
@@ -17,11 +19,17 @@ import torch
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel
 from pretraining.bank import build_bank
-from pretraining.checkpoint import CheckpointFormatError, load_checkpoint, upgrade_checkpoint
+from pretraining.checkpoint import (
+    CHECKPOINT,
+    PREVIOUS_CHECKPOINT,
+    CheckpointFormatError,
+    load_checkpoint,
+    upgrade_checkpoint,
+)
 from pretraining.config import FLAT_NAMES, TrainConfig, config_from_args, load_train_config
 from pretraining.data import EquationSampler
 from pretraining.export import export_model
-from pretraining.train import train
+from pretraining.train import setup, summary_json, train
 from pretraining.validate import main as validate_main
 
 TINY = dict(
@@ -214,6 +222,7 @@ def test_every_setting_has_one_command_line_option():
         "seed": 3,
         "device": "cpu",
         "num_workers": 0,
+        "num_threads": 3,
         "progress": False,
         "model_size": "tiny",
         "model_overrides": {"max_length": 40},
@@ -224,6 +233,7 @@ def test_every_setting_has_one_command_line_option():
         "min_valid_fraction": 0.25,
         "max_constants": 2,
         "constant_range": (0.5, 2.0),
+        "constant_signs": "both",
         "support_range": (-3.0, 4.0),
         "max_abs_y": 99.0,
         "weighting": "uniform",
@@ -429,3 +439,83 @@ def test_planned_schedule_warms_up_holds_and_cools_down_to_zero():
     assert TrainConfig().optimisation.rate_at(123, 20) == TrainConfig().optimisation.learning_rate
     with pytest.raises(ValueError, match="weight_decay needs optimizer='adamw'"):
         TrainConfig.from_dict({"weight_decay": 0.1})
+
+
+def _files(folder):
+    return {path.relative_to(folder): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+@pytest.mark.parametrize("cause", ["model_size", "unreadable_checkpoints"])
+def test_a_refused_resume_writes_nothing_to_the_run_folder(bank, tmp_path, cause):
+    out = tmp_path / "run"
+    train(_config(bank, out, max_steps=2))
+    if cause == "model_size":
+        rerun, error = _config(bank, out, max_steps=4, model_size="small"), "another model config"
+    else:
+        _truncate(out / CHECKPOINT)
+        rerun, error = _config(bank, out, max_steps=4), "No readable checkpoint"
+    before = _files(out)
+    with pytest.raises(ValueError, match=error):
+        train(rerun)
+    assert _files(out) == before
+
+
+def test_a_truncated_checkpoint_resumes_from_the_previous_one(bank, tmp_path, caplog):
+    out = tmp_path / "run"
+    train(_config(bank, out, max_steps=2))
+    assert not (out / PREVIOUS_CHECKPOINT).exists()  # the layout of runs from before two were kept
+    train(_config(bank, out, max_steps=4))  # resumes from checkpoint.pt alone
+    assert load_checkpoint(out / PREVIOUS_CHECKPOINT)["step"] == 2 and load_checkpoint(out / CHECKPOINT)["step"] == 4
+    _truncate(out / CHECKPOINT)
+    with caplog.at_level(logging.WARNING):
+        summary = train(_config(bank, out, max_steps=5))
+    assert f"{out / CHECKPOINT} is truncated or corrupt" in caplog.text
+    assert f"Resuming from the checkpoint before it, {out / PREVIOUS_CHECKPOINT} (step 2)" in caplog.text
+    assert summary["step"] == 5 and (out / "checkpoint.pt.corrupt").exists()
+    assert load_checkpoint(out / PREVIOUS_CHECKPOINT)["step"] == 4 and load_checkpoint(out / CHECKPOINT)["step"] == 5
+    assert [int(row["step"]) for row in _log(out)] == [1, 2, 3, 4, 5]
+
+
+def _strict_json(text):
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_summary_json_is_strict_json_with_null_for_losses_never_measured(bank, tmp_path):
+    out = tmp_path / "run"
+    summary = train(_config(bank, out, max_steps=1, eval_every=0))
+    assert math.isnan(summary["val_loss"])
+    written = _strict_json((out / "summary.json").read_text())
+    assert written["val_loss"] is None and written["val_accuracy"] is None
+    assert written["train_loss"] == summary["train_loss"] and written["step"] == 1
+    text = summary_json({"loss": math.inf, "weight_checksums": [1.5, math.nan], "stopped": False})
+    assert _strict_json(text) == {"loss": None, "weight_checksums": [1.5, None], "stopped": False}
+
+
+@pytest.mark.parametrize(
+    "num_workers, num_threads, omp, expected",
+    [(1, None, None, 3), (0, None, None, 4), (1, 2, None, 2), (1, 2, "1", 2), (1, None, "1", "unchanged")],
+)
+def test_setup_gives_the_training_process_the_cores_its_workers_leave(
+    tmp_path, monkeypatch, num_workers, num_threads, omp, expected
+):
+    monkeypatch.setattr("pretraining.train.available_cores", lambda: 4)
+    if omp is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    config = _config("bank", tmp_path / "run", num_workers=num_workers, num_threads=num_threads)
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(5)
+        setup(config)
+        assert torch.get_num_threads() == (5 if expected == "unchanged" else expected)
+    finally:
+        torch.set_num_threads(previous)
+    assert not (tmp_path / "run").exists()  # setup writes nothing
