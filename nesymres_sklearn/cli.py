@@ -3,15 +3,36 @@
 from __future__ import annotations
 
 import argparse
+import codecs
+import csv
+import io
 import logging
+import math
 import sys
 
 import numpy as np
+import pandas as pd
 
 from .estimator import NeSymReSRegressor
 from .network.weights import BUNDLED
 
+PROG = "nesymres-fit"
 EXAMPLE_EQUATION = "x0 * sin(x1)"
+# Spellings of the delimiters that are awkward to type, and the other delimiters a
+# one-column file is searched for.
+DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "space": " "}
+OTHER_DELIMITERS = {";": ";", "\t": "tab", "|": "|", ",": ","}
+
+
+class DataError(ValueError):
+    """A CSV file the command cannot use; the message names the problem and the fix."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def example_data(n_points: int = 128, seed: int = 0):
@@ -21,55 +42,219 @@ def example_data(n_points: int = 128, seed: int = 0):
     return X, X[:, 0] * np.sin(X[:, 1])
 
 
+def _integer(minimum: int, maximum: int | None = None):
+    """argparse type: an integer in ``[minimum, maximum]``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bounds = f"at least {minimum}" if maximum is None else f"between {minimum} and {maximum}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _delimiter(text: str) -> str:
+    """argparse type: one character, or ``tab`` / ``\\t`` / ``space``."""
+    value = DELIMITER_NAMES.get(text, text)
+    if len(value) != 1 or value in '"\r\n':
+        raise argparse.ArgumentTypeError(f"expected one character, 'tab' or 'space', got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = _Parser(prog=PROG, description=__doc__)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("csv", nargs="?", help="CSV file with a header row; features and target columns")
+    source.add_argument("csv", nargs="?", help="CSV file: a header row, then one row of numbers per point")
     source.add_argument("--example", action="store_true", help=f"fit points of y = {EXAMPLE_EQUATION}")
     parser.add_argument("--target", help="target column of the CSV (default: the last column)")
+    parser.add_argument(
+        "--delimiter", type=_delimiter, help="field separator of the CSV: one character or 'tab' (default: ',')"
+    )
+    parser.add_argument(
+        "--no-header", action="store_true", help="the CSV has no header row; its columns are called x0, x1, ..."
+    )
     parser.add_argument(
         "--model",
         default=BUNDLED,
         help="'bundled', a folder, a Hub repo id, or an original checkpoint (file.ckpt or user/repo/file.ckpt)",
     )
-    parser.add_argument("--beam-size", type=int, default=32)
+    parser.add_argument("--beam-size", type=_integer(1), default=32, help="beams kept, or skeletons sampled (>= 1)")
     parser.add_argument("--decoding", choices=["beam", "sample"], default="beam")
-    parser.add_argument("--max-time", type=float, help="seconds for the whole fit (default: one round, no budget)")
-    parser.add_argument("--random-state", type=int, default=0)
-    parser.add_argument("--top", type=int, default=5, help="also list this many candidates")
+    parser.add_argument("--max-time", type=_seconds, help="seconds for the whole fit (default: one round, no budget)")
+    parser.add_argument("--random-state", type=_integer(0, 2**32 - 1), default=0)
+    parser.add_argument("--top", type=_integer(0), default=5, help="also list this many candidates (0: none)")
     parser.add_argument("--verbose", action="store_true")
     return parser
 
 
+def _number(text: str) -> float | None:
+    """``text`` as a float, or None when it is not a number."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _read_rows(path: str, delimiter: str) -> list[tuple[int, list[str]]]:
+    """Non-blank rows of a UTF-8 CSV file with the line each ends on."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: is a folder, not a CSV file") from None
+    except OSError as error:
+        raise DataError(f"{path}: cannot be read ({error.strerror})") from None
+    if b"\0" in data:
+        raise DataError(f"{path}: binary content, not a CSV text file")
+    data = data.removeprefix(codecs.BOM_UTF8)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text (byte {data[error.start]:#04x}); save it as UTF-8") from None
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True)
+    try:
+        rows = [(reader.line_num, row) for row in reader]
+    except csv.Error as error:
+        raise DataError(f"{path}: line {reader.line_num}: {error}") from None
+    return [(line, [field.strip() for field in row]) for line, row in rows if any(field.strip() for field in row)]
+
+
+def _one_column(path: str, line: int, field: str, delimiter: str) -> DataError:
+    """The error for a file whose first row is one field: a wrong delimiter, or no features."""
+    other = next((name for char, name in OTHER_DELIMITERS.items() if char != delimiter and char in field), None)
+    if other is not None:
+        return DataError(f"{path}: line {line} is one field with delimiter {delimiter!r}; use --delimiter '{other}'")
+    return DataError(f"{path}: only one column; expected feature columns and a target column")
+
+
+def _column_names(path: str, first: list[str]) -> list[str]:
+    """The header's column names, checked to be usable as variable names."""
+    seen = {}
+    for position, name in enumerate(first, start=1):
+        if not name:
+            raise DataError(f"{path}: column {position} has no name in the header; name it or remove the column")
+        if name in seen:
+            raise DataError(f"{path}: columns {seen[name]} and {position} are both named {name!r}; rename one")
+        if _number(name) is not None:
+            raise DataError(
+                f"{path}: column {position} is named {name!r}, a number; "
+                "rename it, or use --no-header if line 1 is data"
+            )
+        seen[name] = position
+    return first
+
+
+def _column_values(path: str, name: str, cells: list[tuple[int, str]]) -> np.ndarray:
+    """Numbers of one column; the first bad cell is named by its line."""
+    values = [_number(cell) for _, cell in cells]
+    bad = [(line, cell) for (line, cell), value in zip(cells, values) if value is None or not math.isfinite(value)]
+    if not bad:
+        return np.array(values)
+    line, cell = bad[0]
+    if not cell:
+        raise DataError(f"{path}: line {line}: column {name!r} is empty; fill in or remove rows with missing values")
+    if all(_number(cell) is None for _, cell in cells if cell):
+        raise DataError(
+            f"{path}: column {name!r} holds text ({cell!r} on line {line}), not numbers; "
+            "remove it or encode it as numbers"
+        )
+    if _number(cell) is None:
+        raise DataError(f"{path}: line {line}: {cell!r} in column {name!r} is not a number")
+    raise DataError(f"{path}: line {line}: column {name!r} is {cell!r}; only finite numbers can be fitted")
+
+
+def read_csv(path: str, *, target: str | None = None, delimiter: str = ",", header: bool = True):
+    """Features (DataFrame) and target (Series) of a CSV file, and notes for the user.
+
+    A first line whose fields are all numbers (or empty) is read as data, with a note. Raises
+    :class:`DataError` naming the problem, its line and the fix.
+    """
+    rows = _read_rows(path, delimiter)
+    if not rows:
+        raise DataError(f"{path}: the file is empty; expected a header row and rows of numbers")
+    notes = []
+    first_line, first = rows[0]
+    if len(first) == 1:
+        raise _one_column(path, first_line, first[0], delimiter)
+    if header and all(_number(field) is not None for field in first if field):
+        header = False
+        notes.append(f"{path}: line {first_line} holds only numbers, so it is data, not a header (--no-header says so)")
+    if header:
+        names = _column_names(path, first)
+        rows = rows[1:]
+        if not rows:
+            raise DataError(f"{path}: no data rows after the header")
+    else:
+        names = [f"x{i}" for i in range(len(first))]
+    for line, fields in rows:
+        if len(fields) != len(names):
+            source = "the header" if header else f"line {first_line}"
+            raise DataError(f"{path}: line {line} has {len(fields)} fields, expected {len(names)} as in {source}")
+    target = names[-1] if target is None else target
+    if target not in names:
+        raise DataError(f"{path}: no column {target!r}; --target takes one of {', '.join(names)}")
+    columns = {name: _column_values(path, name, [(line, row[j]) for line, row in rows]) for j, name in enumerate(names)}
+    y = pd.Series(columns.pop(target), name=target)
+    return pd.DataFrame(columns), y, notes
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.example and (args.target is not None or args.no_header or args.delimiter is not None):
+        parser.error("--target, --delimiter and --no-header describe a CSV file, not --example")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
     if args.example:
         X, y = example_data()
         print(f"Data: 128 points of y = {EXAMPLE_EQUATION}, x0, x1 ~ U(1, 5)")
     else:
-        import pandas as pd
-
-        frame = pd.read_csv(args.csv)
-        target = args.target or frame.columns[-1]
-        if target not in frame.columns:
-            print(f"error: no column {target!r} in {args.csv}; columns are {list(frame.columns)}", file=sys.stderr)
+        try:
+            delimiter, header = args.delimiter or ",", not args.no_header
+            X, y, notes = read_csv(args.csv, target=args.target, delimiter=delimiter, header=header)
+        except DataError as error:
+            print(f"{PROG}: error: {error}", file=sys.stderr)
             return 2
-        X, y = frame.drop(columns=[target]), frame[target]
-    regressor = NeSymReSRegressor(
-        model=args.model,
-        beam_size=args.beam_size,
-        decoding=args.decoding,
-        max_time=args.max_time,
-        random_state=args.random_state,
-        verbose=int(args.verbose),
-    ).fit(X, y)
+        for note in notes:
+            print(f"{PROG}: note: {note}", file=sys.stderr)
+        print(f"Data: {len(y)} rows of {args.csv}; target {y.name}, features {', '.join(X.columns)}")
+    try:
+        regressor = NeSymReSRegressor(
+            model=args.model,
+            beam_size=args.beam_size,
+            decoding=args.decoding,
+            max_time=args.max_time,
+            random_state=args.random_state,
+            verbose=int(args.verbose),
+        ).fit(X, y)
+    except (ValueError, OSError) as error:
+        print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 1
     print(f"Equation: {regressor.expression_}")
     print(f"R^2 on the data: {regressor.score(X, y):.6f}")
     print(f"Fit time: {sum(regressor.timings_.values()):.2f} s")
-    print(f"Top {args.top} candidates:")
-    columns = ["expression", "loss", "complexity"]
-    print(regressor.equations_[columns].head(args.top).to_string())
+    if args.top:
+        fitted = regressor.equations_[np.isfinite(regressor.equations_["loss"])]
+        table = fitted[["expression", "loss", "complexity"]].head(args.top)
+        print(f"Top {len(table)} candidate{'s' * (len(table) != 1)}:")
+        print(table.to_string())
     return 0
 
 

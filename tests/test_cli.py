@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -49,3 +52,152 @@ def test_decoding_and_time_budget_options(tiny_model, capsys, monkeypatch):
     assert main(argv) == 0
     assert seen == {"decoding": "sample", "max_time": 0.5}
     assert "Equation: " in capsys.readouterr().out
+
+
+def write_points(path, n_points=12, header="a,b,y", delimiter=","):
+    """Points of ``y = x0 * sin(x1)`` as a CSV file (no header row when ``header`` is None)."""
+    X, y = example_data(n_points)
+    rows = [delimiter.join(f"{value:.6g}" for value in row) for row in np.column_stack([X, y])]
+    path.write_text("\n".join(([header] if header is not None else []) + rows) + "\n")
+    return path
+
+
+def equation_symbols(out):
+    return {symbol.name for symbol in sympy.sympify(out.split("Equation: ")[1].splitlines()[0]).free_symbols}
+
+
+def error_line(err):
+    """The one line on stderr (no traceback, no usage block)."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_headerless_csv_is_read_as_data_with_a_note(tiny_model, tmp_path, capsys):
+    path = write_points(tmp_path / "d.csv", header=None)
+    assert main([str(path), "--model", str(tiny_model), "--beam-size", "2", "--top", "0"]) == 0
+    captured = capsys.readouterr()
+    assert "line 1 holds only numbers" in error_line(captured.err) and "--no-header" in captured.err
+    assert "Data: 12 rows of" in captured.out and "target x2, features x0, x1" in captured.out
+    assert equation_symbols(captured.out) <= {"x0", "x1"}
+
+
+def test_no_header_flag(tiny_model, tmp_path, capsys):
+    path = write_points(tmp_path / "d.csv", header=None)
+    assert main([str(path), "--no-header", "--target", "x0", "--model", str(tiny_model), "--beam-size", "2"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "target x0, features x1, x2" in captured.out
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("a,b,y\n1,2,3\n4,5\n", "d.csv: line 3 has 2 fields, expected 3 as in the header"),
+        ("a,b,y\n1,2,3\n4,x,6\n7,8,9\n", "d.csv: line 3: 'x' in column 'b' is not a number"),
+        ("a,color,y\n1,red,2\n2,blue,3\n3,red,4\n", "column 'color' holds text ('red' on line 2), not numbers"),
+        ("a,b,y\n1,,3\n4,5,6\n", "line 2: column 'b' is empty; fill in or remove rows"),
+        ("1,,3\n4,5,6\n", "line 1: column 'x1' is empty"),
+        ("a,b,y\n1,inf,3\n4,5,6\n", "line 2: column 'b' is 'inf'; only finite numbers"),
+        ("", "d.csv: the file is empty"),
+        ("a,b,y\n", "d.csv: no data rows after the header"),
+        ("a;b;y\n1;2;3\n4;5;6\n", "use --delimiter ';'"),
+        ("a\tb\ty\n1\t2\t3\n", "use --delimiter 'tab'"),
+        ("y\n1\n2\n3\n", "only one column"),
+        ("a,1990,y\n1,2,3\n", "column 2 is named '1990', a number; rename it, or use --no-header"),
+        (",a,y\n0,2,3\n1,3,4\n", "column 1 has no name"),
+        ("a,a,y\n0,2,3\n1,3,4\n", "columns 1 and 2 are both named 'a'"),
+        (bytes(range(256)), "d.csv: binary content, not a CSV text file"),
+        ("é,b,y\n1,2,3\n".encode("latin-1"), "not UTF-8 text (byte 0xe9); save it as UTF-8"),
+    ],
+    ids=[
+        "ragged",
+        "text-cell",
+        "categorical",
+        "empty-cell",
+        "empty-cell-no-header",
+        "infinity",
+        "empty",
+        "header-only",
+        "semicolons",
+        "tabs",
+        "one-column",
+        "number-name",
+        "unnamed",
+        "duplicate",
+        "binary",
+        "latin-1",
+    ],
+)
+def test_unusable_csv_is_one_line_on_stderr(tiny_model, tmp_path, capsys, content, expected):
+    path = tmp_path / "d.csv"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    assert main([str(path), "--model", str(tiny_model)]) == 2
+    captured = capsys.readouterr()
+    line = error_line(captured.err)
+    assert line.startswith("nesymres-fit: error: ") and expected in line
+    assert captured.out == ""
+
+
+def test_missing_file_from_the_command_line(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "nesymres_sklearn.cli", str(tmp_path / "nothing.csv")], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert error_line(result.stderr) == f"nesymres-fit: error: {tmp_path / 'nothing.csv'}: no such file"
+
+
+@pytest.mark.parametrize("delimiter, option", [(";", ";"), ("\t", "tab"), ("\t", "\\t")])
+def test_delimiter_option(tiny_model, tmp_path, capsys, delimiter, option):
+    path = write_points(tmp_path / "d.csv", header=delimiter.join(["a", "b", "y"]), delimiter=delimiter)
+    argv = [str(path), "--delimiter", option, "--model", str(tiny_model), "--beam-size", "2", "--top", "0"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "target y, features a, b" in out and equation_symbols(out) <= {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    "option, value, expected",
+    [
+        ("--beam-size", "0", "argument --beam-size: must be at least 1, got 0"),
+        ("--beam-size", "two", "argument --beam-size: expected an integer, got 'two'"),
+        ("--top", "-1", "argument --top: must be at least 0, got -1"),
+        ("--max-time", "0", "argument --max-time: must be a positive number of seconds"),
+        ("--max-time", "nan", "argument --max-time: must be a positive number of seconds"),
+        ("--random-state", "-1", "argument --random-state: must be between 0 and 4294967295"),
+        ("--delimiter", ";;", "argument --delimiter: expected one character"),
+    ],
+)
+def test_bad_option_values_are_usage_errors(capsys, option, value, expected):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--example", option, value])
+    assert exit_info.value.code == 2
+    assert expected in error_line(capsys.readouterr().err)
+
+
+def test_csv_options_do_not_apply_to_the_example(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--example", "--target", "y"])
+    assert exit_info.value.code == 2
+    assert "describe a CSV file, not --example" in error_line(capsys.readouterr().err)
+
+
+def test_too_few_points_is_one_line(tiny_model, tmp_path, capsys):
+    path = write_points(tmp_path / "d.csv", n_points=2)
+    assert main([str(path), "--model", str(tiny_model), "--beam-size", "2"]) == 1
+    assert "minimum of 3 is required" in error_line(capsys.readouterr().err)
+
+
+def test_top_lists_fitted_candidates_only(tiny_model, tmp_path, capsys):
+    path = write_points(tmp_path / "d.csv")
+    assert main([str(path), "--model", str(tiny_model), "--beam-size", "2", "--top", "10"]) == 0
+    table = capsys.readouterr().out.split("candidate")[1]
+    assert "inf" not in table and "nan" not in table
+
+
+def test_top_zero_lists_no_candidates(tiny_model, capsys):
+    assert main(["--example", "--model", str(tiny_model), "--beam-size", "2", "--top", "0"]) == 0
+    assert "candidate" not in capsys.readouterr().out
