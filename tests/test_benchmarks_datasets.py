@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+import sympy
 
 from benchmarks.datasets import (
     DATA_DIR,
@@ -20,6 +21,11 @@ def aifeynman():
 @pytest.fixture(scope="module")
 def nguyen():
     return {e.name: e for e in load_dataset("nguyen")}
+
+
+@pytest.fixture(scope="module")
+def aifeynman_many():
+    return {e.metadata["feynman_id"]: e for e in load_dataset("aifeynman-many")}
 
 
 def test_aifeynman_has_the_52_equations_of_the_paper(aifeynman):
@@ -155,7 +161,7 @@ def test_soose_versions_share_skeletons_and_supports(prefix):
 
 
 def test_registry_lists_every_file():
-    assert set(DATASETS) == {"aifeynman", "nguyen"} | {
+    assert set(DATASETS) == {"aifeynman", "nguyen", "aifeynman-many"} | {
         f"{prefix}-{v}" for prefix in ("soose", "validation") for v in ("wc", "nc", "fc")
     }
     assert sorted(DATASETS.values()) == sorted(p.name for p in DATA_DIR.glob("*.csv"))
@@ -165,3 +171,94 @@ def test_validation_sets_share_no_skeleton_with_the_reported_sets():
     reported = {e.metadata["skeleton"] for e in load_dataset("soose-wc")}
     validation = {e.metadata["skeleton"] for e in load_dataset("validation-wc")}
     assert not reported & validation
+
+
+def test_aifeynman_many_has_the_48_equations_with_4_to_9_variables(aifeynman_many):
+    equations = list(aifeynman_many.values())
+    assert len(equations) == 48
+    assert [e.name for e in equations] == [f"AIFM-{i:02d}" for i in range(1, 49)]
+    counts = {n: sum(e.n_variables == n for e in equations) for n in range(4, 10)}
+    assert counts == {4: 27, 5: 13, 6: 6, 7: 0, 8: 1, 9: 1}
+    # With the 52 of `aifeynman` (at most 3 variables): the whole database of 100.
+    assert len(equations) + len(load_dataset("aifeynman")) == 100
+    for equation in equations:
+        assert len(equation.metadata["variables"].split()) == equation.n_variables
+        used = {s.name for s in equation.sympy_expr.free_symbols}
+        assert used == {f"x_{k}" for k in range(1, equation.n_variables + 1)}, equation.name
+
+
+def test_aifeynman_many_expressions_are_the_published_formulas(aifeynman_many):
+    # `expression` is the table's `formula` with v_k renamed x_k (and ln written log).
+    for equation in aifeynman_many.values():
+        names = equation.metadata["variables"].split()
+        symbols = {name: sympy.Symbol(f"x_{k}", real=True) for k, name in enumerate(names, 1)}
+        published = sympy.sympify(equation.metadata["formula"], locals={**symbols, "ln": sympy.log})
+        assert sympy.simplify(published - equation.sympy_expr) == 0, equation.name
+
+
+@pytest.mark.parametrize(
+    "feynman_id, variables, supports",
+    [
+        # Spot checks against FeynmanEquations.csv (Udrescu & Tegmark 2020).
+        ("I.9.18", "m1 m2 G x1 x2 y1 y2 z1 z2", ((1, 2),) * 3 + ((3, 4), (1, 2)) * 3),
+        ("I.15.3x", "x u c t", ((5, 10), (1, 2), (3, 20), (1, 2))),
+        ("I.32.17", "epsilon c Ef r omega omega_0", ((1, 2),) * 5 + ((3, 5),)),
+        ("II.11.3", "q Ef m omega_0 omega", ((1, 3), (1, 3), (1, 3), (3, 5), (1, 2))),
+        ("II.11.27", "n alpha epsilon Ef", ((0, 1), (0, 1), (1, 2), (1, 2))),
+        ("II.36.38", "mom H kb T alpha epsilon c M", ((1, 3),) * 8),
+        ("III.14.14", "I_0 q Volt kb T", ((1, 5), (1, 2), (1, 2), (1, 2), (1, 2))),
+    ],
+)
+def test_aifeynman_many_supports(aifeynman_many, feynman_id, variables, supports):
+    equation = aifeynman_many[feynman_id]
+    assert equation.metadata["variables"] == variables
+    assert equation.supports == tuple((float(a), float(b)) for a, b in supports)
+
+
+def test_aifeynman_many_expressions_evaluate(aifeynman_many):
+    def value(feynman_id, *x):
+        return aifeynman_many[feynman_id].evaluate(np.array([x], dtype=float))[0]
+
+    # I.8.14: sqrt((x2-x1)**2+(y2-y1)**2)
+    assert value("I.8.14", 1, 4, 1, 5) == pytest.approx(5.0)
+    # I.9.18: G*m1*m2/((x2-x1)**2+(y2-y1)**2+(z2-z1)**2)
+    assert value("I.9.18", 1, 2, 1.5, 3, 1, 4, 2, 3, 2) == pytest.approx(3 / 9)
+    # I.44.4: n*kb*T*ln(V2/V1)
+    assert value("I.44.4", 1, 2, 3, 1, math.e) == pytest.approx(6.0)
+    # II.35.21: n_rho*mom*tanh(mom*B/(kb*T))
+    assert value("II.35.21", 2, 1, 1, 1, 2) == pytest.approx(2 * math.tanh(0.5))
+    # III.19.51: -m*q**4/(2*(4*pi*epsilon)**2*(h/(2*pi))**2)*(1/n**2)
+    assert value("III.19.51", 1, 1, 2 * math.pi, 1, 1 / (4 * math.pi)) == pytest.approx(-0.5)
+
+
+def test_aifeynman_many_is_finite_on_its_supports(aifeynman_many):
+    for equation in aifeynman_many.values():
+        _, y = equation.sample_test("iid", 2000)
+        assert np.isfinite(y).mean() > 0.99, equation.name
+        X_train, y = equation.sample_train(128)
+        assert X_train.shape == (128, equation.n_variables) and np.isfinite(y).all()
+        low, high = np.array(equation.supports).T
+        assert (X_train >= low).all() and (X_train <= high).all()
+
+
+def test_aifeynman_many_ood_extends_every_support(aifeynman_many):
+    equation = aifeynman_many["I.44.4"]  # n*kb*T*ln(V2/V1), every support (1, 5)
+    assert equation.ood_supports == ((-3.0, 9.0),) * 5
+    X, y = equation.sample_test("ood")
+    assert X.shape == (10_000, 5) and (X >= -3).all() and (X <= 9).all()
+    # ln of a negative ratio is undefined: those NaNs are kept, as for `aifeynman`.
+    assert np.isnan(y).any() and np.isfinite(y).mean() > 0.5
+
+
+def test_expressions_and_supports_beyond_three_variables(tmp_path):
+    path = tmp_path / "five.csv"
+    path.write_text("name,expression,x_1_lo,x_1_hi,x_2_lo,x_2_hi,x_3_lo,x_3_hi,x_4_lo,x_4_hi,x_5_lo,x_5_hi\n")
+    with path.open("a") as f:
+        f.write("five,x_1 + x_2*x_5 - x_4,0,1,0,1,0,1,0,1,2,3\n")
+        f.write("bad,x_1 + x_5,0,1,0,1,0,1,0,1,,\n")
+    with pytest.raises(ValueError, match="without a support"):
+        load_dataset("five", path)
+    path.write_text("\n".join(path.read_text().splitlines()[:2]) + "\n")
+    (equation,) = load_dataset("five", path)
+    assert equation.n_variables == 5 and equation.supports[4] == (2.0, 3.0)
+    assert equation.evaluate(np.array([[1.0, 2.0, 0.0, 4.0, 3.0]]))[0] == pytest.approx(3.0)

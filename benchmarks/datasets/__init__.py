@@ -2,9 +2,12 @@
 
 Each dataset is a CSV file in this package's folder, ``benchmarks/datasets/`` (comment
 lines start with ``#``), with one equation per row: ``name``, ``expression`` (SymPy
-syntax over the variables ``x_1, x_2, x_3``) and the support ``x_k_lo, x_k_hi`` of every
-variable the equation uses (empty otherwise). The loader only reads these files; nothing
-is generated at run time. The SOOSE files are written by
+syntax over the variables ``x_1, x_2, ...``) and the support ``x_k_lo, x_k_hi`` of every
+variable the equation uses (empty otherwise); any other column is kept as the
+equation's ``metadata``. The paper's datasets use at most ``x_1 .. x_3``;
+``aifeynman-many`` (AI-Feynman equations with 4 to 9 variables, not in the paper) uses up
+to ``x_9``, so only methods that accept that many inputs can run it. The loader only
+reads these files; nothing is generated at run time. The SOOSE files are written by
 :mod:`benchmarks.datasets.build_soose`, which lives here, next to the files it builds
 and the loader that reads them.
 
@@ -20,6 +23,7 @@ Points are drawn uniformly in the support, one column per variable the equation 
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -43,19 +47,24 @@ DATASETS = {
     "validation-wc": "validation_wc.csv",
     "validation-nc": "validation_nc.csv",
     "validation-fc": "validation_fc.csv",
+    # Not in the paper: the AI-Feynman database's equations with 4 to 9 variables.
+    "aifeynman-many": "aifeynman_many.csv",
 }
+#: Variables of the paper's datasets and of the model; data files may use more.
 MAX_VARIABLES = 3
 N_TRAIN_POINTS = 128
 N_TEST_POINTS = 10_000
 _VARIABLE = re.compile(r"^x_(\d+)$")
+_VARIABLE_IN_TEXT = re.compile(r"\bx_(\d+)\b")
 # Streams of the point generator: one per kind of sample, so that changing the number
 # of training points leaves the test points unchanged.
 _STREAMS = {"train": 0, "iid": 1, "ood": 2}
 
 
 def parse_expression(text: str) -> sympy.Expr:
-    """Parse a dataset expression over ``x_1..x_3`` (the core's real variable symbols)."""
-    names = {symbol.name: symbol for symbol in variable_symbols(MAX_VARIABLES)}
+    """Parse a dataset expression over ``x_1, x_2, ...`` (the core's real variable symbols)."""
+    n_variables = max([MAX_VARIABLES, *(int(i) for i in _VARIABLE_IN_TEXT.findall(text))])
+    names = {symbol.name: symbol for symbol in variable_symbols(n_variables)}
     return sympy.sympify(text, locals=names)
 
 
@@ -166,7 +175,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
 def _row_supports(row: pd.Series, name: str) -> tuple[tuple[float, float], ...]:
     supports = []
-    for k in range(1, MAX_VARIABLES + 1):
+    for k in itertools.count(1):
         low, high = row.get(f"x_{k}_lo"), row.get(f"x_{k}_hi")
         if low is None or high is None or pd.isna(low) or pd.isna(high):
             break
@@ -183,7 +192,8 @@ def load_dataset(name: str, path: str | Path | None = None) -> list[Equation]:
     ----------
     name : str
         One of :data:`DATASETS` (``"aifeynman"``, ``"nguyen"``, ``"soose-wc"``,
-        ``"soose-nc"``, ``"soose-fc"``), or any name when ``path`` is given.
+        ``"soose-nc"``, ``"soose-fc"``, ``"aifeynman-many"``, ...), or any name when
+        ``path`` is given.
     path : str or Path, optional
         A CSV file in the same format, instead of the bundled one.
 
