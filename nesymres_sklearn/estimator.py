@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 import warnings
 from contextlib import contextmanager
@@ -11,45 +12,63 @@ from numbers import Integral, Real
 
 import numpy as np
 import sympy
-import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import original  # noqa: F401  (registers the authors' encoding, search and checkpoints)
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
-from .network.encoding import encode_points, get_encoding
-from .network.weights import BUNDLED, ModelSource, load_model, resolve_device
-from .search.anytime import DECODINGS, SearchSettings, search
-from .search.fitting import mse
+from .search.fitting import mse, variance
 from .search.readable import exact_constants, tidy_numbers
 from .search.scaling import Scaling
 from .search.selection import best_index, candidate_table
+from .search.settings import DECODINGS, SearchSettings
 
 logger = logging.getLogger(__name__)
 
 MIN_POINTS = 3
+PACKAGE_LOGGER = logging.getLogger(__name__.rsplit(".", 1)[0])
 
 
 @contextmanager
-def _single_thread_on_cpu(device: torch.device):
-    """Decode with one intra-op thread on CPU, restoring the setting afterwards.
-
-    Beam search runs many tiny operations; extra threads only add synchronisation
-    (on the 2-core development machine a beam-32 search took 0.2 s with one thread
-    and up to 14 s with two while another process was busy).
-    """
-    if device.type != "cpu":
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _progress(verbose: int):
+    """Progress messages of the package on stderr for the duration of a fit when
+    ``verbose`` is positive, without a logging set-up (one configured by the user is
+    used instead); none at ``verbose=0``."""
+    previous_level = PACKAGE_LOGGER.level
+    handler = None
+    PACKAGE_LOGGER.setLevel(logging.INFO if verbose else logging.WARNING)
+    if verbose and not PACKAGE_LOGGER.hasHandlers():
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("[NeSymReS] %(message)s"))
+        PACKAGE_LOGGER.addHandler(handler)
     try:
         yield
     finally:
-        torch.set_num_threads(previous)
+        PACKAGE_LOGGER.setLevel(previous_level)
+        if handler is not None:
+            PACKAGE_LOGGER.removeHandler(handler)
+
+
+def _check_target(y) -> None:
+    """A clear error for targets that are not numbers (before NumPy raises its own)."""
+    values = np.asarray(y)
+    if values.dtype.kind in "USV" or (values.dtype.kind == "O" and values.size and not _all_numbers(values)):
+        example = next(v for v in values.ravel() if not _is_number(v))
+        example = example.item() if isinstance(example, np.generic) else example
+        raise ValueError(
+            f"y must hold numbers (this is a regressor), but it holds {values.dtype} values such as {example!r}. "
+            "Convert it to floats, e.g. pandas.to_numeric(y), or encode categories before fitting."
+        )
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, Real | np.number) and not isinstance(value, np.complexfloating)
+
+
+def _all_numbers(values: np.ndarray) -> bool:
+    return all(_is_number(v) or v is None for v in values.ravel())
 
 
 class NeSymReSRegressor(RegressorMixin, BaseEstimator):
@@ -149,7 +168,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        model=BUNDLED,
+        model="bundled",
         revision=None,
         beam_size=32,
         decoding="beam",
@@ -180,7 +199,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Find an equation ``y = f(X)``.
 
         Parameters
@@ -189,15 +208,41 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             At most as many features as the model has variables (3 for the bundled
             model).
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the squared errors in the constant fitting and
+            the selection; points of weight 0 are left out entirely.
 
         Returns
         -------
         self : NeSymReSRegressor
+            A fit that raises leaves the estimator as it was before the call.
         """
+        previous = self.__dict__.copy()
+        try:
+            with _progress(self.verbose):
+                return self._fit(X, y, sample_weight)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(previous)
+            raise
+
+    def _fit(self, X, y, sample_weight):
+        from . import neural_search  # torch: needed to fit, not to unpickle or predict
+
         self._validate_params()
+        _check_target(y)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
-        device = resolve_device(self.device)
-        network = load_model(ModelSource.parse(self.model, self.revision), device=device)
+        y = y.astype(np.float64)  # booleans and integers count as numbers
+        weights = None
+        if sample_weight is not None:
+            weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+            kept = weights > 0
+            if kept.sum() < MIN_POINTS:
+                raise ValueError(
+                    f"Only {int(kept.sum())} points have a positive sample_weight; at least {MIN_POINTS} are needed."
+                )
+            X, y, weights = X[kept], y[kept], weights[kept] / weights[kept].mean()
+        network = neural_search.load_network(self.model, self.revision, self.device)
         started = time.time()
         n_variables = network.config.n_variables
         if self.n_features_in_ > n_variables:
@@ -212,29 +257,27 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         if len(X) > self.max_points:
             keep = rng.choice(len(X), size=self.max_points, replace=False)
             X, y = X[keep], y[keep]
+            weights = None if weights is None else weights[keep] / weights[keep].mean()
         self.timings_ = dict.fromkeys(("encoding", "decoding", "constant_fitting", "selection"), 0.0)
         self.n_rounds_ = 0
         if np.ptp(y) == 0:
-            warnings.warn(f"y is constant ({y[0]!r}); the fitted equation is that constant.", UserWarning, stacklevel=2)
+            warnings.warn(f"y is constant ({y[0]!r}); the fitted equation is that constant.", UserWarning, stacklevel=3)
             self._scaling = Scaling.identity(self.n_features_in_)
             self._set_table([Skeleton(("c",))], [np.array([float(y[0])])], [0.0], [0.0], ["constant"], float(y[0]))
             return self
 
         self._scaling = Scaling.for_data(X, y)
         X_scaled, y_scaled = self._scaling.scale_X(X), self._scaling.scale_y(y)
-        encoding = get_encoding(network.config.encoding)
-        message = encoding.range_warning(np.abs(np.concatenate([X_scaled.ravel(), y_scaled])))
-        if message is not None:
-            warnings.warn(message, UserWarning, stacklevel=2)
-
-        moment = time.perf_counter()
-        points = torch.from_numpy(encode_points(X_scaled, y_scaled, n_variables, network.config.encoding))
-        self.timings_["encoding"] = time.perf_counter() - moment
-
+        logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, self._scaling)
         settings = SearchSettings(self.decoding, self.beam_size, self.n_restarts, self.max_time, self.n_jobs)
-        with _single_thread_on_cpu(device):
-            found = search(network, points.to(device), X_scaled, y_scaled, settings, int(rng.randint(2**31)), started)
+        moment = time.perf_counter()
+        found = neural_search.propose_and_fit(
+            network, X_scaled, y_scaled, settings, int(rng.randint(2**31)), started, weights
+        )
         self.timings_["decoding"], self.timings_["constant_fitting"] = found.decoding_seconds, found.fitting_seconds
+        self.timings_["encoding"] = max(
+            0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds
+        )
         self.n_rounds_ = found.rounds
 
         moment = time.perf_counter()
@@ -244,18 +287,17 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             [fit.mse for fit in found.fits],
             [candidate.log_prob for candidate in found.candidates],
             [candidate.origin for candidate in found.candidates],
-            float(np.var(y_scaled)),
+            variance(y_scaled, weights),
         )
-        self._make_readable(X_scaled, y_scaled)
+        self._make_readable(X_scaled, y_scaled, weights)
         self.timings_["selection"] = time.perf_counter() - moment
-        if self.verbose:
-            logger.info(
-                "Selected %s (%d candidates, %d rounds) in %.3fs",
-                self.expression_,
-                len(found.candidates),
-                found.rounds,
-                time.time() - started,
-            )
+        logger.info(
+            "Selected %s (%d candidates, %d rounds) in %.3fs",
+            self.expression_,
+            len(found.candidates),
+            found.rounds,
+            time.time() - started,
+        )
         return self
 
     def predict(self, X, index=None):
@@ -306,16 +348,16 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             expression = tidy_numbers(skeleton.expression(exact, self._symbols, evaluate=True))
         return self._scaling.unscale_expression(expression, self._symbols)
 
-    def _make_readable(self, X_scaled: np.ndarray, y_scaled: np.ndarray) -> None:
+    def _make_readable(self, X_scaled: np.ndarray, y_scaled: np.ndarray, weights: np.ndarray | None) -> None:
         """Re-spell the selected equation's constants exactly where the fit allows."""
         row = self.best_index_
         skeleton, constants, _ = self._fitted[row]
-        exact = exact_constants(skeleton, constants, X_scaled, y_scaled)
+        exact = exact_constants(skeleton, constants, X_scaled, y_scaled, weights)
         values = np.array([float(c) for c in exact])
         self._fitted[row] = (skeleton, values, exact)
         with np.errstate(over="ignore"):
             self.equations_.loc[row, "loss"] = (
-                mse(skeleton.program, X_scaled, y_scaled, values) * np.float64(self._scaling.y_scale) ** 2
+                mse(skeleton.program, X_scaled, y_scaled, values, weights) * np.float64(self._scaling.y_scale) ** 2
             )
         self.expression_ = self._expression(*self._fitted[row])
         self.equations_.loc[row, "expression"] = self.expression_
@@ -341,5 +383,12 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         with np.errstate(over="ignore"):
             self.equations_["loss"] *= np.float64(self._scaling.y_scale) ** 2
         self._fitted = [(skeletons[i], np.asarray(constants[i], dtype=np.float64), None) for i in order]
-        self.best_index_ = best_index(self.equations_)
+        try:
+            self.best_index_ = best_index(self.equations_)
+        except ValueError:
+            raise ValueError(
+                "No candidate equation is finite on the training data: every one overflows or is undefined at "
+                "some points. Look for extreme values in X and y (e.g. magnitudes near 1e308, or features spanning "
+                "hundreds of orders of magnitude), and transform or rescale them (e.g. take logs) before fitting."
+            ) from None
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]

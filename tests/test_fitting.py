@@ -58,3 +58,17 @@ def test_seeded_restarts_are_reproducible(data):
     a = fit_constants(program, X, y, 4, np.random.default_rng(5))
     b = fit_constants(program, X, y, 4, np.random.default_rng(5))
     np.testing.assert_array_equal(a.constants, b.constants)
+
+
+def test_weights_decide_which_points_the_constants_fit():
+    X = np.linspace(1, 5, 40)[:, None]
+    y = np.where(np.arange(40) < 20, 2.0 * X[:, 0], 5.0 * X[:, 0])  # two populations
+    program = PrefixProgram(["mul", "c", "x_1"])
+    first = np.r_[np.full(20, 1.999), np.full(20, 0.001)]  # mean 1
+    second = first[::-1]
+    fit_first = fit_constants(program, X, y, 2, np.random.default_rng(0), weights=first)
+    fit_second = fit_constants(program, X, y, 2, np.random.default_rng(0), weights=second)
+    assert fit_first.constants[0] == pytest.approx(2.0, abs=0.01)
+    assert fit_second.constants[0] == pytest.approx(5.0, abs=0.01)
+    expected = np.average((fit_first.constants[0] * X[:, 0] - y) ** 2, weights=first)
+    assert fit_first.mse == pytest.approx(expected, rel=1e-12)

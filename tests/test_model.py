@@ -94,7 +94,14 @@ def test_save_and_load_round_trip(tmp_path):
     [
         (dict(hidden_size=30, n_heads=4), "multiple of n_heads"),
         (dict(encoding="float32"), "Unknown number encoding"),
-        (dict(n_isab=0), "n_isab must be at least 1"),
+        (dict(n_isab=0), "n_isab must be a positive integer, got 0"),
+        (dict(n_heads=0), "n_heads must be a positive integer, got 0"),
+        (dict(hidden_size=-128), "hidden_size must be a positive integer, got -128"),
+        (dict(hidden_size="128"), "hidden_size must be a positive integer, got '128'"),
+        (dict(max_length=True), "max_length must be a positive integer"),
+        (dict(dropout=1.5), "dropout must be a number in"),
+        (dict(output_size="60"), "output_size must be an integer"),
+        (dict(vocabulary="x_1"), "vocabulary must be a list of token strings"),
         (dict(vocabulary=["<pad>", "x_1"]), "required token"),
     ],
 )

@@ -813,7 +813,7 @@ def test_constrained_search_normalises_over_extra_output_slots():
     "overrides, message",
     [
         (dict(encoder_attention_scale="full"), "Unknown encoder_attention_scale"),
-        (dict(output_size=10), "output_size=10 is smaller than the vocabulary"),
+        (dict(output_size=10), "output_size must be an integer at least the vocabulary.s size"),
     ],
 )
 def test_invalid_compatibility_fields(overrides, message):

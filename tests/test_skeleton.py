@@ -49,3 +49,15 @@ def test_pickles_with_its_compiled_program():
     restored = pickle.loads(pickle.dumps(skeleton))
     assert restored == skeleton
     np.testing.assert_allclose(restored.program(np.ones((3, 1)), [2.0]), 3.0)
+
+
+@pytest.mark.parametrize(
+    "name, printed",
+    [("x0", "x0"), ("mass", "mass"), ("sin", "`sin`"), ("E", "`E`"), ("lambda", "`lambda`"), ("x-1", "`x-1`"),
+     ("a b", "`a b`"), ("2", "`2`"), ("it`s", "`it``s`"), (3, "`3`")],
+)  # fmt: skip
+def test_feature_names_print_as_themselves_or_quoted(name, printed):
+    from nesymres_sklearn.expression.export import feature_symbols, symbol_name
+
+    assert symbol_name(name) == printed
+    assert feature_symbols([name])[0].name == printed

@@ -81,10 +81,43 @@ def test_weights_that_do_not_match_the_config(tiny_model, tmp_path):
         load_folder(tmp_path / "m", torch.device("cpu"))
 
 
-def test_invalid_config(tiny_model, tmp_path):
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(n_heads=0), "n_heads must be a positive integer, got 0"),
+        (dict(hidden_size=-128), "hidden_size must be a positive integer, got -128"),
+        (dict(hidden_size="128"), "hidden_size must be a positive integer, got '128'"),
+        (dict(hidden_size=33), r"hidden_size \(33\) must be a multiple of n_heads"),
+        (dict(vocabulary=None), "has no 'vocabulary' field"),
+        (dict(hiden_size=64), r"unknown fields \['hiden_size'\]"),
+    ],
+)
+def test_invalid_config_fields_are_named(tiny_model, tmp_path, change, message):
     shutil.copytree(tiny_model, tmp_path / "m")
-    (tmp_path / "m" / "config.json").write_text('{"hidden_size": 33, "n_heads": 8}')
-    with pytest.raises(ModelLoadError, match="not a valid model config"):
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    for field, value in change.items():
+        if value is None:
+            del config[field]
+        else:
+            config[field] = value
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelLoadError, match=message):
+        load_folder(tmp_path / "m", torch.device("cpu"))
+    (tmp_path / "m" / "config.json").write_text("{not json")
+    with pytest.raises(ModelLoadError, match="is not valid JSON"):
+        load_folder(tmp_path / "m", torch.device("cpu"))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_weights_with_non_finite_values_are_refused_by_name(tiny_model, tmp_path, bad):
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(tiny_model, tmp_path / "m")
+    state = load_file(tmp_path / "m" / "model.safetensors")
+    name = sorted(state)[3]
+    state[name].view(-1)[0] = bad
+    save_file(state, tmp_path / "m" / "model.safetensors")
+    with pytest.raises(ModelLoadError, match=f"NaN or infinite values in 1 tensor\\(s\\), first '{name}'"):
         load_folder(tmp_path / "m", torch.device("cpu"))
 
 
@@ -98,6 +131,18 @@ def test_unknown_sources_and_devices(tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
             resolve_device("cuda")
+    with pytest.raises(ValueError, match="device='meta' holds no data"):
+        resolve_device("meta")
+    if not torch.backends.mps.is_available():
+        with pytest.raises(ValueError, match="MPS is not available"):
+            resolve_device("mps")
+
+
+def test_a_missing_folder_beside_existing_ones_is_not_taken_for_a_hub_id(tmp_path, monkeypatch):
+    (tmp_path / "models").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="there is no folder .*models/mine .*not taken for a Hugging Face"):
+        resolve_folder("models/mine")
 
 
 FIT_FROM_HUB = """
@@ -151,9 +196,19 @@ def test_unreachable_hub_gives_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     waits = []
     monkeypatch.setattr(time, "sleep", waits.append)  # huggingface_hub's retry back-off, not waited here
-    with pytest.raises(ConnectionError, match=f"Could not reach the Hugging Face Hub at {endpoint}"):
+    with pytest.raises(ConnectionError, match=f"not a local folder .*the Hugging Face Hub at {endpoint} could not"):
         resolve_folder("org/tiny")
     assert waits, "huggingface_hub retried without waiting: the back-off was not reached"
+
+
+def test_offline_mode_with_an_uncached_id_says_so(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(ConnectionError, match="HF_HUB_OFFLINE=1 is set and it is not in the local Hub cache") as error:
+        resolve_folder("org/tiny")
+    assert "could not be reached" not in str(error.value)
 
 
 def test_hub_errors_name_the_problem(tiny_model, tmp_path):

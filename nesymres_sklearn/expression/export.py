@@ -1,11 +1,18 @@
-"""Export targets of a fitted equation: LaTeX and a NumPy callable.
+"""Export targets of a fitted equation: feature symbols, LaTeX and NumPy values.
 
 The SymPy form is :meth:`.skeleton.Skeleton.expression`; predictions use the same
 compiled :class:`~.program.PrefixProgram` that fitted the constants.
+
+Feature names become symbol names as they are when they read back as that symbol
+(``x0``, ``mass``). Any other name (``"x-1"``, ``"a b"``, ``"2"``, or one that SymPy
+reads as a function or constant: ``"sin"``, ``"E"``, ``"lambda"``) is quoted in
+backticks, so ``sin*sin(x)`` prints as ```sin`*sin(x)``; a backtick inside a name
+is doubled.
 """
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,13 +23,44 @@ from .skeleton import Skeleton
 PREDICT_CHUNK_ROWS = 1 << 16
 
 
-def feature_symbols(names: Sequence[str]) -> list[sympy.Symbol]:
-    """One real SymPy symbol per feature name."""
-    return [sympy.Symbol(str(name), real=True) for name in names]
+QUOTE = "`"
+_LATEX_SPECIALS = {c: "\\" + c for c in "#$%&_{}"} | {
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+}
+
+
+def _reads_back_as_symbol(name: str) -> bool:
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return False
+    try:
+        return sympy.sympify(name) == sympy.Symbol(name)
+    except (sympy.SympifyError, SyntaxError, TypeError, AttributeError):
+        return False
+
+
+def symbol_name(feature_name) -> str:
+    """The printed name of a feature: as is, or quoted (see the module docstring)."""
+    name = str(feature_name)
+    if _reads_back_as_symbol(name):
+        return name
+    return QUOTE + name.replace(QUOTE, QUOTE * 2) + QUOTE
+
+
+def feature_symbols(names: Sequence) -> list[sympy.Symbol]:
+    """One real SymPy symbol per feature name, named by :func:`symbol_name`."""
+    return [sympy.Symbol(symbol_name(name), real=True) for name in names]
 
 
 def to_latex(expression: sympy.Expr) -> str:
-    return sympy.latex(expression)
+    """LaTeX of ``expression``; quoted feature names are set upright as text."""
+    names = {}
+    for symbol in expression.free_symbols:
+        if symbol.name.startswith(QUOTE) and symbol.name.endswith(QUOTE) and len(symbol.name) > 1:
+            raw = symbol.name[1:-1].replace(QUOTE * 2, QUOTE)
+            names[symbol] = r"\text{" + "".join(_LATEX_SPECIALS.get(c, c) for c in raw) + "}"
+    return sympy.latex(expression, symbol_names=names)
 
 
 def evaluate(skeleton: Skeleton, constants: Sequence[float], X: np.ndarray) -> np.ndarray:

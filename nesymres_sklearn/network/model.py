@@ -38,6 +38,18 @@ class ModelLoadError(ValueError):
     """Weights that are missing, corrupt or inconsistent with their config."""
 
 
+_POSITIVE_INTEGERS = (
+    "hidden_size",
+    "n_heads",
+    "n_isab",
+    "n_inducing_points",
+    "n_seeds",
+    "n_decoder_layers",
+    "feedforward_size",
+    "max_length",
+)
+
+
 @dataclass
 class ModelConfig:
     """Architecture, vocabulary and number encoding of a model.
@@ -77,22 +89,32 @@ class ModelConfig:
     search: str = "constrained"
 
     def __post_init__(self):
+        if isinstance(self.vocabulary, str) or not all(isinstance(token, str) for token in self.vocabulary):
+            raise ValueError(f"vocabulary must be a list of token strings, got {self.vocabulary!r}.")
         self.vocabulary = list(self.vocabulary)
         _vocabulary(tuple(self.vocabulary))  # validates the tokens
+        for name in _POSITIVE_INTEGERS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        if isinstance(self.dropout, bool) or not isinstance(self.dropout, int | float) or not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be a number in [0, 1), got {self.dropout!r}.")
         if self.hidden_size % self.n_heads:
-            raise ValueError("hidden_size must be a multiple of n_heads.")
+            raise ValueError(f"hidden_size ({self.hidden_size}) must be a multiple of n_heads ({self.n_heads}).")
         get_encoding(self.encoding)  # raises for an unregistered encoding
         if self.encoder_attention_scale not in ATTENTION_SCALES:
             raise ValueError(
                 f"Unknown encoder_attention_scale {self.encoder_attention_scale!r}; expected one of {ATTENTION_SCALES}."
             )
-        if self.output_size is not None and self.output_size < len(self.vocabulary):
+        if self.output_size is not None and (
+            isinstance(self.output_size, bool)
+            or not isinstance(self.output_size, int)
+            or self.output_size < len(self.vocabulary)
+        ):
             raise ValueError(
-                f"output_size={self.output_size} is smaller than the vocabulary ({len(self.vocabulary)} tokens)."
+                f"output_size must be an integer at least the vocabulary's size ({len(self.vocabulary)} tokens), "
+                f"got {self.output_size!r}."
             )
-        for name in ("n_isab", "n_inducing_points", "n_seeds", "n_decoder_layers", "max_length"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1.")
 
     @property
     def n_variables(self) -> int:

@@ -19,6 +19,7 @@ estimator or a grid search never reloads weights.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -59,8 +60,23 @@ def resolve_device(device: str | torch.device) -> torch.device:
         resolved = torch.device(device)
     except (RuntimeError, TypeError):
         raise ValueError(f"device={device!r} is not a valid torch device; use 'auto', 'cpu' or 'cuda'.") from None
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r} was requested but CUDA is not available; use device='cpu' or 'auto'.")
+    if resolved.type == "meta":
+        raise ValueError("device='meta' holds no data, so the network cannot run on it; use device='cpu' or 'auto'.")
+    available = {
+        "cuda": torch.cuda.is_available,
+        "mps": lambda: torch.backends.mps.is_available(),
+        "xpu": lambda: hasattr(torch, "xpu") and torch.xpu.is_available(),
+    }
+    if resolved.type not in ("cpu", *available) or not available.get(resolved.type, lambda: True)():
+        raise ValueError(
+            f"device={device!r} was requested but {resolved.type.upper()} is not available in this PyTorch build "
+            "or machine; use device='cpu' or 'auto'."
+        )
+    if resolved.type == "cuda" and resolved.index is not None and resolved.index >= torch.cuda.device_count():
+        raise ValueError(
+            f"device={device!r} was requested but only {torch.cuda.device_count()} CUDA device(s) exist; "
+            "use device='cuda' or 'auto'."
+        )
     return resolved
 
 
@@ -91,6 +107,12 @@ class ModelSource:
         if path.is_file() and path.suffix in CONVERTERS:
             return cls("checkpoint", str(path.resolve()))
         if isinstance(model, str) and not path.exists():
+            if _REPO_ID.match(model) and path.parent.is_dir():
+                raise FileNotFoundError(
+                    f"model={model!r}: there is no folder {path.resolve()} (though {path.parent.resolve()} exists), "
+                    f"so it was not taken for a Hugging Face Hub id. Check the path; for the Hub repository of the "
+                    f"same name, run from another directory or download it with `hf download {model}`."
+                )
             if _REPO_ID.match(model):
                 return cls("hub", model, revision)
             match = _HUB_FILE.match(model)
@@ -174,10 +196,18 @@ def _download(repo_id: str, filenames: list[str], revision: str | None) -> list[
             "log in with `hf auth login`)."
         ) from None
     except LocalEntryNotFoundError:  # subclass of EntryNotFoundError: first
+        not_local = f"{repo_id!r} is not a local folder (no {Path(repo_id).resolve()}), so it was taken for a Hub id"
+        if constants.is_offline_mode():
+            raise ConnectionError(
+                f"{not_local}, but HF_HUB_OFFLINE=1 is set and it is not in the local Hub cache "
+                f"({constants.HF_HUB_CACHE}). Download it once with the Hub reachable (unset HF_HUB_OFFLINE), "
+                "or pass a local folder as model=."
+            ) from None
         raise ConnectionError(
-            f"Could not reach the Hugging Face Hub at {constants.ENDPOINT} to download {repo_id!r}, and it is "
-            "not in the local cache. Check the network (or HF_ENDPOINT), download it once where the Hub is "
-            "reachable (then HF_HUB_OFFLINE=1 uses the cache), or pass a local folder as model=."
+            f"{not_local}, but the Hugging Face Hub at {constants.ENDPOINT} could not be reached and it is not in "
+            "the local cache. Check the path if you meant a folder; otherwise check the network (or HF_ENDPOINT), "
+            "download it once where the Hub is reachable (then HF_HUB_OFFLINE=1 uses the cache), or pass a local "
+            "folder as model=."
         ) from None
     except EntryNotFoundError as error:
         raise ModelLoadError(
@@ -193,14 +223,32 @@ def load_folder(folder: Path, device: torch.device) -> NeSymReSModel:
         if not (folder / name).is_file():
             raise ModelLoadError(f"The model folder {folder} has no {name}; it needs {CONFIG_FILE} and {WEIGHTS_FILE}.")
     try:
-        config = ModelConfig(**json.loads((folder / CONFIG_FILE).read_text()))
-    except (json.JSONDecodeError, TypeError, ValueError) as error:
+        fields = json.loads((folder / CONFIG_FILE).read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ModelLoadError(f"{folder / CONFIG_FILE} is not valid JSON: {error}") from None
+    if not isinstance(fields, dict) or "vocabulary" not in fields:
+        raise ModelLoadError(
+            f"{folder / CONFIG_FILE} has no 'vocabulary' field: a model config names its tokens "
+            "(re-export the model with `python -m pretraining.export`)."
+        )
+    unknown = sorted(set(fields) - {f.name for f in dataclasses.fields(ModelConfig)})
+    if unknown:
+        raise ModelLoadError(f"{folder / CONFIG_FILE} has unknown fields {unknown}; is it a NeSymReS model config?")
+    try:
+        config = ModelConfig(**fields)
+    except (TypeError, ValueError) as error:
         raise ModelLoadError(f"{folder / CONFIG_FILE} is not a valid model config: {error}") from None
     model = NeSymReSModel(config)
     try:
         state = load_file(folder / WEIGHTS_FILE)
     except (SafetensorError, OSError, RuntimeError) as error:
         raise ModelLoadError(f"{folder / WEIGHTS_FILE} is corrupt or not a safetensors file: {error}") from None
+    not_finite = [name for name, tensor in state.items() if not torch.isfinite(tensor).all()]
+    if not_finite:
+        raise ModelLoadError(
+            f"{folder / WEIGHTS_FILE} holds NaN or infinite values in {len(not_finite)} tensor(s), first "
+            f"{not_finite[0]!r}: the file is damaged or the training diverged. Re-download or re-export the weights."
+        )
     try:
         # Weights may be stored in half precision; parameters stay float32.
         model.load_state_dict({name: tensor.float() for name, tensor in state.items()}, strict=True)

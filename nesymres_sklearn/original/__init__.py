@@ -9,7 +9,8 @@ Importing this package registers
 * the conversion of their ``.ckpt`` files in :data:`nesymres_sklearn.network.weights.CONVERTERS`
   (:mod:`.checkpoint`).
 
-The core holds no branches on any of them. The estimator imports this package.
+The core holds no branches on any of them. :mod:`nesymres_sklearn.neural_search` (the
+estimator's network side) imports this package.
 """
 
 from ..network.weights import CONVERTERS

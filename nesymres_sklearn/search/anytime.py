@@ -12,6 +12,7 @@ ends with a worse best candidate, only with more of them.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
@@ -21,28 +22,17 @@ import torch
 from ..network.model import NeSymReSModel
 from .candidates import Candidate, fit_candidates, skeleton_candidates
 from .decoding import decode
-from .fitting import EXACT_FIT, ConstantFit
+from .fitting import EXACT_FIT, ConstantFit, variance
 from .polynomial import exact_polynomial
+from .settings import SearchSettings
 
-DECODINGS = ("beam", "sample")
+logger = logging.getLogger(__name__)
+
 SAMPLES_PER_ROUND = 64
 STALE_ROUNDS = 3
 # Kept from the budget for building the table and re-spelling the selected constants:
 # this share of it, at most RESERVE_SECONDS.
 RESERVE_SHARE, RESERVE_SECONDS = 0.2, 0.3
-
-
-@dataclass(frozen=True)
-class SearchSettings:
-    """``decoding``: ``"beam"`` (the model's beam search) or ``"sample"``; ``size``:
-    beams, or samples of the first round; ``max_time``: seconds for the whole search,
-    ``None`` for the first round only."""
-
-    decoding: str = "beam"
-    size: int = 32
-    n_restarts: int = 4
-    max_time: float | None = None
-    n_jobs: int | None = None
 
 
 @dataclass
@@ -62,14 +52,16 @@ def search(
     settings: SearchSettings,
     seed: int,
     started: float,
+    weights: np.ndarray | None = None,
 ) -> SearchResult:
-    """Candidates and their fits for the data ``(X, y)`` encoded as ``points``;
-    ``started`` is the :func:`time.time` at which the budget began."""
+    """Candidates and their fits for the data ``(X, y)`` encoded as ``points``
+    (``weights``: sample weights, mean 1); ``started`` is the :func:`time.time` at
+    which the budget began."""
     deadline = None
     if settings.max_time is not None:
         deadline = started + settings.max_time - min(RESERVE_SHARE * settings.max_time, RESERVE_SECONDS)
     n_features = X.shape[1]
-    exact = EXACT_FIT * (float(np.var(y)) or 1.0)
+    exact = EXACT_FIT * (variance(y, weights) or 1.0)
     seen: set = set()
     candidates: list[Candidate] = []
     fits: list[ConstantFit] = []
@@ -85,12 +77,22 @@ def search(
                 seen.add(candidate.skeleton.key)
                 new.append(candidate)
         moment = time.perf_counter()
-        fits.extend(fit_candidates(new, X, y, settings.n_restarts, seed, deadline, settings.n_jobs, len(candidates)))
+        fits.extend(
+            fit_candidates(new, X, y, settings.n_restarts, seed, deadline, settings.n_jobs, len(candidates), weights)
+        )
         timings["fitting"] += time.perf_counter() - moment
         candidates.extend(new)
+        logger.info(
+            "%s round: %d new skeletons fitted (%d in all) after %.2fs; best fraction of variance unexplained %.3g",
+            origin,
+            len(new),
+            len(candidates),
+            time.time() - started,
+            min(fit.mse for fit in fits) / (variance(y, weights) or 1.0),
+        )
         return len(new)
 
-    polynomial = exact_polynomial(X, y)
+    polynomial = exact_polynomial(X, y, weights)
     extra = () if polynomial is None else (Candidate(polynomial, float("-inf"), "polynomial"),)
     if settings.decoding == "beam":
         run_round(lambda: decode(model, points, settings.size, n_features), "beam", extra)

@@ -66,13 +66,20 @@ def fit_candidates(
     deadline: float | None,
     n_jobs: int | None,
     first_index: int = 0,
+    weights: np.ndarray | None = None,
 ) -> list[ConstantFit]:
-    """Fit every candidate's constants, until the :func:`time.time` ``deadline``; the
-    starts of candidate ``j`` are seeded by ``(seed, first_index + j)``, so results do
-    not depend on ``n_jobs``."""
+    """Fit every candidate's constants (``weights``: sample weights, mean 1), until the
+    :func:`time.time` ``deadline``; the starts of candidate ``j`` are seeded by
+    ``(seed, first_index + j)``, so results do not depend on ``n_jobs``."""
     jobs = (
         delayed(fit_constants)(
-            candidate.skeleton.program, X, y, n_restarts, np.random.default_rng((seed, first_index + index)), deadline
+            candidate.skeleton.program,
+            X,
+            y,
+            n_restarts,
+            np.random.default_rng((seed, first_index + index)),
+            deadline,
+            weights,
         )
         for index, candidate in enumerate(candidates)
     )

@@ -2,6 +2,8 @@
 
 The residuals are divided by ``sqrt(n * var(y))``, so their sum of squares is the MSE
 divided by the variance of ``y`` and tolerances do not depend on the scale of the data.
+With sample weights (normalised to mean 1) residuals are multiplied by their square
+roots, and MSE and variance are the weighted ones.
 The Jacobian is exact, from :meth:`PrefixProgram.value_and_jacobian`. The first start
 sets every constant to 1; further starts draw from U(-5, 5), and restarts stop once a
 fit is exact. Non-finite residuals count as large ones, so the optimiser steps back
@@ -48,10 +50,17 @@ class _DeadlinePassed(Exception):
     pass
 
 
-def mse(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants) -> float:
-    """Mean squared error of ``program`` on ``(X, y)``; inf when not finite."""
+def variance(y: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """The (weighted) variance of ``y``."""
+    if weights is None:
+        return float(np.var(y))
+    return float(np.average((y - np.average(y, weights=weights)) ** 2, weights=weights))
+
+
+def mse(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants, weights: np.ndarray | None = None) -> float:
+    """(Weighted) mean squared error of ``program`` on ``(X, y)``; inf when not finite."""
     with np.errstate(all="ignore"):
-        value = float(np.mean((program(X, constants) - y) ** 2))
+        value = float(np.average((program(X, constants) - y) ** 2, weights=weights))
     return value if np.isfinite(value) else np.inf
 
 
@@ -64,14 +73,18 @@ def least_squares_run(
     fixed: np.ndarray | None = None,
     free: list[int] | None = None,
     deadline: float | None = None,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """One Levenberg-Marquardt run from ``start`` over the constants at positions
-    ``free`` (default: all of them), the others held at their values in ``fixed``.
+    ``free`` (default: all of them), the others held at their values in ``fixed``;
+    ``weights`` (mean 1) weight the squared residuals.
 
     Returns the full constant vector with the lowest cost it evaluated, or ``None``
     when the :func:`time.time` ``deadline`` passed before the first evaluation.
     """
-    scale = np.sqrt(len(y) * (float(np.var(y)) or 1.0))
+    scale = np.sqrt(len(y) * (variance(y, weights) or 1.0))
+    if weights is not None:
+        scale = scale / np.sqrt(weights)
     free = list(range(program.n_constants)) if free is None else list(free)
     base = np.ones(program.n_constants) if fixed is None else np.array(fixed, dtype=np.float64)
     best_seen = {"cost": np.inf, "constants": None}
@@ -95,7 +108,7 @@ def least_squares_run(
 
     def jacobian(values):
         with np.errstate(all="ignore"):
-            J = program.value_and_jacobian(X, full(values))[1][:, free] / scale
+            J = program.value_and_jacobian(X, full(values))[1][:, free] / np.reshape(scale, (-1, 1))
         return np.where(np.isfinite(J), J, 0.0)
 
     # MINPACK's Levenberg-Marquardt needs at least as many residuals as constants.
@@ -116,27 +129,31 @@ def fit_constants(
     n_restarts: int,
     rng: np.random.Generator,
     deadline: float | None = None,
+    weights: np.ndarray | None = None,
 ) -> ConstantFit:
-    """Fit the constants of ``program`` to ``(X, y)`` from up to ``n_restarts`` starts.
+    """Fit the constants of ``program`` to ``(X, y)`` from up to ``n_restarts`` starts
+    (``weights``, mean 1, weight the squared errors).
 
     ``deadline`` is a :func:`time.time` value after which no new start begins and a
     running optimisation stops at the best point it has evaluated.
     """
     k = program.n_constants
     if k == 0:
-        return ConstantFit(np.empty(0), mse(program, X, y, ()), 0)
-    variance = float(np.var(y)) or 1.0
-    best = ConstantFit(np.ones(k), mse(program, X, y, np.ones(k)), 0)
+        return ConstantFit(np.empty(0), mse(program, X, y, (), weights), 0)
+    scale = variance(y, weights) or 1.0
+    best = ConstantFit(np.ones(k), mse(program, X, y, np.ones(k), weights), 0)
     for restart in range(max(1, n_restarts)):
         if restart and deadline is not None and time.time() > deadline:
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
-        found = least_squares_run(program, X, y, start, deadline=deadline)
-        loss = np.inf if found is None else mse(program, X, y, found)
+        found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights)
+        if found is not None and not np.all(np.isfinite(found)):
+            found = None  # the optimiser stepped to NaN or inf constants: nothing to keep
+        loss = np.inf if found is None else mse(program, X, y, found, weights)
         if loss < best.mse or not np.isfinite(best.mse):
             best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)
         else:
             best = ConstantFit(best.constants, best.mse, restart + 1)
-        if best.mse / variance <= EXACT_FIT:
+        if best.mse / scale <= EXACT_FIT:
             break
     return best

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
+from .fitting import variance
 
 # Total degree of the monomials tried, by number of features.
 MAX_DEGREE = {1: 6, 2: 4, 3: 3}
@@ -33,13 +34,14 @@ def monomials(n_features: int, degree: int) -> list[tuple[int, ...]]:
     return found
 
 
-def _fvu(basis: np.ndarray, y: np.ndarray) -> float:
-    design = np.column_stack([basis, np.ones(len(y))])
+def _fvu(basis: np.ndarray, y: np.ndarray, weights: np.ndarray | None) -> float:
+    root = np.ones(len(y)) if weights is None else np.sqrt(weights)
+    design = np.column_stack([basis, np.ones(len(y))]) * root[:, None]
     scale = np.linalg.norm(design, axis=0)
     scale[scale == 0] = 1.0
-    coefficients = np.linalg.lstsq(design / scale, y, rcond=None)[0]
-    residual = y - (design / scale) @ coefficients
-    return float(np.mean(residual**2) / (np.var(y) or 1.0))
+    coefficients = np.linalg.lstsq(design / scale, y * root, rcond=None)[0]
+    residual = y * root - (design / scale) @ coefficients
+    return float(np.mean(residual**2) / (variance(y, weights) or 1.0))
 
 
 def _monomial_tokens(exponents: tuple[int, ...]) -> list[str]:
@@ -55,8 +57,9 @@ def _monomial_tokens(exponents: tuple[int, ...]) -> list[str]:
     return tokens + factors[-1]
 
 
-def exact_polynomial(X: np.ndarray, y: np.ndarray) -> Skeleton | None:
-    """The sparsest exact polynomial skeleton found for ``(X, y)``, or ``None``."""
+def exact_polynomial(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> Skeleton | None:
+    """The sparsest exact polynomial skeleton found for ``(X, y)`` (``weights``: sample
+    weights, mean 1), or ``None``."""
     n_features = X.shape[1]
     if n_features not in MAX_DEGREE or len(y) < 3:
         return None
@@ -65,12 +68,12 @@ def exact_polynomial(X: np.ndarray, y: np.ndarray) -> Skeleton | None:
         return None
     with np.errstate(all="ignore"):
         basis = np.column_stack([np.prod(X ** np.array(e), axis=1) for e in terms])
-    if not np.all(np.isfinite(basis)) or _fvu(basis, y) > EXACT_FVU:
+    if not np.all(np.isfinite(basis)) or _fvu(basis, y, weights) > EXACT_FVU:
         return None
     kept = list(range(len(terms)))
     for index in reversed(range(len(terms))):  # highest degrees first
         trial = [k for k in kept if k != index]
-        if trial and _fvu(basis[:, trial], y) <= EXACT_FVU:
+        if trial and _fvu(basis[:, trial], y, weights) <= EXACT_FVU:
             kept = trial
     tokens: list[str] = []
     for k in kept:

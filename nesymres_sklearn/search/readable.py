@@ -18,7 +18,7 @@ import numpy as np
 import sympy
 
 from ..expression.skeleton import Skeleton
-from .fitting import least_squares_run, mse
+from .fitting import least_squares_run, mse, variance
 from .selection import FVU_FLOOR
 
 MAX_DENOMINATOR = 12
@@ -45,34 +45,35 @@ def simple_numbers(value: float) -> list[sympy.Expr]:
     return close
 
 
-def fvu(skeleton: Skeleton, constants, X: np.ndarray, y: np.ndarray) -> float:
-    return mse(skeleton.program, X, y, constants) / (np.var(y) or 1.0)
-
-
-def refit(skeleton: Skeleton, values: np.ndarray, free: list[int], X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``values`` with the constants at positions ``free`` re-fitted, the others fixed."""
-    if not free:
-        return values
-    found = least_squares_run(skeleton.program, X, y, values[free], fixed=values, free=free)
-    return values if found is None else found
-
-
-def exact_constants(skeleton: Skeleton, constants: np.ndarray, X: np.ndarray, y: np.ndarray) -> list:
+def exact_constants(
+    skeleton: Skeleton, constants: np.ndarray, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
+) -> list:
     """``constants`` with each one replaced by a simple exact number where that keeps
     the fit (the constants not yet replaced are re-fitted around it); the others stay
-    floats."""
+    floats. ``weights`` (mean 1) weight the squared errors."""
+    scale = variance(y, weights) or 1.0
+
+    def fvu(values):
+        return mse(skeleton.program, X, y, values, weights) / scale
+
+    def refit(values, free):
+        """``values`` with the constants at positions ``free`` re-fitted, the others fixed."""
+        if not free:
+            return values
+        found = least_squares_run(skeleton.program, X, y, values[free], fixed=values, free=free, weights=weights)
+        return values if found is None else found
+
     values = np.array(constants, dtype=np.float64)
     exact: dict[int, sympy.Expr] = {}
-    reference = fvu(skeleton, values, X, y)
+    reference = fvu(values)
     allowed = max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
     for i in range(len(values)):
         for number in simple_numbers(float(values[i])):
             trial = values.copy()
             trial[i] = float(number)
-            if fvu(skeleton, trial, X, y) > allowed:
-                free = [j for j in range(len(values)) if j != i and j not in exact]
-                trial = refit(skeleton, trial, free, X, y)
-            if fvu(skeleton, trial, X, y) <= allowed:
+            if fvu(trial) > allowed:
+                trial = refit(trial, [j for j in range(len(values)) if j != i and j not in exact])
+            if fvu(trial) <= allowed:
                 values, exact[i] = trial, number
                 break
     return [exact.get(i, float(v)) for i, v in enumerate(values)]

@@ -1,0 +1,68 @@
+"""The network's part of ``fit``: load the model, encode the points, run the search.
+
+This is the only module of the estimator's path that needs torch. The estimator
+imports it on its first ``fit``, so unpickling a fitted estimator and predicting with
+it need NumPy, SciPy and SymPy only.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+
+from . import original  # noqa: F401  (registers the authors' encoding, search and checkpoints)
+from .network.encoding import encode_points, get_encoding
+from .network.model import NeSymReSModel
+from .network.weights import ModelSource, load_model, resolve_device
+from .search.anytime import SearchResult, search
+from .search.settings import SearchSettings
+
+
+@contextmanager
+def _single_thread_on_cpu(device: torch.device):
+    """Decode with one intra-op thread on CPU, restoring the setting afterwards.
+
+    Beam search runs many tiny operations; extra threads only add synchronisation
+    (on the 2-core development machine a beam-32 search took 0.2 s with one thread
+    and up to 14 s with two while another process was busy).
+    """
+    if device.type != "cpu":
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def load_network(model: str | os.PathLike, revision: str | None, device: str) -> NeSymReSModel:
+    """The estimator's ``model`` on its ``device`` (loaded once per process)."""
+    return load_model(ModelSource.parse(model, revision), device=resolve_device(device))
+
+
+def propose_and_fit(
+    network: NeSymReSModel,
+    X: np.ndarray,
+    y: np.ndarray,
+    settings: SearchSettings,
+    seed: int,
+    started: float,
+    weights: np.ndarray | None = None,
+) -> SearchResult:
+    """Candidates for ``(X, y)`` (already in the network's units, see
+    :mod:`.search.scaling`) with their fitted constants; warns when the numbers lie
+    outside what the number encoding represents well."""
+    encoding = get_encoding(network.config.encoding)
+    message = encoding.range_warning(np.abs(np.concatenate([X.ravel(), y])))
+    if message is not None:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    device = next(network.parameters()).device
+    points = torch.from_numpy(encode_points(X, y, network.config.n_variables, network.config.encoding))
+    with _single_thread_on_cpu(device):
+        return search(network, points.to(device), X, y, settings, seed, started, weights)
