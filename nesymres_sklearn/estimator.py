@@ -19,11 +19,12 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
-from .search.fitting import mse, variance
+from .search.features import linear_skeleton, on_features, relevant_features
+from .search.fitting import fit_constants, mse, variance
 from .search.readable import exact_constants, tidy_numbers
 from .search.scaling import Scaling
 from .search.selection import best_index, candidate_table
-from .search.settings import DECODINGS, SearchSettings
+from .search.settings import DECODINGS, SearchSettings, search_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,20 @@ def _check_target(y) -> None:
             f"y must hold numbers (this is a regressor), but it holds {values.dtype} values such as {example!r}. "
             "Convert it to floats, e.g. pandas.to_numeric(y), or encode categories before fitting."
         )
+
+
+def _operon_refinement():
+    """The Operon refinement module, or an error that says how to install pyoperon."""
+    try:
+        from .operon import refine
+    except ModuleNotFoundError as error:
+        if error.name is None or not error.name.startswith("pyoperon"):
+            raise
+        raise ImportError(
+            'refine="operon" needs pyoperon, which is not installed: pip install "nesymres-sklearn[operon]" '
+            "(or pip install pyoperon)."
+        ) from None
+    return refine
 
 
 def _is_number(value) -> bool:
@@ -102,9 +117,14 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         unexplained when selecting the equation.
     max_time : float, default=None
         Seconds for the whole ``fit`` (not counting the model's first load). While
-        time remains after the first round, more skeletons are sampled and fitted;
-        the search stops early once a fit is exact. ``None``: the first round only
-        (fixed work).
+        time remains after the first round, more skeletons are sampled and fitted (or,
+        with ``refine="operon"``, Operon searches); the search stops early once a fit
+        is exact. ``None``: the first round only, and a fixed number of Operon
+        generations (fixed work).
+    refine : {None, "operon"}, default=None
+        ``"operon"``: the network's best fitted candidates seed the population of
+        Operon's genetic programming (``pyoperon``, the ``operon`` extra), which
+        searches over every feature; its best equations join the candidates.
     device : str, default="auto"
         Torch device for the network: ``"auto"`` (CUDA if available), ``"cpu"``,
         ``"cuda"``, ``"cuda:1"``, ...
@@ -114,6 +134,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         Processes fitting constants in parallel (joblib convention; ``None`` means 1).
     verbose : int, default=0
         Log progress at INFO level when positive.
+
+    With more features than the model has variables, the network works on the most
+    relevant ones (mutual information and rank correlation with ``y``; a warning names
+    them), and a linear candidate over all features joins the candidates.
 
     Attributes
     ----------
@@ -126,12 +150,15 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``score_lower_is_better`` (``log_fvu`` plus the complexity penalty),
         ``pareto`` (no candidate is both simpler and more accurate), ``log_prob``
         (decoding score: summed log-probability, or for the authors' checkpoints the
-        original's score, divided by the length) and ``origin``.
+        original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
+        ``attached``, ``baseline``, ``polynomial``, ``linear``, ``operon``).
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
-        Seconds spent in ``encoding``, ``decoding``, ``constant_fitting`` and
-        ``selection`` during the last ``fit``.
+        Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
+        ``refinement`` and ``selection`` during the last ``fit``.
+    features_seen_by_network_ : ndarray of int
+        Columns of ``X`` that the network worked on.
     n_rounds_ : int
         Decoding rounds of the last ``fit`` (1 without ``max_time``).
     n_features_in_ : int
@@ -160,6 +187,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         "max_points": [Interval(Integral, MIN_POINTS, None, closed="left")],
         "complexity_penalty": [Interval(Real, 0, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "refine": [StrOptions({"operon"}), None],
         "device": [str],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -176,6 +204,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         max_points=500,
         complexity_penalty=0.01,
         max_time=None,
+        refine=None,
         device="auto",
         random_state=None,
         n_jobs=None,
@@ -189,6 +218,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.max_points = max_points
         self.complexity_penalty = complexity_penalty
         self.max_time = max_time
+        self.refine = refine
         self.device = device
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -242,15 +272,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                     f"Only {int(kept.sum())} points have a positive sample_weight; at least {MIN_POINTS} are needed."
                 )
             X, y, weights = X[kept], y[kept], weights[kept] / weights[kept].mean()
+        operon = _operon_refinement() if self.refine == "operon" else None
         network = neural_search.load_network(self.model, self.revision, self.device)
         started = time.time()
-        n_variables = network.config.n_variables
-        if self.n_features_in_ > n_variables:
-            raise ValueError(
-                f"X has {self.n_features_in_} features, but the model {self.model!r} takes at most "
-                f"{n_variables} variables. Keep at most {n_variables} features (for example with "
-                "sklearn.feature_selection.SelectKBest in a Pipeline) or use a model trained with more variables."
-            )
         rng = check_random_state(self.random_state)
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         self._symbols = feature_symbols(names)
@@ -258,8 +282,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             keep = rng.choice(len(X), size=self.max_points, replace=False)
             X, y = X[keep], y[keep]
             weights = None if weights is None else weights[keep] / weights[keep].mean()
-        self.timings_ = dict.fromkeys(("encoding", "decoding", "constant_fitting", "selection"), 0.0)
+        self.timings_ = dict.fromkeys(("encoding", "decoding", "constant_fitting", "refinement", "selection"), 0.0)
         self.n_rounds_ = 0
+        self.features_seen_by_network_ = np.arange(self.n_features_in_)
         if np.ptp(y) == 0:
             warnings.warn(f"y is constant ({y[0]!r}); the fitted equation is that constant.", UserWarning, stacklevel=3)
             self._scaling = Scaling.identity(self.n_features_in_)
@@ -268,37 +293,93 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
 
         self._scaling = Scaling.for_data(X, y)
         X_scaled, y_scaled = self._scaling.scale_X(X), self._scaling.scale_y(y)
+        seed = int(rng.randint(2**31))
+        features = self._features_for_network(X_scaled, y_scaled, network.config.n_variables, seed)
         logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, self._scaling)
-        settings = SearchSettings(self.decoding, self.beam_size, self.n_restarts, self.max_time, self.n_jobs)
+        settings = SearchSettings(
+            self.decoding, self.beam_size, self.n_restarts, self.max_time, self.n_jobs, more_rounds=operon is None
+        )
         moment = time.perf_counter()
         found = neural_search.propose_and_fit(
-            network, X_scaled, y_scaled, settings, int(rng.randint(2**31)), started, weights
+            network, X_scaled[:, features], y_scaled, settings, seed, started, weights
         )
         self.timings_["decoding"], self.timings_["constant_fitting"] = found.decoding_seconds, found.fitting_seconds
         self.timings_["encoding"] = max(
             0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds
         )
         self.n_rounds_ = found.rounds
+        skeletons = [on_features(candidate.skeleton, features) for candidate in found.candidates]
+        constants = [fit.constants for fit in found.fits]
+        losses = [fit.mse for fit in found.fits]
+        log_probs = [candidate.log_prob for candidate in found.candidates]
+        origins = [candidate.origin for candidate in found.candidates]
+        if len(features) < self.n_features_in_:
+            linear = linear_skeleton(self.n_features_in_)
+            fit = fit_constants(linear.program, X_scaled, y_scaled, 1, np.random.default_rng(seed), None, weights)
+            skeletons, constants, losses = [*skeletons, linear], [*constants, fit.constants], [*losses, fit.mse]
+            log_probs, origins = [*log_probs, float("-inf")], [*origins, "linear"]
+
+        if operon is not None:
+            moment = time.perf_counter()
+            order = np.argsort(losses, kind="stable")
+            seeds = [(skeletons[i], constants[i]) for i in order if np.isfinite(losses[i])]
+            refined = operon.refine(
+                X_scaled,
+                y_scaled,
+                seeds,
+                operon.OperonSettings(),
+                seed,
+                search_deadline(started, self.max_time),
+                weights,
+            )
+            skeletons = [*skeletons, *refined.skeletons]
+            constants = [*constants, *refined.constants]
+            losses += [
+                mse(s.program, X_scaled, y_scaled, c, weights) for s, c in zip(refined.skeletons, refined.constants)
+            ]
+            log_probs += [float("-inf")] * len(refined.skeletons)
+            origins += ["operon"] * len(refined.skeletons)
+            self.timings_["refinement"] = time.perf_counter() - moment
+            logger.info(
+                "Operon: %d seeds, %d generations, %d evaluations in %.2fs",
+                refined.n_seeds,
+                refined.generations,
+                refined.evaluations,
+                self.timings_["refinement"],
+            )
 
         moment = time.perf_counter()
-        self._set_table(
-            [candidate.skeleton for candidate in found.candidates],
-            [fit.constants for fit in found.fits],
-            [fit.mse for fit in found.fits],
-            [candidate.log_prob for candidate in found.candidates],
-            [candidate.origin for candidate in found.candidates],
-            variance(y_scaled, weights),
-        )
-        self._make_readable(X_scaled, y_scaled, weights)
+        self._set_table(skeletons, constants, losses, log_probs, origins, variance(y_scaled, weights))
+        self._make_readable(X_scaled, y_scaled, weights, None if self.max_time is None else started + self.max_time)
         self.timings_["selection"] = time.perf_counter() - moment
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,
-            len(found.candidates),
+            len(skeletons),
             found.rounds,
             time.time() - started,
         )
         return self
+
+    def _features_for_network(self, X: np.ndarray, y: np.ndarray, n_variables: int, seed: int) -> np.ndarray:
+        """All columns when the network takes them, else the most relevant ones (with a warning)."""
+        features = relevant_features(X, y, n_variables, seed)
+        if len(features) < X.shape[1]:
+            names = ", ".join(str(self._symbols[j]) for j in features)
+            rest = (
+                "Operon searches over all of them"
+                if self.refine == "operon"
+                else "pass refine='operon' to search over all of them"
+            )
+            warnings.warn(
+                f"X has {X.shape[1]} features but the model {self.model!r} takes {n_variables} variables: the network "
+                f"works on the {n_variables} most relevant to y ({names}; mutual information and rank correlation), "
+                f"and a linear candidate uses all; {rest}.",
+                UserWarning,
+                stacklevel=4,
+            )
+        self.features_seen_by_network_ = features
+        return features
 
     def predict(self, X, index=None):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
@@ -348,11 +429,14 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             expression = tidy_numbers(skeleton.expression(exact, self._symbols, evaluate=True))
         return self._scaling.unscale_expression(expression, self._symbols)
 
-    def _make_readable(self, X_scaled: np.ndarray, y_scaled: np.ndarray, weights: np.ndarray | None) -> None:
-        """Re-spell the selected equation's constants exactly where the fit allows."""
+    def _make_readable(
+        self, X_scaled: np.ndarray, y_scaled: np.ndarray, weights: np.ndarray | None, deadline: float | None
+    ) -> None:
+        """Re-spell the selected equation's constants exactly where the fit allows
+        (until ``deadline``)."""
         row = self.best_index_
         skeleton, constants, _ = self._fitted[row]
-        exact = exact_constants(skeleton, constants, X_scaled, y_scaled, weights)
+        exact = exact_constants(skeleton, constants, X_scaled, y_scaled, weights, deadline)
         values = np.array([float(c) for c in exact])
         self._fitted[row] = (skeleton, values, exact)
         with np.errstate(over="ignore"):

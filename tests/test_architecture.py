@@ -7,7 +7,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nesymres_sklearn"
 # Lower layers first; a module may import from its own layer and the ones before it.
-LAYERS = ["expression", "network", "search", "original", "neural_search", "estimator", "cli", "__main__"]
+LAYERS = ["expression", "network", "search", "operon", "original", "neural_search", "estimator", "cli", "__main__"]
 
 
 def module_name(path: Path) -> str:

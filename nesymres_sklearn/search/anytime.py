@@ -24,15 +24,12 @@ from .candidates import Candidate, fit_candidates, skeleton_candidates
 from .decoding import decode
 from .fitting import EXACT_FIT, ConstantFit, variance
 from .polynomial import exact_polynomial
-from .settings import SearchSettings
+from .settings import SearchSettings, search_deadline
 
 logger = logging.getLogger(__name__)
 
 SAMPLES_PER_ROUND = 64
 STALE_ROUNDS = 3
-# Kept from the budget for building the table and re-spelling the selected constants:
-# this share of it, at most RESERVE_SECONDS.
-RESERVE_SHARE, RESERVE_SECONDS = 0.2, 0.3
 
 
 @dataclass
@@ -57,9 +54,7 @@ def search(
     """Candidates and their fits for the data ``(X, y)`` encoded as ``points``
     (``weights``: sample weights, mean 1); ``started`` is the :func:`time.time` at
     which the budget began."""
-    deadline = None
-    if settings.max_time is not None:
-        deadline = started + settings.max_time - min(RESERVE_SHARE * settings.max_time, RESERVE_SECONDS)
+    deadline = search_deadline(started, settings.max_time)
     n_features = X.shape[1]
     exact = EXACT_FIT * (variance(y, weights) or 1.0)
     seen: set = set()
@@ -99,7 +94,7 @@ def search(
     else:
         run_round(lambda: decode(model, points, settings.size, n_features, "sample", seed=seed), "sample", extra)
     rounds, stale = 1, 0
-    while deadline is not None and time.time() < deadline and stale < STALE_ROUNDS:
+    while settings.more_rounds and deadline is not None and time.time() < deadline and stale < STALE_ROUNDS:
         if min(fit.mse for fit in fits) <= exact:
             break
         round_seed = seed + rounds

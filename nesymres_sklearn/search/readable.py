@@ -12,6 +12,7 @@ evaluation.
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -46,11 +47,17 @@ def simple_numbers(value: float) -> list[sympy.Expr]:
 
 
 def exact_constants(
-    skeleton: Skeleton, constants: np.ndarray, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
+    skeleton: Skeleton,
+    constants: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray | None = None,
+    deadline: float | None = None,
 ) -> list:
     """``constants`` with each one replaced by a simple exact number where that keeps
     the fit (the constants not yet replaced are re-fitted around it); the others stay
-    floats. ``weights`` (mean 1) weight the squared errors."""
+    floats. ``weights`` (mean 1) weight the squared errors; after the :func:`time.time`
+    ``deadline`` no further constant is tried."""
     scale = variance(y, weights) or 1.0
 
     def fvu(values):
@@ -60,7 +67,9 @@ def exact_constants(
         """``values`` with the constants at positions ``free`` re-fitted, the others fixed."""
         if not free:
             return values
-        found = least_squares_run(skeleton.program, X, y, values[free], fixed=values, free=free, weights=weights)
+        found = least_squares_run(
+            skeleton.program, X, y, values[free], fixed=values, free=free, weights=weights, deadline=deadline
+        )
         return values if found is None else found
 
     values = np.array(constants, dtype=np.float64)
@@ -68,6 +77,8 @@ def exact_constants(
     reference = fvu(values)
     allowed = max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
     for i in range(len(values)):
+        if deadline is not None and time.time() > deadline:
+            break
         for number in simple_numbers(float(values[i])):
             trial = values.copy()
             trial[i] = float(number)

@@ -7,16 +7,29 @@ from dataclasses import dataclass
 
 #: How the first round proposes skeletons; later rounds always sample.
 DECODINGS = ("beam", "sample")
+# Kept from the budget for building the table and re-spelling the selected constants:
+# this share of it, at most RESERVE_SECONDS.
+RESERVE_SHARE, RESERVE_SECONDS = 0.2, 0.3
 
 
 @dataclass(frozen=True)
 class SearchSettings:
     """``decoding``: ``"beam"`` (the model's beam search) or ``"sample"``; ``size``:
     beams, or samples of the first round; ``max_time``: seconds for the whole search,
-    ``None`` for the first round only."""
+    ``None`` for the first round only; ``more_rounds``: whether time left after the
+    first round goes to more sampled rounds (not when a refinement takes it)."""
 
     decoding: str = "beam"
     size: int = 32
     n_restarts: int = 4
     max_time: float | None = None
     n_jobs: int | None = None
+    more_rounds: bool = True
+
+
+def search_deadline(started: float, max_time: float | None) -> float | None:
+    """The :func:`time.time` by which the search stops, leaving the reserve for the
+    selection; ``None`` without a budget."""
+    if max_time is None:
+        return None
+    return started + max_time - min(RESERVE_SHARE * max_time, RESERVE_SECONDS)

@@ -1,0 +1,154 @@
+"""Operon's genetic programming, seeded with the network's fitted candidates.
+
+pyoperon's scikit-learn ``SymbolicRegressor`` has no seeding parameter, but it can
+continue from a population (``warm_start``): a fit with ``generations=0`` builds the
+random initial population, the seeds replace its worst parents (the first
+``population_size`` entries of ``individuals_``; the rest is the offspring pool), and
+each further fit runs more generations from there. With a deadline (Operon's own
+``max_time`` counts whole seconds only) the first chunk is one generation and each
+later one as many as the time left holds at the rate measured so far (at most
+``MAX_CHUNK_GENERATIONS``); without one, ``generations`` run in all (fixed work).
+
+The result is Operon's best model and its Pareto front, written back as our
+skeletons (:mod:`.trees`) with their constants refitted in double precision (Operon
+computes in single precision).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyoperon as op
+from pyoperon.sklearn import SymbolicRegressor
+
+from ..expression.skeleton import Skeleton
+from ..search.fitting import least_squares_run, mse
+from .trees import OPERON_SYMBOLS, NotConvertible, from_operon, to_operon
+
+MAX_CHUNK_GENERATIONS = 10
+# At most this share of the population is seeded: more seeds crowd out the diversity
+# that the search needs (measured on the prototype: equations Operon alone solved
+# were lost when seeds took over).
+MAX_SEED_SHARE = 0.1
+# Relative difference tolerated between a seed's values in Operon (float32) and ours.
+SEED_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class OperonSettings:
+    """Operon's settings for the refinement (the same for a run without seeds).
+
+    ``generations`` is the budget without a deadline (fixed work); with one, chunks run
+    until it passes.
+    """
+
+    population_size: int = 1000
+    generations: int = 20
+    optimizer_iterations: int = 1
+    max_length: int = 50
+
+
+@dataclass
+class Refinement:
+    """Operon's candidates as skeletons with fitted constants, and what was run."""
+
+    skeletons: list[Skeleton]
+    constants: list[np.ndarray]
+    n_seeds: int
+    generations: int
+    evaluations: int
+
+
+def _regressor(settings: OperonSettings, seed: int) -> SymbolicRegressor:
+    return SymbolicRegressor(
+        allowed_symbols=OPERON_SYMBOLS,
+        population_size=settings.population_size,
+        pool_size=settings.population_size,
+        generations=0,
+        max_evaluations=2**62,
+        max_length=settings.max_length,
+        optimizer_iterations=settings.optimizer_iterations,
+        n_threads=1,
+        random_state=seed,
+    )
+
+
+def _seed_trees(seeds, X: np.ndarray, hashes: list[int]) -> list[op.Tree]:
+    """Operon trees of the seeds that convert and evaluate like ours on ``X``."""
+    dataset = op.Dataset(np.asfortranarray(np.column_stack([X, np.zeros(len(X))])))
+    rows = op.Range(0, len(X))
+    table = op.DispatchTable()
+    trees = []
+    for skeleton, constants in seeds:
+        try:
+            tree = to_operon(skeleton, constants, hashes)
+        except NotConvertible:
+            continue
+        with np.errstate(all="ignore"):
+            ours = skeleton.program(X, constants)
+            theirs = np.asarray(op.Evaluate(table, tree, dataset, rows), dtype=np.float64)
+        if np.all(np.isfinite(ours)) and np.allclose(theirs, ours, rtol=SEED_TOLERANCE, atol=SEED_TOLERANCE):
+            trees.append(tree)
+    return trees
+
+
+def refine(
+    X: np.ndarray,
+    y: np.ndarray,
+    seeds: list[tuple[Skeleton, np.ndarray]],
+    settings: OperonSettings,
+    seed: int,
+    deadline: float | None = None,
+    weights: np.ndarray | None = None,
+) -> Refinement:
+    """Run Operon on ``(X, y)`` from a population seeded with ``seeds`` (best first);
+    ``deadline`` is a :func:`time.time` value. Operon's own search is unweighted;
+    ``weights`` weight the final refit of the constants."""
+    regressor = _regressor(settings, seed)
+    regressor.fit(X, y)
+    hashes = list(regressor.variables_)  # in feature order
+    trees = _seed_trees(seeds[: math.floor(MAX_SEED_SHARE * settings.population_size)], X, hashes)
+    parents = regressor.individuals_[: settings.population_size]
+    worst_first = np.argsort([-individual.GetFitness(0) for individual in parents], kind="stable")
+    for slot, tree in zip(worst_first, trees):
+        individual = op.Individual()
+        individual.Genotype = tree
+        regressor.individuals_[int(slot)] = individual
+    generations = evaluations = 0
+    seconds_per_generation = None
+    while True:
+        if deadline is None:
+            chunk = min(MAX_CHUNK_GENERATIONS, settings.generations - generations)
+        else:
+            left = deadline - time.time()
+            if left <= 0 or (seconds_per_generation is not None and left < seconds_per_generation):
+                break
+            chunk = 1 if seconds_per_generation is None else int(left / seconds_per_generation)
+            chunk = max(1, min(MAX_CHUNK_GENERATIONS, chunk))
+        if chunk <= 0:
+            break
+        regressor.set_params(warm_start=True, generations=chunk)
+        moment = time.time()
+        regressor.fit(X, y)
+        generations += regressor.stats_["generations"]
+        evaluations += regressor.stats_["evaluation_count"]
+        seconds_per_generation = (time.time() - moment) / max(1, regressor.stats_["generations"])
+    feature_of_hash = {h: i for i, h in enumerate(hashes)}
+    found = [from_operon(regressor.model_, feature_of_hash)]
+    found += [from_operon(entry["tree"], feature_of_hash) for entry in regressor.pareto_front_]
+    skeletons, constants, seen = [], [], set()
+    for skeleton, values in found:
+        if skeleton.key in seen:
+            continue
+        seen.add(skeleton.key)
+        refitted = least_squares_run(skeleton.program, X, y, values, weights=weights) if len(values) else values
+        if refitted is None or mse(skeleton.program, X, y, refitted, weights) > mse(
+            skeleton.program, X, y, values, weights
+        ):
+            refitted = values
+        skeletons.append(skeleton)
+        constants.append(np.asarray(refitted, dtype=np.float64))
+    return Refinement(skeletons, constants, len(trees), generations, evaluations)

@@ -1,0 +1,161 @@
+"""Neural-guided refinement with Operon: the tree converter, the seeded search, and
+the estimator's ``refine="operon"`` and many-feature paths."""
+
+import sys
+import time
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.expression.operators import OPERATORS
+from nesymres_sklearn.expression.skeleton import Skeleton
+
+op = pytest.importorskip("pyoperon")
+
+from nesymres_sklearn.operon.refine import OperonSettings, refine  # noqa: E402
+from nesymres_sklearn.operon.trees import NotConvertible, from_operon, to_operon  # noqa: E402
+
+N_FEATURES = 3
+CONVERTIBLE_UNARY = ["cos", "cosh", "coth", "exp", "ln", "sin", "sinh", "sqrt", "tan", "tanh"]
+
+
+def operon_data(X):
+    dataset = op.Dataset(np.asfortranarray(np.column_stack([X, np.zeros(len(X))])))
+    hashes = [v.Hash for v in sorted(dataset.Variables, key=lambda v: v.Index)][:-1]
+    return dataset, hashes
+
+
+def operon_values(tree, dataset, n):
+    return np.asarray(op.Evaluate(op.DispatchTable(), tree, dataset, op.Range(0, n)), dtype=np.float64)
+
+
+leaves = st.sampled_from(["c", "x_1", "x_2", "x_3", "2", "-1", "3"])
+trees = st.recursive(
+    leaves.map(lambda token: [token]),
+    lambda children: st.one_of(
+        st.tuples(st.sampled_from(CONVERTIBLE_UNARY), children).map(lambda t: [t[0], *t[1]]),
+        st.tuples(st.sampled_from(["add", "mul", "div"]), children, children).map(lambda t: [t[0], *t[1], *t[2]]),
+        st.tuples(children, st.sampled_from(["-3", "-1", "0", "1", "2", "3", "5"])).map(lambda t: ["pow", *t[0], t[1]]),
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tokens=trees, constants_seed=st.integers(0, 2**32 - 1))
+def test_round_trip_through_operon_keeps_the_values(tokens, constants_seed):
+    skeleton = Skeleton(tuple(tokens))
+    rng = np.random.default_rng(constants_seed)
+    constants = rng.uniform(-3, 3, size=skeleton.n_constants)
+    X = rng.uniform(0.2, 2.0, size=(16, N_FEATURES))
+    dataset, hashes = operon_data(X)
+    with np.errstate(all="ignore"):
+        ours = skeleton.program(X, constants)
+    tree = to_operon(skeleton, constants, hashes)
+    back, back_constants = from_operon(tree, {h: i for i, h in enumerate(hashes)})
+    with np.errstate(all="ignore"):
+        theirs = operon_values(tree, dataset, len(X))
+        again = back.program(X, back_constants)
+        # Operon stores constants in float32: the round trip is exact for those values.
+        stored = skeleton.program(X, constants.astype(np.float32).astype(np.float64))
+        # Points where a relative change of 1e-6 in the inputs moves the value by more
+        # than 1e-3 are ill-conditioned (cos(cosh(x**-3)) near 0): no precision holds there.
+        moved = skeleton.program(X * (1 + 1e-6), constants * (1 + 1e-6))
+    conditioned = np.isfinite(stored) & (np.abs(stored) < 1e4) & (np.abs(moved - ours) <= 1e-3 * (1 + np.abs(ours)))
+    np.testing.assert_allclose(again[conditioned], stored[conditioned], rtol=1e-9, atol=1e-9)
+    # Operon also computes in float32, which overflows sooner (seeds that disagree on
+    # the data are left out by the refinement).
+    in_range = conditioned & np.isfinite(theirs)
+    np.testing.assert_allclose(theirs[in_range], ours[in_range], rtol=2e-2, atol=2e-2)
+    written = {token for token in back.tokens if token in OPERATORS}
+    assert written <= {"add", "mul", "div", "sin", "cos", "exp", "ln", "sqrt"}
+
+
+@pytest.mark.parametrize("token", ["abs", "asin", "acos", "atan"])
+def test_operators_outside_operons_set_are_not_converted(token):
+    _, hashes = operon_data(np.ones((2, 1)))
+    with pytest.raises(NotConvertible, match=f"'{token}' has no form"):
+        to_operon(Skeleton((token, "x_1")), [], hashes)
+
+
+def test_operon_subtraction_and_weighted_variables_come_back_as_our_tokens():
+    X = np.random.default_rng(0).uniform(1, 2, size=(10, 2))
+    _, hashes = operon_data(X)
+    first, second = op.Node.Variable(2.5), op.Node.Variable(1.0)
+    first.HashValue, second.HashValue = hashes[0], hashes[1]
+    tree = op.Tree([second, first, op.Node(op.NodeType.Sub)]).UpdateNodes()  # 2.5*x_1 - x_2
+    skeleton, constants = from_operon(tree, {h: i for i, h in enumerate(hashes)})
+    assert skeleton.tokens == ("add", "mul", "c", "x_1", "mul", "-1", "x_2")
+    np.testing.assert_array_equal(constants, [2.5])
+    np.testing.assert_allclose(skeleton.program(X, constants), 2.5 * X[:, 0] - X[:, 1])
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 4, size=(100, 2))
+    return X, X[:, 0] * np.sin(X[:, 1]) + X[:, 1] ** 3
+
+
+def test_a_right_seed_survives_and_is_returned_with_exact_constants(problem):
+    X, y = problem
+    truth = Skeleton(("add", "mul", "x_1", "sin", "x_2", "pow", "x_2", "3"))
+    wrong = Skeleton(("mul", "c", "x_1"))
+    small = OperonSettings(population_size=50, generations=3)
+    result = refine(X, y, [(truth, np.empty(0)), (wrong, np.array([2.0]))], small, seed=0)
+    assert result.n_seeds == 2 and result.generations == 3 and result.evaluations > 0
+    losses = [np.mean((s.program(X, c) - y) ** 2) for s, c in zip(result.skeletons, result.constants)]
+    assert min(losses) < 1e-12 * np.var(y)
+
+
+def test_seeds_that_do_not_evaluate_like_ours_are_left_out(problem):
+    X, y = problem
+    undefined = Skeleton(("ln", "mul", "-1", "x_1"))  # log of negatives: NaN on every point
+    result = refine(X, y, [(undefined, np.empty(0))], OperonSettings(population_size=20, generations=1), seed=0)
+    assert result.n_seeds == 0
+
+
+def test_a_deadline_bounds_the_search(problem):
+    X, y = problem
+    moment = time.time()
+    result = refine(X, y, [], OperonSettings(population_size=50, generations=10_000), seed=0, deadline=moment + 0.5)
+    assert 1 <= result.generations < 10_000
+
+
+def test_refine_operon_adds_operon_candidates_and_keeps_the_time_budget(problem):
+    X, y = problem
+    regressor = NeSymReSRegressor(beam_size=4, refine="operon", random_state=0).fit(X, y)
+    assert "operon" in set(regressor.equations_["origin"])
+    assert regressor.timings_["refinement"] > 0
+    assert regressor.score(X, y) > 0.999
+    assert np.isfinite(regressor.predict(X)).all()
+
+
+def test_refine_operon_without_pyoperon_says_how_to_install_it(problem, monkeypatch):
+    for module in [m for m in sys.modules if m.startswith(("pyoperon", "nesymres_sklearn.operon"))]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "pyoperon", None)  # import pyoperon now fails
+    with pytest.raises(ImportError, match=r'pip install "nesymres-sklearn\[operon\]"'):
+        NeSymReSRegressor(beam_size=2, refine="operon").fit(*problem)
+
+
+def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them_when_refined():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 4, size=(150, 6))
+    y = X[:, 1] * X[:, 4] + X[:, 5]
+    with pytest.warns(UserWarning, match=r"X has 6 features .* takes 3 variables.*\(x1, x4, x5;.*refine=.operon."):
+        plain = NeSymReSRegressor(beam_size=4, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(plain.features_seen_by_network_, [1, 4, 5])
+    assert "linear" in set(plain.equations_["origin"])
+    used = set().union(*(e.free_symbols for e in plain.equations_["expression"]))
+    assert {s.name for s in used} <= {f"x{i}" for i in range(6)}
+    assert plain.score(X, y) > 0.99
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refined = NeSymReSRegressor(beam_size=4, refine="operon", max_time=1.5, random_state=0).fit(X, y)
+    assert "operon" in set(refined.equations_["origin"])
+    assert refined.score(X, y) >= plain.score(X, y) - 1e-9
