@@ -6,8 +6,8 @@ from .base import Adapter
 from .dsr import DSRAdapter
 from .gaussian_process import GaussianProcessAdapter
 from .gplearn import GplearnAdapter
-from .nesymres import NeSymReSAdapter, NeSymReSAnytimeAdapter
-from .operon import OperonAdapter
+from .nesymres import NeSymReSAdapter, NeSymReSAnytimeAdapter, NeSymReSOperonAdapter
+from .operon import OperonAdapter, OperonTimedAdapter
 from .pysr import PySRAdapter
 
 #: Method name -> adapter class.
@@ -16,9 +16,11 @@ METHODS: dict[str, type[Adapter]] = {
     for cls in (
         NeSymReSAdapter,
         NeSymReSAnytimeAdapter,
+        NeSymReSOperonAdapter,
         GplearnAdapter,
         GaussianProcessAdapter,
         OperonAdapter,
+        OperonTimedAdapter,
         DSRAdapter,
         PySRAdapter,
     )

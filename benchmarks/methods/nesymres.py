@@ -14,7 +14,7 @@ class NeSymReSAdapter(Adapter):
 
     name = "nesymres"
     parameter = "beam_size"
-    preload_modules = ("nesymres_sklearn.estimator",)
+    preload_modules = ("nesymres_sklearn.estimator", "nesymres_sklearn.neural_search")
     requires = ("nesymres_sklearn", "torch")
     install_hint = "pip install nesymres-sklearn"
 
@@ -47,4 +47,24 @@ class NeSymReSAnytimeAdapter(NeSymReSAdapter):
         options = {"model": "bundled", "n_restarts": 4, "device": "cpu", "beam_size": 32, **self.options}
         self.model_ = NeSymReSRegressor(
             max_time=float(self.value), random_state=self.random_state, n_jobs=1, **options
+        ).fit(X, y)
+
+
+class NeSymReSOperonAdapter(NeSymReSAdapter):
+    """The hybrid (``refine="operon"``): the network's beam-32 candidates seed Operon,
+    which searches for the rest of ``max_time``, the swept knob. Compare with
+    ``operon-timed`` at the same budgets: the same Operon settings without seeds."""
+
+    name = "nesymres-operon"
+    parameter = "max_time"
+    preload_modules = ("nesymres_sklearn.estimator", "nesymres_sklearn.neural_search", "nesymres_sklearn.operon.refine")
+    requires = ("nesymres_sklearn", "torch", "pyoperon")
+    install_hint = 'pip install "nesymres-sklearn[operon]"'
+
+    def _fit(self, X, y):
+        from nesymres_sklearn import NeSymReSRegressor
+
+        options = {"model": "bundled", "n_restarts": 4, "device": "cpu", "beam_size": 32, **self.options}
+        self.model_ = NeSymReSRegressor(
+            refine="operon", max_time=float(self.value), random_state=self.random_state, n_jobs=1, **options
         ).fit(X, y)

@@ -50,3 +50,35 @@ class OperonAdapter(Adapter):
         text = self.model_.get_model_string(self.model_.model_, 6, names)
         symbols = {name: sympy.Symbol(name, real=True) for name in names}
         return str(sympy.sympify(text, locals=symbols))
+
+
+class OperonTimedAdapter(Adapter):
+    """Operon alone with the hybrid's settings (:class:`OperonSettings`), for a wall-clock
+    budget ``max_time`` (the swept knob): the hybrid's refinement without seeds, run on
+    the data as given, keeping the candidate with the lowest training error."""
+
+    name = "operon-timed"
+    parameter = "max_time"
+    preload_modules = ("nesymres_sklearn.operon.refine",)
+    requires = ("pyoperon", "nesymres_sklearn")
+    install_hint = 'pip install "nesymres-sklearn[operon]"'
+
+    def _fit(self, X, y):
+        import time
+
+        from nesymres_sklearn.operon.refine import OperonSettings, refine
+        from nesymres_sklearn.search.fitting import mse
+
+        started = time.time()
+        found = refine(X, y, [], OperonSettings(), self.random_state, deadline=started + float(self.value))
+        losses = [mse(s.program, X, y, c) for s, c in zip(found.skeletons, found.constants)]
+        best = int(np.argmin(losses))
+        self.skeleton_, self.constants_, self.n_features_ = found.skeletons[best], found.constants[best], X.shape[1]
+
+    def predict(self, X):
+        with np.errstate(all="ignore"):
+            return np.asarray(self.skeleton_.program(np.asarray(X, dtype=np.float64), self.constants_))
+
+    def expression(self):
+        symbols = [sympy.Symbol(f"x_{i + 1}", real=True) for i in range(self.n_features_)]
+        return str(self.skeleton_.expression(self.constants_, symbols, evaluate=True))
