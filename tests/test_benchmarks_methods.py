@@ -26,7 +26,9 @@ def _check_fitted(adapter, X):
 
 
 def test_registry():
-    assert set(METHODS) == {"nesymres", "nesymres-anytime", "gplearn", "gpr", "operon", "dsr", "pysr"}
+    assert set(METHODS) == {
+        *("nesymres", "nesymres-anytime", "nesymres-operon", "gplearn", "gpr", "operon", "operon-timed", "dsr", "pysr")
+    }
     for name, cls in METHODS.items():
         assert cls.name == name and cls.parameter
     with pytest.raises(ValueError, match="Unknown method"):

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -159,3 +160,17 @@ def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them
         refined = NeSymReSRegressor(beam_size=4, refine="operon", max_time=1.5, random_state=0).fit(X, y)
     assert "operon" in set(refined.equations_["origin"])
     assert refined.score(X, y) >= plain.score(X, y) - 1e-9
+
+
+def test_benchmark_adapters_of_the_hybrid_and_of_operon_alone_share_the_budget(problem):
+    from benchmarks.methods.nesymres import NeSymReSOperonAdapter
+    from benchmarks.methods.operon import OperonTimedAdapter
+
+    X, y = problem
+    hybrid = NeSymReSOperonAdapter(1.0, random_state=0, beam_size=4).fit(X, y)
+    assert hybrid.model_.refine == "operon" and hybrid.model_.max_time == 1.0
+    alone = OperonTimedAdapter(0.5, random_state=0).fit(X, y)
+    for adapter in (hybrid, alone):
+        assert adapter.predict(X).shape == (len(X),)
+        assert {s.name for s in sympy.sympify(adapter.expression()).free_symbols} <= {"x_1", "x_2"}
+    assert np.mean((alone.predict(X) - y) ** 2) < np.var(y)
