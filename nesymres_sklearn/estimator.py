@@ -64,6 +64,25 @@ def _check_target(y) -> None:
         )
 
 
+class _Rows:
+    """Candidates as they are gathered: the columns that :meth:`NeSymReSRegressor._set_table` takes."""
+
+    def __init__(self):
+        self.skeletons, self.constants, self.losses, self.log_probs, self.origins = [], [], [], [], []
+
+    def add(self, skeleton: Skeleton, constants, loss: float, log_prob: float, origin: str) -> None:
+        for column, value in zip(self.columns(), (skeleton, constants, loss, log_prob, origin)):
+            column.append(value)
+
+    def columns(self) -> tuple[list, ...]:
+        return self.skeletons, self.constants, self.losses, self.log_probs, self.origins
+
+    def best_first(self) -> list[tuple[Skeleton, np.ndarray]]:
+        """Skeletons and constants of the finite fits, lowest loss first."""
+        order = np.argsort(self.losses, kind="stable")
+        return [(self.skeletons[i], self.constants[i]) for i in order if np.isfinite(self.losses[i])]
+
+
 def _operon_refinement():
     """The Operon refinement module, or an error that says how to install pyoperon."""
     try:
@@ -308,37 +327,29 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds
         )
         self.n_rounds_ = found.rounds
-        skeletons = [on_features(candidate.skeleton, features) for candidate in found.candidates]
-        constants = [fit.constants for fit in found.fits]
-        losses = [fit.mse for fit in found.fits]
-        log_probs = [candidate.log_prob for candidate in found.candidates]
-        origins = [candidate.origin for candidate in found.candidates]
+        rows = _Rows()
+        for candidate, fit in zip(found.candidates, found.fits):
+            rows.add(
+                on_features(candidate.skeleton, features), fit.constants, fit.mse, candidate.log_prob, candidate.origin
+            )
         if len(features) < self.n_features_in_:
             linear = linear_skeleton(self.n_features_in_)
             fit = fit_constants(linear.program, X_scaled, y_scaled, 1, np.random.default_rng(seed), None, weights)
-            skeletons, constants, losses = [*skeletons, linear], [*constants, fit.constants], [*losses, fit.mse]
-            log_probs, origins = [*log_probs, float("-inf")], [*origins, "linear"]
-
+            rows.add(linear, fit.constants, fit.mse, float("-inf"), "linear")
         if operon is not None:
             moment = time.perf_counter()
-            order = np.argsort(losses, kind="stable")
-            seeds = [(skeletons[i], constants[i]) for i in order if np.isfinite(losses[i])]
+            deadline = search_deadline(started, self.max_time)
             refined = operon.refine(
-                X_scaled,
-                y_scaled,
-                seeds,
-                operon.OperonSettings(),
-                seed,
-                search_deadline(started, self.max_time),
-                weights,
+                X_scaled, y_scaled, rows.best_first(), operon.OperonSettings(), seed, deadline, weights
             )
-            skeletons = [*skeletons, *refined.skeletons]
-            constants = [*constants, *refined.constants]
-            losses += [
-                mse(s.program, X_scaled, y_scaled, c, weights) for s, c in zip(refined.skeletons, refined.constants)
-            ]
-            log_probs += [float("-inf")] * len(refined.skeletons)
-            origins += ["operon"] * len(refined.skeletons)
+            for skeleton, values in zip(refined.skeletons, refined.constants):
+                rows.add(
+                    skeleton,
+                    values,
+                    mse(skeleton.program, X_scaled, y_scaled, values, weights),
+                    float("-inf"),
+                    "operon",
+                )
             self.timings_["refinement"] = time.perf_counter() - moment
             logger.info(
                 "Operon: %d seeds, %d generations, %d evaluations in %.2fs",
@@ -349,13 +360,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             )
 
         moment = time.perf_counter()
-        self._set_table(skeletons, constants, losses, log_probs, origins, variance(y_scaled, weights))
+        self._set_table(*rows.columns(), variance(y_scaled, weights))
         self._make_readable(X_scaled, y_scaled, weights, None if self.max_time is None else started + self.max_time)
         self.timings_["selection"] = time.perf_counter() - moment
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,
-            len(skeletons),
+            len(rows.skeletons),
             found.rounds,
             time.time() - started,
         )
