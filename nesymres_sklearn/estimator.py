@@ -178,6 +178,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``refinement`` and ``selection`` during the last ``fit``.
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on.
+    refinement_ : dict
+        With ``refine="operon"``: the number of ``seeds`` that entered Operon's
+        population, its ``generations`` and ``evaluations``, and whether its best model
+        contains a seed's structure (``best_contains_a_seed``).
     n_rounds_ : int
         Decoding rounds of the last ``fit`` (1 without ``max_time``).
     n_features_in_ : int
@@ -351,6 +355,12 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                     "operon",
                 )
             self.timings_["refinement"] = time.perf_counter() - moment
+            self.refinement_ = {
+                "seeds": refined.n_seeds,
+                "generations": refined.generations,
+                "evaluations": refined.evaluations,
+                "best_contains_a_seed": refined.from_seed,
+            }
             logger.info(
                 "Operon: %d seeds, %d generations, %d evaluations in %.2fs",
                 refined.n_seeds,

@@ -132,6 +132,7 @@ def test_refine_operon_adds_operon_candidates_and_keeps_the_time_budget(problem)
     regressor = NeSymReSRegressor(beam_size=4, refine="operon", random_state=0).fit(X, y)
     assert "operon" in set(regressor.equations_["origin"])
     assert regressor.timings_["refinement"] > 0
+    assert regressor.refinement_["seeds"] >= 1 and regressor.refinement_["generations"] == 20
     assert regressor.score(X, y) > 0.999
     assert np.isfinite(regressor.predict(X)).all()
 
@@ -174,3 +175,14 @@ def test_benchmark_adapters_of_the_hybrid_and_of_operon_alone_share_the_budget(p
         assert adapter.predict(X).shape == (len(X),)
         assert {s.name for s in sympy.sympify(adapter.expression()).free_symbols} <= {"x_1", "x_2"}
     assert np.mean((alone.predict(X) - y) ** 2) < np.var(y)
+
+
+def test_a_model_contains_a_seed_when_the_seed_is_one_of_its_subtrees():
+    from nesymres_sklearn.operon.refine import contains_structure
+
+    seed = Skeleton(("sin", "add", "x_1", "c"))
+    grown = Skeleton(("add", "mul", "c", "sin", "add", "mul", "c", "x_1", "c", "c"))  # Operon's scale, weight, offset
+    other = Skeleton(("add", "mul", "c", "cos", "add", "x_1", "c", "c"))
+    assert contains_structure(grown, [seed])
+    assert not contains_structure(other, [seed])
+    assert not contains_structure(grown, [Skeleton(("mul", "c", "x_1"))])  # too short to count

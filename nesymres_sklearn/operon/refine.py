@@ -60,6 +60,41 @@ class Refinement:
     n_seeds: int
     generations: int
     evaluations: int
+    #: Whether Operon's best model contains a seed's structure (see :func:`contains_structure`).
+    from_seed: bool = False
+
+
+# Seeds shorter than this (``x_1``, ``c*x_1``) are part of almost any model; they do not
+# count when asking whether a model descends from a seed.
+MIN_SEED_STRUCTURE = 4
+
+
+def _structure(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """Tokens with each weighted variable ``mul c x_i`` read as ``x_i`` (Operon puts a
+    weight on every variable, and evolves it)."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i : i + 2] == ("mul", "c") and i + 2 < len(tokens) and tokens[i + 2].startswith("x_"):
+            out.append(tokens[i + 2])
+            i += 3
+        else:
+            out.append(tokens[i])
+            i += 1
+    return tuple(out)
+
+
+def contains_structure(model: Skeleton, seeds: list[Skeleton]) -> bool:
+    """Whether a seed of at least ``MIN_SEED_STRUCTURE`` tokens appears in ``model`` as a
+    subtree, constants and variable weights aside (both written as Operon writes them)."""
+    written = _structure(model.tokens)
+    for seed in seeds:
+        pattern = _structure(seed.tokens)
+        if len(pattern) >= MIN_SEED_STRUCTURE and any(
+            written[i : i + len(pattern)] == pattern for i in range(len(written) - len(pattern) + 1)
+        ):
+            return True
+    return False
 
 
 def _regressor(settings: OperonSettings, seed: int) -> SymbolicRegressor:
@@ -137,6 +172,7 @@ def refine(
         evaluations += regressor.stats_["evaluation_count"]
         seconds_per_generation = (time.time() - moment) / max(1, regressor.stats_["generations"])
     feature_of_hash = {h: i for i, h in enumerate(hashes)}
+    seeded = [from_operon(tree, feature_of_hash)[0] for tree in trees]
     found = [from_operon(regressor.model_, feature_of_hash)]
     found += [from_operon(entry["tree"], feature_of_hash) for entry in regressor.pareto_front_]
     skeletons, constants, seen = [], [], set()
@@ -151,4 +187,6 @@ def refine(
             refitted = values
         skeletons.append(skeleton)
         constants.append(np.asarray(refitted, dtype=np.float64))
-    return Refinement(skeletons, constants, len(trees), generations, evaluations)
+    return Refinement(
+        skeletons, constants, len(trees), generations, evaluations, contains_structure(found[0][0], seeded)
+    )
