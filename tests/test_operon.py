@@ -34,13 +34,15 @@ def operon_values(tree, dataset, n):
     return np.asarray(op.Evaluate(op.DispatchTable(), tree, dataset, op.Range(0, n)), dtype=np.float64)
 
 
-leaves = st.sampled_from(["c", "x_1", "x_2", "x_3", "2", "-1", "3"])
+leaves = st.sampled_from(["c", "x_1", "x_2", "x_3", "2", "-1", "3", "7"])
 trees = st.recursive(
     leaves.map(lambda token: [token]),
     lambda children: st.one_of(
         st.tuples(st.sampled_from(CONVERTIBLE_UNARY), children).map(lambda t: [t[0], *t[1]]),
         st.tuples(st.sampled_from(["add", "mul", "div"]), children, children).map(lambda t: [t[0], *t[1], *t[2]]),
-        st.tuples(children, st.sampled_from(["-3", "-1", "0", "1", "2", "3", "5"])).map(lambda t: ["pow", *t[0], t[1]]),
+        st.tuples(children, st.sampled_from(["-3", "-1", "0", "1", "2", "3", "5", "6"])).map(
+            lambda t: ["pow", *t[0], t[1]]
+        ),
     ),
     max_leaves=8,
 )

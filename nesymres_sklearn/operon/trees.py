@@ -26,12 +26,11 @@ import numpy as np
 import pyoperon as op
 
 from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, INTEGERS, token_arity, variable_index, variable_token
+from ..expression.tokens import CONSTANT, token_arity, variable_index, variable_token
 
 #: Operon's function set for the search (as its ``allowed_symbols``).
 OPERON_SYMBOLS = "add,sub,mul,div,constant,variable,sin,cos,exp,log,sqrt"
 
-_INTEGER_TOKENS = frozenset(str(i) for i in INTEGERS)
 _DIRECT = {
     "add": op.NodeType.Add,
     "mul": op.NodeType.Mul,
@@ -131,11 +130,12 @@ def to_operon(skeleton: Skeleton, constants: Sequence[float], hashes: Sequence[i
         token = skeleton.tokens[position]
         if token == CONSTANT:
             return _constant(next(values)), position + 1
-        if token in _INTEGER_TOKENS:
-            return _constant(float(token)), position + 1
         if token_arity(token) == 0:
+            index = variable_index(token)
+            if index is None:  # an integer
+                return _constant(float(token)), position + 1
             node = op.Node.Variable(1.0)
-            node.HashValue = hashes[variable_index(token)]
+            node.HashValue = hashes[index]
             return [node], position + 1
         arguments, position = [], position + 1
         for _ in range(token_arity(token)):
