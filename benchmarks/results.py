@@ -1,20 +1,30 @@
 """The result file of a run: one CSV row per fit, and a JSON file beside it.
 
-Rows are appended as fits finish (columns :data:`benchmarks.tasks.COLUMNS`), so an
-interrupted run loses nothing; :func:`read_done` gives the keys of the tasks already in
-the file, which a rerun skips, and :func:`drop_failed` removes the errors, timeouts
-and crashes so that they run again. :func:`write_metadata` records the command, the
-machine and the profile in ``<name>.json``.
+Rows are appended as fits finish (columns :data:`benchmarks.tasks.COLUMNS`), each in
+one write, so an interrupted run loses nothing; :func:`drop_incomplete_row` removes
+the last row of a file whose writer was killed mid-row (a power cut), and
+:func:`locked` keeps a second run from appending to the same file. :func:`read_done`
+gives the keys of the tasks already in the file, which a rerun skips, and
+:func:`drop_failed` removes the errors, timeouts and crashes so that they run again.
+:func:`write_metadata` records the command, the machine and the profile in
+``<name>.json``. :func:`merge_results` joins the files of several machines into one,
+one row per task (``python -m benchmarks.results merge``).
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import csv
 import importlib.metadata
+import io
 import json
 import os
 import platform
+import re
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -24,12 +34,19 @@ import pandas as pd
 from .profiles import Profile
 from .tasks import COLUMNS, KEY, task_key
 
+try:
+    import fcntl
+except ImportError:  # Windows: no lock
+    fcntl = None
+
 #: Statuses kept by :func:`drop_failed` (a missing package is not retried).
 KEPT = ("ok", "not_installed")
 
 
 def read_results(path: str | Path) -> pd.DataFrame:
     """The result table; empty cells are missing values, other strings stay as written."""
+    if Path(path).stat().st_size == 0:  # a run that wrote no row
+        return pd.DataFrame(columns=COLUMNS)
     return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
 
@@ -42,14 +59,26 @@ def read_done(path: Path) -> set:
 
 
 def append_rows(path: Path, rows: list[dict]) -> None:
-    """Append rows to the CSV, writing the header first if the file is new or empty."""
+    """Append rows to the CSV, writing the header first if the file is new or empty.
+
+    The text of all the rows goes out in one ``write`` to the end of the file, so a
+    process killed meanwhile leaves whole rows (or, at worst, an incomplete last row
+    that :func:`drop_incomplete_row` removes).
+    """
     new = not path.exists() or path.stat().st_size == 0
-    with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, extrasaction="ignore")
-        if new:
-            writer.writeheader()
-        for row in rows:
-            writer.writerow({column: _format(row.get(column)) for column in COLUMNS})
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore")
+    if new:
+        writer.writeheader()
+    for row in rows:
+        writer.writerow({column: _format(row.get(column)) for column in COLUMNS})
+    data = buffer.getvalue().encode()
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        while data:
+            data = data[os.write(descriptor, data) :]
+    finally:
+        os.close(descriptor)
 
 
 def _format(value):
@@ -67,6 +96,79 @@ def drop_failed(path: Path) -> None:
     frame = pd.read_csv(path, keep_default_na=False)
     frame = frame[frame["status"].isin(KEPT)]
     frame.to_csv(path, index=False)
+
+
+def drop_incomplete_row(path: Path) -> str | None:
+    """Cut an incomplete last row (its writer was killed mid-row) from a result file.
+
+    Every row ends with a line break, and a quoted cell (an error message) may hold
+    more: the file is parsed, and a last row that does not end at a line break, or
+    ends inside a quoted cell, is cut off. A malformed row elsewhere is left for
+    the reader to report. Returns the text cut off, or ``None`` when nothing was.
+    """
+    if not path.exists():
+        return None
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    lines = re.findall(r"[^\n]*\n|[^\n]+$", text)
+    reader = csv.reader(lines, strict=True)
+    complete = 0  # lines of the header and the complete rows
+    try:
+        for _ in reader:
+            if not lines[reader.line_num - 1].endswith("\n"):
+                break
+            complete = reader.line_num
+    except csv.Error:
+        if reader.line_num < len(lines):
+            return None
+    if complete == len(lines):
+        return None
+    kept = "".join(lines[:complete])
+    os.truncate(path, len(kept.encode("utf-8", "surrogateescape")))
+    return text[len(kept) :]
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a result file (created if missing) while the block runs.
+
+    Two runs appending to one file would run the same tasks twice; the second one
+    raises instead. The lock is advisory (``flock``), held by this process only, and
+    not enforced on Windows or across machines sharing the file over NFS.
+    """
+    with path.open("a") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RuntimeError(f"{path} is being written by another run; wait for it to end.") from None
+        yield
+
+
+def merge_results(sources: list[str | Path], out: str | Path) -> pd.DataFrame:
+    """Join result files (one per machine) into ``out``, one row per task.
+
+    Where several files hold a task, an ``ok`` row is kept before a ``not_installed``
+    one and both before a failed one (error, timeout, crashed); among equals the first
+    file given wins. Rows keep their text as written, in the order of the files.
+    ``out`` may be one of the sources; it is replaced in one step, and not while a run
+    writes it. Returns the merged table.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with locked(out) if out.exists() else contextlib.nullcontext():
+        frames = [pd.read_csv(path, dtype=str, keep_default_na=False) for path in sources if os.path.getsize(path)]
+        frame = pd.concat(frames, ignore_index=True).reindex(columns=COLUMNS, fill_value="")
+        rank = frame["status"].map({"ok": 0, "not_installed": 1}).fillna(2)
+        keys = [task_key(*values) for values in frame[KEY].itertuples(index=False)]
+        best = pd.DataFrame({"key": keys, "rank": rank}).sort_values("rank", kind="stable").drop_duplicates("key")
+        frame = frame.loc[sorted(best.index)]
+        temporary = out.with_name(out.name + ".tmp")
+        with temporary.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(COLUMNS)
+            writer.writerows(frame.itertuples(index=False))
+        os.replace(temporary, out)
+    return read_results(out)
 
 
 def machine_info() -> dict:
@@ -97,9 +199,13 @@ def machine_info() -> dict:
 
 def write_metadata(out: Path, profile: Profile, command: str | None, n_tasks: int) -> None:
     """Write ``<out>.json``: command, machine, profile, number of tasks and run dates
-    (the first start and the command survive a resumed run)."""
+    (the first start and the command survive a resumed run). The file is replaced in
+    one step, so a run killed meanwhile leaves the previous one."""
     path = out.with_suffix(".json")
-    previous = json.loads(path.read_text()) if path.exists() else {}
+    try:
+        previous = json.loads(path.read_text()) if path.exists() else {}
+    except json.JSONDecodeError:
+        previous = {}
     metadata = {
         "command": command or previous.get("command"),
         "machine": machine_info(),
@@ -108,7 +214,9 @@ def write_metadata(out: Path, profile: Profile, command: str | None, n_tasks: in
         "started": previous.get("started", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
         "last_run": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
-    path.write_text(json.dumps(metadata, indent=2))
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(metadata, indent=2))
+    os.replace(temporary, path)
 
 
 def _jsonable(value):
@@ -117,3 +225,20 @@ def _jsonable(value):
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return value
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.results", description="Work on result files.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    merge = commands.add_parser("merge", help="join result files (one per machine) into one, one row per task")
+    merge.add_argument("sources", nargs="+", help="result CSVs; where they overlap, ok rows and then the first win")
+    merge.add_argument("--out", required=True, help="merged CSV (may be one of the sources)")
+    args = parser.parse_args(argv)
+    merged = merge_results(args.sources, args.out)
+    print(f"{len(merged)} rows in {args.out}")
+    print(merged.groupby(["method", "status"]).size().to_string())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

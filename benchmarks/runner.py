@@ -4,14 +4,16 @@ The command line and :func:`run`, which puts the pieces together:
 
 - :mod:`benchmarks.tasks`: the tasks of a profile (one method at one setting on one
   equation, with one number of training points and one seed) and their rows;
-- :mod:`benchmarks.results`: the result CSV (rows appended as tasks finish; a rerun
-  with the same output skips every task already in the file, ``--redo-failed`` re-runs
-  errors, timeouts and crashes) and the JSON file beside it (command, machine, profile);
+- :mod:`benchmarks.results`: the result CSV (rows appended by this process alone, one
+  write per row, as tasks finish; a rerun with the same output skips every task
+  already in the file, ``--redo-failed`` re-runs errors, timeouts and crashes) and the
+  JSON file beside it (command, machine, profile);
 - :mod:`benchmarks.isolation`: each task in its own child process, killed at the per-fit
   time limit (``status="timeout"``); a fit that raises gives ``status="error"`` and its
   message, so the run always goes on;
-- :mod:`benchmarks.backends`: the joblib workers that start those children, on this
-  machine or on a dask or ray cluster.
+- :mod:`benchmarks.backends`: the workers that start those children, on this machine
+  (joblib) or on a dask or ray cluster. A task lost with its worker gets no row, so
+  running the same command again does it.
 
 A method whose package is missing gets ``status="not_installed"`` rows with the reason.
 
@@ -19,7 +21,7 @@ Command line (see ``python -m benchmarks.runner --help``)::
 
     python -m benchmarks.runner --profile quick --out benchmarks/results/quick.csv
     python -m benchmarks.runner --profile laptop --n-jobs 2 --out benchmarks/results/laptop.csv
-    DASK_SCHEDULER_ADDRESS=tcp://host:8786 python -m benchmarks.runner --profile full --backend dask ...
+    python -m benchmarks.runner --profile full --backend dask --scheduler tcp://host:8786 --n-jobs -1 ...
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from .backends import BACKENDS, map_unordered
 from .isolation import run_task
 from .methods import get_method
 from .profiles import PROFILES, Profile, get_profile
-from .results import append_rows, drop_failed, read_done, read_results, write_metadata
+from .results import append_rows, drop_failed, drop_incomplete_row, locked, read_done, read_results, write_metadata
 from .tasks import longest_first, pending, plan_tasks, split_not_installed
 
 logger = logging.getLogger(__name__)
@@ -53,6 +55,7 @@ def run(
     progress: bool = True,
     start_method: str | None = None,
     command: str | None = None,
+    scheduler: str | None = None,
 ) -> pd.DataFrame:
     """Run every task of ``profile`` not yet in ``out`` and return the whole result table.
 
@@ -62,10 +65,11 @@ def run(
     out : path
         Result CSV; created, or extended when it exists (finished tasks are skipped).
     n_jobs : int, default=1
-        Tasks run at the same time (joblib convention, ``-1`` for every core).
+        Tasks run at the same time (joblib convention, ``-1`` for every core; on a
+        cluster, ``-1`` sends every task to the scheduler at once).
     backend : {"loky", "threading", "dask", "ray"}, default="loky"
-        joblib backend. ``dask`` and ``ray`` need their packages (and a running
-        cluster or a local one started for the run); see :mod:`benchmarks.backends`.
+        joblib backend, or a cluster: ``dask`` and ``ray`` need their packages; see
+        :mod:`benchmarks.backends`.
     max_equations : int, optional
         Keep only the first equations of each dataset.
     n_threads : int, default=1
@@ -79,32 +83,47 @@ def run(
         where available, see :func:`benchmarks.isolation.default_start_method`).
     command : str, optional
         Command line recorded in the JSON file.
+    scheduler : str, optional
+        Address of the dask scheduler or ray cluster (default: ``DASK_SCHEDULER_ADDRESS``
+        or ``RAY_ADDRESS``; without one a local cluster is started for the run).
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tasks = plan_tasks(profile, max_equations)
-    if redo_failed and out.exists():
-        drop_failed(out)
-    todo = pending(tasks, read_done(out))
-    logger.info("%d tasks, %d already done, %d to run.", len(tasks), len(tasks) - len(todo), len(todo))
-    write_metadata(out, profile, command, len(tasks))
+    with locked(out):
+        cut = drop_incomplete_row(out)
+        if cut:
+            logger.warning("Cut the incomplete last row of %s (its run was killed): %r", out, cut)
+        if redo_failed and out.stat().st_size > 0:
+            drop_failed(out)
+        todo = pending(tasks, read_done(out))
+        logger.info("%d tasks, %d already done, %d to run.", len(tasks), len(tasks) - len(todo), len(todo))
+        write_metadata(out, profile, command, len(tasks))
 
-    runnable, not_installed = split_not_installed(todo)
-    for row in {row["method"]: row for row in not_installed}.values():
-        logger.warning("%s: %s", row["method"], row["error"])
-    if not_installed:
-        append_rows(out, not_installed)
+        runnable, not_installed = split_not_installed(todo)
+        for row in {row["method"]: row for row in not_installed}.values():
+            logger.warning("%s: %s", row["method"], row["error"])
+        if not_installed:
+            append_rows(out, not_installed)
 
-    if runnable:
-        bar = _progress_bar(len(runnable), progress)
-        arguments = ((task, profile.time_limit, n_threads, start_method) for task in longest_first(runnable))
-        for row in map_unordered(run_task, arguments, backend, n_jobs):
-            append_rows(out, [row])
+        if runnable:
+            bar = _progress_bar(len(runnable), progress)
+            arguments = ((task, profile.time_limit, n_threads, start_method) for task in longest_first(runnable))
+            n_rows = 0
+            for row in map_unordered(run_task, arguments, backend, n_jobs, scheduler):
+                append_rows(out, [row])
+                n_rows += 1
+                if bar is not None:
+                    bar.set_postfix_str(f"{row['method']} {row['equation']} {row['status']}", refresh=False)
+                    bar.update()
             if bar is not None:
-                bar.set_postfix_str(f"{row['method']} {row['equation']} {row['status']}", refresh=False)
-                bar.update()
-        if bar is not None:
-            bar.close()
+                bar.close()
+            if n_rows < len(runnable):
+                logger.warning(
+                    "%d of %d tasks gave no row (lost with their workers); run the same command again to do them.",
+                    len(runnable) - n_rows,
+                    len(runnable),
+                )
     return read_results(out)
 
 
@@ -157,8 +176,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, nargs="+")
     parser.add_argument("--time-limit", type=float, help="hard per-fit limit in seconds")
     parser.add_argument("--time-budget", type=float, help="soft per-fit budget handed to the methods")
-    parser.add_argument("--n-jobs", type=int, default=1, help="fits at the same time (-1: all cores)")
+    parser.add_argument(
+        "--n-jobs", type=int, default=1, help="fits at the same time (-1: all cores, or all a cluster runs)"
+    )
     parser.add_argument("--backend", default="loky", choices=BACKENDS)
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="dask scheduler or ray cluster address, e.g. tcp://host:8786 "
+        "(default: $DASK_SCHEDULER_ADDRESS or $RAY_ADDRESS, else a local cluster)",
+    )
     parser.add_argument("--threads-per-fit", type=int, default=1)
     parser.add_argument("--redo-failed", action="store_true", help="rerun errors, timeouts and crashes")
     parser.add_argument("--no-progress", action="store_true")
@@ -202,6 +229,7 @@ def main(argv=None) -> int:
         out,
         n_jobs=args.n_jobs,
         backend=args.backend,
+        scheduler=args.scheduler,
         max_equations=args.max_equations,
         n_threads=args.threads_per_fit,
         redo_failed=args.redo_failed,

@@ -63,6 +63,10 @@ class Task:
     options: dict = field(default_factory=dict, hash=False, compare=False)
     n_test_points: int = N_TEST_POINTS
 
+    def __str__(self) -> str:
+        where = f"{self.equation.dataset}/{self.equation.name}"
+        return f"{self.method}={self.value} on {where} ({self.n_points} points, seed {self.seed})"
+
     @property
     def key(self) -> tuple:
         return task_key(self.equation.dataset, self.equation.name, self.method, self.value, self.n_points, self.seed)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarks import results as results_module
 from benchmarks import runner
 from benchmarks.datasets import Equation
 from benchmarks.isolation import run_task
@@ -16,7 +17,15 @@ from benchmarks.methods import METHODS
 from benchmarks.methods.base import Adapter
 from benchmarks.profiles import PROFILES, Profile
 from benchmarks.report import write_report
-from benchmarks.results import append_rows, drop_failed, read_done, read_results
+from benchmarks.results import (
+    append_rows,
+    drop_failed,
+    drop_incomplete_row,
+    locked,
+    merge_results,
+    read_done,
+    read_results,
+)
 from benchmarks.tasks import COLUMNS, Task, longest_first, pending, plan_tasks
 
 
@@ -232,6 +241,66 @@ def test_result_file_format_and_dropping_failed_rows(tmp_path):
     drop_failed(path)
     assert list(read_results(path)["status"]) == ["ok", "not_installed"]
     assert read_done(path) == {("d", "e", "m", 0.0, 16, 0), ("d", "e", "m", 4.0, 16, 0)}
+
+
+def test_a_row_cut_short_is_dropped_and_its_task_runs_again(fake_methods, tmp_path, caplog):
+    profile = Profile(datasets={"nguyen": ["Nguyen-1", "Nguyen-8"]}, methods={"sleep": (0,)}, n_points=(16,))
+    out = tmp_path / "run.csv"
+    first = runner.run(profile, out, n_jobs=1, backend="threading", progress=False)
+    content = out.read_bytes()
+    # The run was killed while writing its last row.
+    out.write_bytes(content[:-40])
+    again = runner.run(profile, out, n_jobs=1, backend="threading", progress=False)
+    assert "Cut the incomplete last row" in caplog.text
+    assert sorted(again["equation"]) == ["Nguyen-1", "Nguyen-8"] and (again["status"] == "ok").all()
+    assert out.read_text().splitlines()[:2] == content.decode().splitlines()[:2]  # header, first row
+    assert len(again) == len(first) and drop_incomplete_row(out) is None
+
+
+def test_an_incomplete_row_is_found_inside_a_quoted_cell(tmp_path):
+    path = tmp_path / "rows.csv"
+    base = {"dataset": "d", "equation": "e", "method": "m", "value": 1, "n_points": 16, "seed": 0}
+    append_rows(path, [{**base, "status": "ok"}, {**base, "value": 2, "status": "error", "error": "one\ntwo"}])
+    whole = path.read_text()
+    assert drop_incomplete_row(path) is None and path.read_text() == whole
+    append_rows(path, [{**base, "value": 3, "status": "error", "error": "three\nfour"}])
+    # Cut just after the line break inside the last row's quoted error: the file ends with a line break.
+    text = path.read_text()
+    path.write_text(text[: text.rindex("three\n") + len("three\n")])
+    assert drop_incomplete_row(path).startswith("d,e,m,,3,")
+    assert path.read_text() == whole
+    assert list(read_results(path)["error"].fillna("")) == ["", "one\ntwo"]
+
+
+def test_a_second_run_on_the_same_file_is_refused(fake_methods, tmp_path):
+    profile = Profile(datasets={"nguyen": ["Nguyen-1"]}, methods={"sleep": (0,)}, n_points=(16,))
+    out = tmp_path / "run.csv"
+    with locked(out), pytest.raises(RuntimeError, match="being written by another run"):
+        runner.run(profile, out, backend="threading", progress=False)
+    assert len(runner.run(profile, out, backend="threading", progress=False)) == 1
+
+
+def test_merging_the_files_of_several_machines(tmp_path, capsys):
+    base = {"dataset": "d", "equation": "e", "method": "m", "parameter": "p", "n_points": 16, "seed": 0}
+    one, two, out = tmp_path / "one.csv", tmp_path / "two.csv", tmp_path / "all.csv"
+    append_rows(one, [{**base, "value": 1, "status": "ok", "r2_iid": 0.1}, {**base, "value": 2, "status": "error"}])
+    append_rows(
+        two,
+        [
+            {**base, "value": 2.0, "status": "ok", "r2_iid": 0.2},
+            {**base, "value": 1, "status": "ok", "r2_iid": 0.3},
+            {**base, "value": 3, "status": "timeout"},
+        ],
+    )
+    assert results_module.main(["merge", str(one), str(two), "--out", str(out)]) == 0
+    assert "3 rows in" in capsys.readouterr().out
+    merged = read_results(out)
+    # One row per task: the first file's ok row, the second file's ok row over an error.
+    assert list(merged["value"]) == [1, 2, 3] and list(merged["status"]) == ["ok", "ok", "timeout"]
+    assert merged["r2_iid"].iloc[:2].tolist() == [0.1, 0.2] and np.isnan(merged["r2_iid"].iloc[2])
+    assert list(merged.columns) == COLUMNS and read_done(out) == {("d", "e", "m", float(v), 16, 0) for v in (1, 2, 3)}
+    # Merging into one of the sources is allowed.
+    assert len(merge_results([out, one], one)) == 3
 
 
 def test_plan_tasks_and_cli_overrides():
