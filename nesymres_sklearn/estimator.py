@@ -20,7 +20,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .search.features import linear_skeleton, on_features, relevant_features
-from .search.fitting import fit_constants, mse, variance
+from .search.fitting import EXACT_FIT, fit_constants, mse, variance
 from .search.readable import exact_constants, tidy_numbers
 from .search.scaling import Scaling
 from .search.selection import best_index, candidate_table
@@ -143,7 +143,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     refine : {None, "operon"}, default=None
         ``"operon"``: the network's best fitted candidates seed the population of
         Operon's genetic programming (``pyoperon``, the ``operon`` extra), which
-        searches over every feature; its best equations join the candidates.
+        searches over every feature; its best equations join the candidates. Skipped
+        when a candidate of the network already fits exactly.
     device : str, default="auto"
         Torch device for the network: ``"auto"`` (CUDA if available), ``"cpu"``,
         ``"cuda"``, ``"cuda:1"``, ...
@@ -178,10 +179,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``refinement`` and ``selection`` during the last ``fit``.
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on.
-    refinement_ : dict
-        With ``refine="operon"``: the number of ``seeds`` that entered Operon's
-        population, its ``generations`` and ``evaluations``, and whether its best model
-        contains a seed's structure (``best_contains_a_seed``).
+    refinement_ : dict or None
+        When Operon ran (``refine="operon"``): the number of ``seeds`` that entered
+        Operon's population, its ``generations`` and ``evaluations``, and whether its
+        best model contains a seed's structure (``best_contains_a_seed``).
     n_rounds_ : int
         Decoding rounds of the last ``fit`` (1 without ``max_time``).
     n_features_in_ : int
@@ -308,6 +309,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.timings_ = dict.fromkeys(("encoding", "decoding", "constant_fitting", "refinement", "selection"), 0.0)
         self.n_rounds_ = 0
         self.features_seen_by_network_ = np.arange(self.n_features_in_)
+        self.refinement_ = None
         if np.ptp(y) == 0:
             warnings.warn(f"y is constant ({y[0]!r}); the fitted equation is that constant.", UserWarning, stacklevel=3)
             self._scaling = Scaling.identity(self.n_features_in_)
@@ -340,7 +342,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             linear = linear_skeleton(self.n_features_in_)
             fit = fit_constants(linear.program, X_scaled, y_scaled, 1, np.random.default_rng(seed), None, weights)
             rows.add(linear, fit.constants, fit.mse, float("-inf"), "linear")
-        if operon is not None:
+        exact = min(rows.losses) <= EXACT_FIT * (variance(y_scaled, weights) or 1.0)
+        if operon is not None and exact:
+            logger.info("Operon skipped: a candidate of the network fits exactly.")
+        elif operon is not None:
             moment = time.perf_counter()
             deadline = search_deadline(started, self.max_time)
             refined = operon.refine(

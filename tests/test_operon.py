@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.operators import OPERATORS
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.expression.tokens import token_arity
 
 op = pytest.importorskip("pyoperon")
 
@@ -28,6 +29,23 @@ def operon_data(X):
     dataset = op.Dataset(np.asfortranarray(np.column_stack([X, np.zeros(len(X))])))
     hashes = [v.Hash for v in sorted(dataset.Variables, key=lambda v: v.Index)][:-1]
     return dataset, hashes
+
+
+def largest_intermediate(skeleton, constants, X):
+    """Per point, the largest magnitude of any subtree's value (float32 is only
+    trustworthy where intermediates stay moderate: cos(cosh(32)) is not)."""
+    tokens, largest = skeleton.tokens, np.zeros(len(X))
+    for start in range(len(tokens)):
+        end, open_slots = start, 1
+        while open_slots:
+            open_slots += (token_arity(tokens[end]) or 0) - 1
+            end += 1
+        first = tokens[:start].count("c")
+        sub = Skeleton(tokens[start:end])
+        with np.errstate(all="ignore"):
+            values = np.abs(sub.program(X, constants[first : first + sub.n_constants]))
+        largest = np.maximum(largest, np.where(np.isfinite(values), values, np.inf))
+    return largest
 
 
 def operon_values(tree, dataset, n):
@@ -68,7 +86,10 @@ def test_round_trip_through_operon_keeps_the_values(tokens, constants_seed):
         # Points where a relative change of 1e-6 in the inputs moves the value by more
         # than 1e-3 are ill-conditioned (cos(cosh(x**-3)) near 0): no precision holds there.
         moved = skeleton.program(X * (1 + 1e-6), constants * (1 + 1e-6))
-    conditioned = np.isfinite(stored) & (np.abs(stored) < 1e4) & (np.abs(moved - ours) <= 1e-3 * (1 + np.abs(ours)))
+    # Rewritten functions (cosh as exponentials) round differently: compare where no
+    # intermediate value is so large that rounding it moves the result.
+    largest = largest_intermediate(skeleton, constants, X)
+    conditioned = np.isfinite(stored) & (np.abs(moved - ours) <= 1e-3 * (1 + np.abs(ours))) & (largest < 1e4)
     np.testing.assert_allclose(again[conditioned], stored[conditioned], rtol=1e-9, atol=1e-9)
     # Operon also computes in float32, which overflows sooner (seeds that disagree on
     # the data are left out by the refinement).
@@ -129,14 +150,22 @@ def test_a_deadline_bounds_the_search(problem):
     assert 1 <= result.generations < 10_000
 
 
-def test_refine_operon_adds_operon_candidates_and_keeps_the_time_budget(problem):
+def test_refine_operon_adds_operon_candidates(problem):
     X, y = problem
-    regressor = NeSymReSRegressor(beam_size=4, refine="operon", random_state=0).fit(X, y)
+    y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]  # beyond what beam 2 of the network fits exactly
+    regressor = NeSymReSRegressor(beam_size=2, refine="operon", random_state=0).fit(X, y)
     assert "operon" in set(regressor.equations_["origin"])
     assert regressor.timings_["refinement"] > 0
     assert regressor.refinement_["seeds"] >= 1 and regressor.refinement_["generations"] == 20
-    assert regressor.score(X, y) > 0.999
+    assert regressor.score(X, y) > 0.99
     assert np.isfinite(regressor.predict(X)).all()
+
+
+def test_refine_operon_is_skipped_when_the_network_fits_exactly(problem):
+    X, _ = problem
+    regressor = NeSymReSRegressor(beam_size=2, refine="operon", random_state=0).fit(X, 3 * X[:, 0] + X[:, 1])
+    assert "operon" not in set(regressor.equations_["origin"])
+    assert regressor.refinement_ is None and regressor.timings_["refinement"] == 0.0
 
 
 def test_refine_operon_without_pyoperon_says_how_to_install_it(problem, monkeypatch):
@@ -158,8 +187,10 @@ def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them
     used = set().union(*(e.free_symbols for e in plain.equations_["expression"]))
     assert {s.name for s in used} <= {f"x{i}" for i in range(6)}
     assert plain.score(X, y) > 0.99
+    y = X[:, 1] * X[:, 4] + np.sin(X[:, 5]) + 0.5 * (X[:, 0] + X[:, 2])  # five features matter
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        plain = NeSymReSRegressor(beam_size=4, random_state=0).fit(X, y)
         refined = NeSymReSRegressor(beam_size=4, refine="operon", max_time=1.5, random_state=0).fit(X, y)
     assert "operon" in set(refined.equations_["origin"])
     assert refined.score(X, y) >= plain.score(X, y) - 1e-9
