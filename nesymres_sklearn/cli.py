@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--beam-size", type=_integer(1), default=32, help="beams kept, or skeletons sampled (>= 1)")
     parser.add_argument("--decoding", choices=["beam", "sample"], default="beam")
     parser.add_argument("--max-time", type=_seconds, help="seconds for the whole fit (default: one round, no budget)")
+    parser.add_argument(
+        "--refine", choices=["operon"], help="seed Operon's search with the network's candidates (pyoperon needed)"
+    )
     parser.add_argument("--random-state", type=_integer(0, 2**32 - 1), default=0)
     parser.add_argument("--top", type=_integer(0), default=5, help="also list this many candidates (0: none)")
     parser.add_argument("--verbose", action="store_true")
@@ -241,10 +244,11 @@ def main(argv=None) -> int:
             beam_size=args.beam_size,
             decoding=args.decoding,
             max_time=args.max_time,
+            refine=args.refine,
             random_state=args.random_state,
             verbose=int(args.verbose),
         ).fit(X, y)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, ImportError) as error:
         print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 1
     print(f"Equation: {regressor.expression_}")

@@ -44,13 +44,15 @@ def test_decoding_and_time_budget_options(tiny_model, capsys, monkeypatch):
     original_fit = cli.NeSymReSRegressor.fit
 
     def recording_fit(self, X, y):
-        seen.update(decoding=self.decoding, max_time=self.max_time)
+        seen.update(decoding=self.decoding, max_time=self.max_time, refine=self.refine)
         return original_fit(self, X, y)
 
     monkeypatch.setattr(cli.NeSymReSRegressor, "fit", recording_fit)
     argv = ["--example", "--model", str(tiny_model), "--beam-size", "2", "--decoding", "sample", "--max-time", "0.5"]
     assert main(argv) == 0
-    assert seen == {"decoding": "sample", "max_time": 0.5}
+    assert seen == {"decoding": "sample", "max_time": 0.5, "refine": None}
+    assert main([*argv, "--refine", "operon"]) == 0
+    assert seen["refine"] == "operon"
     assert "Equation: " in capsys.readouterr().out
 
 
