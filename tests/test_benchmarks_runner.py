@@ -172,7 +172,7 @@ def test_quick_profile_end_to_end_and_resume(tmp_path):
     n_equations = sum(len(v) for v in quick.datasets.values())
     assert len(results) == n_equations * sum(len(v) for v in quick.methods.values())
     assert list(pd.read_csv(out).columns) == COLUMNS
-    for method in ("nesymres", "gplearn", "gpr", "operon"):
+    for method in ("nesymres", "gplearn", "gpr", "operon", "dsr"):
         rows = results[results["method"] == method]
         assert (rows["status"] == "ok").all(), rows[["status", "error"]]
         assert rows["a1_iid"].isin([0, 1]).all() and rows["fit_time"].gt(0).all()
@@ -195,7 +195,7 @@ def test_quick_profile_end_to_end_and_resume(tmp_path):
     text = docs.read_text()
     assert "old" not in text and "intro" in text and "outro" in text
     assert "| NeSymReS | beam_size=1 |" in text and "| Gaussian Process | n_restarts_optimizer=1 |" in text
-    assert "`test`" in text and "DSR: not installed" in text
+    assert "`test`" in text and "PySR: not installed" in text
 
 
 def test_resume_skips_done_rows_and_redoes_failed(fake_methods, tmp_path):
