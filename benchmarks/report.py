@@ -37,18 +37,22 @@ METRIC_TITLES = {
 METHOD_LABELS = {
     "nesymres": "NeSymReS",
     "nesymres-anytime": "NeSymReS (time budget)",
+    "nesymres-operon": "NeSymReS seeding Operon",
     "gplearn": "Genetic Prog. (gplearn)",
     "gpr": "Gaussian Process",
     "operon": "Operon",
+    "operon-timed": "Operon (time budget)",
     "dsr": "DSR",
     "pysr": "PySR",
 }
 METHOD_COLORS = {
     "nesymres": "tab:red",
     "nesymres-anytime": "tab:pink",
+    "nesymres-operon": "tab:olive",
     "gplearn": "tab:green",
     "gpr": "tab:blue",
     "operon": "tab:purple",
+    "operon-timed": "tab:cyan",
     "dsr": "tab:orange",
     "pysr": "tab:brown",
 }
@@ -61,6 +65,7 @@ DATASET_LABELS = {
     "validation-wc": "Validation-WC",
     "validation-nc": "Validation-NC",
     "validation-fc": "Validation-FC",
+    "aifeynman-many": "AI-Feynman, 4-9 variables",
 }
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 DEFAULT_POINTS = 128
