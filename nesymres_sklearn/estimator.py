@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -32,24 +33,36 @@ MIN_POINTS = 3
 PACKAGE_LOGGER = logging.getLogger(__name__.rsplit(".", 1)[0])
 
 
+_progress_lock = threading.Lock()
+_progress_state = {"users": 0, "level": logging.NOTSET, "handler": None}
+
+
 @contextmanager
 def _progress(verbose: int):
     """Progress messages of the package on stderr for the duration of a fit when
     ``verbose`` is positive, without a logging set-up (one configured by the user is
-    used instead); none at ``verbose=0``."""
-    previous_level = PACKAGE_LOGGER.level
-    handler = None
-    PACKAGE_LOGGER.setLevel(logging.INFO if verbose else logging.WARNING)
-    if verbose and not PACKAGE_LOGGER.hasHandlers():
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("[NeSymReS] %(message)s"))
-        PACKAGE_LOGGER.addHandler(handler)
+    used instead); none at ``verbose=0``. Fits in threads of one process share the
+    setting: the first one in sets it, the last one out restores it."""
+    with _progress_lock:
+        if _progress_state["users"] == 0:
+            _progress_state["level"] = PACKAGE_LOGGER.level
+            PACKAGE_LOGGER.setLevel(logging.INFO if verbose else logging.WARNING)
+            if verbose and not PACKAGE_LOGGER.hasHandlers():
+                handler = logging.StreamHandler(sys.stderr)
+                handler.setFormatter(logging.Formatter("[NeSymReS] %(message)s"))
+                PACKAGE_LOGGER.addHandler(handler)
+                _progress_state["handler"] = handler
+        _progress_state["users"] += 1
     try:
         yield
     finally:
-        PACKAGE_LOGGER.setLevel(previous_level)
-        if handler is not None:
-            PACKAGE_LOGGER.removeHandler(handler)
+        with _progress_lock:
+            _progress_state["users"] -= 1
+            if _progress_state["users"] == 0:
+                PACKAGE_LOGGER.setLevel(_progress_state["level"])
+                if _progress_state["handler"] is not None:
+                    PACKAGE_LOGGER.removeHandler(_progress_state["handler"])
+                    _progress_state["handler"] = None
 
 
 def _check_target(y) -> None:

@@ -8,6 +8,7 @@ it need NumPy, SciPy and SymPy only.
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from contextlib import contextmanager
 
@@ -21,6 +22,10 @@ from .network.weights import ModelSource, load_model, resolve_device
 from .search.anytime import SearchResult, search
 from .search.settings import SearchSettings
 
+_threads_lock = threading.Lock()
+_threads_users = 0
+_threads_before = 1
+
 
 @contextmanager
 def _single_thread_on_cpu(device: torch.device):
@@ -28,17 +33,26 @@ def _single_thread_on_cpu(device: torch.device):
 
     Beam search runs many tiny operations; extra threads only add synchronisation
     (on the 2-core development machine a beam-32 search took 0.2 s with one thread
-    and up to 14 s with two while another process was busy).
+    and up to 14 s with two while another process was busy). Fits running in threads
+    of one process (``GridSearchCV`` on joblib's threading backend) share the setting:
+    the first one in saves it, the last one out restores it.
     """
+    global _threads_users, _threads_before
     if device.type != "cpu":
         yield
         return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+    with _threads_lock:
+        if _threads_users == 0:
+            _threads_before = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _threads_users += 1
     try:
         yield
     finally:
-        torch.set_num_threads(previous)
+        with _threads_lock:
+            _threads_users -= 1
+            if _threads_users == 0:
+                torch.set_num_threads(_threads_before)
 
 
 def load_network(model: str | os.PathLike, revision: str | None, device: str) -> NeSymReSModel:

@@ -186,3 +186,24 @@ def test_a_fitted_estimator_unpickles_and_predicts_without_torch(regressor, xy, 
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [f"{regressor.expression_} {regressor.latex()}", "False"]
     np.testing.assert_array_equal(np.load(tmp_path / "p.npy"), regressor.predict(X))
+
+
+def test_fits_in_threads_leave_torch_threads_and_logging_as_they_were(regressor, xy):
+    import logging
+
+    import torch
+    from joblib import Parallel, delayed, parallel_config
+    from sklearn.base import clone
+
+    X, y = xy
+    package_logger = logging.getLogger("nesymres_sklearn")
+    threads, level, handlers = torch.get_num_threads(), package_logger.level, list(package_logger.handlers)
+    torch.set_num_threads(2)
+    try:
+        with parallel_config(backend="threading"):
+            fitted = Parallel(n_jobs=4)(delayed(clone(regressor).set_params(verbose=k % 2).fit)(X, y) for k in range(8))
+        assert torch.get_num_threads() == 2
+        assert package_logger.level == level and package_logger.handlers == handlers
+        assert len({str(f.expression_) for f in fitted}) == 1  # same data, same seed, same equation
+    finally:
+        torch.set_num_threads(threads)
