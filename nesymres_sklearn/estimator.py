@@ -166,7 +166,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     n_jobs : int, default=None
         Processes fitting constants in parallel (joblib convention; ``None`` means 1).
     verbose : int, default=0
-        Log progress at INFO level when positive.
+        When positive, progress (each decoding round, Operon, the selected equation)
+        on stderr, or through the user's logging set-up when there is one (logger
+        ``nesymres_sklearn``, INFO).
 
     With more features than the model has variables, the network works on the most
     relevant ones (mutual information and rank correlation with ``y``; a warning names
