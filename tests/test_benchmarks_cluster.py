@@ -29,9 +29,11 @@ def keys(frame) -> Counter:
     return Counter(task_key(*values) for values in frame[KEY].itertuples(index=False))
 
 
-def stop_a_fit(is_worker, timeout=60.0) -> tuple[psutil.Process, psutil.Process]:
+def stop_a_fit(is_worker, timeout=60.0, same_command=True) -> tuple[psutil.Process, psutil.Process]:
     """``(worker, fit)``: a worker process in the middle of a fit, and the fit's child
-    process, stopped (SIGSTOP) so that the task cannot finish before the worker dies."""
+    process, stopped (SIGSTOP) so that the task cannot finish before the worker dies.
+    ``same_command``: the fit is told apart from the worker's other children by its
+    command line, a fork's (ray retitles its workers, so there any child is a fit)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for worker in psutil.process_iter():
@@ -39,7 +41,7 @@ def stop_a_fit(is_worker, timeout=60.0) -> tuple[psutil.Process, psutil.Process]
                 if not is_worker(worker):
                     continue
                 # The fit is a fork of the worker: same command line.
-                fits = [child for child in worker.children() if child.cmdline() == worker.cmdline()]
+                fits = [c for c in worker.children() if not same_command or c.cmdline() == worker.cmdline()]
                 for fit in fits:
                     fit.suspend()
                     if fit.status() == psutil.STATUS_STOPPED:
@@ -112,7 +114,7 @@ def test_quick_profile_on_a_dask_cluster_loses_a_worker_and_resumes(tmp_path, ca
 def test_quick_profile_on_a_ray_cluster_retries_a_lost_worker(tmp_path):
     import ray
 
-    profile = cheapest("gpr")
+    profile = cheapest("gplearn")  # fits of a few seconds: one is caught in the middle
     planned = {task.key for task in plan_tasks(profile)}
     out = tmp_path / "quick.csv"
     # Ray's workers are not children of this process: tell them where the package is.
@@ -120,7 +122,7 @@ def test_quick_profile_on_a_ray_cluster_retries_a_lost_worker(tmp_path):
     ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": repository}})
     try:
         sweep, errors = in_background(runner.run, profile, out, n_jobs=2, backend="ray", progress=False)
-        worker, fit = stop_a_fit(lambda process: process.name() == "ray::run_task")
+        worker, fit = stop_a_fit(lambda process: process.name() == "ray::run_task", timeout=180, same_command=False)
         worker.send_signal(signal.SIGKILL)
         fit.kill()
         sweep.join(timeout=120)
