@@ -25,7 +25,7 @@ import pyoperon as op
 from pyoperon.sklearn import SymbolicRegressor
 
 from ..expression.skeleton import Skeleton
-from ..search.fitting import least_squares_run, mse
+from ..search.fitting import least_squares_run
 from .trees import OPERON_SYMBOLS, NotConvertible, from_operon, to_operon
 
 MAX_CHUNK_GENERATIONS = 10
@@ -180,10 +180,9 @@ def refine(
         if skeleton.key in seen:
             continue
         seen.add(skeleton.key)
+        # The run keeps the lowest-cost constants it evaluated, Operon's own included.
         refitted = least_squares_run(skeleton.program, X, y, values, weights=weights) if len(values) else values
-        if refitted is None or mse(skeleton.program, X, y, refitted, weights) > mse(
-            skeleton.program, X, y, values, weights
-        ):
+        if refitted is None:
             refitted = values
         skeletons.append(skeleton)
         constants.append(np.asarray(refitted, dtype=np.float64))
