@@ -181,3 +181,34 @@ def test_seen_skeletons_are_looked_up_by_image(tmp_path):
         == 0
     )
     assert "| nguyen | 12 |" in out.read_text()
+
+
+def test_linear_scaling_study_fits_with_and_without_the_scaling(monkeypatch):
+    import benchmarks.studies.linear_scaling as study
+    from benchmarks.datasets import load_dataset
+    from nesymres_sklearn.search import linear_scaling
+
+    default = linear_scaling.N_SCALED
+    used = []
+
+    class Recorder:
+        def __init__(self, **params):
+            self.params = params
+
+        def fit(self, X, y):
+            used.append((linear_scaling.N_SCALED, self.params))
+            self.equations_ = pd.DataFrame({"origin": ["scaled" if linear_scaling.N_SCALED else "beam"]})
+            return self
+
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    monkeypatch.setattr(study, "NeSymReSRegressor", Recorder)
+    rows = study.evaluate(load_dataset("nguyen")[0], 3, {"max_time": 1.0})
+    assert [n for n, _ in used] == [default, 0]
+    assert linear_scaling.N_SCALED == 8 and default == 8  # restored afterwards
+    assert used[0][1] == {"random_state": 3, "device": "cpu", "max_time": 1.0}
+    assert [(r["setting"], r["selected_scaled"], r["a1_ood"]) for r in rows] == [
+        ("scaled", True, False),
+        ("unscaled", False, False),
+    ]

@@ -65,3 +65,9 @@ def test_pareto_front():
     loss = np.array([0.5, 0.1, 0.1, 0.3, 0.05, np.inf])
     complexity = np.array([1, 5, 7, 6, 9, 2])
     assert pareto_front(loss, complexity).tolist() == [True, True, False, False, True, False]
+
+
+def test_exact_ties_share_a_place_on_the_front():
+    loss = np.array([0.5, 0.1, 0.1, 0.1, np.inf, np.inf])
+    complexity = np.array([1, 5, 5, 6, 1, 1])
+    assert pareto_front(loss, complexity).tolist() == [True, True, True, False, False, False]

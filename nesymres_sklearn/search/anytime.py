@@ -1,7 +1,9 @@
 """The search as a whole: decode, fit, and, while time remains, draw more skeletons.
 
 The first round decodes ``size`` skeletons (the model's beam search, or samples), adds
-the exact polynomial of :mod:`.polynomial` when there is one, and fits them all.
+the exact polynomial of :mod:`.polynomial` when there is one, and fits them all; the
+best fits of every round are also tried with an outer linear scaling
+(:mod:`.linear_scaling`).
 Without a time budget that is all (fixed work). With one, further rounds each sample
 ``SAMPLES_PER_ROUND`` more skeletons with a new seed and fit the new ones, until the
 budget is spent, a fit is exact, or ``STALE_ROUNDS`` rounds in a row bring nothing
@@ -23,6 +25,7 @@ from ..network.model import NeSymReSModel
 from .candidates import Candidate, fit_candidates, skeleton_candidates
 from .decoding import decode
 from .fitting import EXACT_FIT, ConstantFit, variance
+from .linear_scaling import scaled_candidates
 from .polynomial import exact_polynomial
 from .settings import SearchSettings, search_deadline
 
@@ -72,15 +75,19 @@ def search(
                 seen.add(candidate.skeleton.key)
                 new.append(candidate)
         moment = time.perf_counter()
-        fits.extend(
-            fit_candidates(new, X, y, settings.n_restarts, seed, deadline, settings.n_jobs, len(candidates), weights)
+        new_fits = fit_candidates(
+            new, X, y, settings.n_restarts, seed, deadline, settings.n_jobs, len(candidates), weights
         )
+        scaled, scaled_fits = scaled_candidates(new, new_fits, X, y, weights, seen, deadline)
         timings["fitting"] += time.perf_counter() - moment
-        candidates.extend(new)
+        candidates.extend(new + scaled)
+        fits.extend(new_fits + scaled_fits)
         logger.info(
-            "%s round: %d new skeletons fitted (%d in all) after %.2fs; best fraction of variance unexplained %.3g",
+            "%s round: %d new skeletons fitted, %d of them scaled (%d in all) after %.2fs; best fraction of "
+            "variance unexplained %.3g",
             origin,
-            len(new),
+            len(new) + len(scaled),
+            len(scaled),
             len(candidates),
             time.time() - started,
             min(fit.mse for fit in fits) / (variance(y, weights) or 1.0),

@@ -31,7 +31,7 @@ class Candidate:
 
     skeleton: Skeleton
     log_prob: float
-    origin: str  # "beam", "sample", "attached" or "baseline"
+    origin: str  # "beam", "sample", "attached", "baseline", "polynomial" or "scaled"
 
     @property
     def complexity(self) -> int:

@@ -40,10 +40,10 @@ def pareto_front(loss: np.ndarray, complexity: np.ndarray) -> np.ndarray:
     high and a lower loss, or a lower complexity and a loss at most as high."""
     loss, complexity = np.asarray(loss, dtype=np.float64), np.asarray(complexity)
     front = np.zeros(len(loss), dtype=bool)
-    best = np.inf
+    best, best_complexity = np.inf, None
     for i in np.lexsort((loss, complexity)):  # by complexity, then loss
-        if loss[i] < best:
-            front[i], best = True, loss[i]
+        if loss[i] < best or (loss[i] == best and complexity[i] == best_complexity):  # exact ties share a place
+            front[i], best, best_complexity = True, loss[i], complexity[i]
     return front
 
 

@@ -1,0 +1,83 @@
+"""Outer linear scaling: ``a*f(x) + b`` for the best candidates, solved in closed form.
+
+A skeleton can have the right shape but no room for an outer factor or offset
+(``sin(c*x)`` for data ``2*sin(x) + 1``). For the ``N_SCALED`` best fitted candidates
+of a round that are not exact, the weighted least-squares ``a`` and ``b`` for
+``a*f(x) + b`` come in closed form from the fitted values of ``f``. Where that
+lowers the fraction of variance unexplained by at least ``MIN_GAIN`` (relative), the
+skeleton ``c + c*f`` is fitted by one Levenberg-Marquardt run started from
+``(b, a, f's constants)`` and joins the candidates (origin ``"scaled"``); selection's
+complexity term decides whether the two extra constants are worth it, and readable
+constants drop an ``a`` of 1 or a ``b`` of 0 that the fit did not need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT
+from .candidates import Candidate
+from .fitting import EXACT_FIT, ConstantFit, least_squares_run, mse, variance
+
+N_SCALED = 8
+MIN_GAIN = 0.1
+
+
+def outer_scaling(f: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float] | None:
+    """The (weighted) least-squares ``(a, b)`` of ``y ~ a*f + b``; ``None`` when ``f``
+    is not finite or constant on the data."""
+    if not np.all(np.isfinite(f)) or np.ptp(f) == 0:
+        return None
+    root = np.ones(len(y)) if weights is None else np.sqrt(weights)
+    design = np.column_stack([f, np.ones(len(y))]) * root[:, None]
+    a, b = np.linalg.lstsq(design, y * root, rcond=None)[0]
+    return (float(a), float(b)) if np.isfinite(a) and np.isfinite(b) else None
+
+
+def is_scaled(skeleton: Skeleton) -> bool:
+    """Whether the skeleton already starts with ``c + c*...``."""
+    tokens = skeleton.tokens
+    return tokens[:4] == ("add", CONSTANT, "mul", CONSTANT)
+
+
+def scaled_candidates(
+    candidates: list[Candidate],
+    fits: list[ConstantFit],
+    X: np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray | None,
+    seen: set,
+    deadline: float | None = None,
+) -> tuple[list[Candidate], list[ConstantFit]]:
+    """``c + c*f`` candidates, fitted, for the best of ``candidates`` where the closed-form
+    outer scaling of their fitted ``f`` helps (see the module's docstring), leaving out
+    skeletons whose key is in ``seen`` (which is updated)."""
+    scale = variance(y, weights) or 1.0
+    order = [i for i in np.argsort([fit.mse for fit in fits], kind="stable") if np.isfinite(fits[i].mse)]
+    found: tuple[list[Candidate], list[ConstantFit]] = ([], [])
+    for i in order[:N_SCALED]:
+        candidate, fit = candidates[i], fits[i]
+        if fit.mse / scale <= EXACT_FIT or is_scaled(candidate.skeleton) or candidate.skeleton.tokens == (CONSTANT,):
+            continue
+        with np.errstate(all="ignore"):
+            f = candidate.skeleton.program(X, fit.constants)
+        outer = outer_scaling(f, y, weights)
+        if outer is None:
+            continue
+        a, b = outer
+        with np.errstate(all="ignore"):
+            closed_form = float(np.average((a * f + b - y) ** 2, weights=weights))
+        if not closed_form < (1 - MIN_GAIN) * fit.mse:
+            continue
+        skeleton = Skeleton(("add", CONSTANT, "mul", CONSTANT, *candidate.skeleton.tokens))
+        start = np.concatenate([[b, a], fit.constants])
+        if skeleton.key in seen:
+            continue
+        seen.add(skeleton.key)
+        polished = least_squares_run(skeleton.program, X, y, start, deadline=deadline, weights=weights)
+        constants = start if polished is None or not np.all(np.isfinite(polished)) else polished
+        loss = mse(skeleton.program, X, y, constants, weights)
+        found[0].append(Candidate(skeleton, candidate.log_prob, "scaled"))
+        found[1].append(ConstantFit(constants, loss, 1))
+    return found
