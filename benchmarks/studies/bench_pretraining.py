@@ -1,13 +1,15 @@
 """Throughput of the pretraining pipeline on this machine (a script, not a test).
 
 Measures: skeleton bank generation (skeletons/s, per core), batch sampling
-(equations/s on one core at 200 points per equation) and training (equations/s per
-model size on the CPU, batches made in the loop). Writes a Markdown table to
-``benchmarks/results/pretraining_benchmark.md``.
+(equations/s on one core at 200 points per equation), training (equations/s per
+model size on the CPU, batches made in the loop) and the steady rate of the real
+training command (``pretraining.train``, small model) with its default thread counts
+against an oversubscribed setting: the rate of every ``--log-every`` window, after the
+first. Writes a Markdown table to ``benchmarks/results/pretraining_benchmark.md``.
 
 Usage::
 
-    python -m benchmarks.studies.bench_pretraining [--n-skeletons 1000] [--train-steps 3]
+    python -m benchmarks.studies.bench_pretraining [--n-skeletons 1000] [--train-steps 3] [--steady-steps 400]
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 from nesymres_sklearn.network.model import MODEL_SIZES, NeSymReSModel, config_for_size
@@ -89,11 +93,40 @@ def bench_training(bank: SkeletonBank, size: str, batch_size: int, n_points: int
     )
 
 
+# (loader workers, training threads): the command's defaults, then more threads than cores.
+STEADY_SETTINGS = ((1, None), (0, None), (1, 2 * (os.cpu_count() or 1)))
+STEADY_WINDOW = 25
+
+
+def bench_steady(bank: Path, run: Path, num_workers: int, num_threads: int | None, steps: int) -> dict:
+    """Equations/s of each ``STEADY_WINDOW``-step window of ``pretraining.train`` (the first left out)."""
+    command = [
+        sys.executable, "-m", "pretraining.train", "--bank", str(bank), "--out", str(run), "--model-size", "small",
+        "--batch-size", "64", "--min-points", "50", "--max-points", "200", "--max-steps", str(steps),
+        "--num-workers", str(num_workers), "--log-every", str(STEADY_WINDOW), "--eval-every", str(10 * steps),
+        "--checkpoint-every", str(10 * steps), "--no-progress",
+    ]  # fmt: skip
+    if num_threads is not None:
+        command += ["--num-threads", str(num_threads)]
+    environment = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
+    subprocess.run(command, check=True, env=environment, capture_output=True)
+    rates = pd.read_csv(run / "log.csv")["equations_per_second"].iloc[1:]
+    return dict(
+        workers=num_workers,
+        threads="default" if num_threads is None else str(num_threads),
+        windows=len(rates),
+        median=rates.median(),
+        low=rates.min(),
+        high=rates.max(),
+    )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n-skeletons", type=int, default=1000)
     parser.add_argument("--train-steps", type=int, default=3)
     parser.add_argument("--train-batch-size", type=int, default=64)
+    parser.add_argument("--steady-steps", type=int, default=400, help="steps of each pretraining.train run")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     n_cores = os.cpu_count()
@@ -151,6 +184,24 @@ def main(argv=None) -> None:
             lines.append(
                 f"| {r['size']} | {r['parameters']:,} | {r['points']:.0f} | "
                 f"{r['seconds_per_step']:.2f} | {r['per_second']:.0f} |"
+            )
+        lines += [
+            "",
+            f"## Steady training rate (`pretraining.train`, small model, batch 64, 50-200 points, "
+            f"{args.steady_steps} steps; equations/s of each {STEADY_WINDOW}-step window after the first)",
+            "",
+            "Default threads: `max(1, cores - workers)` for the training process, one per loader worker.",
+            "",
+            "| loader workers | training threads | windows | median | lowest | highest |",
+            "|---|---|---|---|---|---|",
+        ]
+        for num_workers, num_threads in STEADY_SETTINGS:
+            r = bench_steady(folder, Path(tmp) / f"run{num_workers}-{num_threads}", num_workers, num_threads,
+                             args.steady_steps)  # fmt: skip
+            print(r, flush=True)
+            lines.append(
+                f"| {r['workers']} | {r['threads']} | {r['windows']} | {r['median']:.0f} | {r['low']:.0f} | "
+                f"{r['high']:.0f} |"
             )
     load = os.getloadavg()
     lines += [
