@@ -7,8 +7,8 @@
 - ``points``: accuracy against the number of training points (the paper's figure),
   for NeSymReS, the Gaussian process and DSR at fixed settings.
 - ``anytime``: accuracy against time per fit on AI-Feynman and Nguyen over seeds
-  0-2: NeSymReS at time budgets of 0.3, 1 and 3 s against Operon at 10k, 50k and 200k
-  evaluations.
+  0-2: NeSymReS at time budgets of 0.3, 1, 3 and 10 s against Operon at 10k, 50k, 200k
+  and 1M evaluations.
 - ``hybrid``: the network seeding Operon (``nesymres-operon``) against Operon alone
   with the same settings (``operon-timed``) and the network alone
   (``nesymres-anytime``) at equal wall-clock budgets of 1, 3 and 10 s, seeds 0-2, on
@@ -100,12 +100,12 @@ PROFILES = {
     "anytime": Profile(
         datasets={"aifeynman": None, "nguyen": None},
         methods={
-            "nesymres-anytime": (0.3, 1.0, 3.0),
-            "operon": (10_000, 50_000, 200_000),
+            "nesymres-anytime": (0.3, 1.0, 3.0, 10.0),
+            "operon": (10_000, 50_000, 200_000, 1_000_000),
         },
         seeds=(0, 1, 2),
-        time_limit=30.0,
-        time_budget=8.0,
+        time_limit=60.0,
+        time_budget=10.0,
     ),
     "hybrid": Profile(
         datasets={name: None for name in ("aifeynman", "nguyen", "soose-wc", "soose-nc", "soose-fc", "aifeynman-many")},
