@@ -98,7 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--decoding", choices=["beam", "sample"], default="beam")
     parser.add_argument("--max-time", type=_seconds, help="seconds for the whole fit (default: one round, no budget)")
     parser.add_argument(
-        "--refine", choices=["operon"], help="seed Operon's search with the network's candidates (pyoperon needed)"
+        "--refine",
+        choices=["auto", "operon", "none"],
+        default="auto",
+        help="seed Operon's search with the network's candidates: 'operon' (pyoperon needed), 'none', or 'auto' "
+        "(Operon when pyoperon is installed; the default)",
     )
     parser.add_argument("--random-state", type=_integer(0, 2**32 - 1), default=0)
     parser.add_argument("--top", type=_integer(0), default=5, help="also list this many candidates (0: none)")
@@ -244,7 +248,7 @@ def main(argv=None) -> int:
             beam_size=args.beam_size,
             decoding=args.decoding,
             max_time=args.max_time,
-            refine=args.refine,
+            refine=None if args.refine == "none" else args.refine,
             random_state=args.random_state,
             verbose=int(args.verbose),
         ).fit(X, y)

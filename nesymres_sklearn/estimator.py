@@ -96,13 +96,16 @@ class _Rows:
         return [(self.skeletons[i], self.constants[i]) for i in order if np.isfinite(self.losses[i])]
 
 
-def _operon_refinement():
-    """The Operon refinement module, or an error that says how to install pyoperon."""
+def _operon_refinement(required: bool):
+    """The Operon refinement module; without pyoperon, an error that says how to install
+    it when ``required``, else ``None``."""
     try:
         from .operon import refine
     except ModuleNotFoundError as error:
         if error.name is None or not error.name.startswith("pyoperon"):
             raise
+        if not required:
+            return None
         raise ImportError(
             'refine="operon" needs pyoperon, which is not installed: pip install "nesymres-sklearn[operon]" '
             "(or pip install pyoperon)."
@@ -153,11 +156,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         with ``refine="operon"``, Operon searches); the search stops early once a fit
         is exact. ``None``: the first round only, and a fixed number of Operon
         generations (fixed work).
-    refine : {None, "operon"}, default=None
+    refine : {"auto", "operon", None}, default="auto"
         ``"operon"``: the network's best fitted candidates seed the population of
-        Operon's genetic programming (``pyoperon``, the ``operon`` extra), which
-        searches over every feature; its best equations join the candidates. Skipped
-        when a candidate of the network already fits exactly.
+        Operon's genetic programming (``pyoperon``), which searches over every
+        feature; its best equations join the candidates. Skipped when a candidate of
+        the network already fits exactly. ``"auto"``: ``"operon"`` when pyoperon is
+        installed (a dependency on Linux x86-64, the ``operon`` extra elsewhere), else
+        the network alone, as with ``None``; ``refinement_`` says whether Operon ran.
     device : str, default="auto"
         Torch device for the network: ``"auto"`` (CUDA if available), ``"cpu"``,
         ``"cuda"``, ``"cuda:1"``, ...
@@ -195,9 +200,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on.
     refinement_ : dict or None
-        When Operon ran (``refine="operon"``): the number of ``seeds`` that entered
-        Operon's population, its ``generations`` and ``evaluations``, and whether its
-        best model contains a seed's structure (``best_contains_a_seed``).
+        When Operon ran (``refine="operon"``, or ``"auto"`` with pyoperon): the number
+        of ``seeds`` that entered Operon's population, its ``generations`` and
+        ``evaluations``, and whether its best model contains a seed's structure
+        (``best_contains_a_seed``).
     n_rounds_ : int
         Decoding rounds of the last ``fit`` (1 without ``max_time``).
     n_features_in_ : int
@@ -226,7 +232,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         "max_points": [Interval(Integral, MIN_POINTS, None, closed="left")],
         "complexity_penalty": [Interval(Real, 0, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
-        "refine": [StrOptions({"operon"}), None],
+        "refine": [StrOptions({"auto", "operon"}), None],
         "device": [str],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -243,7 +249,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         max_points=500,
         complexity_penalty=0.01,
         max_time=None,
-        refine=None,
+        refine="auto",
         device="auto",
         random_state=None,
         n_jobs=None,
@@ -274,8 +280,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            At most as many features as the model has variables (3 for the bundled
-            model).
+            Any number of features; beyond the model's variables (3 for the bundled
+            model) the network works on the most relevant ones.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the squared errors in the constant fitting and
@@ -311,7 +317,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                     f"Only {int(kept.sum())} points have a positive sample_weight; at least {MIN_POINTS} are needed."
                 )
             X, y, weights = X[kept], y[kept], weights[kept] / weights[kept].mean()
-        operon = _operon_refinement() if self.refine == "operon" else None
+        operon = None if self.refine is None else _operon_refinement(required=self.refine == "operon")
         network = neural_search.load_network(self.model, self.revision, self.device)
         started = time.time()
         rng = check_random_state(self.random_state)
@@ -334,7 +340,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self._scaling = Scaling.for_data(X, y)
         X_scaled, y_scaled = self._scaling.scale_X(X), self._scaling.scale_y(y)
         seed = int(rng.randint(2**31))
-        features = self._features_for_network(X_scaled, y_scaled, network.config.n_variables, seed)
+        features = self._features_for_network(X_scaled, y_scaled, network.config.n_variables, seed, operon is not None)
         logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, self._scaling)
         settings = SearchSettings(
             self.decoding, self.beam_size, self.n_restarts, self.max_time, self.n_jobs, more_rounds=operon is None
@@ -402,15 +408,18 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         )
         return self
 
-    def _features_for_network(self, X: np.ndarray, y: np.ndarray, n_variables: int, seed: int) -> np.ndarray:
-        """All columns when the network takes them, else the most relevant ones (with a warning)."""
+    def _features_for_network(
+        self, X: np.ndarray, y: np.ndarray, n_variables: int, seed: int, refined: bool
+    ) -> np.ndarray:
+        """All columns when the network takes them, else the most relevant ones (with a
+        warning that says whether Operon, ``refined``, searches over all of them)."""
         features = relevant_features(X, y, n_variables, seed)
         if len(features) < X.shape[1]:
             names = ", ".join(str(self._symbols[j]) for j in features)
             rest = (
                 "Operon searches over all of them"
-                if self.refine == "operon"
-                else "pass refine='operon' to search over all of them"
+                if refined
+                else "install pyoperon and pass refine='operon' to search over all of them"
             )
             warnings.warn(
                 f"X has {X.shape[1]} features but the model {self.model!r} takes {n_variables} variables: the network "

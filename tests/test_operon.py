@@ -176,12 +176,39 @@ def test_refine_operon_without_pyoperon_says_how_to_install_it(problem, monkeypa
         NeSymReSRegressor(beam_size=2, refine="operon").fit(*problem)
 
 
+def test_refine_auto_is_the_network_alone_without_pyoperon(problem, monkeypatch):
+    X, y = problem
+    y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]
+    alone = NeSymReSRegressor(beam_size=2, refine=None, random_state=0).fit(X, y)
+    for module in [m for m in sys.modules if m.startswith(("pyoperon", "nesymres_sklearn.operon"))]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "pyoperon", None)
+    auto = NeSymReSRegressor(beam_size=2, random_state=0).fit(X, y)
+    assert auto.get_params()["refine"] == "auto" and auto.refinement_ is None
+    assert auto.equations_["expression"].tolist() == alone.equations_["expression"].tolist()
+
+
+def test_refine_auto_runs_operon_when_pyoperon_is_installed(problem):
+    X, y = problem
+    y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]
+    auto = NeSymReSRegressor(beam_size=2, random_state=0).fit(X, y)
+    explicit = NeSymReSRegressor(beam_size=2, refine="operon", random_state=0).fit(X, y)
+    assert auto.refinement_ == explicit.refinement_ and auto.refinement_["generations"] == 20
+    operon_rows = [
+        table.loc[table["origin"] == "operon", "skeleton"].tolist() for table in (auto.equations_, explicit.equations_)
+    ]
+    assert operon_rows[0] == operon_rows[1] and len(operon_rows[0]) >= 1
+    # Refitted constants of a degenerate Operon model can differ in their last bits
+    # (multi-threaded BLAS); the predictions agree.
+    np.testing.assert_allclose(auto.predict(X), explicit.predict(X), rtol=1e-6)
+
+
 def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them_when_refined():
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 4, size=(150, 6))
     y = X[:, 1] * X[:, 4] + X[:, 5]
-    with pytest.warns(UserWarning, match=r"X has 6 features .* takes 3 variables.*\(x1, x4, x5;.*refine=.operon."):
-        plain = NeSymReSRegressor(beam_size=4, random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match=r"X has 6 features .* takes 3 variables.*\(x1, x4, x5;.*pass refine=.operon."):
+        plain = NeSymReSRegressor(beam_size=4, refine=None, random_state=0).fit(X, y)
     np.testing.assert_array_equal(plain.features_seen_by_network_, [1, 4, 5])
     assert "linear" in set(plain.equations_["origin"])
     used = set().union(*(e.free_symbols for e in plain.equations_["expression"]))
@@ -190,7 +217,7 @@ def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them
     y = X[:, 1] * X[:, 4] + np.sin(X[:, 5]) + 0.5 * (X[:, 0] + X[:, 2])  # five features matter
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plain = NeSymReSRegressor(beam_size=4, random_state=0).fit(X, y)
+        plain = NeSymReSRegressor(beam_size=4, refine=None, random_state=0).fit(X, y)
         refined = NeSymReSRegressor(beam_size=4, refine="operon", max_time=1.5, random_state=0).fit(X, y)
     assert "operon" in set(refined.equations_["origin"])
     assert refined.score(X, y) >= plain.score(X, y) - 1e-9

@@ -8,9 +8,10 @@ from .base import Adapter, rename_features
 
 
 class NeSymReSAdapter(Adapter):
-    """Options: ``model`` (default ``"bundled"``), ``n_restarts`` (4), ``device``
-    (``"cpu"``: the paper times every method on one CPU), ``max_time`` (default
-    ``None``: the fixed work of one beam search; a number makes the fit anytime)."""
+    """The network alone (``refine=None``). Options: ``model`` (default ``"bundled"``),
+    ``n_restarts`` (4), ``device`` (``"cpu"``: the paper times every method on one
+    CPU), ``max_time`` (default ``None``: the fixed work of one beam search; a number
+    makes the fit anytime), ``refine``."""
 
     name = "nesymres"
     parameter = "beam_size"
@@ -21,7 +22,7 @@ class NeSymReSAdapter(Adapter):
     def _fit(self, X, y):
         from nesymres_sklearn import NeSymReSRegressor
 
-        options = {"model": "bundled", "n_restarts": 4, "device": "cpu", **self.options}
+        options = {"model": "bundled", "n_restarts": 4, "device": "cpu", "refine": None, **self.options}
         self.model_ = NeSymReSRegressor(
             beam_size=int(self.value), random_state=self.random_state, n_jobs=1, **options
         ).fit(X, y)
@@ -34,8 +35,8 @@ class NeSymReSAdapter(Adapter):
 
 
 class NeSymReSAnytimeAdapter(NeSymReSAdapter):
-    """NeSymReS with a time budget: the swept knob is ``max_time`` (seconds for the
-    whole fit, spent on further sampled rounds), at beam size 32 (option
+    """The network alone with a time budget: the swept knob is ``max_time`` (seconds
+    for the whole fit, spent on further sampled rounds), at beam size 32 (option
     ``beam_size``). For accuracy-vs-time curves against Operon's and gplearn's budgets."""
 
     name = "nesymres-anytime"
@@ -44,7 +45,14 @@ class NeSymReSAnytimeAdapter(NeSymReSAdapter):
     def _fit(self, X, y):
         from nesymres_sklearn import NeSymReSRegressor
 
-        options = {"model": "bundled", "n_restarts": 4, "device": "cpu", "beam_size": 32, **self.options}
+        options = {
+            "model": "bundled",
+            "n_restarts": 4,
+            "device": "cpu",
+            "beam_size": 32,
+            "refine": None,
+            **self.options,
+        }
         self.model_ = NeSymReSRegressor(
             max_time=float(self.value), random_state=self.random_state, n_jobs=1, **options
         ).fit(X, y)
@@ -68,3 +76,18 @@ class NeSymReSOperonAdapter(NeSymReSAdapter):
         self.model_ = NeSymReSRegressor(
             refine="operon", max_time=float(self.value), random_state=self.random_state, n_jobs=1, **options
         ).fit(X, y)
+
+
+class NeSymReSDefaultAdapter(NeSymReSAdapter):
+    """The estimator with its default settings (``refine="auto"``: the network seeding
+    Operon when pyoperon is installed), the swept knob ``beam_size``: what a user gets
+    from ``NeSymReSRegressor()``."""
+
+    name = "nesymres-default"
+    preload_modules = ("nesymres_sklearn.estimator", "nesymres_sklearn.neural_search", "nesymres_sklearn.operon.refine")
+
+    def _fit(self, X, y):
+        from nesymres_sklearn import NeSymReSRegressor
+
+        options = {"model": "bundled", "device": "cpu", **self.options}
+        self.model_ = NeSymReSRegressor(beam_size=int(self.value), random_state=self.random_state, **options).fit(X, y)
