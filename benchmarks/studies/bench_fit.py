@@ -1,10 +1,16 @@
 """Fit and predict speed of NeSymReSRegressor (a script, not a test).
 
-For each beam size, fits equations of the AI-Feynman style on 128 points and reports
-the median time of each stage (encoding, beam search, constant fitting, selection)
-and of the whole ``fit``; then measures ``predict`` throughput in rows per second.
+For each beam size, fits equations on 128 points with the estimator's defaults
+(``refine="auto"``) and reports the median time of each stage (encoding, beam search,
+constant fitting, Operon's refinement, selection) and of the whole ``fit``, all in one
+process (modules imported and the model loaded once, as in normal use); then measures
+``predict`` throughput in rows per second. The equations are six of the AI-Feynman
+style, which the network mostly fits exactly (so Operon is skipped), or with
+``--dataset`` every equation of a benchmark set (training points of seed 0, 1, ...
+per repeat).
 
     python -m benchmarks.studies.bench_fit --out benchmarks/results/fit_benchmark.md
+    python -m benchmarks.studies.bench_fit --dataset aifeynman --beam-sizes 32 --repeats 1
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ import platform
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from benchmarks.datasets import load_dataset
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.network.weights import load_model
 
@@ -31,23 +39,38 @@ EQUATIONS = {
     "sqrt(x0*x1)": lambda X: np.sqrt(X[:, 0] * X[:, 1]),
     "2.5*cos(x0) + x1": lambda X: 2.5 * np.cos(X[:, 0]) + X[:, 1],
 }
-STAGES = ("encoding", "decoding", "constant_fitting", "selection")
+STAGES = ("encoding", "decoding", "constant_fitting", "refinement", "selection")
 
 
-def time_fits(model: str, beam_size: int, n_points: int, repeats: int, seed: int) -> dict[str, float]:
-    """Median seconds per stage and in total over every equation and repeat."""
+def training_sets(dataset: str | None, n_points: int, repeats: int, seed: int):
+    """``(X, y)`` of every equation, ``repeats`` times: :data:`EQUATIONS` on
+    U(1, 5) points, or the equations of ``dataset`` at seeds 0..repeats-1."""
     rng = np.random.default_rng(seed)
-    per_stage = {stage: [] for stage in (*STAGES, "total")}
-    for _ in range(repeats):
+    for repeat in range(repeats):
+        if dataset is not None:
+            for equation in load_dataset(dataset):
+                yield equation.sample_train(n_points, seed=repeat)
+            continue
         for name, function in EQUATIONS.items():
             n_features = 3 if "x2" in name else 2 if "x1" in name else 1
             X = rng.uniform(1, 5, size=(n_points, n_features))
+            yield X, function(X)
+
+
+def time_fits(model: str, beam_size: int, n_points: int, repeats: int, seed: int, dataset=None) -> dict[str, float]:
+    """Median seconds per stage and in total over every equation and repeat."""
+    per_stage = {stage: [] for stage in (*STAGES, "total")}
+    for X, y in training_sets(dataset, n_points, repeats, seed):
+        if not np.all(np.isfinite(y)):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             regressor = NeSymReSRegressor(model=model, beam_size=beam_size, random_state=0, device="cpu")
             started = time.perf_counter()
-            regressor.fit(X, function(X))
-            per_stage["total"].append(time.perf_counter() - started)
-            for stage in STAGES:
-                per_stage[stage].append(regressor.timings_[stage])
+            regressor.fit(X, y)
+        per_stage["total"].append(time.perf_counter() - started)
+        for stage in STAGES:
+            per_stage[stage].append(regressor.timings_[stage])
     return {stage: statistics.median(values) for stage, values in per_stage.items()}
 
 
@@ -74,6 +97,7 @@ def main(argv=None) -> None:
     parser.add_argument("--model", default="bundled")
     parser.add_argument("--beam-sizes", default="1,2,4,8,16,32,64,128,256")
     parser.add_argument("--n-points", type=int, default=128)
+    parser.add_argument("--dataset", help="time every equation of this benchmark set instead")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--predict-rows", type=int, default=2_000_000)
     parser.add_argument("--out", type=Path)
@@ -88,16 +112,17 @@ def main(argv=None) -> None:
         f"Machine: {platform.machine()}, {torch.get_num_threads()} torch threads, Python {platform.python_version()}, "
         f"torch {torch.__version__}",
         f"Model: {args.model} ({n_parameters:,} parameters); {args.n_points} points; "
-        f"{len(EQUATIONS)} equations x {args.repeats} repeats per beam size; medians in seconds.",
+        f"{args.dataset or f'{len(EQUATIONS)} equations'} x {args.repeats} repeats per beam size; default "
+        "settings; medians in seconds.",
         "",
-        "| beam size | encoding | beam search | constant fitting | selection | fit total |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| beam size | encoding | beam search | constant fitting | Operon | selection | fit total |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for beam_size in (int(b) for b in args.beam_sizes.split(",")):
-        m = time_fits(args.model, beam_size, args.n_points, args.repeats, seed=beam_size)
+        m = time_fits(args.model, beam_size, args.n_points, args.repeats, seed=beam_size, dataset=args.dataset)
         lines.append(
             f"| {beam_size} | {m['encoding']:.4f} | {m['decoding']:.3f} | {m['constant_fitting']:.3f} "
-            f"| {m['selection']:.3f} | {m['total']:.3f} |"
+            f"| {m['refinement']:.3f} | {m['selection']:.3f} | {m['total']:.3f} |"
         )
         print(lines[-1], flush=True)
     rate, expression = predict_rate(args.model, args.predict_rows, repeats=3)
