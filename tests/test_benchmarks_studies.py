@@ -212,3 +212,24 @@ def test_linear_scaling_study_fits_with_and_without_the_scaling(monkeypatch):
         ("scaled", True, False),
         ("unscaled", False, False),
     ]
+
+
+def test_paired_difference_pairs_by_equation_and_seed_and_resamples_equations():
+    from benchmarks.studies.paired_difference import markdown, paired_table
+
+    rows = []
+    for equation, (a, b) in {"e1": ((1, 1), (0, 0)), "e2": ((1, 0), (1, 0)), "e3": ((0, 0), (0, 1))}.items():
+        for seed in (0, 1):
+            rows.append(dict(dataset="d", equation=equation, seed=seed, value=1.0, method="A", a1_ood=a[seed]))
+            rows.append(dict(dataset="d", equation=equation, seed=seed, value=1.0, method="B", a1_ood=b[seed]))
+    rows.append(dict(dataset="d", equation="e4", seed=0, value=1.0, method="A", a1_ood=1))  # no partner
+    rows.append(dict(dataset="d", equation="e5", seed=0, value=1.0, method="A", a1_ood=None))  # failed fit
+    rows.append(dict(dataset="d", equation="e5", seed=0, value=1.0, method="B", a1_ood=1))
+    table = paired_table(pd.DataFrame(rows), "A", "B", "a1_ood", n_resamples=2000)
+    row = table.iloc[0]
+    assert row["pairs"] == 7
+    # per equation: e1 +100, e2 0, e3 -50, e5 -100 (a failed fit counts as not recovered)
+    assert row["difference"] == pytest.approx(-12.5)
+    assert -100 <= row["low"] < row["difference"] < row["high"] <= 100
+    assert row["first"] == pytest.approx(100 * 3 / 7) and row["second"] == pytest.approx(100 * 3 / 7)
+    assert "| d | 1 | 42.9 | 42.9 | -12.5 [" in markdown(table, "A", "B", "a1_ood")

@@ -1,0 +1,89 @@
+"""Paired differences between two methods of one result CSV, with bootstrap intervals.
+
+For each dataset and setting value shared by both methods, the fits are paired by
+equation and seed; the difference of a metric (percentage points) is averaged over
+the seeds of each equation, and its 95% interval comes from resampling equations
+(``--n-resamples`` times, seeded), so that the seeds of one equation stay together.
+Failed fits count as not recovered, as in the reports.
+
+Command line::
+
+    python -m benchmarks.studies.paired_difference benchmarks/results/hybrid_v3.csv \\
+        nesymres-operon operon-timed --metric a1_ood --out benchmarks/results/hybrid_v3_paired.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+KEYS = ["dataset", "equation", "seed", "value"]
+
+
+def paired_table(results: pd.DataFrame, first: str, second: str, metric: str, n_resamples=10_000, seed=0):
+    """One row per dataset and value: mean metric of each method, the mean paired
+    difference and its 95% bootstrap interval (percent), and the number of pairs."""
+    scores = results.assign(score=100 * pd.to_numeric(results[metric], errors="coerce").fillna(0.0))
+    pairs = pd.merge(
+        scores.loc[scores["method"] == first, [*KEYS, "score"]],
+        scores.loc[scores["method"] == second, [*KEYS, "score"]],
+        on=KEYS,
+        suffixes=("_first", "_second"),
+    )
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (dataset, value), group in pairs.groupby(["dataset", "value"], sort=True):
+        per_equation = (group["score_first"] - group["score_second"]).groupby(group["equation"]).mean().to_numpy()
+        draws = rng.integers(0, len(per_equation), size=(n_resamples, len(per_equation)))
+        low, high = np.percentile(per_equation[draws].mean(axis=1), [2.5, 97.5])
+        rows.append(
+            dict(
+                dataset=dataset,
+                value=value,
+                first=group["score_first"].mean(),
+                second=group["score_second"].mean(),
+                difference=per_equation.mean(),
+                low=low,
+                high=high,
+                pairs=len(group),
+            )
+        )
+    return pd.DataFrame(rows)
+
+
+def markdown(table: pd.DataFrame, first: str, second: str, metric: str) -> str:
+    lines = [
+        f"| dataset | setting | {first} | {second} | difference [95% interval] | pairs |",
+        "|---|---:|---:|---:|---|---:|",
+    ]
+    for row in table.itertuples():
+        lines.append(
+            f"| {row.dataset} | {row.value:g} | {row.first:.1f} | {row.second:.1f} | "
+            f"{row.difference:+.1f} [{row.low:.1f}, {row.high:.1f}] | {row.pairs} |"
+        )
+    return f"{metric}, percent; fits paired by equation and seed.\n\n" + "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("results", type=Path, help="a result CSV of benchmarks.runner")
+    parser.add_argument("first")
+    parser.add_argument("second")
+    parser.add_argument("--metric", default="a1_ood")
+    parser.add_argument("--n-resamples", type=int, default=10_000)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    table = paired_table(pd.read_csv(args.results), args.first, args.second, args.metric, args.n_resamples)
+    text = markdown(table, args.first, args.second, args.metric)
+    if args.out:
+        args.out.write_text(text)
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
