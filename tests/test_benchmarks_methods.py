@@ -27,7 +27,8 @@ def _check_fitted(adapter, X):
 
 def test_registry():
     assert set(METHODS) == {
-        *("nesymres", "nesymres-anytime", "nesymres-operon", "gplearn", "gpr", "operon", "operon-timed", "dsr", "pysr")
+        *("nesymres", "nesymres-anytime", "nesymres-operon", "nesymres-default"),
+        *("gplearn", "gpr", "operon", "operon-timed", "dsr", "pysr"),
     }
     for name, cls in METHODS.items():
         assert cls.name == name and cls.parameter
@@ -42,6 +43,18 @@ def test_nesymres_adapter(product):
     adapter = NeSymReSAdapter(1, time_budget=10, random_state=0, n_restarts=1).fit(X, y)
     assert adapter.model_.beam_size == 1 and adapter.model_.device == "cpu"
     assert adapter.model_.max_time is None  # fixed work: the swept knob is the beam size
+    assert adapter.model_.refine is None  # the network alone
+    _check_fitted(adapter, X)
+
+
+def test_nesymres_default_adapter_keeps_the_estimators_defaults(product):
+    from benchmarks.methods.nesymres import NeSymReSDefaultAdapter
+
+    X, y = product
+    adapter = NeSymReSDefaultAdapter(2, time_budget=10, random_state=0).fit(X, y)
+    params = adapter.model_.get_params()
+    assert params["beam_size"] == 2 and params["refine"] == "auto" and params["max_time"] is None
+    assert params["n_restarts"] == 4 and params["random_state"] == 0 and params["device"] == "cpu"
     _check_fitted(adapter, X)
 
 
@@ -51,6 +64,7 @@ def test_nesymres_anytime_adapter_sweeps_the_time_budget(product):
     X, y = product
     adapter = NeSymReSAnytimeAdapter(0.5, time_budget=10, random_state=0, n_restarts=1).fit(X, y)
     assert adapter.model_.max_time == 0.5 and adapter.model_.beam_size == 32
+    assert adapter.model_.refine is None
     _check_fitted(adapter, X)
 
 
