@@ -152,11 +152,11 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         unexplained when selecting the equation.
     max_time : float, default=None
         Seconds for the whole ``fit`` (not counting the model's first load). While
-        time remains after the first round, more skeletons are sampled and fitted (or,
-        with ``refine="operon"``, Operon searches); the search stops early once a fit
+        time remains after the first round, Operon searches (``refine``), or without
+        Operon more skeletons are sampled and fitted; the search stops early once a fit
         is exact. ``None``: the first round only, and a fixed number of Operon
         generations (fixed work).
-    refine : {"auto", "operon", None}, default="auto"
+    refine : {None, "auto", "operon"}, default=None
         ``"operon"``: the network's best fitted candidates seed the population of
         Operon's genetic programming (``pyoperon``), which searches over every
         feature; its best equations join the candidates. Skipped when a candidate of
@@ -249,7 +249,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         max_points=500,
         complexity_penalty=0.01,
         max_time=None,
-        refine="auto",
+        refine=None,
         device="auto",
         random_state=None,
         n_jobs=None,

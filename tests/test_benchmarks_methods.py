@@ -27,7 +27,7 @@ def _check_fitted(adapter, X):
 
 def test_registry():
     assert set(METHODS) == {
-        *("nesymres", "nesymres-anytime", "nesymres-operon", "nesymres-default"),
+        *("nesymres", "nesymres-anytime", "nesymres-operon", "nesymres-auto"),
         *("gplearn", "gpr", "operon", "operon-timed", "dsr", "pysr"),
     }
     for name, cls in METHODS.items():
@@ -47,11 +47,11 @@ def test_nesymres_adapter(product):
     _check_fitted(adapter, X)
 
 
-def test_nesymres_default_adapter_keeps_the_estimators_defaults(product):
-    from benchmarks.methods.nesymres import NeSymReSDefaultAdapter
+def test_nesymres_auto_adapter_is_fixed_work_with_refine_auto(product):
+    from benchmarks.methods.nesymres import NeSymReSAutoAdapter
 
     X, y = product
-    adapter = NeSymReSDefaultAdapter(2, time_budget=10, random_state=0).fit(X, y)
+    adapter = NeSymReSAutoAdapter(2, time_budget=10, random_state=0).fit(X, y)
     params = adapter.model_.get_params()
     assert params["beam_size"] == 2 and params["refine"] == "auto" and params["max_time"] is None
     assert params["n_restarts"] == 4 and params["random_state"] == 0 and params["device"] == "cpu"

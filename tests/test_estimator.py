@@ -309,9 +309,9 @@ def test_more_time_adds_sampled_rounds_and_never_worsens_the_best(tiny_model, xy
     fits = {}
     for budget in (None, 40.0, 80.0):  # seconds of the stepping clock, far away in real time
         monkeypatch.setattr(anytime, "time", SteppingClock())
-        fits[budget] = NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_time=budget, random_state=0).fit(
-            X, y + 0.01 * X[:, 0] ** 3
-        )
+        fits[budget] = NeSymReSRegressor(
+            model=str(tiny_model), beam_size=4, max_time=budget, refine=None, random_state=0
+        ).fit(X, y + 0.01 * X[:, 0] ** 3)
     rounds = [fits[b].n_rounds_ for b in (None, 40.0, 80.0)]
     assert rounds[0] == 1 and 1 < rounds[1] <= rounds[2]
     assert "sample" in set(fits[80.0].equations_["origin"])

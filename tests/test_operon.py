@@ -183,15 +183,15 @@ def test_refine_auto_is_the_network_alone_without_pyoperon(problem, monkeypatch)
     for module in [m for m in sys.modules if m.startswith(("pyoperon", "nesymres_sklearn.operon"))]:
         monkeypatch.delitem(sys.modules, module)
     monkeypatch.setitem(sys.modules, "pyoperon", None)
-    auto = NeSymReSRegressor(beam_size=2, random_state=0).fit(X, y)
-    assert auto.get_params()["refine"] == "auto" and auto.refinement_ is None
+    auto = NeSymReSRegressor(beam_size=2, refine="auto", random_state=0).fit(X, y)
+    assert auto.refinement_ is None
     assert auto.equations_["expression"].tolist() == alone.equations_["expression"].tolist()
 
 
 def test_refine_auto_runs_operon_when_pyoperon_is_installed(problem):
     X, y = problem
     y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]
-    auto = NeSymReSRegressor(beam_size=2, random_state=0).fit(X, y)
+    auto = NeSymReSRegressor(beam_size=2, refine="auto", random_state=0).fit(X, y)
     explicit = NeSymReSRegressor(beam_size=2, refine="operon", random_state=0).fit(X, y)
     assert auto.refinement_ == explicit.refinement_ and auto.refinement_["generations"] == 20
     operon_rows = [

@@ -6,7 +6,7 @@ from .base import Adapter
 from .dsr import DSRAdapter
 from .gaussian_process import GaussianProcessAdapter
 from .gplearn import GplearnAdapter
-from .nesymres import NeSymReSAdapter, NeSymReSAnytimeAdapter, NeSymReSDefaultAdapter, NeSymReSOperonAdapter
+from .nesymres import NeSymReSAdapter, NeSymReSAnytimeAdapter, NeSymReSAutoAdapter, NeSymReSOperonAdapter
 from .operon import OperonAdapter, OperonTimedAdapter
 from .pysr import PySRAdapter
 
@@ -17,7 +17,7 @@ METHODS: dict[str, type[Adapter]] = {
         NeSymReSAdapter,
         NeSymReSAnytimeAdapter,
         NeSymReSOperonAdapter,
-        NeSymReSDefaultAdapter,
+        NeSymReSAutoAdapter,
         GplearnAdapter,
         GaussianProcessAdapter,
         OperonAdapter,

@@ -78,16 +78,16 @@ class NeSymReSOperonAdapter(NeSymReSAdapter):
         ).fit(X, y)
 
 
-class NeSymReSDefaultAdapter(NeSymReSAdapter):
-    """The estimator with its default settings (``refine="auto"``: the network seeding
-    Operon when pyoperon is installed), the swept knob ``beam_size``: what a user gets
-    from ``NeSymReSRegressor()``."""
+class NeSymReSAutoAdapter(NeSymReSAdapter):
+    """The estimator's settings but ``refine="auto"`` (the network seeding 20
+    generations of Operon when pyoperon is installed, fixed work), the swept knob
+    ``beam_size``."""
 
-    name = "nesymres-default"
+    name = "nesymres-auto"
     preload_modules = ("nesymres_sklearn.estimator", "nesymres_sklearn.neural_search", "nesymres_sklearn.operon.refine")
 
     def _fit(self, X, y):
         from nesymres_sklearn import NeSymReSRegressor
 
-        options = {"model": "bundled", "device": "cpu", **self.options}
+        options = {"model": "bundled", "device": "cpu", "refine": "auto", **self.options}
         self.model_ = NeSymReSRegressor(beam_size=int(self.value), random_state=self.random_state, **options).fit(X, y)
