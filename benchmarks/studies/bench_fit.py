@@ -1,13 +1,12 @@
 """Fit and predict speed of NeSymReSRegressor (a script, not a test).
 
-For each beam size, fits equations on 128 points with the estimator's defaults
-(``refine="auto"``) and reports the median time of each stage (encoding, beam search,
-constant fitting, Operon's refinement, selection) and of the whole ``fit``, all in one
-process (modules imported and the model loaded once, as in normal use); then measures
-``predict`` throughput in rows per second. The equations are six of the AI-Feynman
-style, which the network mostly fits exactly (so Operon is skipped), or with
-``--dataset`` every equation of a benchmark set (training points of seed 0, 1, ...
-per repeat).
+For each beam size, fits equations on 128 points with the estimator's defaults and
+reports the median time of each stage (encoding, beam search, constant fitting,
+Operon's refinement when ``refine`` asks for it, selection) and of the whole ``fit``,
+all in one process (modules imported and the model loaded once, as in normal use);
+then measures ``predict`` throughput in rows per second. The equations are six of the
+AI-Feynman style, or with ``--dataset`` every equation of a benchmark set (training
+points of seed 0, 1, ... per repeat).
 
     python -m benchmarks.studies.bench_fit --out benchmarks/results/fit_benchmark.md
     python -m benchmarks.studies.bench_fit --dataset aifeynman --beam-sizes 32 --repeats 1
