@@ -71,10 +71,10 @@ def scaled_candidates(
         if not closed_form < (1 - MIN_GAIN) * fit.mse:
             continue
         skeleton = Skeleton(("add", CONSTANT, "mul", CONSTANT, *candidate.skeleton.tokens))
-        start = np.concatenate([[b, a], fit.constants])
         if skeleton.key in seen:
             continue
         seen.add(skeleton.key)
+        start = np.concatenate([[b, a], fit.constants])
         polished = least_squares_run(skeleton.program, X, y, start, deadline=deadline, weights=weights)
         constants = start if polished is None or not np.all(np.isfinite(polished)) else polished
         loss = mse(skeleton.program, X, y, constants, weights)
