@@ -183,35 +183,56 @@ def test_seen_skeletons_are_looked_up_by_image(tmp_path):
     assert "| nguyen | 12 |" in out.read_text()
 
 
+class _RecordingRegressor:
+    """Stands in for the estimator in the search-settings study: records the module
+    constants it was fitted under."""
+
+    used: list = []
+
+    def __init__(self, **params):
+        self.params = params
+
+    def fit(self, X, y):
+        from nesymres_sklearn.search import fitting, linear_scaling
+
+        self.used.append((linear_scaling.N_SCALED, fitting.X_SCALE, self.params))
+        self.equations_ = pd.DataFrame({"origin": ["scaled" if linear_scaling.N_SCALED else "beam"]})
+        self.timings_ = {"constant_fitting": 0.5}
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X))
+
+
 def test_linear_scaling_study_fits_with_and_without_the_scaling(monkeypatch):
-    import benchmarks.studies.linear_scaling as study
+    import benchmarks.studies.search_settings as study
     from benchmarks.datasets import load_dataset
     from nesymres_sklearn.search import linear_scaling
 
-    default = linear_scaling.N_SCALED
-    used = []
-
-    class Recorder:
-        def __init__(self, **params):
-            self.params = params
-
-        def fit(self, X, y):
-            used.append((linear_scaling.N_SCALED, self.params))
-            self.equations_ = pd.DataFrame({"origin": ["scaled" if linear_scaling.N_SCALED else "beam"]})
-            return self
-
-        def predict(self, X):
-            return np.zeros(len(X))
-
-    monkeypatch.setattr(study, "NeSymReSRegressor", Recorder)
-    rows = study.evaluate(load_dataset("nguyen")[0], 3, {"max_time": 1.0})
-    assert [n for n, _ in used] == [default, 0]
-    assert linear_scaling.N_SCALED == 8 and default == 8  # restored afterwards
-    assert used[0][1] == {"random_state": 3, "device": "cpu", "max_time": 1.0}
-    assert [(r["setting"], r["selected_scaled"], r["a1_ood"]) for r in rows] == [
-        ("scaled", True, False),
-        ("unscaled", False, False),
+    monkeypatch.setattr(_RecordingRegressor, "used", [])
+    monkeypatch.setattr(study, "NeSymReSRegressor", _RecordingRegressor)
+    rows = study.evaluate(load_dataset("nguyen")[0], 3, {"max_time": 1.0}, "linear-scaling")
+    used = _RecordingRegressor.used
+    assert [n for n, _, _ in used] == [8, 0]
+    assert linear_scaling.N_SCALED == 8  # restored afterwards
+    assert used[0][2] == {"random_state": 3, "device": "cpu", "max_time": 1.0}
+    assert [(r["setting"], r["selected_scaled"], r["a1_ood"], r["fitting_seconds"]) for r in rows] == [
+        ("scaled", True, False, 0.5),
+        ("unscaled", False, False, 0.5),
     ]
+
+
+def test_lm_scaling_study_fits_under_each_scaling_and_restores_the_default(monkeypatch):
+    import benchmarks.studies.search_settings as study
+    from benchmarks.datasets import load_dataset
+    from nesymres_sklearn.search import fitting
+
+    monkeypatch.setattr(_RecordingRegressor, "used", [])
+    monkeypatch.setattr(study, "NeSymReSRegressor", _RecordingRegressor)
+    rows = study.evaluate(load_dataset("nguyen")[0], 0, {}, "lm-scaling")
+    assert [x_scale for _, x_scale, _ in _RecordingRegressor.used] == ["jac", 1.0]
+    assert fitting.X_SCALE == "jac"  # restored afterwards
+    assert [r["setting"] for r in rows] == ["jacobian", "unit"]
 
 
 def test_paired_difference_pairs_by_equation_and_seed_and_resamples_equations():

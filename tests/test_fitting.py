@@ -1,10 +1,12 @@
+import ctypes
+import ctypes.util
 import time
 
 import numpy as np
 import pytest
 
 from nesymres_sklearn.expression.program import PrefixProgram
-from nesymres_sklearn.search.fitting import fit_constants, mse
+from nesymres_sklearn.search.fitting import fit_constants, least_squares_run, mse
 
 
 @pytest.fixture
@@ -72,3 +74,31 @@ def test_weights_decide_which_points_the_constants_fit():
     assert fit_second.constants[0] == pytest.approx(5.0, abs=0.01)
     expected = np.average((fit_first.constants[0] * X[:, 0] - y) ** 2, weights=first)
     assert fit_first.mse == pytest.approx(expected, rel=1e-12)
+
+
+def _dirty_the_heap(round_: int) -> None:
+    """Leave different garbage in freed C memory, as a long-running process does."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc.malloc.restype = ctypes.c_void_p
+    size = 64 * (round_ % 20 + 1)
+    block = libc.malloc(size)
+    ctypes.memset(block, round_ * 37 % 256, size)
+    libc.free(ctypes.c_void_p(block))
+
+
+def test_a_rank_deficient_fit_does_not_depend_on_leftover_memory():
+    # Only the product of the last two constants matters. SciPy's C MINPACK reads one
+    # number past the Jacobian on such problems: without the zero column of
+    # fitting._with_zero_column, some of these starts gave two different answers
+    # depending on what freed memory held.
+    X = np.random.RandomState(0).uniform(size=(30, 3))
+    y = (np.arange(30) % 3).astype(float)
+    X, y = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    program = PrefixProgram(["mul", "c", "exp", "mul", "pow", "mul", "c", "x_1", "3", "pow", "mul", "c", "x_3", "3"])
+    rng = np.random.default_rng(0)
+    for start in [np.ones(3), *rng.uniform(-5, 5, size=(9, 3))]:
+        answers = set()
+        for round_ in range(40):
+            _dirty_the_heap(round_)
+            answers.add(least_squares_run(program, X, y, start).tobytes())
+        assert len(answers) == 1, start

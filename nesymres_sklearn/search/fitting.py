@@ -35,6 +35,9 @@ UNDEFINED_RESIDUAL = 1e3
 MAX_EVALUATIONS = 100
 TOLERANCE = 1e-10
 START_RANGE = 5.0
+# MINPACK's scaling of the constants (SciPy's ``x_scale``): "jac" rescales by the
+# Jacobian's column norms, as MINPACK itself does; 1.0 leaves the constants unscaled.
+X_SCALE: float | str = "jac"
 
 
 @dataclass(frozen=True)
@@ -111,15 +114,42 @@ def least_squares_run(
             J = program.value_and_jacobian(X, full(values))[1][:, free] / np.reshape(scale, (-1, 1))
         return np.where(np.isfinite(J), J, 0.0)
 
-    # MINPACK's Levenberg-Marquardt needs at least as many residuals as constants.
-    method = "lm" if len(y) >= len(free) else "trf"
+    start = np.asarray(start, dtype=np.float64)
+    # MINPACK's Levenberg-Marquardt needs more residuals than constants (one more: see
+    # _with_zero_column); with fewer, the trust-region method runs.
+    if len(y) > len(free):
+        residuals, jacobian, start, method = *_with_zero_column(residuals, jacobian), np.append(start, 0.0), "lm"
+    else:
+        method = "trf"
     with warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
         warnings.simplefilter("ignore")
         least_squares(
-            residuals, np.asarray(start, dtype=np.float64), jac=jacobian, method=method,
+            residuals, start, jac=jacobian, method=method, x_scale=X_SCALE,
             max_nfev=MAX_EVALUATIONS, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
         )  # fmt: skip
     return best_seen["constants"]
+
+
+def _with_zero_column(residuals, jacobian):
+    """The problem with one more constant that changes nothing (a zero Jacobian column).
+
+    SciPy's C translation of MINPACK (1.15 to 1.17 at least; the Fortran one before was
+    not affected) reads one number too many when ``qrfac`` recomputes a column norm,
+    which happens on rank-deficient Jacobians (``c*exp((c*x)**3*(c*y)**3)``, where only
+    a product of constants matters). For the last column that number lies past the
+    Jacobian's memory, and the same inputs gave different constants from call to call.
+    A zero column is never pivoted away from the end and its norm is never recomputed,
+    so the extra read always lands inside the Jacobian.
+    """
+
+    def padded_residuals(values):
+        return residuals(values[:-1])
+
+    def padded_jacobian(values):
+        J = jacobian(values[:-1])
+        return np.column_stack([J, np.zeros(len(J))])
+
+    return padded_residuals, padded_jacobian
 
 
 def fit_constants(

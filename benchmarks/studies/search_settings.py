@@ -1,0 +1,130 @@
+"""Does a setting of the search help? The estimator under each value, on validation data.
+
+A study names a module constant of the search and the values to compare:
+
+- ``linear-scaling``: the outer linear scaling (``N_SCALED`` in
+  :mod:`nesymres_sklearn.search.linear_scaling`), on (``scaled``) or off (``unscaled``);
+- ``lm-scaling``: MINPACK's scaling of the constants (``X_SCALE`` in
+  :mod:`nesymres_sklearn.search.fitting`): by the Jacobian's column norms
+  (``x_scale="jac"``, SciPy's default since 1.16) or none (``x_scale=1``, before).
+
+Each equation of the validation sets is fitted once per value and seed; the table gives
+A1 in and out of the support, the share of selected equations that are scaled
+candidates, the median fit time and the median time spent fitting constants. Only
+validation sets are used (never the sets reported in ``docs/benchmarks.md``).
+
+Command line::
+
+    python -m benchmarks.studies.search_settings --study linear-scaling --seeds 0 1 \\
+        --n-jobs 2 --out benchmarks/results/linear_scaling.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+from benchmarks.datasets import load_dataset
+from benchmarks.metrics import accuracy_a1
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search import fitting, linear_scaling
+
+#: study -> (module, constant, {setting: value}); the first setting is the default.
+STUDIES = {
+    "linear-scaling": (linear_scaling, "N_SCALED", {"scaled": linear_scaling.N_SCALED, "unscaled": 0}),
+    "lm-scaling": (fitting, "X_SCALE", {"jacobian": "jac", "unit": 1.0}),
+}
+TITLES = {
+    "linear-scaling": "Outer linear scaling on the validation sets",
+    "lm-scaling": "Levenberg-Marquardt's scaling of the constants on the validation sets",
+}
+
+
+def evaluate(equation, seed: int, estimator_params: dict, study: str = "linear-scaling") -> list[dict]:
+    """One row per setting of ``study`` for ``equation`` at ``seed``."""
+    warnings.simplefilter("ignore")
+    module, constant, settings = STUDIES[study]
+    X, y = equation.sample_train(128, seed=seed)
+    tests = {kind: equation.sample_test(kind, seed=seed) for kind in ("iid", "ood")}
+    rows = []
+    for setting, value in settings.items():
+        row = dict(equation=equation.name, seed=seed, setting=setting)
+        started = time.perf_counter()
+        default = getattr(module, constant)
+        setattr(module, constant, value)
+        try:
+            regressor = NeSymReSRegressor(random_state=seed, device="cpu", **estimator_params).fit(X, y)
+        except ValueError:  # y beyond float64: counted as not recovered
+            rows.append(
+                dict(row, seconds=np.nan, fitting_seconds=np.nan, a1_iid=False, a1_ood=False, selected_scaled=False)
+            )
+            continue
+        finally:
+            setattr(module, constant, default)
+        row["seconds"] = time.perf_counter() - started
+        row["fitting_seconds"] = regressor.timings_["constant_fitting"]
+        with np.errstate(all="ignore"):
+            for kind, (X_test, y_test) in tests.items():
+                row[f"a1_{kind}"] = accuracy_a1(y_test, regressor.predict(X_test))
+        row["selected_scaled"] = regressor.equations_.loc[0, "origin"] == "scaled"
+        rows.append(row)
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--study", choices=sorted(STUDIES), default="linear-scaling")
+    parser.add_argument("--datasets", nargs="+", default=["validation-wc", "validation-fc"])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--max-time", type=float, help="the estimator's max_time (default: fixed work)")
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--csv", help="also write every row here")
+    parser.add_argument("--out", required=True, help="markdown table")
+    args = parser.parse_args(argv)
+    params = {} if args.max_time is None else {"max_time": args.max_time}
+    frames = []
+    for name in args.datasets:
+        jobs = [delayed(evaluate)(eq, seed, params, args.study) for eq in load_dataset(name) for seed in args.seeds]
+        rows = [row for batch in Parallel(n_jobs=args.n_jobs)(jobs) for row in batch]
+        frames.append(pd.DataFrame(rows).assign(dataset=name))
+    frame = pd.concat(frames, ignore_index=True)
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
+    summary = (
+        frame.groupby(["dataset", "setting"], sort=False)
+        .agg(a1_iid=("a1_iid", "mean"), a1_ood=("a1_ood", "mean"), scaled=("selected_scaled", "mean"),
+             median_seconds=("seconds", "median"), fitting_seconds=("fitting_seconds", "median"),
+             fits=("equation", "count"))
+        .reset_index()
+    )  # fmt: skip
+    command = " ".join(argv if argv is not None else sys.argv[1:])
+    lines = [
+        f"# {TITLES[args.study]}",
+        "",
+        f"128 points, beam 32, seeds {' '.join(map(str, args.seeds))}, "
+        f"{'fixed work' if args.max_time is None else f'max_time={args.max_time:g} s'}. "
+        f"Command: `python -m benchmarks.studies.search_settings {command}`",
+        "",
+        "| dataset | setting | A1 iid | A1 ood | selected a scaled candidate | median fit (s) "
+        "| median constant fitting (s) | fits |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in summary.itertuples():
+        lines.append(
+            f"| {row.dataset} | {row.setting} | {100 * row.a1_iid:.1f} | {100 * row.a1_ood:.1f} | "
+            f"{100 * row.scaled:.1f}% | {row.median_seconds:.2f} | {row.fitting_seconds:.3f} | {row.fits} |"
+        )
+    Path(args.out).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
