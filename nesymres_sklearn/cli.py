@@ -100,9 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--refine",
         choices=["auto", "operon", "none"],
-        default="none",
-        help="seed Operon's search with the network's candidates: 'operon' (pyoperon needed), 'auto' (Operon when "
-        "pyoperon is installed) or 'none' (the default)",
+        default="auto",
+        help="seed Operon's search with the network's candidates: 'auto' (the default: Operon when pyoperon is "
+        "installed), 'operon' (pyoperon needed) or 'none' (the network alone)",
     )
     parser.add_argument("--random-state", type=_integer(0, 2**32 - 1), default=0)
     parser.add_argument("--top", type=_integer(0), default=5, help="also list this many candidates (0: none)")

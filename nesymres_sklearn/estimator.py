@@ -156,13 +156,14 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         Operon more skeletons are sampled and fitted; the search stops early once a fit
         is exact. ``None``: the first round only, and a fixed number of Operon
         generations (fixed work).
-    refine : {None, "auto", "operon"}, default=None
+    refine : {"auto", "operon", None}, default="auto"
         ``"operon"``: the network's best fitted candidates seed the population of
         Operon's genetic programming (``pyoperon``), which searches over every
         feature; its best equations join the candidates. Skipped when a candidate of
         the network already fits exactly. ``"auto"``: ``"operon"`` when pyoperon is
         installed (a dependency on Linux x86-64, the ``operon`` extra elsewhere), else
-        the network alone, as with ``None``; ``refinement_`` says whether Operon ran.
+        the network alone; ``refinement_`` says whether Operon ran. ``None``: the
+        network alone.
     device : str, default="auto"
         Torch device for the network: ``"auto"`` (CUDA if available), ``"cpu"``,
         ``"cuda"``, ``"cuda:1"``, ...
@@ -249,7 +250,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         max_points=500,
         complexity_penalty=0.01,
         max_time=None,
-        refine=None,
+        refine="auto",
         device="auto",
         random_state=None,
         n_jobs=None,

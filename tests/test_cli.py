@@ -50,11 +50,11 @@ def test_decoding_and_time_budget_options(tiny_model, capsys, monkeypatch):
     monkeypatch.setattr(cli.NeSymReSRegressor, "fit", recording_fit)
     argv = ["--example", "--model", str(tiny_model), "--beam-size", "2", "--decoding", "sample", "--max-time", "0.5"]
     assert main(argv) == 0
-    assert seen == {"decoding": "sample", "max_time": 0.5, "refine": None}
+    assert seen == {"decoding": "sample", "max_time": 0.5, "refine": "auto"}
     assert main([*argv, "--refine", "operon"]) == 0
     assert seen["refine"] == "operon"
-    assert main([*argv, "--refine", "auto"]) == 0
-    assert seen["refine"] == "auto"
+    assert main([*argv, "--refine", "none"]) == 0
+    assert seen["refine"] is None
     assert "Equation: " in capsys.readouterr().out
 
 

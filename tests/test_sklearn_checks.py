@@ -1,6 +1,7 @@
-"""scikit-learn's estimator checks: with a tiny random model that has 12 variables, and
-with the default estimator (the bundled model, 3 variables: data with more features
-goes through the relevance ranking and the linear candidate)."""
+"""scikit-learn's estimator checks: the network alone (``refine=None``) with a tiny
+random model that has 12 variables, and the default estimator (the bundled model, 3
+variables, seeding Operon: data with more features goes through the relevance ranking,
+the linear candidate and Operon's search over all of them)."""
 
 import pytest
 from models import CHECKS_VARIABLES, tiny_model_folder
@@ -22,7 +23,7 @@ EXPECTED_FAILURES = {
 
 
 def estimator():
-    return NeSymReSRegressor(model=str(tiny_model_folder(CHECKS_VARIABLES)), beam_size=4, n_restarts=1)
+    return NeSymReSRegressor(model=str(tiny_model_folder(CHECKS_VARIABLES)), beam_size=4, n_restarts=1, refine=None)
 
 
 @parametrize_with_checks([estimator()], expected_failed_checks=lambda est: EXPECTED_FAILURES)
