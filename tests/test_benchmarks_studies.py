@@ -215,7 +215,7 @@ def test_linear_scaling_study_fits_with_and_without_the_scaling(monkeypatch):
     used = _RecordingRegressor.used
     assert [n for n, _, _ in used] == [8, 0]
     assert linear_scaling.N_SCALED == 8  # restored afterwards
-    assert used[0][2] == {"random_state": 3, "device": "cpu", "max_time": 1.0}
+    assert used[0][2] == {"random_state": 3, "device": "cpu", "refine": None, "max_time": 1.0}
     assert [(r["setting"], r["selected_scaled"], r["a1_ood"], r["fitting_seconds"]) for r in rows] == [
         ("scaled", True, False, 0.5),
         ("unscaled", False, False, 0.5),

@@ -44,7 +44,7 @@ grid = {{"beam_size": {beams}}}
 seconds = []
 for _ in range(2):
     moment = time.perf_counter()
-    estimator = NeSymReSRegressor(random_state=0, n_jobs={estimator_jobs}, device="cpu")
+    estimator = NeSymReSRegressor(random_state=0, n_jobs={estimator_jobs}, device="cpu", refine=None)
     search = GridSearchCV(estimator, grid, cv={cv}, n_jobs={grid_jobs})
     if {backend!r} is None:
         search.fit(X, y)

@@ -60,7 +60,7 @@ def evaluate(equation, seed: int, estimator_params: dict, study: str = "linear-s
         default = getattr(module, constant)
         setattr(module, constant, value)
         try:
-            regressor = NeSymReSRegressor(random_state=seed, device="cpu", **estimator_params).fit(X, y)
+            regressor = NeSymReSRegressor(random_state=seed, device="cpu", refine=None, **estimator_params).fit(X, y)
         except ValueError:  # y beyond float64: counted as not recovered
             rows.append(
                 dict(row, seconds=np.nan, fitting_seconds=np.nan, a1_iid=False, a1_ood=False, selected_scaled=False)
