@@ -30,6 +30,9 @@ from .search.settings import DECODINGS, SearchSettings, search_deadline
 logger = logging.getLogger(__name__)
 
 MIN_POINTS = 3
+# With Operon and a time budget, sampled rounds of the network may start within this
+# share of the budget; Operon, seeded with all their candidates, has the rest.
+SAMPLING_SHARE_WITH_OPERON = 0.5
 PACKAGE_LOGGER = logging.getLogger(__name__.rsplit(".", 1)[0])
 
 
@@ -344,7 +347,12 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         features = self._features_for_network(X_scaled, y_scaled, network.config.n_variables, seed, operon is not None)
         logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, self._scaling)
         settings = SearchSettings(
-            self.decoding, self.beam_size, self.n_restarts, self.max_time, self.n_jobs, more_rounds=operon is None
+            self.decoding,
+            self.beam_size,
+            self.n_restarts,
+            self.max_time,
+            self.n_jobs,
+            sampling_share=1.0 if operon is None else SAMPLING_SHARE_WITH_OPERON,
         )
         moment = time.perf_counter()
         found = neural_search.propose_and_fit(

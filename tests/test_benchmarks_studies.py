@@ -254,3 +254,23 @@ def test_paired_difference_pairs_by_equation_and_seed_and_resamples_equations():
     assert -100 <= row["low"] < row["difference"] < row["high"] <= 100
     assert row["first"] == pytest.approx(100 * 3 / 7) and row["second"] == pytest.approx(100 * 3 / 7)
     assert "| d | 1 | 42.9 | 42.9 | -12.5 [" in markdown(table, "A", "B", "a1_ood")
+
+
+def test_operon_sampling_study_runs_the_hybrid_under_each_share(monkeypatch):
+    import benchmarks.studies.search_settings as study
+    from benchmarks.datasets import load_dataset
+    from nesymres_sklearn import estimator
+
+    shares = []
+
+    class ShareRecorder(_RecordingRegressor):
+        def fit(self, X, y):
+            shares.append((estimator.SAMPLING_SHARE_WITH_OPERON, self.params["refine"]))
+            return super().fit(X, y)
+
+    monkeypatch.setattr(_RecordingRegressor, "used", [])
+    monkeypatch.setattr(study, "NeSymReSRegressor", ShareRecorder)
+    rows = study.evaluate(load_dataset("nguyen")[0], 0, {"max_time": 3.0}, "operon-sampling")
+    assert shares == [(0.5, "operon"), (0.0, "operon")]
+    assert estimator.SAMPLING_SHARE_WITH_OPERON == 0.5  # restored afterwards
+    assert [r["setting"] for r in rows] == ["half", "none"]

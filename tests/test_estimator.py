@@ -318,3 +318,23 @@ def test_more_time_adds_sampled_rounds_and_never_worsens_the_best(tiny_model, xy
     best = [fits[b].equations_["score_lower_is_better"].min() for b in (None, 40.0, 80.0)]
     assert best[2] <= best[1] <= best[0]
     assert len(fits[None].equations_) < len(fits[40.0].equations_) <= len(fits[80.0].equations_)
+
+
+def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_model, xy, monkeypatch):
+    from nesymres_sklearn import estimator
+    from nesymres_sklearn.operon import refine as operon_refine
+    from nesymres_sklearn.search import anytime
+
+    X, y = xy
+    fits = {}
+    for share in (0.0, 0.5):
+        clock = SteppingClock()  # one clock for the sampled rounds and Operon's chunks
+        monkeypatch.setattr(anytime, "time", clock)
+        monkeypatch.setattr(operon_refine, "time", clock)
+        monkeypatch.setattr(estimator, "SAMPLING_SHARE_WITH_OPERON", share)
+        fits[share] = NeSymReSRegressor(
+            model=str(tiny_model), beam_size=4, max_time=40.0, refine="operon", random_state=0
+        ).fit(X, y + 0.01 * X[:, 0] ** 3)
+    assert fits[0.0].n_rounds_ == 1 < fits[0.5].n_rounds_
+    assert "sample" in set(fits[0.5].equations_["origin"]) and "sample" not in set(fits[0.0].equations_["origin"])
+    assert all(fit.refinement_["generations"] >= 1 for fit in fits.values())

@@ -6,12 +6,17 @@ A study names a module constant of the search and the values to compare:
   :mod:`nesymres_sklearn.search.linear_scaling`), on (``scaled``) or off (``unscaled``);
 - ``lm-scaling``: MINPACK's scaling of the constants (``X_SCALE`` in
   :mod:`nesymres_sklearn.search.fitting`): by the Jacobian's column norms
-  (``x_scale="jac"``, SciPy's default since 1.16) or none (``x_scale=1``, before).
+  (``x_scale="jac"``, SciPy's default since 1.16) or none (``x_scale=1``, before);
+- ``operon-sampling`` (with ``--max-time``): the share of the budget within which the
+  network's sampled rounds may start before Operon takes the rest
+  (``SAMPLING_SHARE_WITH_OPERON`` in :mod:`nesymres_sklearn.estimator`).
 
-Each equation of the validation sets is fitted once per value and seed; the table gives
-A1 in and out of the support, the share of selected equations that are scaled
-candidates, the median fit time and the median time spent fitting constants. Only
-validation sets are used (never the sets reported in ``docs/benchmarks.md``).
+The first two studies run the network alone (``refine=None``), the last one
+``refine="operon"``. Each equation of the validation sets is fitted once per value and
+seed; the table gives A1 in and out of the support, the share of selected equations
+that are scaled candidates, the median fit time and the median time spent fitting
+constants. Only validation sets are used (never the sets reported in
+``docs/benchmarks.md``).
 
 Command line::
 
@@ -25,7 +30,9 @@ import argparse
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -33,41 +40,68 @@ from joblib import Parallel, delayed
 
 from benchmarks.datasets import load_dataset
 from benchmarks.metrics import accuracy_a1
-from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn import NeSymReSRegressor, estimator
 from nesymres_sklearn.search import fitting, linear_scaling
 
-#: study -> (module, constant, {setting: value}); the first setting is the default.
+
+@dataclass(frozen=True)
+class Study:
+    """A module constant of the search, the values compared (the first is the default)
+    and the estimator's ``refine`` during the study."""
+
+    title: str
+    module: ModuleType
+    constant: str
+    settings: dict
+    refine: str | None = None
+
+
 STUDIES = {
-    "linear-scaling": (linear_scaling, "N_SCALED", {"scaled": linear_scaling.N_SCALED, "unscaled": 0}),
-    "lm-scaling": (fitting, "X_SCALE", {"jacobian": "jac", "unit": 1.0}),
-}
-TITLES = {
-    "linear-scaling": "Outer linear scaling on the validation sets",
-    "lm-scaling": "Levenberg-Marquardt's scaling of the constants on the validation sets",
+    "linear-scaling": Study(
+        "Outer linear scaling on the validation sets",
+        linear_scaling,
+        "N_SCALED",
+        {"scaled": linear_scaling.N_SCALED, "unscaled": 0},
+    ),
+    "lm-scaling": Study(
+        "Levenberg-Marquardt's scaling of the constants on the validation sets",
+        fitting,
+        "X_SCALE",
+        {"jacobian": "jac", "unit": 1.0},
+    ),
+    "operon-sampling": Study(
+        "Share of the budget for the network's sampled rounds before Operon, on the validation sets",
+        estimator,
+        "SAMPLING_SHARE_WITH_OPERON",
+        {"half": 0.5, "none": 0.0},
+        refine="operon",
+    ),
 }
 
 
 def evaluate(equation, seed: int, estimator_params: dict, study: str = "linear-scaling") -> list[dict]:
     """One row per setting of ``study`` for ``equation`` at ``seed``."""
     warnings.simplefilter("ignore")
-    module, constant, settings = STUDIES[study]
+    chosen = STUDIES[study]
     X, y = equation.sample_train(128, seed=seed)
     tests = {kind: equation.sample_test(kind, seed=seed) for kind in ("iid", "ood")}
     rows = []
-    for setting, value in settings.items():
+    for setting, value in chosen.settings.items():
         row = dict(equation=equation.name, seed=seed, setting=setting)
         started = time.perf_counter()
-        default = getattr(module, constant)
-        setattr(module, constant, value)
+        default = getattr(chosen.module, chosen.constant)
+        setattr(chosen.module, chosen.constant, value)
         try:
-            regressor = NeSymReSRegressor(random_state=seed, device="cpu", refine=None, **estimator_params).fit(X, y)
+            regressor = NeSymReSRegressor(
+                random_state=seed, device="cpu", refine=chosen.refine, **estimator_params
+            ).fit(X, y)
         except ValueError:  # y beyond float64: counted as not recovered
             rows.append(
                 dict(row, seconds=np.nan, fitting_seconds=np.nan, a1_iid=False, a1_ood=False, selected_scaled=False)
             )
             continue
         finally:
-            setattr(module, constant, default)
+            setattr(chosen.module, chosen.constant, default)
         row["seconds"] = time.perf_counter() - started
         row["fitting_seconds"] = regressor.timings_["constant_fitting"]
         with np.errstate(all="ignore"):
@@ -106,7 +140,7 @@ def main(argv=None) -> int:
     )  # fmt: skip
     command = " ".join(argv if argv is not None else sys.argv[1:])
     lines = [
-        f"# {TITLES[args.study]}",
+        f"# {STUDIES[args.study].title}",
         "",
         f"128 points, beam 32, seeds {' '.join(map(str, args.seeds))}, "
         f"{'fixed work' if args.max_time is None else f'max_time={args.max_time:g} s'}. "

@@ -6,10 +6,11 @@ best fits of every round are also tried with an outer linear scaling
 (:mod:`.linear_scaling`).
 Without a time budget that is all (fixed work). With one, further rounds each sample
 ``SAMPLES_PER_ROUND`` more skeletons with a new seed and fit the new ones, until the
-budget is spent, a fit is exact, or ``STALE_ROUNDS`` rounds in a row bring nothing
-new. Work only ever accumulates (a small budget only cuts the first round's fits
-shorter; each candidate's fit is seeded by its position), so a larger budget never
-ends with a worse best candidate, only with more of them.
+settings' share of the budget is spent (all of it for the network alone), a fit is
+exact, or ``STALE_ROUNDS`` rounds in a row bring nothing new. Work only ever
+accumulates (a small budget only cuts the first round's fits shorter; each
+candidate's fit is seeded by its position), so a larger budget never ends with a
+worse best candidate, only with more of them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .decoding import decode
 from .fitting import EXACT_FIT, ConstantFit, variance
 from .linear_scaling import scaled_candidates
 from .polynomial import exact_polynomial
-from .settings import SearchSettings, search_deadline
+from .settings import SearchSettings, sampling_deadline, search_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ def search(
     (``weights``: sample weights, mean 1); ``started`` is the :func:`time.time` at
     which the budget began."""
     deadline = search_deadline(started, settings.max_time)
+    rounds_end = sampling_deadline(started, deadline, settings.sampling_share)
     n_features = X.shape[1]
     exact = EXACT_FIT * (variance(y, weights) or 1.0)
     seen: set = set()
@@ -101,7 +103,7 @@ def search(
     else:
         run_round(lambda: decode(model, points, settings.size, n_features, "sample", seed=seed), "sample", extra)
     rounds, stale = 1, 0
-    while settings.more_rounds and deadline is not None and time.time() < deadline and stale < STALE_ROUNDS:
+    while rounds_end is not None and time.time() < rounds_end and stale < STALE_ROUNDS:
         if min(fit.mse for fit in fits) <= exact:
             break
         round_seed = seed + rounds

@@ -16,15 +16,24 @@ RESERVE_SHARE, RESERVE_SECONDS = 0.2, 0.3
 class SearchSettings:
     """``decoding``: ``"beam"`` (the model's beam search) or ``"sample"``; ``size``:
     beams, or samples of the first round; ``max_time``: seconds for the whole search,
-    ``None`` for the first round only; ``more_rounds``: whether time left after the
-    first round goes to more sampled rounds (not when a refinement takes it)."""
+    ``None`` for the first round only; ``sampling_share``: the share of the budget
+    within which sampled rounds may start after the first round (the rest goes to a
+    refinement, when there is one)."""
 
     decoding: str = "beam"
     size: int = 32
     n_restarts: int = 4
     max_time: float | None = None
     n_jobs: int | None = None
-    more_rounds: bool = True
+    sampling_share: float = 1.0
+
+
+def sampling_deadline(started: float, deadline: float | None, share: float) -> float | None:
+    """The :func:`time.time` after which no sampled round starts: ``share`` of the
+    time from ``started`` to the search's ``deadline``."""
+    if deadline is None:
+        return None
+    return started + share * (deadline - started)
 
 
 def search_deadline(started: float, max_time: float | None) -> float | None:
