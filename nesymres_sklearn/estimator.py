@@ -155,10 +155,11 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         unexplained when selecting the equation.
     max_time : float, default=None
         Seconds for the whole ``fit`` (not counting the model's first load). While
-        time remains after the first round, Operon searches (``refine``), or without
-        Operon more skeletons are sampled and fitted; the search stops early once a fit
-        is exact. ``None``: the first round only, and a fixed number of Operon
-        generations (fixed work).
+        time remains after the first round, more skeletons are sampled and fitted
+        (within the first half of the budget when Operon runs), then Operon searches
+        for the rest (``refine``); the search stops early once a fit is exact.
+        ``None``: the first round only, and a fixed number of Operon generations
+        (fixed work).
     refine : {"auto", "operon", None}, default="auto"
         ``"operon"``: the network's best fitted candidates seed the population of
         Operon's genetic programming (``pyoperon``), which searches over every
