@@ -198,9 +198,7 @@ def test_refine_auto_runs_operon_when_pyoperon_is_installed(problem):
         table.loc[table["origin"] == "operon", "skeleton"].tolist() for table in (auto.equations_, explicit.equations_)
     ]
     assert operon_rows[0] == operon_rows[1] and len(operon_rows[0]) >= 1
-    # Refitted constants of a degenerate Operon model can differ in their last bits
-    # (multi-threaded BLAS); the predictions agree.
-    np.testing.assert_allclose(auto.predict(X), explicit.predict(X), rtol=1e-6)
+    np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))  # bit for bit
 
 
 def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them_when_refined():

@@ -8,7 +8,9 @@ The Jacobian is exact, from :meth:`PrefixProgram.value_and_jacobian`. The first 
 sets every constant to 1; further starts draw from U(-5, 5), and restarts stop once a
 fit is exact. Non-finite residuals count as large ones, so the optimiser steps back
 into the skeleton's domain. The constants kept are the best ones the optimiser
-evaluated, re-evaluated.
+evaluated, re-evaluated. MINPACK gets one more constant that changes nothing, which
+keeps a read past the Jacobian in SciPy's MINPACK from making fits irreproducible
+(:func:`_with_zero_column`).
 
 On the bundled model's beam-32 candidates for 20 AI-Feynman equations, MINPACK's
 Levenberg-Marquardt took 5.7 ms per candidate against 8.7 ms for BFGS with the same
@@ -118,7 +120,8 @@ def least_squares_run(
     # MINPACK's Levenberg-Marquardt needs more residuals than constants (one more: see
     # _with_zero_column); with fewer, the trust-region method runs.
     if len(y) > len(free):
-        residuals, jacobian, start, method = *_with_zero_column(residuals, jacobian), np.append(start, 0.0), "lm"
+        residuals, jacobian = _with_zero_column(residuals, jacobian)
+        start, method = np.append(start, 0.0), "lm"
     else:
         method = "trf"
     with warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
