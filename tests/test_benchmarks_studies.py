@@ -274,3 +274,22 @@ def test_operon_sampling_study_runs_the_hybrid_under_each_share(monkeypatch):
     assert shares == [(0.5, "operon"), (0.0, "operon")]
     assert estimator.SAMPLING_SHARE_WITH_OPERON == 0.5  # restored afterwards
     assert [r["setting"] for r in rows] == ["half", "none"]
+
+
+def test_paired_difference_merges_extra_result_files(tmp_path):
+    from benchmarks.studies.paired_difference import main
+
+    def rows(method, scores):
+        return pd.DataFrame(
+            [
+                dict(dataset="d", equation=f"e{i}", seed=0, value=1.0, method=method, a1_ood=score)
+                for i, score in enumerate(scores)
+            ]
+        )
+
+    rows("A", [1, 1, 0, 0]).to_csv(tmp_path / "first.csv", index=False)
+    rows("B", [1, 0, 0, 0]).to_csv(tmp_path / "second.csv", index=False)
+    out = tmp_path / "paired.md"
+    argv = [str(tmp_path / "first.csv"), "A", "B", "--extra", str(tmp_path / "second.csv"), "--out", str(out)]
+    assert main(argv) == 0
+    assert "| d | 1 | 50.0 | 25.0 | +25.0 [" in out.read_text() and "| 4 |" in out.read_text()

@@ -4,7 +4,8 @@ For each dataset and setting value shared by both methods, the fits are paired b
 equation and seed; the difference of a metric (percentage points) is averaged over
 the seeds of each equation, and its 95% interval comes from resampling equations
 (``--n-resamples`` times, seeded), so that the seeds of one equation stay together.
-Failed fits count as not recovered, as in the reports.
+Failed fits count as not recovered, as in the reports. ``--extra`` adds the rows of
+more result CSVs (for example the comparators of an earlier run on the same machine).
 
 Command line::
 
@@ -73,11 +74,13 @@ def main(argv=None) -> int:
     parser.add_argument("results", type=Path, help="a result CSV of benchmarks.runner")
     parser.add_argument("first")
     parser.add_argument("second")
+    parser.add_argument("--extra", type=Path, nargs="*", default=[], help="more result CSVs to merge")
     parser.add_argument("--metric", default="a1_ood")
     parser.add_argument("--n-resamples", type=int, default=10_000)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    table = paired_table(pd.read_csv(args.results), args.first, args.second, args.metric, args.n_resamples)
+    results = pd.concat([pd.read_csv(path) for path in [args.results, *args.extra]], ignore_index=True)
+    table = paired_table(results, args.first, args.second, args.metric, args.n_resamples)
     text = markdown(table, args.first, args.second, args.metric)
     if args.out:
         args.out.write_text(text)
