@@ -276,7 +276,7 @@ def test_operon_sampling_study_runs_the_hybrid_under_each_share(monkeypatch):
     assert [r["setting"] for r in rows] == ["half", "none"]
 
 
-def test_paired_difference_merges_extra_result_files(tmp_path):
+def test_paired_difference_merges_extra_result_files_first_file_first(tmp_path):
     from benchmarks.studies.paired_difference import main
 
     def rows(method, scores):
@@ -288,7 +288,8 @@ def test_paired_difference_merges_extra_result_files(tmp_path):
         )
 
     rows("A", [1, 1, 0, 0]).to_csv(tmp_path / "first.csv", index=False)
-    rows("B", [1, 0, 0, 0]).to_csv(tmp_path / "second.csv", index=False)
+    # The second file repeats A's fits with other scores: the first file's count.
+    pd.concat([rows("B", [1, 0, 0, 0]), rows("A", [0, 0, 0, 0])]).to_csv(tmp_path / "second.csv", index=False)
     out = tmp_path / "paired.md"
     argv = [str(tmp_path / "first.csv"), "A", "B", "--extra", str(tmp_path / "second.csv"), "--out", str(out)]
     assert main(argv) == 0

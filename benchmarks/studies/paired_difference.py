@@ -5,7 +5,8 @@ equation and seed; the difference of a metric (percentage points) is averaged ov
 the seeds of each equation, and its 95% interval comes from resampling equations
 (``--n-resamples`` times, seeded), so that the seeds of one equation stay together.
 Failed fits count as not recovered, as in the reports. ``--extra`` adds the rows of
-more result CSVs (for example the comparators of an earlier run on the same machine).
+more result CSVs (for example the comparators of an earlier run on the same machine);
+a fit found in several files is taken from the first, as in :mod:`benchmarks.report`.
 
 Command line::
 
@@ -80,6 +81,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     results = pd.concat([pd.read_csv(path) for path in [args.results, *args.extra]], ignore_index=True)
+    results = results.drop_duplicates(["method", *KEYS, *(["n_points"] if "n_points" in results else [])])
     table = paired_table(results, args.first, args.second, args.metric, args.n_resamples)
     text = markdown(table, args.first, args.second, args.metric)
     if args.out:
