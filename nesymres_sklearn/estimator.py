@@ -30,9 +30,9 @@ from .search.settings import DECODINGS, SearchSettings, search_deadline
 logger = logging.getLogger(__name__)
 
 MIN_POINTS = 3
-# With Operon and a time budget, sampled rounds of the network may start within this
-# share of the budget; Operon, seeded with all their candidates, has the rest.
-SAMPLING_SHARE_WITH_OPERON = 0.5
+# With Operon and a time budget, the network's rounds (beam, then sampled rounds, fits
+# included) take this share of the budget; Operon, seeded with their candidates, has the rest.
+NETWORK_SHARE_WITH_OPERON = 0.5
 PACKAGE_LOGGER = logging.getLogger(__name__.rsplit(".", 1)[0])
 
 
@@ -353,7 +353,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             self.n_restarts,
             self.max_time,
             self.n_jobs,
-            sampling_share=1.0 if operon is None else SAMPLING_SHARE_WITH_OPERON,
+            network_share=1.0 if operon is None else NETWORK_SHARE_WITH_OPERON,
         )
         moment = time.perf_counter()
         found = neural_search.propose_and_fit(

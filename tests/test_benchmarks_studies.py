@@ -256,7 +256,7 @@ def test_paired_difference_pairs_by_equation_and_seed_and_resamples_equations():
     assert "| d | 1 | 42.9 | 42.9 | -12.5 [" in markdown(table, "A", "B", "a1_ood")
 
 
-def test_operon_sampling_study_runs_the_hybrid_under_each_share(monkeypatch):
+def test_network_share_study_runs_the_hybrid_under_each_share(monkeypatch):
     import benchmarks.studies.search_settings as study
     from benchmarks.datasets import load_dataset
     from nesymres_sklearn import estimator
@@ -270,10 +270,10 @@ def test_operon_sampling_study_runs_the_hybrid_under_each_share(monkeypatch):
 
     monkeypatch.setattr(_RecordingRegressor, "used", [])
     monkeypatch.setattr(study, "NeSymReSRegressor", ShareRecorder)
-    rows = study.evaluate(load_dataset("nguyen")[0], 0, {"max_time": 3.0}, "operon-sampling")
-    assert shares == [(0.5, "operon"), (0.0, "operon")]
+    rows = study.evaluate(load_dataset("nguyen")[0], 0, {"max_time": 3.0}, "network-share")
+    assert shares == [(0.5, "operon"), (0.25, "operon"), (0.75, "operon")]
     assert estimator.SAMPLING_SHARE_WITH_OPERON == 0.5  # restored afterwards
-    assert [r["setting"] for r in rows] == ["half", "none"]
+    assert [r["setting"] for r in rows] == ["half", "quarter", "three-quarters"]
 
 
 def test_paired_difference_merges_extra_result_files_first_file_first(tmp_path):

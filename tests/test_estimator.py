@@ -331,10 +331,44 @@ def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_mod
         clock = SteppingClock()  # one clock for the sampled rounds and Operon's chunks
         monkeypatch.setattr(anytime, "time", clock)
         monkeypatch.setattr(operon_refine, "time", clock)
-        monkeypatch.setattr(estimator, "SAMPLING_SHARE_WITH_OPERON", share)
+        monkeypatch.setattr(estimator, "NETWORK_SHARE_WITH_OPERON", share)
         fits[share] = NeSymReSRegressor(
             model=str(tiny_model), beam_size=4, max_time=40.0, refine="operon", random_state=0
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
     assert fits[0.0].n_rounds_ == 1 < fits[0.5].n_rounds_
     assert "sample" in set(fits[0.5].equations_["origin"]) and "sample" not in set(fits[0.0].equations_["origin"])
     assert all(fit.refinement_["generations"] >= 1 for fit in fits.values())
+
+
+@pytest.mark.parametrize("refine, share", [("operon", 0.5), (None, 1.0)])
+def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monkeypatch, refine, share):
+    """With Operon after it, the network's constant fitting (every round, scaled
+    candidates included) stops at its share of the budget; alone it has all of it."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search import anytime
+    from nesymres_sklearn.search.settings import search_deadline
+
+    calls = {"started": [], "deadlines": []}
+
+    def recording(function, position):
+        def wrapper(*args, **kwargs):
+            calls["deadlines"].append(args[position])
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    def recording_search(*args, **kwargs):
+        calls["started"].append(args[6])
+        return anytime.search(*args, **kwargs)
+
+    monkeypatch.setattr(anytime, "fit_candidates", recording(anytime.fit_candidates, 5))
+    monkeypatch.setattr(anytime, "scaled_candidates", recording(anytime.scaled_candidates, 6))
+    monkeypatch.setattr(neural_search, "search", recording_search)
+    X, y = xy
+    NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0).fit(X, y)
+    (started,) = calls["started"]
+    expected = share * (search_deadline(started, 30.0) - started)  # seconds after the start
+    assert len(calls["deadlines"]) >= 2
+    assert [deadline - started for deadline in calls["deadlines"]] == [pytest.approx(expected)] * len(
+        calls["deadlines"]
+    )

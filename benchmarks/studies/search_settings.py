@@ -7,9 +7,9 @@ A study names a module constant of the search and the values to compare:
 - ``lm-scaling``: MINPACK's scaling of the constants (``X_SCALE`` in
   :mod:`nesymres_sklearn.search.fitting`): by the Jacobian's column norms
   (``x_scale="jac"``, SciPy's default since 1.16) or none (``x_scale=1``, before);
-- ``operon-sampling`` (with ``--max-time``): the share of the budget within which the
-  network's sampled rounds may start before Operon takes the rest
-  (``SAMPLING_SHARE_WITH_OPERON`` in :mod:`nesymres_sklearn.estimator`).
+- ``network-share`` (with ``--max-time``): the share of the budget for the network's
+  rounds (beam, sampled rounds, their fits) before Operon takes the rest
+  (``NETWORK_SHARE_WITH_OPERON`` in :mod:`nesymres_sklearn.estimator`).
 
 The first two studies run the network alone (``refine=None``), the last one
 ``refine="operon"``. Each equation of the validation sets is fitted once per value and
@@ -69,11 +69,11 @@ STUDIES = {
         "X_SCALE",
         {"jacobian": "jac", "unit": 1.0},
     ),
-    "operon-sampling": Study(
-        "Share of the budget for the network's sampled rounds before Operon, on the validation sets",
+    "network-share": Study(
+        "Share of the budget for the network's rounds before Operon, on the validation sets",
         estimator,
-        "SAMPLING_SHARE_WITH_OPERON",
-        {"half": 0.5, "none": 0.0},
+        "NETWORK_SHARE_WITH_OPERON",
+        {"half": 0.5, "quarter": 0.25, "three-quarters": 0.75},
         refine="operon",
     ),
 }

@@ -6,8 +6,9 @@ best fits of every round are also tried with an outer linear scaling
 (:mod:`.linear_scaling`).
 Without a time budget that is all (fixed work). With one, further rounds each sample
 ``SAMPLES_PER_ROUND`` more skeletons with a new seed and fit the new ones, until the
-settings' share of the budget is spent (all of it for the network alone), a fit is
-exact, or ``STALE_ROUNDS`` rounds in a row bring nothing new. Work only ever
+settings' share of the budget is spent (all of it for the network alone; the fits of
+every round stop there too, so that a refinement gets the rest), a fit is exact, or
+``STALE_ROUNDS`` rounds in a row bring nothing new. Work only ever
 accumulates (a small budget only cuts the first round's fits shorter; each
 candidate's fit is seeded by its position), so a larger budget never ends with a
 worse best candidate, only with more of them.
@@ -28,7 +29,7 @@ from .decoding import decode
 from .fitting import EXACT_FIT, ConstantFit, variance
 from .linear_scaling import scaled_candidates
 from .polynomial import exact_polynomial
-from .settings import SearchSettings, sampling_deadline, search_deadline
+from .settings import SearchSettings, network_deadline, search_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +59,7 @@ def search(
     """Candidates and their fits for the data ``(X, y)`` encoded as ``points``
     (``weights``: sample weights, mean 1); ``started`` is the :func:`time.time` at
     which the budget began."""
-    deadline = search_deadline(started, settings.max_time)
-    rounds_end = sampling_deadline(started, deadline, settings.sampling_share)
+    rounds_end = network_deadline(started, search_deadline(started, settings.max_time), settings.network_share)
     n_features = X.shape[1]
     exact = EXACT_FIT * (variance(y, weights) or 1.0)
     seen: set = set()
@@ -78,9 +78,9 @@ def search(
                 new.append(candidate)
         moment = time.perf_counter()
         new_fits = fit_candidates(
-            new, X, y, settings.n_restarts, seed, deadline, settings.n_jobs, len(candidates), weights
+            new, X, y, settings.n_restarts, seed, rounds_end, settings.n_jobs, len(candidates), weights
         )
-        scaled, scaled_fits = scaled_candidates(new, new_fits, X, y, weights, seen, deadline)
+        scaled, scaled_fits = scaled_candidates(new, new_fits, X, y, weights, seen, rounds_end)
         timings["fitting"] += time.perf_counter() - moment
         candidates.extend(new + scaled)
         fits.extend(new_fits + scaled_fits)

@@ -16,21 +16,21 @@ RESERVE_SHARE, RESERVE_SECONDS = 0.2, 0.3
 class SearchSettings:
     """``decoding``: ``"beam"`` (the model's beam search) or ``"sample"``; ``size``:
     beams, or samples of the first round; ``max_time``: seconds for the whole search,
-    ``None`` for the first round only; ``sampling_share``: the share of the budget
-    within which sampled rounds may start after the first round (the rest goes to a
-    refinement, when there is one)."""
+    ``None`` for the first round only; ``network_share``: the share of the search's
+    budget for the network's rounds, their constant fitting included (the rest goes to
+    a refinement, when there is one)."""
 
     decoding: str = "beam"
     size: int = 32
     n_restarts: int = 4
     max_time: float | None = None
     n_jobs: int | None = None
-    sampling_share: float = 1.0
+    network_share: float = 1.0
 
 
-def sampling_deadline(started: float, deadline: float | None, share: float) -> float | None:
-    """The :func:`time.time` after which no sampled round starts: ``share`` of the
-    time from ``started`` to the search's ``deadline``."""
+def network_deadline(started: float, deadline: float | None, share: float) -> float | None:
+    """The :func:`time.time` by which the network's rounds and their fits stop:
+    ``share`` of the time from ``started`` to the search's ``deadline``."""
     if deadline is None:
         return None
     return started + share * (deadline - started)
