@@ -265,15 +265,18 @@ def test_network_share_study_runs_the_hybrid_under_each_share(monkeypatch):
 
     class ShareRecorder(_RecordingRegressor):
         def fit(self, X, y):
-            shares.append((estimator.SAMPLING_SHARE_WITH_OPERON, self.params["refine"]))
+            shares.append((estimator.NETWORK_SHARE_WITH_OPERON, self.params["refine"]))
             return super().fit(X, y)
 
     monkeypatch.setattr(_RecordingRegressor, "used", [])
     monkeypatch.setattr(study, "NeSymReSRegressor", ShareRecorder)
     rows = study.evaluate(load_dataset("nguyen")[0], 0, {"max_time": 3.0}, "network-share")
     assert shares == [(0.5, "operon"), (0.25, "operon"), (0.75, "operon")]
-    assert estimator.SAMPLING_SHARE_WITH_OPERON == 0.5  # restored afterwards
+    assert estimator.NETWORK_SHARE_WITH_OPERON == 0.5  # restored afterwards
     assert [r["setting"] for r in rows] == ["half", "quarter", "three-quarters"]
+    shares.clear()
+    rows = study.evaluate(load_dataset("nguyen")[0], 0, {"max_time": 3.0}, "network-share", ["quarter"])
+    assert shares == [(0.25, "operon")] and [r["setting"] for r in rows] == ["quarter"]
 
 
 def test_paired_difference_merges_extra_result_files_first_file_first(tmp_path):

@@ -79,14 +79,18 @@ STUDIES = {
 }
 
 
-def evaluate(equation, seed: int, estimator_params: dict, study: str = "linear-scaling") -> list[dict]:
-    """One row per setting of ``study`` for ``equation`` at ``seed``."""
+def evaluate(
+    equation, seed: int, estimator_params: dict, study: str = "linear-scaling", settings: list | None = None
+) -> list[dict]:
+    """One row per setting of ``study`` (or per one of ``settings``) for ``equation`` at ``seed``."""
     warnings.simplefilter("ignore")
     chosen = STUDIES[study]
     X, y = equation.sample_train(128, seed=seed)
     tests = {kind: equation.sample_test(kind, seed=seed) for kind in ("iid", "ood")}
     rows = []
     for setting, value in chosen.settings.items():
+        if settings is not None and setting not in settings:
+            continue
         row = dict(equation=equation.name, seed=seed, setting=setting)
         started = time.perf_counter()
         default = getattr(chosen.module, chosen.constant)
@@ -118,6 +122,7 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", nargs="+", default=["validation-wc", "validation-fc"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--max-time", type=float, help="the estimator's max_time (default: fixed work)")
+    parser.add_argument("--settings", nargs="+", help="compare only these settings of the study")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--csv", help="also write every row here")
     parser.add_argument("--out", required=True, help="markdown table")
@@ -125,7 +130,11 @@ def main(argv=None) -> int:
     params = {} if args.max_time is None else {"max_time": args.max_time}
     frames = []
     for name in args.datasets:
-        jobs = [delayed(evaluate)(eq, seed, params, args.study) for eq in load_dataset(name) for seed in args.seeds]
+        jobs = [
+            delayed(evaluate)(eq, seed, params, args.study, args.settings)
+            for eq in load_dataset(name)
+            for seed in args.seeds
+        ]
         rows = [row for batch in Parallel(n_jobs=args.n_jobs)(jobs) for row in batch]
         frames.append(pd.DataFrame(rows).assign(dataset=name))
     frame = pd.concat(frames, ignore_index=True)
