@@ -297,3 +297,23 @@ def test_paired_difference_merges_extra_result_files_first_file_first(tmp_path):
     argv = [str(tmp_path / "first.csv"), "A", "B", "--extra", str(tmp_path / "second.csv"), "--out", str(out)]
     assert main(argv) == 0
     assert "| d | 1 | 50.0 | 25.0 | +25.0 [" in out.read_text() and "| 4 |" in out.read_text()
+
+
+def test_paired_difference_second_from_pairs_a_method_with_its_earlier_run(tmp_path):
+    from benchmarks.studies.paired_difference import main
+
+    def rows(method, scores):
+        return pd.DataFrame(
+            [
+                dict(dataset="d", equation=f"e{i}", seed=0, value=1.0, method=method, a1_ood=score)
+                for i, score in enumerate(scores)
+            ]
+        )
+
+    rows("A", [1, 1, 1, 0]).to_csv(tmp_path / "new.csv", index=False)
+    rows("A", [1, 0, 0, 0]).to_csv(tmp_path / "old.csv", index=False)
+    out = tmp_path / "paired.md"
+    argv = [str(tmp_path / "new.csv"), "A", "A", "--second-from", str(tmp_path / "old.csv"), "--out", str(out)]
+    assert main(argv) == 0
+    text = out.read_text()
+    assert "| A | A (old) |" in text and "| d | 1 | 75.0 | 25.0 | +50.0 [" in text and "| 4 |" in text

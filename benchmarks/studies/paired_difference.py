@@ -7,6 +7,8 @@ the seeds of each equation, and its 95% interval comes from resampling equations
 Failed fits count as not recovered, as in the reports. ``--extra`` adds the rows of
 more result CSVs (for example the comparators of an earlier run on the same machine);
 a fit found in several files is taken from the first, as in :mod:`benchmarks.report`.
+``--second-from`` takes the second method's fits from one other CSV only (for example
+the same method in a run of earlier code), labelled with that file's name.
 
 Command line::
 
@@ -76,14 +78,21 @@ def main(argv=None) -> int:
     parser.add_argument("first")
     parser.add_argument("second")
     parser.add_argument("--extra", type=Path, nargs="*", default=[], help="more result CSVs to merge")
+    parser.add_argument("--second-from", type=Path, help="read the second method's fits from this CSV only")
     parser.add_argument("--metric", default="a1_ood")
     parser.add_argument("--n-resamples", type=int, default=10_000)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     results = pd.concat([pd.read_csv(path) for path in [args.results, *args.extra]], ignore_index=True)
     results = results.drop_duplicates(["method", *KEYS, *(["n_points"] if "n_points" in results else [])])
-    table = paired_table(results, args.first, args.second, args.metric, args.n_resamples)
-    text = markdown(table, args.first, args.second, args.metric)
+    second = args.second
+    if args.second_from:
+        second = f"{args.second} ({args.second_from.stem})"
+        earlier = pd.read_csv(args.second_from)
+        earlier = earlier.loc[earlier["method"] == args.second].assign(method=second)
+        results = pd.concat([results, earlier], ignore_index=True)
+    table = paired_table(results, args.first, second, args.metric, args.n_resamples)
+    text = markdown(table, args.first, second, args.metric)
     if args.out:
         args.out.write_text(text)
     print(text, end="")
