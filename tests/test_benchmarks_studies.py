@@ -279,20 +279,24 @@ def test_network_share_study_runs_the_hybrid_under_each_share(monkeypatch):
     assert shares == [(0.25, "operon")] and [r["setting"] for r in rows] == ["quarter"]
 
 
+def paired_rows(method, scores):
+    """One dataset, seed 0, setting 1: equation ``e{i}`` scores ``scores[i]`` (A1 ood)."""
+    return pd.DataFrame(
+        [
+            dict(dataset="d", equation=f"e{i}", seed=0, value=1.0, method=method, a1_ood=score)
+            for i, score in enumerate(scores)
+        ]
+    )
+
+
 def test_paired_difference_merges_extra_result_files_first_file_first(tmp_path):
     from benchmarks.studies.paired_difference import main
 
-    def rows(method, scores):
-        return pd.DataFrame(
-            [
-                dict(dataset="d", equation=f"e{i}", seed=0, value=1.0, method=method, a1_ood=score)
-                for i, score in enumerate(scores)
-            ]
-        )
-
-    rows("A", [1, 1, 0, 0]).to_csv(tmp_path / "first.csv", index=False)
+    paired_rows("A", [1, 1, 0, 0]).to_csv(tmp_path / "first.csv", index=False)
     # The second file repeats A's fits with other scores: the first file's count.
-    pd.concat([rows("B", [1, 0, 0, 0]), rows("A", [0, 0, 0, 0])]).to_csv(tmp_path / "second.csv", index=False)
+    pd.concat([paired_rows("B", [1, 0, 0, 0]), paired_rows("A", [0, 0, 0, 0])]).to_csv(
+        tmp_path / "second.csv", index=False
+    )
     out = tmp_path / "paired.md"
     argv = [str(tmp_path / "first.csv"), "A", "B", "--extra", str(tmp_path / "second.csv"), "--out", str(out)]
     assert main(argv) == 0
@@ -302,16 +306,8 @@ def test_paired_difference_merges_extra_result_files_first_file_first(tmp_path):
 def test_paired_difference_second_from_pairs_a_method_with_its_earlier_run(tmp_path):
     from benchmarks.studies.paired_difference import main
 
-    def rows(method, scores):
-        return pd.DataFrame(
-            [
-                dict(dataset="d", equation=f"e{i}", seed=0, value=1.0, method=method, a1_ood=score)
-                for i, score in enumerate(scores)
-            ]
-        )
-
-    rows("A", [1, 1, 1, 0]).to_csv(tmp_path / "new.csv", index=False)
-    rows("A", [1, 0, 0, 0]).to_csv(tmp_path / "old.csv", index=False)
+    paired_rows("A", [1, 1, 1, 0]).to_csv(tmp_path / "new.csv", index=False)
+    paired_rows("A", [1, 0, 0, 0]).to_csv(tmp_path / "old.csv", index=False)
     out = tmp_path / "paired.md"
     argv = [str(tmp_path / "new.csv"), "A", "A", "--second-from", str(tmp_path / "old.csv"), "--out", str(out)]
     assert main(argv) == 0
