@@ -307,7 +307,9 @@ def test_paired_difference_second_from_pairs_a_method_with_its_earlier_run(tmp_p
     from benchmarks.studies.paired_difference import main
 
     paired_rows("A", [1, 1, 1, 0]).to_csv(tmp_path / "new.csv", index=False)
-    paired_rows("A", [1, 0, 0, 0]).to_csv(tmp_path / "old.csv", index=False)
+    # The earlier run holds one fit twice: it counts once.
+    earlier = paired_rows("A", [1, 0, 0, 0])
+    pd.concat([earlier, earlier.iloc[:1]]).to_csv(tmp_path / "old.csv", index=False)
     out = tmp_path / "paired.md"
     argv = [str(tmp_path / "new.csv"), "A", "A", "--second-from", str(tmp_path / "old.csv"), "--out", str(out)]
     assert main(argv) == 0

@@ -84,13 +84,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     results = pd.concat([pd.read_csv(path) for path in [args.results, *args.extra]], ignore_index=True)
-    results = results.drop_duplicates(["method", *KEYS, *(["n_points"] if "n_points" in results else [])])
     second = args.second
     if args.second_from:
         second = f"{args.second} ({args.second_from.stem})"
         earlier = pd.read_csv(args.second_from)
         earlier = earlier.loc[earlier["method"] == args.second].assign(method=second)
         results = pd.concat([results, earlier], ignore_index=True)
+    results = results.drop_duplicates(["method", *KEYS, *(["n_points"] if "n_points" in results else [])])
     table = paired_table(results, args.first, second, args.metric, args.n_resamples)
     text = markdown(table, args.first, second, args.metric)
     if args.out:
