@@ -69,6 +69,10 @@ class BatchConfig:
         How skeletons are drawn: in proportion to how often the generator produced
         them (the paper's data, where short skeletons are the most frequent), or
         uniformly over the bank's unique skeletons. Banks without counts are uniform.
+    frequency_power : float, default=1.0
+        With ``weighting="frequency"``, skeletons are drawn in proportion to
+        ``count ** frequency_power``: below 1 the rare skeletons (most of a large
+        bank) are drawn more often while the common ones stay frequent; 0 is uniform.
     """
 
     batch_size: int = 150
@@ -81,12 +85,15 @@ class BatchConfig:
     support_range: tuple[float, float] = (-10.0, 10.0)
     max_abs_y: float = 1000.0
     weighting: str = field(default="frequency", metadata={"choices": WEIGHTINGS})
+    frequency_power: float = 1.0
 
     def __post_init__(self):
         if self.weighting not in WEIGHTINGS:
             raise ValueError(f"Unknown weighting {self.weighting!r}; choose from {WEIGHTINGS}.")
         if self.constant_signs not in CONSTANT_SIGNS:
             raise ValueError(f"Unknown constant_signs {self.constant_signs!r}; choose from {CONSTANT_SIGNS}.")
+        if not 0 <= self.frequency_power <= 1:
+            raise ValueError(f"frequency_power must be in [0, 1], got {self.frequency_power}.")
         self.constant_range = tuple(self.constant_range)
         self.support_range = tuple(self.support_range)
         if self.batch_size < 1:
@@ -134,13 +141,16 @@ class EquationSampler:
         # Compiled skeletons, reused every time an index is drawn again.
         self._skeleton = lru_cache(maxsize=_COMPILED_SKELETONS)(self._compile)
         weighted = config.weighting == "frequency" and bank.counts is not None
-        self._cumulative_counts = np.cumsum(bank.counts) if weighted else None
+        weights = bank.counts if config.frequency_power == 1 else bank.counts ** float(config.frequency_power)
+        self._cumulative_counts = np.cumsum(weights) if weighted else None
 
     def draw_index(self, rng: np.random.Generator) -> int:
         """A bank index, drawn as ``config.weighting`` says."""
         if self._cumulative_counts is None:
             return int(rng.integers(len(self.bank)))
-        return int(np.searchsorted(self._cumulative_counts, rng.integers(self._cumulative_counts[-1]), side="right"))
+        if self.config.frequency_power == 1:  # integer counts: the exact integer draw
+            return int(np.searchsorted(self._cumulative_counts, rng.integers(self._cumulative_counts[-1]), side="right"))
+        return int(np.searchsorted(self._cumulative_counts, rng.random() * self._cumulative_counts[-1], side="right"))
 
     def __getstate__(self):  # the cache holds closures: rebuild it in the new process
         state = self.__dict__.copy()

@@ -111,8 +111,15 @@ def test_frequency_weighting_draws_skeletons_in_proportion_to_their_counts(tmp_p
     uniform = EquationSampler(bank, BatchConfig(batch_size=4, weighting="uniform"))
     draws = np.bincount([uniform.draw_index(rng) for _ in range(40_000)], minlength=len(bank))
     assert np.abs(draws / draws.sum() - 1 / len(bank)).max() < 0.01
+    tempered = EquationSampler(bank, BatchConfig(batch_size=4, frequency_power=0.5))
+    draws = np.bincount([tempered.draw_index(rng) for _ in range(40_000)], minlength=len(bank))
+    root = np.sqrt(bank.counts) / np.sqrt(bank.counts).sum()
+    assert np.abs(root - expected).max() > 0.02  # the test tells the two weightings apart
+    assert np.abs(draws / draws.sum() - root).max() < 0.01
     with pytest.raises(ValueError, match="Unknown weighting"):
         BatchConfig(weighting="length")
+    with pytest.raises(ValueError, match="frequency_power"):
+        BatchConfig(frequency_power=1.5)
 
 
 def test_targets_fit_the_model_length(bank):

@@ -237,6 +237,7 @@ def test_every_setting_has_one_command_line_option():
         "support_range": (-3.0, 4.0),
         "max_abs_y": 99.0,
         "weighting": "uniform",
+        "frequency_power": 0.75,
         "optimizer": "adamw",
         "learning_rate": 0.5,
         "weight_decay": 0.01,
