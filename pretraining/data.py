@@ -148,9 +148,10 @@ class EquationSampler:
         """A bank index, drawn as ``config.weighting`` says."""
         if self._cumulative_counts is None:
             return int(rng.integers(len(self.bank)))
-        if self.config.frequency_power == 1:  # integer counts: the exact integer draw
-            return int(np.searchsorted(self._cumulative_counts, rng.integers(self._cumulative_counts[-1]), side="right"))
-        return int(np.searchsorted(self._cumulative_counts, rng.random() * self._cumulative_counts[-1], side="right"))
+        total = self._cumulative_counts[-1]
+        # Integer counts keep the exact integer draw; tempered ones are floats.
+        position = rng.integers(total) if self.config.frequency_power == 1 else rng.random() * total
+        return int(np.searchsorted(self._cumulative_counts, position, side="right"))
 
     def __getstate__(self):  # the cache holds closures: rebuild it in the new process
         state = self.__dict__.copy()
