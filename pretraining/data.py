@@ -140,9 +140,10 @@ class EquationSampler:
         self._variable_ids = np.array([self.vocab.ids.get(variable_token(i), -1) for i in range(self.n_variables)])
         # Compiled skeletons, reused every time an index is drawn again.
         self._skeleton = lru_cache(maxsize=_COMPILED_SKELETONS)(self._compile)
-        weighted = config.weighting == "frequency" and bank.counts is not None
-        weights = bank.counts if config.frequency_power == 1 else bank.counts ** float(config.frequency_power)
-        self._cumulative_counts = np.cumsum(weights) if weighted else None
+        self._cumulative_counts = None
+        if config.weighting == "frequency" and bank.counts is not None:
+            power = config.frequency_power
+            self._cumulative_counts = np.cumsum(bank.counts if power == 1 else bank.counts**power)
 
     def draw_index(self, rng: np.random.Generator) -> int:
         """A bank index, drawn as ``config.weighting`` says."""

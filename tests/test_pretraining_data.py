@@ -122,6 +122,17 @@ def test_frequency_weighting_draws_skeletons_in_proportion_to_their_counts(tmp_p
         BatchConfig(frequency_power=1.5)
 
 
+def test_a_split_without_counts_is_drawn_uniformly_whatever_the_weighting(tmp_path):
+    build_bank(tmp_path, n_skeletons=20, n_heldout=20, seed=5, n_jobs=1, chunk_size=40, chunks_per_shard=2)
+    heldout = SkeletonBank(tmp_path, split="heldout")
+    assert heldout.counts is None
+    rng = np.random.default_rng(0)
+    for power in (1.0, 0.5):
+        sampler = EquationSampler(heldout, BatchConfig(batch_size=4, frequency_power=power))
+        draws = np.bincount([sampler.draw_index(rng) for _ in range(20_000)], minlength=len(heldout))
+        assert np.abs(draws / draws.sum() - 1 / len(heldout)).max() < 0.015
+
+
 def test_targets_fit_the_model_length(bank):
     sampler = EquationSampler(bank, BatchConfig(batch_size=32, min_points=20, max_points=20), max_length=7)
     default = EquationSampler(bank, BatchConfig(batch_size=32, min_points=20, max_points=20))
