@@ -78,6 +78,11 @@ def test_bank_statistics_weigh_lengths_by_generation_counts(tmp_path):
     assert row["uniform_short"] == pytest.approx(np.mean(lengths <= 9))
     assert row["frequency_length"] == pytest.approx((bank.counts * lengths).sum() / bank.counts.sum())
     assert row["trees"] == bank.counts.sum() and row["frequency_length"] < row["uniform_length"]
+    tempered = statistics(bank, short=9, frequency_power=0.5)
+    weights = np.sqrt(bank.counts) / np.sqrt(bank.counts).sum()
+    assert tempered["frequency_length"] == pytest.approx((weights * lengths).sum())
+    assert row["frequency_length"] < tempered["frequency_length"] < row["uniform_length"]
+    assert statistics(bank, short=9, frequency_power=0.0)["frequency_length"] == pytest.approx(lengths.mean())
 
 
 def _fits(model_scores: dict[int, list[float]]) -> pd.DataFrame:

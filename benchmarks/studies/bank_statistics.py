@@ -2,11 +2,13 @@
 
 For the first ``N`` training skeletons of a bank: the share of draws that are short
 skeletons (at most ``--short`` tokens) and the mean skeleton length, when skeletons are
-drawn uniformly and in proportion to their generation counts.
+drawn uniformly and in proportion to their generation counts raised to
+``--frequency-power`` (1 by default; the training option of the same name).
 
 Usage::
 
     python -m benchmarks.studies.bank_statistics bank --limits 10000 30000 100000 200000
+    python -m benchmarks.studies.bank_statistics bank --limits 200000 600000 --frequency-power 0.75
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import numpy as np
 from pretraining.bank import SkeletonBank
 
 
-def statistics(bank: SkeletonBank, short: int) -> dict:
+def statistics(bank: SkeletonBank, short: int, frequency_power: float = 1.0) -> dict:
+    """Short-draw share and mean length, uniform and weighted by ``counts ** frequency_power``."""
     lengths = np.array([len(bank.ids(i)) for i in range(len(bank))])
     row = dict(skeletons=len(bank), uniform_short=np.mean(lengths <= short), uniform_length=lengths.mean())
     if bank.counts is not None:
-        weights = bank.counts / bank.counts.sum()
+        weights = bank.counts.astype(float) ** frequency_power
+        weights /= weights.sum()
         row.update(
             frequency_short=weights[lengths <= short].sum(),
             frequency_length=(weights * lengths).sum(),
@@ -36,14 +40,16 @@ def main(argv=None) -> None:
     parser.add_argument("bank")
     parser.add_argument("--limits", type=int, nargs="+", required=True)
     parser.add_argument("--short", type=int, default=9)
+    parser.add_argument("--frequency-power", type=float, default=1.0)
     args = parser.parse_args(argv)
+    weighting = "frequency" if args.frequency_power == 1 else f"frequency^{args.frequency_power:g}"
     print(
-        f"| skeletons | draws with <= {args.short} tokens, uniform | same, by frequency | "
-        "mean length, uniform | mean length, by frequency |"
+        f"| skeletons | draws with <= {args.short} tokens, uniform | same, by {weighting} | "
+        f"mean length, uniform | mean length, by {weighting} |"
     )
     print("|---:|---:|---:|---:|---:|")
     for limit in args.limits:
-        row = statistics(SkeletonBank(args.bank, limit=limit), args.short)
+        row = statistics(SkeletonBank(args.bank, limit=limit), args.short, args.frequency_power)
         frequency = f"{100 * row['frequency_short']:.1f}% | " if "frequency_short" in row else "n/a | "
         frequency_length = f"{row['frequency_length']:.1f}" if "frequency_length" in row else "n/a"
         print(
