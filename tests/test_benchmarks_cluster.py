@@ -114,7 +114,8 @@ def test_quick_profile_on_a_dask_cluster_loses_a_worker_and_resumes(tmp_path, ca
 def test_quick_profile_on_a_ray_cluster_retries_a_lost_worker(tmp_path):
     import ray
 
-    profile = cheapest("gplearn")  # fits of a few seconds: one is caught in the middle
+    # gplearn fits lasting seconds even on a loaded machine: one is caught in the middle.
+    profile = cheapest("gplearn").with_overrides(method_options={"gplearn": {"generations": 200}})
     planned = {task.key for task in plan_tasks(profile)}
     out = tmp_path / "quick.csv"
     # Ray's workers are not children of this process: tell them where the package is.

@@ -41,5 +41,8 @@ def test_tidy_numbers_and_the_selected_equation():
     assert tidy_numbers(sympy.Float(3.0) * x + sympy.Float(0.5)) == 3 * x + sympy.Rational(1, 2)
     assert tidy_numbers(sympy.Float(2.718) * x) == sympy.Float(2.718) * x
     assert tidy_numbers(sympy.Float("inf") * x) == sympy.Float("inf") * x
+    assert tidy_numbers(-x * sympy.sin(x + sympy.Float(3.14159265358979))) == x * sympy.sin(x)
+    assert tidy_numbers(sympy.Float(np.pi / 2) * x) == sympy.pi / 2 * x
+    assert tidy_numbers(sympy.Float(3.1416) * x) == sympy.Float(3.1416) * x
     regressor = NeSymReSRegressor(random_state=0).fit(X, 1.5 * X[:, 0] + 2)
     assert regressor.expression_ == sympy.Rational(3, 2) * sympy.Symbol("x0", real=True) + 2

@@ -91,13 +91,18 @@ def exact_constants(
 
 
 def tidy_numbers(expression: sympy.Expr) -> sympy.Expr:
-    """``expression`` with every float that is a small fraction up to rounding
-    (``3.0``, ``0.5`` from folded operations) written as that fraction."""
+    """``expression`` with every float that is a small fraction, or such a multiple of
+    pi, up to rounding (``3.0``, ``0.5``, ``3.14159265358979`` from folded operations)
+    written exactly, so that SymPy's evaluation applies (``sin(x + pi)`` is ``-sin(x)``)."""
     replacements = {}
     for number in expression.atoms(sympy.Float):
-        if not np.isfinite(float(number)):
+        value = float(number)
+        if not np.isfinite(value):
             continue
-        fraction = Fraction(float(number)).limit_denominator(MAX_DENOMINATOR)
-        if abs(float(fraction) - float(number)) <= 1e-12 * abs(float(number)):
-            replacements[number] = sympy.Rational(fraction.numerator, fraction.denominator)
+        for unit in (sympy.Integer(1), sympy.pi):
+            fraction = Fraction(value / float(unit)).limit_denominator(MAX_DENOMINATOR)
+            exact = sympy.Rational(fraction.numerator, fraction.denominator) * unit
+            if abs(float(exact) - value) <= 1e-12 * abs(value):
+                replacements[number] = exact
+                break
     return expression.xreplace(replacements) if replacements else expression
