@@ -29,13 +29,17 @@ def keys(frame) -> Counter:
     return Counter(task_key(*values) for values in frame[KEY].itertuples(index=False))
 
 
-def stop_a_fit(is_worker, timeout=60.0, same_command=True) -> tuple[psutil.Process, psutil.Process]:
+def stop_a_fit(is_worker, sweep, timeout=60.0, same_command=True) -> tuple[psutil.Process, psutil.Process]:
     """``(worker, fit)``: a worker process in the middle of a fit, and the fit's child
     process, stopped (SIGSTOP) so that the task cannot finish before the worker dies.
     ``same_command``: the fit is told apart from the worker's other children by its
-    command line, a fork's (ray retitles its workers, so there any child is a fit)."""
+    command line, a fork's (ray retitles its workers, so there any child is a fit).
+    ``sweep``: the ``(thread, errors)`` running the fits; its end stops the wait."""
+    thread, errors = sweep
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if not thread.is_alive():
+            raise AssertionError(f"the sweep ended before a fit was caught; its errors: {errors}")
         for worker in psutil.process_iter():
             try:
                 if not is_worker(worker):
@@ -89,7 +93,7 @@ def test_quick_profile_on_a_dask_cluster_loses_a_worker_and_resumes(tmp_path, ca
         pids = set(client.run(os.getpid).values())
 
         sweep, errors = in_background(runner.main, argv)
-        worker, fit = stop_a_fit(lambda process: process.pid in pids)
+        worker, fit = stop_a_fit(lambda process: process.pid in pids, (sweep, errors))
         worker.send_signal(signal.SIGKILL)
         fit.kill()
         sweep.join(timeout=120)
@@ -123,7 +127,8 @@ def test_quick_profile_on_a_ray_cluster_retries_a_lost_worker(tmp_path):
     ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": repository}})
     try:
         sweep, errors = in_background(runner.run, profile, out, n_jobs=2, backend="ray", progress=False)
-        worker, fit = stop_a_fit(lambda process: process.name() == "ray::run_task", timeout=180, same_command=False)
+        is_worker = lambda process: process.name() == "ray::run_task"  # noqa: E731
+        worker, fit = stop_a_fit(is_worker, (sweep, errors), timeout=180, same_command=False)
         worker.send_signal(signal.SIGKILL)
         fit.kill()
         sweep.join(timeout=120)
