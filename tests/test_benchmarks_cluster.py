@@ -29,6 +29,17 @@ def keys(frame) -> Counter:
     return Counter(task_key(*values) for values in frame[KEY].itertuples(index=False))
 
 
+def is_stopped(process: psutil.Process, timeout: float = 2.0) -> bool:
+    """Whether ``process`` reaches the stopped state within ``timeout`` seconds of a
+    SIGSTOP (on a loaded machine the signal lands when the process is next scheduled)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.status() == psutil.STATUS_STOPPED:
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def stop_a_fit(is_worker, sweep, timeout=60.0, same_command=True) -> tuple[psutil.Process, psutil.Process]:
     """``(worker, fit)``: a worker process in the middle of a fit, and the fit's child
     process, stopped (SIGSTOP) so that the task cannot finish before the worker dies.
@@ -48,7 +59,7 @@ def stop_a_fit(is_worker, sweep, timeout=60.0, same_command=True) -> tuple[psuti
                 fits = [c for c in worker.children() if not same_command or c.cmdline() == worker.cmdline()]
                 for fit in fits:
                     fit.suspend()
-                    if fit.status() == psutil.STATUS_STOPPED:
+                    if is_stopped(fit):
                         return worker, fit
                     fit.resume()
             except psutil.Error:  # the process ended meanwhile
