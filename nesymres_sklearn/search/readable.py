@@ -28,19 +28,24 @@ FVU_TOLERANCE = 1e-9
 MAX_RELATIVE_CHANGE = 1e-3
 
 
-def simple_numbers(value: float) -> list[sympy.Expr]:
-    """Exact numbers to try for ``value``, simplest first: 0 and 1 (a constant that
-    does nothing), then the nearest small fraction and multiple of pi."""
-    found: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
-    if not np.isfinite(value):
-        return found
+def nearest_simple_numbers(value: float) -> list[sympy.Expr]:
+    """The small fraction (denominator up to ``MAX_DENOMINATOR``) nearest to ``value``,
+    then the nearest nonzero such multiple of pi; ``value`` must be finite."""
     fraction = Fraction(value).limit_denominator(MAX_DENOMINATOR)
-    found.append(sympy.Rational(fraction.numerator, fraction.denominator))
+    found: list[sympy.Expr] = [sympy.Rational(fraction.numerator, fraction.denominator)]
     multiple = Fraction(value / np.pi).limit_denominator(MAX_DENOMINATOR)
     if multiple != 0:
         found.append(sympy.Rational(multiple.numerator, multiple.denominator) * sympy.pi)
-    close = found[:2]
-    for number in found[2:]:
+    return found
+
+
+def simple_numbers(value: float) -> list[sympy.Expr]:
+    """Exact numbers to try for ``value``, simplest first: 0 and 1 (a constant that
+    does nothing), then the nearest small fraction and multiple of pi."""
+    close: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
+    if not np.isfinite(value):
+        return close
+    for number in nearest_simple_numbers(value):
         if number not in close and abs(float(number) - value) <= MAX_RELATIVE_CHANGE * abs(value):
             close.append(number)
     return close
@@ -99,9 +104,7 @@ def tidy_numbers(expression: sympy.Expr) -> sympy.Expr:
         value = float(number)
         if not np.isfinite(value):
             continue
-        for unit in (sympy.Integer(1), sympy.pi):
-            fraction = Fraction(value / float(unit)).limit_denominator(MAX_DENOMINATOR)
-            exact = sympy.Rational(fraction.numerator, fraction.denominator) * unit
+        for exact in nearest_simple_numbers(value):
             if abs(float(exact) - value) <= 1e-12 * abs(value):
                 replacements[number] = exact
                 break
