@@ -527,11 +527,15 @@ def main(argv=None) -> None:
         level=logging.INFO if rank == 0 else logging.WARNING,
         format=f"%(asctime)s [rank {rank}] %(levelname)s %(message)s",
     )
-    summary = train(config)
+    try:
+        summary = train(config)
+    finally:
+        # Every rank leaves the process group itself, also when its run raised: a gloo
+        # group torn down by the interpreter at exit can abort the process.
+        if dist.is_initialized():
+            dist.destroy_process_group()
     if rank == 0:
         print(summary_json(summary))
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pretraining.checkpoint import (
 from pretraining.config import FLAT_NAMES, TrainConfig, config_from_args, load_train_config
 from pretraining.data import EquationSampler
 from pretraining.export import export_model
+from pretraining import train as train_module
 from pretraining.train import setup, summary_json, train
 from pretraining.validate import main as validate_main
 
@@ -161,6 +162,23 @@ def test_ddp_two_processes_gloo(bank, tmp_path):
     assert math.isfinite(summary["train_loss"]) and math.isfinite(summary["val_loss"])
     assert load_checkpoint(out / "checkpoint.pt")["step"] == 4
     assert (out / "model" / "model.safetensors").exists()
+
+
+def test_main_leaves_the_process_group_when_the_run_raises(monkeypatch, tmp_path):
+    import torch.distributed as dist
+
+    def failing_train(config):
+        raise RuntimeError("run failed")
+
+    monkeypatch.setattr(train_module, "train", failing_train)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'rendezvous'}", rank=0, world_size=1)
+    try:
+        with pytest.raises(RuntimeError, match="run failed"):
+            train_module.main(["--bank", "b", "--out", str(tmp_path / "out")])
+        assert not dist.is_initialized()
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
 
 
 #: A train_config.json as runs wrote it before the settings had sections (one key per
