@@ -15,9 +15,11 @@ import time
 import numpy as np
 import pytest
 import torch
+import torch.distributed as dist
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel
+from pretraining import train as train_module
 from pretraining.bank import build_bank
 from pretraining.checkpoint import (
     CHECKPOINT,
@@ -29,7 +31,6 @@ from pretraining.checkpoint import (
 from pretraining.config import FLAT_NAMES, TrainConfig, config_from_args, load_train_config
 from pretraining.data import EquationSampler
 from pretraining.export import export_model
-from pretraining import train as train_module
 from pretraining.train import setup, summary_json, train
 from pretraining.validate import main as validate_main
 
@@ -165,8 +166,6 @@ def test_ddp_two_processes_gloo(bank, tmp_path):
 
 
 def test_main_leaves_the_process_group_when_the_run_raises(monkeypatch, tmp_path):
-    import torch.distributed as dist
-
     def failing_train(config):
         raise RuntimeError("run failed")
 
