@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import sympy
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nesymres_sklearn import NeSymReSRegressor
@@ -31,10 +31,12 @@ def operon_data(X):
     return dataset, hashes
 
 
-def largest_intermediate(skeleton, constants, X):
-    """Per point, the largest magnitude of any subtree's value (float32 is only
-    trustworthy where intermediates stay moderate: cos(cosh(32)) is not)."""
-    tokens, largest = skeleton.tokens, np.zeros(len(X))
+def intermediate_magnitudes(skeleton, constants, X):
+    """Per point, the smallest non-zero and the largest magnitude of any subtree's value
+    (float32 is only trustworthy where intermediates stay moderate: cos(cosh(32)) is
+    not, nor is ln(exp(-95)), whose inner value underflows float32)."""
+    tokens = skeleton.tokens
+    smallest, largest = np.full(len(X), np.inf), np.zeros(len(X))
     for start in range(len(tokens)):
         end, open_slots = start, 1
         while open_slots:
@@ -45,7 +47,8 @@ def largest_intermediate(skeleton, constants, X):
         with np.errstate(all="ignore"):
             values = np.abs(sub.program(X, constants[first : first + sub.n_constants]))
         largest = np.maximum(largest, np.where(np.isfinite(values), values, np.inf))
-    return largest
+        smallest = np.minimum(smallest, np.where(values > 0, values, np.inf))
+    return smallest, largest
 
 
 def operon_values(tree, dataset, n):
@@ -68,6 +71,7 @@ trees = st.recursive(
 
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tokens=trees, constants_seed=st.integers(0, 2**32 - 1))
+@example(tokens=["ln", "mul", "c", "exp", "tan", "x_3"], constants_seed=4519)  # exp underflows float32
 def test_round_trip_through_operon_keeps_the_values(tokens, constants_seed):
     skeleton = Skeleton(tuple(tokens))
     rng = np.random.default_rng(constants_seed)
@@ -87,9 +91,12 @@ def test_round_trip_through_operon_keeps_the_values(tokens, constants_seed):
         # than 1e-3 are ill-conditioned (cos(cosh(x**-3)) near 0): no precision holds there.
         moved = skeleton.program(X * (1 + 1e-6), constants * (1 + 1e-6))
     # Rewritten functions (cosh as exponentials) round differently: compare where no
-    # intermediate value is so large that rounding it moves the result.
-    largest = largest_intermediate(skeleton, constants, X)
-    conditioned = np.isfinite(stored) & (np.abs(moved - ours) <= 1e-3 * (1 + np.abs(ours))) & (largest < 1e4)
+    # intermediate value is so large that rounding it moves the result, nor so small
+    # that float32 flushes it.
+    smallest, largest = intermediate_magnitudes(skeleton, constants, X)
+    conditioned = (
+        np.isfinite(stored) & (np.abs(moved - ours) <= 1e-3 * (1 + np.abs(ours))) & (largest < 1e4) & (smallest > 1e-30)
+    )
     np.testing.assert_allclose(again[conditioned], stored[conditioned], rtol=1e-9, atol=1e-9)
     # Operon also computes in float32, which overflows sooner (seeds that disagree on
     # the data are left out by the refinement).
