@@ -4,16 +4,17 @@
 section              settings (command-line flag = the name in the *flag* column)
 ===================  ====================================================================
 ``run``              ``bank``, ``bank_size``, ``out``, ``seed``, ``device``,
-                     ``num_workers``, ``num_threads``, ``progress``
+                     ``num_workers``, ``num_threads``, ``compile``, ``progress``
 ``model``            ``size`` (``--model-size``), ``overrides`` (``--model-overrides``),
                      ``init_weights``
 ``data``             :class:`pretraining.data.BatchConfig`: ``batch_size``,
                      ``min_points``, ``max_points``, ``min_valid_fraction``,
                      ``max_constants``, ``constant_range``, ``constant_signs``, ``support_range``,
                      ``max_abs_y``, ``weighting``
-``optimisation``     ``learning_rate``, ``grad_clip``, ``precision``
-``schedule``         ``max_steps``, ``checkpoint_every``, ``eval_every``,
-                     ``n_val_batches``, ``log_every``
+``optimisation``     ``optimizer``, ``learning_rate``, ``weight_decay``,
+                     ``warmup_steps``, ``cooldown_fraction``, ``grad_clip``, ``precision``
+``schedule``         ``max_steps``, ``max_time``, ``export_reserve``,
+                     ``checkpoint_every``, ``eval_every``, ``n_val_batches``, ``log_every``
 ``export``           ``dtype`` (``--export-dtype``), ``push_to_hub``
 ===================  ====================================================================
 
@@ -70,6 +71,9 @@ class RunConfig:
     num_threads : int, optional
         Torch threads of the training process (default: ``OMP_NUM_THREADS`` when set,
         else the cores the workers leave; see :mod:`pretraining.train`).
+    compile : bool, default=False
+        Run the model's loss through ``torch.compile`` (dynamic shapes): fewer kernel
+        launches per step on a GPU, after a compilation of a minute or so.
     progress : bool, default=True
         Progress bar on rank 0.
     """
@@ -81,6 +85,7 @@ class RunConfig:
     device: str = "auto"
     num_workers: int = 1
     num_threads: int | None = None
+    compile: bool = False
     progress: bool = True
 
     def __post_init__(self):
@@ -125,7 +130,9 @@ class OptimisationConfig:
 
     The rate rises linearly over ``warmup_steps``, stays at ``learning_rate``, and falls
     linearly to 0 over the last ``cooldown_fraction`` of ``schedule.max_steps``
-    (:meth:`rate_at`). The defaults (Adam, no warmup, no cool-down) are a constant rate.
+    (:meth:`rate_at`), or, for a run with ``schedule.max_time``, over the last
+    ``cooldown_fraction`` of its training time (:meth:`rate_at_time`). The defaults
+    (Adam, no warmup, no cool-down) are a constant rate.
 
     Parameters
     ----------
@@ -170,6 +177,16 @@ class OptimisationConfig:
             return self.learning_rate * max(max_steps - step, 0) / cooldown
         return self.learning_rate
 
+    def rate_at_time(self, step: int, elapsed: float, duration: float) -> float:
+        """Learning rate of the step that follows ``step`` completed steps and ``elapsed``
+        seconds of a run planned to train for ``duration`` seconds (warmup in steps)."""
+        if step < self.warmup_steps:
+            return self.learning_rate * (step + 1) / self.warmup_steps
+        cooldown = self.cooldown_fraction * duration
+        if cooldown and elapsed >= duration - cooldown:
+            return self.learning_rate * max(duration - elapsed, 0.0) / cooldown
+        return self.learning_rate
+
 
 @dataclass
 class ScheduleConfig:
@@ -178,6 +195,16 @@ class ScheduleConfig:
     Parameters
     ----------
     max_steps : int, default=1000
+        Length of the run, unless ``max_time`` is given.
+    max_time : float, optional
+        Wall-clock seconds of the whole run, its final checkpoint and export included
+        (resumed runs count the time of their earlier parts). The run trains for
+        :attr:`training_seconds`, with the cool-down planned in time, and ignores
+        ``max_steps``. The clock and the deadline are checked on control steps (every
+        ``log_every`` steps, validations and checkpoints).
+    export_reserve : float, default=0.02
+        Share of ``max_time`` kept after training for the final checkpoint, the
+        export and the summary.
     checkpoint_every : int, default=100
     eval_every : int, default=100
         Validation period (0 disables validation).
@@ -186,6 +213,8 @@ class ScheduleConfig:
     """
 
     max_steps: int = 1000
+    max_time: float | None = None
+    export_reserve: float = 0.02
     checkpoint_every: int = 100
     eval_every: int = 100
     n_val_batches: int = 4
@@ -197,6 +226,15 @@ class ScheduleConfig:
                 raise ValueError(f"{name} must be at least 1.")
         if self.eval_every < 0 or self.n_val_batches < 0:
             raise ValueError("eval_every and n_val_batches must be at least 0.")
+        if self.max_time is not None and not self.max_time > 0:
+            raise ValueError(f"max_time must be a positive number of seconds, got {self.max_time!r}.")
+        if not 0 <= self.export_reserve < 1:
+            raise ValueError(f"export_reserve must be in [0, 1), got {self.export_reserve!r}.")
+
+    @property
+    def training_seconds(self) -> float | None:
+        """Seconds of training in a ``max_time`` run: the part not kept for the export."""
+        return None if self.max_time is None else self.max_time * (1 - self.export_reserve)
 
 
 @dataclass

@@ -11,6 +11,12 @@ batch; every equation of the batch is then cut to the smallest
 number of valid points. The target is the skeleton of the instantiated equation: the
 attached skeleton without its neutral placeholders.
 
+A batch carries the points as their 16-bit half-precision codes (``codes``, int16,
+``(B, N, d + 1)``), not as the encoder's ``(B, N, 16 (d + 1))`` float32 input: a
+sixteenth of the bytes to pass from a loader worker and copy to the GPU.
+:func:`points_from_codes` expands them where the model runs, to exactly what
+:func:`~nesymres_sklearn.network.encoding.encode_points` gives.
+
 Batch ``i`` of rank ``r`` is a pure function of ``(seed, r, i)``. A DataLoader with
 ``w`` workers lets worker ``k`` produce batches ``k, k + w, ...`` and yields them in
 order, so the stream does not depend on the number of workers and resuming from
@@ -30,7 +36,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from nesymres_sklearn.expression.placeholders import EXISTING, neutral_constants, remove_placeholders
 from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.expression.tokens import variable_token
-from nesymres_sklearn.network.encoding import encode_points
+from nesymres_sklearn.network.encoding import N_BITS, half_bits, point_columns
 
 from .bank import SkeletonBank
 
@@ -207,7 +213,8 @@ class EquationSampler:
         return values, keep
 
     def batch(self, rng: np.random.Generator, batch_size: int | None = None) -> dict:
-        """A batch: ``points`` float32 (B, N, 16 (d + 1)), ``targets`` long (B, T).
+        """A batch: ``codes`` int16 (B, N, d + 1), the half-precision codes of the points
+        (:func:`points_from_codes` gives the encoder input), ``targets`` long (B, T).
 
         ``targets`` are ``[sos] + tokens + [eos]`` padded with the pad id; the decoder
         reads ``targets[:, :-1]`` and predicts ``targets[:, 1:]``.
@@ -219,12 +226,24 @@ class EquationSampler:
         length = min(len(y) for _, y, _ in equations)
         X = np.stack([X[:length] for X, _, _ in equations])
         y = np.stack([y[:length] for _, y, _ in equations])
-        points = encode_points(X, y, self.n_variables)
+        codes = half_bits(point_columns(X, y, self.n_variables)).view(np.int16)
         ids = [[self.vocab.sos_id] + self.vocab.encode(t) + [self.vocab.eos_id] for _, _, t in equations]
         targets = np.full((batch_size, max(map(len, ids))), self.vocab.pad_id, dtype=np.int64)
         for row, sequence in enumerate(ids):
             targets[row, : len(sequence)] = sequence
-        return {"points": torch.from_numpy(points), "targets": torch.from_numpy(targets)}
+        return {"codes": torch.from_numpy(codes), "targets": torch.from_numpy(targets)}
+
+
+_BIT_SHIFTS = tuple(range(N_BITS - 1, -1, -1))
+
+
+def points_from_codes(codes: torch.Tensor) -> torch.Tensor:
+    """The encoder input of a batch's ``codes`` (int16 half-precision codes, shape
+    ``(..., n, d + 1)``), on their device: float32 ``(..., n, 16 (d + 1))`` in {-1, +1},
+    bit for bit what ``encode_points`` (``"ieee-half"``) gives for the same points."""
+    shifts = torch.tensor(_BIT_SHIFTS, dtype=torch.int32, device=codes.device)
+    bits = ((codes.to(torch.int32)[..., None] & 0xFFFF) >> shifts) & 1
+    return (bits.to(torch.float32) * 2.0 - 1.0).flatten(-2)
 
 
 def batch_rng(seed: int, stream: int, index: int) -> np.random.Generator:
@@ -271,12 +290,14 @@ def seed_worker(worker_id: int) -> None:
     torch.manual_seed(info.seed % 2**63)
 
 
-def batch_loader(stream: BatchStream, num_workers: int = 0) -> DataLoader:
-    """A DataLoader over whole batches of ``stream`` with ``num_workers`` processes."""
+def batch_loader(stream: BatchStream, num_workers: int = 0, pin_memory: bool = False) -> DataLoader:
+    """A DataLoader over whole batches of ``stream`` with ``num_workers`` processes;
+    ``pin_memory`` (for a GPU) lets the copies to the device run asynchronously."""
     return DataLoader(
         stream,
         batch_size=None,
         num_workers=num_workers,
+        pin_memory=pin_memory,
         worker_init_fn=seed_worker if num_workers else None,
         prefetch_factor=4 if num_workers else None,
         persistent_workers=False,

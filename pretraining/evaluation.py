@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .data import EquationSampler, batch_rng
+from .data import EquationSampler, batch_rng, points_from_codes
 from .runtime import Ranks, autocast, sum_over_ranks
 
 #: Data stream of the validation batches (training streams are the ranks).
@@ -31,7 +31,7 @@ def validate(
     totals = [0.0, 0.0, 0.0]  # loss sum, correct, tokens
     for index in range(ranks.rank, n_batches, ranks.world_size):
         batch = sampler.batch(batch_rng(seed, VALIDATION_STREAM, index))
-        points = batch["points"].to(device)
+        points = points_from_codes(batch["codes"].to(device))
         targets = batch["targets"].to(device)
         with autocast(device, autocast_dtype):
             logits, loss = model(points, targets[:, :-1], targets[:, 1:])

@@ -1,7 +1,10 @@
 """Training loop: CPU, one GPU, or many GPUs/nodes with DDP launched by ``torchrun``.
 
 Adam (1e-4 by default, no schedule) on the cross-entropy of the skeleton tokens, with
-gradient clipping; bf16 (or fp16 with loss scaling) autocast on CUDA. Rank 0 writes
+gradient clipping; bf16 (or fp16 with loss scaling) autocast on CUDA. A run ends after
+``max_steps``, or, with ``max_time``, at a wall-clock deadline: its warmup, constant
+and cool-down schedule is then planned in time (see
+:class:`~pretraining.config.ScheduleConfig`). Rank 0 writes
 ``checkpoint.pt`` atomically every ``checkpoint_every`` steps, at the end, and when
 any rank receives SIGTERM (or SIGINT), keeping the one before as
 ``checkpoint-previous.pt``; a restart with the same ``out`` folder resumes exactly
@@ -11,6 +14,13 @@ cannot resume (another model) is refused before anything is written to the folde
 Validation loss and token accuracy on the held-out split go to ``log.csv`` with the
 training loss. At the end the model is exported in the Hub format to ``out/model``;
 ``summary.json`` is strict JSON (a loss never measured is ``null``).
+
+Host work per step is kept small, so that a GPU is not left waiting: batches hold
+the points' 16-bit codes (:mod:`pretraining.data`), pinned and copied asynchronously
+and expanded on the device; the optimiser is fused AdamW/Adam; the host reads the
+loss, the clock and the stop signals only on *control steps* (a log row, a
+validation, a checkpoint or the end), so nothing waits for the GPU in between;
+``--compile`` runs the loss through ``torch.compile`` (dynamic shapes).
 
 Threads: DataLoader workers compute with one torch thread each (as torch's DataLoader
 sets them), and the training process with ``--num-threads``, else ``OMP_NUM_THREADS``
@@ -45,7 +55,8 @@ import math
 import os
 import signal
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -65,7 +76,7 @@ from .checkpoint import (
     set_rng_states,
 )
 from .config import TrainConfig, config_from_args, load_train_config  # noqa: F401 (re-exported)
-from .data import BatchStream, EquationSampler, batch_loader
+from .data import BatchStream, EquationSampler, batch_loader, points_from_codes
 from .evaluation import validate
 from .export import export_model
 from .runtime import (
@@ -103,6 +114,9 @@ class Runtime:
     device: torch.device
     autocast_dtype: torch.dtype | None
     out: Path
+    #: Seconds of a monotonic clock; tests inject one (the schedule of ``max_time``
+    #: reads it once per step).
+    clock: Callable[[], float] = field(default=time.perf_counter)
 
 
 @dataclass
@@ -129,7 +143,7 @@ class State:
 # --- setup -------------------------------------------------------------------------
 
 
-def setup(config: TrainConfig) -> Runtime:
+def setup(config: TrainConfig, clock: Callable[[], float] = time.perf_counter) -> Runtime:
     """Resolve the device, join the DDP group and set the number of torch threads;
     writes nothing."""
     if not config.run.bank or not config.run.out:
@@ -142,7 +156,7 @@ def setup(config: TrainConfig) -> Runtime:
     )
     if threads is not None:
         torch.set_num_threads(threads)
-    return Runtime(ranks, device, autocast_dtype(config.optimisation.precision, device), Path(config.run.out))
+    return Runtime(ranks, device, autocast_dtype(config.optimisation.precision, device), Path(config.run.out), clock)
 
 
 # --- data --------------------------------------------------------------------------
@@ -165,14 +179,17 @@ def make_data(config: TrainConfig) -> Data:
 
 
 def make_state(config: TrainConfig, model_config: ModelConfig, runtime: Runtime) -> State:
-    """A new model (initialised from ``run.seed``), its optimiser and grad scaler."""
+    """A new model (initialised from ``run.seed``), its optimiser (fused: one kernel
+    for all parameters, on CPU and CUDA) and grad scaler."""
     torch.manual_seed(config.run.seed)
     model = NeSymReSModel(model_config).to(runtime.device)
     settings = config.optimisation
     if settings.optimizer == "adamw":
-        optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
+        optimizer = torch.optim.AdamW(
+            model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay, fused=True
+        )
     else:
-        optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
+        optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate, fused=True)
     scaler = torch.amp.GradScaler(runtime.device.type, enabled=runtime.autocast_dtype == torch.float16)
     return State(model, optimizer, scaler)
 
@@ -282,13 +299,17 @@ class _StopRequest:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
 
-    def agreed(self, runtime: Runtime) -> bool:
-        """Whether any rank was asked to stop (all ranks get the same answer)."""
-        if not runtime.ranks.enabled:
-            return self.requested
-        flag = torch.tensor([float(self.requested)], device=runtime.device)
-        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-        return bool(flag.item())
+
+def _agree(requested: bool, elapsed: float, runtime: Runtime) -> tuple[bool, float]:
+    """Whether any rank was asked to stop, and the largest elapsed time of the ranks:
+    every rank gets the same answers, so they stop at the same step and follow the
+    same learning rate."""
+    if not runtime.ranks.enabled:
+        return requested, elapsed
+    values = torch.tensor([float(requested), elapsed], dtype=torch.float64, device=runtime.device)
+    dist.all_reduce(values, op=dist.ReduceOp.MAX)
+    flag, agreed = values.tolist()
+    return bool(flag), agreed
 
 
 class _CsvLog:
@@ -313,56 +334,82 @@ class _CsvLog:
 
 
 class _Meter:
-    """Training loss and speed since the last log row, and the run's elapsed time."""
+    """Training loss (summed on the device, read at log rows) and speed since the last
+    log row, the last learning rate, and the run's elapsed time."""
 
-    def __init__(self, elapsed_at_start: float):
-        self.start, self.elapsed_at_start = time.perf_counter(), elapsed_at_start
-        self.reset(self.start)
+    def __init__(self, elapsed_at_start: float, now: float):
+        self.start, self.elapsed_at_start = now, elapsed_at_start
+        self.rate = math.nan
+        self.reset(now)
 
     def reset(self, now: float) -> None:
         self.loss, self.steps, self.window_start, self.equations = 0.0, 0, now, 0
 
-    def add(self, loss: float, equations: int) -> None:
-        self.loss += loss
+    def add(self, loss: torch.Tensor, equations: int, rate: float) -> None:
+        self.loss = self.loss + loss
         self.steps += 1
         self.equations += equations
+        self.rate = rate
 
-    def elapsed(self, now: float | None = None) -> float:
-        return self.elapsed_at_start + (time.perf_counter() if now is None else now) - self.start
+    def mean_loss(self) -> float:
+        return float(self.loss) / self.steps
+
+    def elapsed(self, now: float) -> float:
+        return self.elapsed_at_start + now - self.start
 
 
-def _train_step(batch: dict, wrapped, state: State, config: TrainConfig, runtime: Runtime) -> tuple:
-    """One optimiser step on one batch; returns the loss and the batch's number of equations."""
-    points = batch["points"].to(runtime.device, non_blocking=True)
+def loss_function(model, compile: bool = False) -> Callable:
+    """``loss(codes, targets)``: the token cross-entropy of ``model`` on a batch whose
+    points are half-precision codes (expanded here, on the device); through
+    ``torch.compile`` with dynamic shapes when ``compile``."""
+
+    def loss(codes: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return model(points_from_codes(codes), targets[:, :-1], targets[:, 1:])[1]
+
+    return torch.compile(loss, dynamic=True) if compile else loss
+
+
+def train_step(batch: dict, loss, state: State, config: TrainConfig, runtime: Runtime, rate: float) -> tuple:
+    """One optimiser step at learning rate ``rate``; returns the loss (a detached tensor
+    on the device, not read here) and the batch's number of equations."""
+    codes = batch["codes"].to(runtime.device, non_blocking=True)
     targets = batch["targets"].to(runtime.device, non_blocking=True)
     with autocast(runtime.device, runtime.autocast_dtype):
-        _, loss = wrapped(points, targets[:, :-1], targets[:, 1:])
+        value = loss(codes, targets)
     for group in state.optimizer.param_groups:
-        group["lr"] = config.optimisation.rate_at(state.step, config.schedule.max_steps)
+        group["lr"] = rate
     state.optimizer.zero_grad(set_to_none=True)
-    state.scaler.scale(loss).backward()
+    state.scaler.scale(value).backward()
     if config.optimisation.grad_clip:
         state.scaler.unscale_(state.optimizer)
-        torch.nn.utils.clip_grad_norm_(state.model.parameters(), config.optimisation.grad_clip)
+        torch.nn.utils.clip_grad_norm_(state.model.parameters(), config.optimisation.grad_clip, foreach=True)
     state.scaler.step(state.optimizer)
     state.scaler.update()
-    return loss, len(targets)
+    return value.detach(), len(targets)
+
+
+def learning_rate(state: State, config: TrainConfig) -> float:
+    """The rate of the next step: planned in steps, or with ``max_time`` in the elapsed
+    time agreed at the last control step."""
+    schedule, optimisation = config.schedule, config.optimisation
+    if schedule.max_time is None:
+        return optimisation.rate_at(state.step, schedule.max_steps)
+    return optimisation.rate_at_time(state.step, state.elapsed_seconds, schedule.training_seconds)
+
+
+def finished(state: State, config: TrainConfig) -> bool:
+    """Whether the run has reached ``max_steps``, or with ``max_time`` its deadline."""
+    schedule = config.schedule
+    if schedule.max_time is None:
+        return state.step >= schedule.max_steps
+    return state.elapsed_seconds >= schedule.training_seconds
 
 
 def _log_row(
-    log: _CsvLog | None,
-    bar,
-    meter: _Meter,
-    last: dict,
-    state: State,
-    config: TrainConfig,
-    runtime: Runtime,
-    validated: bool,
+    log: _CsvLog | None, bar, meter: _Meter, last: dict, state: State, runtime: Runtime, validated: bool, now: float
 ) -> None:
     """Average the training loss over the ranks; rank 0 writes a row of ``log.csv``."""
-    now = time.perf_counter()
-    state.elapsed_seconds = meter.elapsed(now)
-    (loss_sum,) = sum_over_ranks([meter.loss / meter.steps], runtime.ranks, runtime.device)
+    (loss_sum,) = sum_over_ranks([meter.mean_loss()], runtime.ranks, runtime.device)
     last["train_loss"] = loss_sum / runtime.ranks.world_size
     speed = meter.equations / max(now - meter.window_start, 1e-9)
     if log is not None:
@@ -370,7 +417,7 @@ def _log_row(
             dict(
                 step=state.step,
                 equations=state.equations,
-                learning_rate=f"{config.optimisation.rate_at(state.step - 1, config.schedule.max_steps):.4g}",
+                learning_rate=f"{meter.rate:.4g}",
                 equations_per_second=f"{speed:.1f}",
                 elapsed_seconds=f"{state.elapsed_seconds:.1f}",
                 train_loss=f"{last['train_loss']:.5f}",
@@ -383,17 +430,22 @@ def _log_row(
     meter.reset(now)
 
 
-def _progress_bar(config: TrainConfig, runtime: Runtime, step: int):
-    if not (config.run.progress and runtime.ranks.main and step < config.schedule.max_steps):
+def _progress_bar(config: TrainConfig, runtime: Runtime, state: State):
+    if not (config.run.progress and runtime.ranks.main and not finished(state, config)):
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=config.schedule.max_steps, initial=step, unit="step", dynamic_ncols=True)
+    total = config.schedule.max_steps if config.schedule.max_time is None else None
+    return tqdm(total=total, initial=state.step, unit="step", dynamic_ncols=True)
 
 
 def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -> tuple[bool, dict]:
-    """Train to ``schedule.max_steps`` (or a stop signal): log, validate and checkpoint on
-    schedule. Returns whether a signal stopped it and the last losses."""
+    """Train to ``schedule.max_steps``, the ``max_time`` deadline or a stop signal: log,
+    validate and checkpoint on schedule. Returns whether a signal stopped it and the
+    last losses.
+
+    The clock is read once per step; the loss, the signals and (with DDP) the ranks'
+    agreement only on control steps, which also end a ``max_time`` run."""
     schedule, ranks = config.schedule, runtime.ranks
     log = _CsvLog(runtime.out / LOG, state.step) if ranks.main else None
     wrapped = (
@@ -403,20 +455,23 @@ def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -
         if ranks.enabled
         else state.model
     )
+    loss = loss_function(wrapped, config.run.compile)
     stream = BatchStream(data.train, config.run.seed, stream=ranks.rank, start=state.step)
-    loader = batch_loader(stream, config.run.num_workers)
-    bar = _progress_bar(config, runtime, state.step)
-    meter = _Meter(state.elapsed_seconds)
+    loader = batch_loader(stream, config.run.num_workers, pin_memory=runtime.device.type == "cuda")
+    bar = _progress_bar(config, runtime, state)
+    meter = _Meter(state.elapsed_seconds, runtime.clock())
     last = {"train_loss": math.nan, "val_loss": math.nan, "val_accuracy": math.nan}
     stopped = False
     state.model.train()
     with _StopRequest() as stop:
         batches = iter(loader)
-        while state.step < schedule.max_steps:
-            loss, n_equations = _train_step(next(batches), wrapped, state, config, runtime)
+        while not finished(state, config):
+            rate = learning_rate(state, config)
+            value, n_equations = train_step(next(batches), loss, state, config, runtime, rate)
+            now = runtime.clock()
             state.step += 1
             state.equations += n_equations * ranks.world_size
-            meter.add(loss.item(), n_equations * ranks.world_size)
+            meter.add(value, n_equations * ranks.world_size, rate)
             if bar is not None:
                 bar.update(1)
             validated = bool(
@@ -432,11 +487,13 @@ def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -
                     runtime.autocast_dtype,
                     ranks,
                 )
-            if state.step % schedule.log_every == 0 or validated or state.step == schedule.max_steps:
-                _log_row(log, bar, meter, last, state, config, runtime, validated)
-            stopped = stop.agreed(runtime)
-            if state.step % schedule.checkpoint_every == 0 or state.step == schedule.max_steps or stopped:
-                state.elapsed_seconds = meter.elapsed()
+            checkpoint_due = state.step % schedule.checkpoint_every == 0
+            last_step = schedule.max_time is None and state.step >= schedule.max_steps
+            if not (state.step % schedule.log_every == 0 or validated or checkpoint_due or last_step):
+                continue
+            stopped, state.elapsed_seconds = _agree(stop.requested, meter.elapsed(now), runtime)
+            _log_row(log, bar, meter, last, state, runtime, validated, now)
+            if checkpoint_due or stopped or finished(state, config):
                 checkpoint(state, config, data.model_config, runtime)
             if stopped:
                 break
@@ -478,6 +535,7 @@ def finish(state: State, data: Data, config: TrainConfig, runtime: Runtime, stop
     summary = dict(
         step=state.step,
         equations=state.equations,
+        elapsed_seconds=state.elapsed_seconds,
         stopped=stopped,
         parameters=sum(p.numel() for p in state.model.parameters()),
         world_size=ranks.world_size,
@@ -501,9 +559,11 @@ def finish(state: State, data: Data, config: TrainConfig, runtime: Runtime, stop
     return summary
 
 
-def train(config: TrainConfig) -> dict:
-    """Run (or resume) training; returns a summary with the final step and losses."""
-    runtime = setup(config)
+def train(config: TrainConfig, clock: Callable[[], float] = time.perf_counter) -> dict:
+    """Run (or resume) training; returns a summary with the final step and losses.
+
+    ``clock`` (seconds) times the run and, with ``max_time``, plans its schedule."""
+    runtime = setup(config, clock)
     data = make_data(config)
     state = make_state(config, data.model_config, runtime)
     start_run(config, runtime, restore(state, config, data.model_config, runtime))

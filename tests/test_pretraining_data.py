@@ -6,9 +6,16 @@ import torch
 
 from nesymres_sklearn.expression.prefix import is_valid_prefix
 from nesymres_sklearn.expression.tokens import variable_index
-from nesymres_sklearn.network.encoding import decode_floats
+from nesymres_sklearn.network.encoding import decode_floats, encode_points, half_bits, point_columns
 from pretraining.bank import SkeletonBank, build_bank
-from pretraining.data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng
+from pretraining.data import (
+    BatchConfig,
+    BatchStream,
+    EquationSampler,
+    batch_loader,
+    batch_rng,
+    points_from_codes,
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +31,7 @@ def sampler(bank):
 
 
 def _decode(batch, n_variables=3):
-    points = batch["points"].numpy()
+    points = points_from_codes(batch["codes"]).numpy()
     values = decode_floats(points.reshape(*points.shape[:2], n_variables + 1, 16))
     return values[..., :n_variables], values[..., -1]
 
@@ -33,10 +40,10 @@ def test_batch_shapes_bounds_and_targets(sampler):
     vocab = sampler.vocab
     for index in range(5):
         batch = sampler.batch(batch_rng(0, 0, index))
-        points, targets = batch["points"], batch["targets"]
-        assert points.dtype == torch.float32 and targets.dtype == torch.int64
-        assert points.shape[0] == targets.shape[0] == 32 and points.shape[2] == 64
-        assert 25 <= points.shape[1] <= 120
+        codes, targets = batch["codes"], batch["targets"]
+        assert codes.dtype == torch.int16 and targets.dtype == torch.int64
+        assert codes.shape[0] == targets.shape[0] == 32 and codes.shape[2] == 4
+        assert 25 <= codes.shape[1] <= 120
         X, y = _decode(batch)
         assert np.isfinite(y).all() and np.isfinite(X).all()
         assert (np.abs(y) <= 1000).all()
@@ -50,6 +57,19 @@ def test_batch_shapes_bounds_and_targets(sampler):
             used = {variable_index(t) for t in tokens} - {None}
             for column in set(range(3)) - used:
                 assert (X[row, :, column] == 0).all()
+
+
+def test_codes_expand_to_exactly_the_encoder_input_of_the_points():
+    """The int16 codes a batch carries become, on the device, bit for bit what
+    encode_points gives: signs, subnormals, -0, saturation, inf and NaN included."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3, 40, 2)) * np.array([1e-6, 1e6])
+    y = rng.normal(size=(3, 40)) * 100
+    y[0, :4] = [np.nan, -np.inf, -0.0, 1e-9]
+    codes = torch.from_numpy(half_bits(point_columns(X, y, 3)).view(np.int16))
+    expanded = points_from_codes(codes)
+    assert expanded.dtype == torch.float32 and expanded.shape == (3, 40, 64)
+    assert torch.equal(expanded, torch.from_numpy(encode_points(X, y, 3)))
 
 
 def test_number_of_constants_in_targets(bank, sampler):
@@ -67,7 +87,7 @@ def test_batches_are_deterministic(sampler):
     a = sampler.batch(batch_rng(5, 0, 2))
     b = sampler.batch(batch_rng(5, 0, 2))
     c = sampler.batch(batch_rng(5, 1, 2))
-    assert torch.equal(a["points"], b["points"]) and torch.equal(a["targets"], b["targets"])
+    assert torch.equal(a["codes"], b["codes"]) and torch.equal(a["targets"], b["targets"])
     assert not torch.equal(a["targets"], c["targets"])
 
 
@@ -76,7 +96,7 @@ def test_stream_does_not_depend_on_workers(sampler):
     multi = list(batch_loader(BatchStream(sampler, 9, start=3, stop=7), num_workers=2))
     assert len(single) == len(multi) == 4
     for a, b in zip(single, multi):
-        assert torch.equal(a["points"], b["points"]) and torch.equal(a["targets"], b["targets"])
+        assert torch.equal(a["codes"], b["codes"]) and torch.equal(a["targets"], b["targets"])
 
 
 class _ThreadCounts(BatchStream):
@@ -97,7 +117,7 @@ def test_sampler_pickles_and_gives_the_same_batches(sampler):
     first = sampler.batch(batch_rng(0, 0, 5))
     copy = pickle.loads(pickle.dumps(sampler))
     second = copy.batch(batch_rng(0, 0, 5))
-    assert torch.equal(first["points"], second["points"]) and torch.equal(first["targets"], second["targets"])
+    assert torch.equal(first["codes"], second["codes"]) and torch.equal(first["targets"], second["targets"])
 
 
 def test_frequency_weighting_draws_skeletons_in_proportion_to_their_counts(tmp_path):

@@ -240,6 +240,7 @@ def test_every_setting_has_one_command_line_option():
         "device": "cpu",
         "num_workers": 0,
         "num_threads": 3,
+        "compile": True,
         "progress": False,
         "model_size": "tiny",
         "model_overrides": {"max_length": 40},
@@ -263,6 +264,8 @@ def test_every_setting_has_one_command_line_option():
         "grad_clip": 0.0,
         "precision": "fp32",
         "max_steps": 4,
+        "max_time": 90.5,
+        "export_reserve": 0.05,
         "checkpoint_every": 2,
         "eval_every": 0,
         "n_val_batches": 1,
@@ -537,3 +540,130 @@ def test_setup_gives_the_training_process_the_cores_its_workers_leave(
     finally:
         torch.set_num_threads(previous)
     assert not (tmp_path / "run").exists()  # setup writes nothing
+
+
+class _CountingClock:
+    """A clock that advances one second per reading (the loop reads it once per step,
+    after a reading at its start) and can send this process SIGTERM at one reading."""
+
+    def __init__(self, interrupt_at: int | None = None):
+        self.readings = 0
+        self.interrupt_at = interrupt_at
+
+    def __call__(self) -> float:
+        if self.readings == self.interrupt_at:
+            os.kill(os.getpid(), signal.SIGTERM)
+        self.readings += 1
+        return float(self.readings - 1)
+
+
+TIMED = dict(
+    max_time=50.0,
+    export_reserve=0.02,
+    optimizer="adamw",
+    weight_decay=0.01,
+    learning_rate=1e-3,
+    warmup_steps=2,
+    cooldown_fraction=0.5,
+    eval_every=10,
+    checkpoint_every=7,
+)
+
+
+def test_max_time_plans_the_schedule_in_time_and_ends_at_the_deadline(bank, tmp_path):
+    """One second per step: the run trains 49 s (50 s less the 2% kept for the export),
+    cools down over the last half of them, and exports."""
+    out = tmp_path / "run"
+    config = _config(bank, out, **TIMED)
+    summary = train(config, clock=_CountingClock())
+    assert summary["step"] == 49 and summary["elapsed_seconds"] == 49.0 and not summary["stopped"]
+    rows = _log(out)
+    assert [float(row["elapsed_seconds"]) for row in rows] == [float(step) for step in range(1, 50)]
+    rates = [float(row["learning_rate"]) for row in rows]
+    expected = [config.optimisation.rate_at_time(step, float(step), 49.0) for step in range(49)]
+    assert rates == pytest.approx(expected, rel=1e-3)  # the log keeps 4 digits
+    assert rates[:3] == pytest.approx([5e-4, 1e-3, 1e-3])  # warmup in steps
+    assert rates[25] == pytest.approx(1e-3 * 24 / 24.5, rel=1e-3) and rates[-1] == pytest.approx(1e-3 / 24.5, rel=1e-3)
+    assert load_checkpoint(out / CHECKPOINT)["step"] == 49
+    assert (out / "model" / "model.safetensors").exists()
+    assert train(config, clock=_CountingClock())["step"] == 49  # past its deadline: nothing more
+    assert len(_log(out)) == 49
+
+
+def test_a_max_time_run_resumes_exactly_like_an_uninterrupted_one(bank, tmp_path):
+    """Stopped by SIGTERM at 20 s and resumed, a run follows the same time schedule and
+    ends with the same weights, optimiser state and log as a run never stopped."""
+    train(_config(bank, tmp_path / "full", **TIMED), clock=_CountingClock())
+    stopped = train(_config(bank, tmp_path / "split", **TIMED), clock=_CountingClock(interrupt_at=20))
+    assert stopped["stopped"] and stopped["step"] == 20
+    assert not (tmp_path / "split" / "model").exists()
+    resumed = train(_config(bank, tmp_path / "split", **TIMED), clock=_CountingClock())
+    assert resumed["step"] == 49 and not resumed["stopped"]
+    a = load_checkpoint(tmp_path / "full" / CHECKPOINT)
+    b = load_checkpoint(tmp_path / "split" / CHECKPOINT)
+    assert a["elapsed_seconds"] == b["elapsed_seconds"] == 49.0
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+    for index, state in a["optimizer"]["state"].items():
+        assert torch.equal(state["exp_avg_sq"], b["optimizer"]["state"][index]["exp_avg_sq"])
+    columns = ("step", "train_loss", "val_loss", "learning_rate", "elapsed_seconds")
+    assert [[row[c] for c in columns] for row in _log(tmp_path / "full")] == [
+        [row[c] for c in columns] for row in _log(tmp_path / "split")
+    ]
+
+
+def test_max_time_must_be_positive_and_the_reserve_a_share():
+    with pytest.raises(ValueError, match="max_time must be a positive number"):
+        TrainConfig.from_dict({"max_time": 0})
+    with pytest.raises(ValueError, match=r"export_reserve must be in \[0, 1\)"):
+        TrainConfig.from_dict({"max_time": 60, "export_reserve": 1.0})
+    assert TrainConfig.from_dict({"max_time": 600, "export_reserve": 0.05}).schedule.training_seconds == 570.0
+    assert TrainConfig().schedule.training_seconds is None
+
+
+def test_the_loop_reads_the_loss_only_on_control_steps(bank, tmp_path, monkeypatch):
+    """Between log rows, validations and checkpoints nothing waits for the device: the
+    loss stays a tensor and is read once per log row."""
+    reads = []
+    original = train_module._Meter.mean_loss
+
+    def counted(meter):
+        reads.append(meter.steps)
+        return original(meter)
+
+    monkeypatch.setattr(train_module._Meter, "mean_loss", counted)
+    train(_config(bank, tmp_path / "run", max_steps=12, log_every=4, eval_every=0, checkpoint_every=12))
+    assert reads == [4, 4, 4]
+    assert [int(row["step"]) for row in _log(tmp_path / "run")] == [4, 8, 12]
+
+
+@pytest.mark.slow
+def test_ddp_ranks_agree_on_the_deadline(bank, tmp_path):
+    """With max_time each rank reads its own clock; they agree on the elapsed time at
+    control steps, so both stop at the same step with the same weights."""
+    out = tmp_path / "ddp"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            "-m",
+            "pretraining.train",
+            *_cli(bank, out, max_time=8.0, log_every=2, device="cpu", optimizer="adamw", cooldown_fraction=0.5),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    first, second = summary["weight_checksums"]
+    assert first == second and summary["step"] >= 2 and summary["step"] % 2 == 0
+    assert summary["elapsed_seconds"] >= 8.0 * 0.98
+    assert float(_log(out)[-1]["learning_rate"]) < 1e-4  # cooled down
+    assert (out / "model" / "model.safetensors").exists()

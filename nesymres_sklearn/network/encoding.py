@@ -93,10 +93,17 @@ def encode_points(X: np.ndarray, y: np.ndarray, n_variables: int, encoding: str 
     ``(..., n)``; absent variables are set to 0 as in pretraining. Returns shape
     ``(..., n, 16 * (n_variables + 1))`` with the columns of ``x_1..x_n`` and then ``y``.
     """
+    columns = point_columns(X, y, n_variables)
+    return encode_floats(columns, encoding).reshape(*X.shape[:-1], N_BITS * (n_variables + 1))
+
+
+def point_columns(X: np.ndarray, y: np.ndarray, n_variables: int) -> np.ndarray:
+    """The values :func:`encode_points` encodes: shape ``(..., n, n_variables + 1)``,
+    float64, the columns of ``x_1..x_n`` (absent variables 0) and then ``y``."""
     d = X.shape[-1]
     if d > n_variables:
         raise ValueError(f"X has {d} columns but the model takes at most {n_variables}.")
     columns = np.zeros((*X.shape[:-1], n_variables + 1), dtype=np.float64)
     columns[..., :d] = X
     columns[..., -1] = y
-    return encode_floats(columns, encoding).reshape(*X.shape[:-1], N_BITS * (n_variables + 1))
+    return columns
