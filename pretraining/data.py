@@ -234,14 +234,12 @@ class EquationSampler:
         return {"codes": torch.from_numpy(codes), "targets": torch.from_numpy(targets)}
 
 
-_BIT_SHIFTS = tuple(range(N_BITS - 1, -1, -1))
-
-
 def points_from_codes(codes: torch.Tensor) -> torch.Tensor:
     """The encoder input of a batch's ``codes`` (int16 half-precision codes, shape
     ``(..., n, d + 1)``), on their device: float32 ``(..., n, 16 (d + 1))`` in {-1, +1},
     bit for bit what ``encode_points`` (``"ieee-half"``) gives for the same points."""
-    shifts = torch.tensor(_BIT_SHIFTS, dtype=torch.int32, device=codes.device)
+    # arange runs on the device: no copy from the host, which would wait for the GPU.
+    shifts = torch.arange(N_BITS - 1, -1, -1, dtype=torch.int32, device=codes.device)
     bits = ((codes.to(torch.int32)[..., None] & 0xFFFF) >> shifts) & 1
     return (bits.to(torch.float32) * 2.0 - 1.0).flatten(-2)
 

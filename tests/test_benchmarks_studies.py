@@ -320,3 +320,161 @@ def test_paired_difference_second_from_pairs_a_method_with_its_earlier_run(tmp_p
     assert main(argv) == 0
     text = out.read_text()
     assert "| A | A (old) |" in text and "| d | 1 | 75.0 | 25.0 | +50.0 [" in text and "| 4 |" in text
+
+
+# --- bench_pretraining: the loop and data modes on tiny settings ----------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_bank(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bench_pretraining") / "bank"
+    build_bank(folder, n_skeletons=60, n_heldout=0, seed=2, n_jobs=1, chunk_size=20, chunks_per_shard=2)
+    return folder
+
+
+def _markdown_table(text: str, heading: str) -> tuple[list[str], list[list[str]]]:
+    """The header cells and the body rows (cells) of the first table after ``heading``."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    rows = []
+    for line in lines[start + 1 :]:
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    assert rows[1] == ["---"] * len(rows[0])
+    return rows[0], rows[2:]
+
+
+def _positive(cell: str) -> float:
+    value = float(cell.replace(",", "").rstrip("%"))
+    assert np.isfinite(value) and value > 0, cell
+    return value
+
+
+def _assert_head_and_foot(text: str, mode: str, threads: int | None = None) -> None:
+    lines = text.splitlines()
+    assert lines[0].startswith("# ")
+    assert lines[2].startswith(f"Command: `python -m benchmarks.studies.bench_pretraining {mode} ")
+    assert lines[3].startswith("Machine: ") and " cores, torch " in lines[3]
+    if threads is not None:
+        assert f"({threads} threads)" in lines[3]
+    assert lines[4].startswith("Load average at the start (1/5/15 min): ")
+    assert lines[-1].startswith("Load average at the end (1/5/15 min): ")
+
+
+def test_bench_pretraining_without_a_mode_runs_them_all_and_each_mode_has_its_own_table():
+    from benchmarks.studies import bench_pretraining
+
+    assert bench_pretraining.parse_args(["--n-skeletons", "400", "--train-steps", "2"]).mode == "all"
+    outputs = {mode: bench_pretraining.parse_args([mode, "--bank", "b"] if mode == "data" else [mode]).out
+               for mode in bench_pretraining.OUTPUTS}  # fmt: skip
+    assert outputs["all"].name == "pretraining_benchmark.md" and len(set(outputs.values())) == len(outputs)
+    assert {path.parent.name for path in outputs.values()} == {"results"}
+
+
+@pytest.fixture
+def one_thread():
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_bench_pretraining_legacy_and_library_steps_train_alike_on_the_same_batch(tiny_bank, one_thread):
+    import torch
+
+    from benchmarks.studies import bench_pretraining as bench
+    from nesymres_sklearn.network.model import config_for_size
+    from pretraining.bank import SkeletonBank
+    from pretraining.data import EquationSampler
+    from pretraining.train import learning_rate, loss_function, make_state, train_step
+
+    bank = SkeletonBank(tiny_bank)
+    config = bench.loop_config("tiny", 4, 20, threads=1)
+    model_config = config_for_size("tiny", bank.n_variables)
+    runtime = bench.cpu_runtime(config)
+    sampler = EquationSampler(bank, config.data, model_config.n_variables, max_length=model_config.max_length)
+    (batch,) = bench.make_batches(sampler, 1)
+    (legacy,) = bench.legacy_batches([batch])
+    codes = batch["codes"]
+    assert legacy["points"].dtype == torch.float32 and legacy["points"].shape == (*codes.shape[:2], 16 * codes.shape[2])
+    assert legacy["targets"] is batch["targets"]
+    before = bench.legacy_make_state(config, model_config, runtime)
+    after = make_state(config, model_config, runtime)
+    assert not before.optimizer.defaults.get("fused") and after.optimizer.defaults["fused"]
+    for old, new in zip(before.model.parameters(), after.model.parameters()):
+        assert torch.equal(old, new)
+    old_loss, old_n = bench.legacy_train_step_f647fb9(legacy, before.model, before, config, runtime)
+    rate = learning_rate(after, config)
+    new_loss, new_n = train_step(batch, loss_function(after.model), after, config, runtime, rate)
+    assert old_n == new_n == 4
+    assert old_loss.item() == pytest.approx(new_loss.item(), rel=1e-6)
+    for old, new in zip(before.model.parameters(), after.model.parameters()):
+        torch.testing.assert_close(old, new, rtol=1e-5, atol=1e-7)
+
+
+def test_bench_pretraining_loop_mode_times_both_steps_on_the_same_batches(tiny_bank, tmp_path):
+    import torch
+
+    from benchmarks.studies import bench_pretraining
+
+    out = tmp_path / "loop.md"
+    threads = torch.get_num_threads()
+    bench_pretraining.main(
+        ["loop", "--bank", str(tiny_bank), "--model-size", "tiny", "--batch-size", "4", "--points", "20",
+         "--steps", "3", "--warmup-steps", "2", "--threads", "1", "--tiny-batch", "--tiny-steps", "3",
+         "--profile-steps", "2", "--out", str(out)]
+    )  # fmt: skip
+    assert torch.get_num_threads() == threads  # restored
+    text = out.read_text()
+    _assert_head_and_foot(text, "loop", threads=1)
+    header, rows = _markdown_table(text, "## Host time per step")
+    assert header[:2] == ["step", "batch"] and header[-1] == "loss at the first step"
+    by_label = {row[0]: row for row in rows}
+    assert list(by_label) == ["before (f647fb9)", "after", "before (f647fb9), tiny batch", "after, tiny batch"]
+    assert [row[1] for row in rows] == ["4", "4", "2", "2"]
+    for row in rows:
+        assert row[3] == "3"  # timed steps
+        low, high = (_positive(cell) for cell in row[5].split("-"))
+        assert low <= _positive(row[4]) <= high
+        for cell in (row[2], row[6], row[7], row[8]):
+            _positive(cell)
+    # Same initial weights, same batch: the same loss at the first step.
+    for suffix in ("", ", tiny batch"):
+        before, after = float(by_label[f"before (f647fb9){suffix}"][8]), float(by_label[f"after{suffix}"][8])
+        assert before == pytest.approx(after, abs=2e-6)
+    for heading in ("## Where the after step spends its host time (batch 4", "## Where the after step spends its "
+                    "host time at batch 2"):  # fmt: skip
+        header, rows = _markdown_table(text, heading)
+        assert header[0] == "operator" and 1 <= len(rows) <= 12
+        for row in rows:
+            assert row[0].startswith("`") and all(np.isfinite(float(c.rstrip("%"))) for c in row[1:])
+            _positive(row[1])
+        shares = [float(row[3].rstrip("%")) for row in rows]
+        assert shares == sorted(shares, reverse=True) and sum(shares) <= 100.5
+
+
+def test_bench_pretraining_data_mode_measures_loader_workers_and_one_process(tiny_bank, tmp_path):
+    from benchmarks.studies import bench_pretraining
+
+    out = tmp_path / "data.md"
+    bench_pretraining.main(
+        ["data", "--bank", str(tiny_bank), "--bank-size", "50", "--workers", "1", "--batch-size", "8",
+         "--warmup-batches", "1", "--batches", "2", "--out", str(out)]
+    )  # fmt: skip
+    text = out.read_text()
+    _assert_head_and_foot(text, "data")
+    assert "50 training skeletons" in text and "frequency weighting to the power 0.75" in text
+    header, rows = _markdown_table(text, "## Data loading")
+    assert header[0] == "processes" and header[-2:] == ["equations/s", "equations/s per worker"]
+    assert [row[0] for row in rows] == ["1 (this process, `EquationSampler.batch`)", "1 worker(s)"]
+    for row in rows:
+        assert row[1] == "2"
+        for cell in row[2:]:
+            _positive(cell)
+        assert row[4] == row[5]  # one process: per worker = in total
+        assert 50 * 0.5 <= float(row[3]) <= 200
+    assert "_COMPILED_SKELETONS" in text and "misses more on a large bank" in text
