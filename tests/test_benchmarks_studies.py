@@ -478,3 +478,26 @@ def test_bench_pretraining_data_mode_measures_loader_workers_and_one_process(tin
         assert row[4] == row[5]  # one process: per worker = in total
         assert 50 * 0.5 <= float(row[3]) <= 200
     assert "_COMPILED_SKELETONS" in text and "misses more on a large bank" in text
+
+
+def test_batch_scaling_scales_the_rate_and_validates_every_run_on_the_same_batches(tmp_path):
+    from benchmarks.studies import batch_scaling
+
+    bank = tmp_path / "bank"
+    build_bank(bank, n_skeletons=40, n_heldout=10, seed=2, n_jobs=1, chunk_size=20, chunks_per_shard=2)
+    assert batch_scaling.scaled_rate(256, 64, 4e-4, 0.5) == pytest.approx(8e-4)
+    assert batch_scaling.scaled_rate(256, 64, 4e-4, 1.0) == pytest.approx(1.6e-3)
+    assert batch_scaling.scaled_rate(256, 64, 4e-4, 0.0) == pytest.approx(4e-4)
+    out = tmp_path / "table.md"
+    argv = ["--bank", str(bank), "--out-dir", str(tmp_path / "runs"), "--equations", "32", "--batch-sizes", "8",
+            "16", "--base-batch", "8", "--base-rate", "1e-3", "--n-val-batches", "1", "--out", str(out)]  # fmt: skip
+    batch_scaling.main(argv)
+    rows = [
+        line.split("|")[1:-1] for line in out.read_text().splitlines() if line.startswith("| ") and "---" not in line
+    ]
+    body = [[cell.strip() for cell in row] for row in rows[1:]]
+    assert [row[:3] for row in body] == [["8", "0.001", "4"], ["16", "0.00141", "2"]]
+    assert [row[3] for row in body] == ["32", "32"]  # equal equations
+    for run in ("batch-8", "batch-16"):
+        assert (tmp_path / "runs" / run / "model" / "model.safetensors").exists()
+    assert all(0 < float(row[6]) < 10 and 0 <= float(row[7]) <= 1 for row in body)
