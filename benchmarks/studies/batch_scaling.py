@@ -14,7 +14,7 @@ Usage::
 
     python -m benchmarks.studies.batch_scaling --bank bank --out-dir runs/batch-scaling --model-size tiny \\
         --equations 384000 --batch-sizes 64 256 1024 --base-batch 64 --base-rate 4e-4 --power 0.5 \\
-        --num-workers 0 --out benchmarks/results/batch_scaling.md
+        --num-workers 0 --num-threads 1 --out benchmarks/results/batch_scaling.md
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def run_one(args: argparse.Namespace, batch_size: int) -> dict:
             seed=args.seed,
             device=args.device,
             num_workers=args.num_workers,
+            num_threads=args.num_threads,
             progress=False,
             model_size=args.model_size,
             init_weights=args.init_weights,
@@ -123,6 +124,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--num-workers", type=int, default=0)
+    parser.add_argument("--num-threads", type=int, default=1, help="torch threads of the training process")
     parser.add_argument("--out", type=Path, required=True, help="Markdown table")
     args = parser.parse_args(argv)
     rows = [run_one(args, batch_size) for batch_size in args.batch_sizes]
