@@ -26,20 +26,37 @@ interrupted build resumes at the first missing shard and produces the same files
 rerunning with a larger ``n_skeletons`` grows the training split, whose first ``n``
 skeletons stay those of the smaller bank (``SkeletonBank(folder, limit=n)`` reads them).
 
-Command line::
+One joblib call streams the chunks of both splits in order: the workers generate ahead
+while the main process de-duplicates finished chunks and writes shards, with no barrier
+between shards (the few chunks generated beyond a split's last shard are dropped).
+Workers return skeletons encoded, repeats within a chunk merged, so the main process's
+work per tree is a dictionary lookup.
+
+A complete bank packs into a few compressed files of at most 16 MiB, to keep with a
+checkout: 1.2 MiB for 200k skeletons, 2.7 MiB with the training split's image keys,
+which only the seen-skeleton study needs (:mod:`pretraining.bank_pack`).
+
+Command lines (``build`` is the default command)::
 
     python -m pretraining.bank --out bank --n-skeletons 100000 --n-heldout 1000
+    python -m pretraining.bank pack bank packs/bank        # packs/bank-00.npz, ...
+    python -m pretraining.bank unpack packs/bank-*.npz --out bank
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import logging
 import os
+import sys
 import time
+import warnings
 from collections import Counter
+from functools import lru_cache
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -87,28 +104,86 @@ def image_key(tokens, kinds, points: np.ndarray) -> int | None:
     return int.from_bytes(digest, "little")
 
 
-def _generate_chunk(n_attempts: int, seed: list[int], config: GeneratorConfig, points: np.ndarray):
+# About one batch a worker in flight (joblib sizes batches to its task times): few chunks
+# beyond a split's last shard are generated for nothing.
+_PARALLEL_OPTIONS = dict(pre_dispatch="n_jobs")
+
+# Per worker process: image keys of recent skeletons (half of a large bank's trees repeat one).
+_IMAGE_KEYS: dict = {}
+_IMAGE_KEYS_SIZE = 300_000
+
+
+@lru_cache(maxsize=4)
+def _worker_points(seed: int, n_variables: int) -> np.ndarray:
+    points = image_points(seed, n_variables)
+    points.setflags(write=False)  # shared by every skeleton of the process
+    return points
+
+
+@lru_cache(maxsize=4)
+def _worker_vocab(n_variables: int) -> Vocabulary:
+    return Vocabulary.default(n_variables)
+
+
+def _cached_image_key(token_key: bytes, kind_key: bytes, skeleton, seed: int, n_variables: int) -> int | None:
+    key = (token_key, kind_key, seed, n_variables)
+    if key not in _IMAGE_KEYS:
+        if len(_IMAGE_KEYS) >= _IMAGE_KEYS_SIZE:
+            _IMAGE_KEYS.clear()
+        _IMAGE_KEYS[key] = image_key(skeleton.attached, skeleton.kinds, _worker_points(seed, n_variables))
+    return _IMAGE_KEYS[key]
+
+
+def _generate_chunk(n_attempts: int, seed: list[int], config: GeneratorConfig, image_seed: int):
+    """One chunk's skeletons, encoded: ``(tuple(seed), records, rejected)``.
+
+    A record is ``(token ids as int16 bytes, kind codes as int8 bytes, image key, trees)``.
+    Repeats of a skeleton within the chunk are merged into its first record (``trees``
+    counts them) when all of them have the same kinds, which leaves the main process's
+    de-duplication unchanged: their outcome is that of the first.
+    """
     skeletons, rejected = generate_skeletons(n_attempts, seed, config)
-    out = []
+    vocab = _worker_vocab(config.n_variables)
+    valid = []
     for skeleton in skeletons:
-        key = image_key(skeleton.attached, skeleton.kinds, points)
+        token_key = np.array(vocab.encode(skeleton.attached), dtype=np.int16).tobytes()
+        kind_key = np.array([KIND_CODES[k] for k in skeleton.kinds], dtype=np.int8).tobytes()
+        key = _cached_image_key(token_key, kind_key, skeleton, image_seed, config.n_variables)
         if key is None:
             rejected["no_valid_points"] += 1
         else:
-            out.append((skeleton.attached, skeleton.kinds, key))
-    return out, rejected
+            valid.append((token_key, kind_key, key))
+    kinds_of: dict[bytes, set] = {}
+    for token_key, kind_key, _ in valid:
+        kinds_of.setdefault(token_key, set()).add(kind_key)
+    records, first = [], {}
+    for token_key, kind_key, key in valid:
+        merge = len(kinds_of[token_key]) == 1
+        if merge and token_key in first:
+            records[first[token_key]][3] += 1
+            continue
+        if merge:
+            first[token_key] = len(records)
+        records.append([token_key, kind_key, key, 1])
+    return tuple(seed), records, rejected
 
 
-def _write_shard(path: Path, vocab: Vocabulary, entries: list) -> None:
-    ids = [np.asarray(vocab.encode(tokens), dtype=np.int16) for tokens, _, _ in entries]
-    kinds = [np.asarray([KIND_CODES[k] for k in kinds], dtype=np.int8) for _, kinds, _ in entries]
-    arrays = dict(
-        tokens=np.concatenate(ids) if ids else np.zeros(0, np.int16),
-        offsets=np.concatenate([[0], np.cumsum([len(a) for a in ids])]).astype(np.int64),
-        kinds=np.concatenate(kinds) if kinds else np.zeros(0, np.int8),
-        kind_offsets=np.concatenate([[0], np.cumsum([len(a) for a in kinds])]).astype(np.int64),
-        image_keys=np.asarray([key for _, _, key in entries], dtype=np.uint64),
+def _shard_arrays(token_keys: list, kind_keys: list, image_keys: list) -> dict:
+    """The arrays of a shard from its encoded skeletons."""
+    n = len(token_keys)
+    offsets, kind_offsets = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, token_keys), np.int64, n) // 2, out=offsets[1:])
+    np.cumsum(np.fromiter(map(len, kind_keys), np.int64, n), out=kind_offsets[1:])
+    return dict(
+        tokens=np.frombuffer(b"".join(token_keys), dtype=np.int16),
+        offsets=offsets,
+        kinds=np.frombuffer(b"".join(kind_keys), dtype=np.int8),
+        kind_offsets=kind_offsets,
+        image_keys=np.asarray(image_keys, dtype=np.uint64),
     )
+
+
+def _write_arrays(path: Path, arrays: dict) -> None:
     temporary = path.with_name(path.name + ".tmp.npz")
     np.savez(temporary, **arrays)
     os.replace(temporary, path)
@@ -155,7 +230,11 @@ class SkeletonBank:
             n_read += shard["n"]
         self._tokens = np.concatenate([p["tokens"] for p in parts]) if parts else np.zeros(0, np.int16)
         self._kinds = np.concatenate([p["kinds"] for p in parts]) if parts else np.zeros(0, np.int8)
-        self.image_keys = np.concatenate([p["image_keys"] for p in parts]) if parts else np.zeros(0, np.uint64)
+        # Packs leave out the training split's image keys unless asked (see pretraining.bank_pack).
+        keyed = all("image_keys" in p.files for p in parts)
+        self._image_keys = np.concatenate([p["image_keys"] for p in parts]) if keyed and parts else None
+        if not parts:
+            self._image_keys = np.zeros(0, np.uint64)
         self._offsets = _join_offsets([p["offsets"] for p in parts])
         self._kind_offsets = _join_offsets([p["kind_offsets"] for p in parts])
         counts_file = self.metadata.get("counts_files", {}).get(split)
@@ -166,8 +245,29 @@ class SkeletonBank:
                 self.counts = self.counts[:limit]
             self._offsets = self._offsets[: limit + 1]
             self._kind_offsets = self._kind_offsets[: limit + 1]
-            self.image_keys = self.image_keys[:limit]
+            if self._image_keys is not None:
+                self._image_keys = self._image_keys[:limit]
         self._token_strings = np.array(self.vocab.tokens, dtype=object)
+
+    @property
+    def has_image_keys(self) -> bool:
+        """Whether :attr:`image_keys` is available (a pack may leave it out)."""
+        return self._image_keys is not None
+
+    @property
+    def image_keys(self) -> np.ndarray:
+        """uint64 hash of each skeleton's values on the bank's image points."""
+        if self._image_keys is None:
+            raise ValueError(
+                f"The {self.split} split of {self.folder} was unpacked without its image keys; unpack a pack "
+                "made with `python -m pretraining.bank pack BANK PREFIX --image-keys`, or build the bank."
+            )
+        return self._image_keys
+
+    def _id_keys(self) -> list[bytes]:
+        """The int16 token ids of each skeleton as bytes (the de-duplication key)."""
+        data, offsets = self._tokens.tobytes(), (2 * self._offsets).tolist()
+        return [data[start:stop] for start, stop in zip(offsets[:-1], offsets[1:])]
 
     @property
     def n_variables(self) -> int:
@@ -251,7 +351,6 @@ def build_bank(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     settings = _settings(n_heldout, seed, config, chunk_size, chunks_per_shard)
-    vocab = Vocabulary.default(config.n_variables)
     metadata_path = folder / "metadata.json"
     if metadata_path.exists():
         metadata = json.loads(metadata_path.read_text())
@@ -264,7 +363,7 @@ def build_bank(
         metadata = dict(
             format_version=FORMAT_VERSION,
             settings=settings,
-            vocabulary=list(vocab.tokens),
+            vocabulary=list(Vocabulary.default(config.n_variables).tokens),
             n_skeletons=n_skeletons,
             shards={"train": [], "heldout": []},
             counts={
@@ -283,87 +382,169 @@ def build_bank(
         _write_json(metadata_path, metadata)
     metadata["n_skeletons"] = n_skeletons
     metadata["complete"] = False
-    points = image_points(seed, config.n_variables)
-    with Parallel(n_jobs=n_jobs) as parallel:
-        for split, wanted in (("train", n_skeletons), ("heldout", n_heldout)):
-            _build_split(folder, metadata, split, wanted, vocab, config, points, parallel, progress)
+    wanted = {"train": n_skeletons, "heldout": n_heldout}
+    todo = [split for split in SPLITS if sum(shard["n"] for shard in metadata["shards"][split]) < wanted[split]]
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator", **_PARALLEL_OPTIONS)
+    with parallel, _ChunkStream(parallel, metadata, config, todo) as stream:
+        for split in todo:
+            _build_split(folder, metadata, split, wanted[split], stream, progress)
     metadata["complete"] = True
     _finish_rates(metadata)
     _write_json(metadata_path, metadata)
     return metadata
 
 
-def _build_split(folder, metadata, split, wanted, vocab, config, points, parallel, progress):
+class _ChunkStream:
+    """The generator chunks of the splits to build, in order, generated ahead by joblib workers.
+
+    One joblib call serves every split: the workers run ahead of the main process, which
+    de-duplicates finished chunks and writes shards. Once the main process knows a split's
+    last chunk (:meth:`end`), the workers move on to the next split; the results of
+    chunks generated beyond the end are skipped.
+    """
+
+    def __init__(self, parallel, metadata: dict, config: GeneratorConfig, splits: list[str]):
+        settings = metadata["settings"]
+        self._seed, self._chunk_size, self._config = settings["seed"], settings["chunk_size"], config
+        self._first = {split: len(metadata["shards"][split]) * settings["chunks_per_shard"] for split in splits}
+        self._ends: dict[str, int] = {}
+        self.skipped = 0  # chunks generated beyond a split's end
+        self._results = parallel(self._tasks()) if splits else iter(())
+
+    def _tasks(self):
+        for split, chunk in self._first.items():
+            while split not in self._ends or chunk < self._ends[split]:
+                yield delayed(_generate_chunk)(
+                    self._chunk_size, [self._seed, SPLITS[split], chunk], self._config, self._seed
+                )
+                chunk += 1
+
+    def get(self, split: str, chunk: int):
+        """``(records, rejected)`` of a chunk: the next one of ``split`` not read yet."""
+        key = (self._seed, SPLITS[split], chunk)
+        for result_key, records, rejected in self._results:
+            if result_key == key:
+                return records, rejected
+            self.skipped += 1
+        raise RuntimeError(f"Chunk {key} was never generated.")
+
+    def end(self, split: str, chunk: int) -> None:
+        """Generate no chunk of ``split`` from ``chunk`` on."""
+        self._ends.setdefault(split, chunk)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if kind is None or issubclass(kind, Exception):
+            # Let the running chunks finish (their results are skipped): the workers, and
+            # their memos, stay for the next build.
+            for split in self._first:
+                self._ends.setdefault(split, -1)
+            with contextlib.suppress(Exception):
+                self.skipped += sum(1 for _ in self._results)
+            logger.debug("%d chunks generated beyond the splits' last shards", self.skipped)
+        with warnings.catch_warnings():  # on an interrupt, joblib cancels the running tasks and says so
+            warnings.simplefilter("ignore", UserWarning)
+            if hasattr(self._results, "close"):
+                self._results.close()
+
+
+def _existing_state(folder: Path, split: str):
+    """What the bank's skeletons rule out for ``split``: token keys (mapped to their
+    training index, -1 for held-out ones), banned image keys, and the training counts."""
+    seen: dict[bytes, int] = {}
+    banned_images: set[int] = set()
+    tree_counts = None
+    for existing_split in SPLITS:
+        existing = SkeletonBank(folder, existing_split)
+        keys = existing._id_keys()
+        seen.update(zip(keys, range(len(keys)) if existing_split == "train" else repeat(-1)))
+        if "heldout" in (split, existing_split):
+            banned_images.update(existing.image_keys.tolist())
+        if existing_split == split == "train":
+            # Banks started without counts keep none: their earlier duplicates are unknown.
+            if existing.counts is not None:
+                tree_counts = np.array(existing.counts, dtype=np.int64)
+            elif len(existing) == 0:
+                tree_counts = np.zeros(0, np.int64)
+    return seen, banned_images, tree_counts
+
+
+def _build_split(folder, metadata, split, wanted, stream, progress):
+    """Add shards to ``split`` until it holds ``wanted`` skeletons.
+
+    Shard ``k`` holds the new skeletons of chunks ``[k * per_shard, (k + 1) * per_shard)``,
+    taken in chunk order; the last shard stops accepting at ``wanted`` but still counts
+    its remaining trees, as every build of the same settings does.
+    """
     settings = metadata["settings"]
     shards = metadata["shards"][split]
     counts = metadata["counts"][split]
-    # Kept skeletons are new symbolically; held-out and training images never meet.
-    # seen_tokens maps a training skeleton to its index (its count), others to -1.
-    seen_tokens: dict[bytes, int] = {}
-    banned_images: set[int] = set()
-    tree_counts: list[int] | None = None
-    for existing_split in SPLITS:
-        existing = SkeletonBank(folder, existing_split)
-        for index in range(len(existing)):
-            seen_tokens[existing.ids(index).tobytes()] = index if existing_split == "train" else -1
-        if "heldout" in (split, existing_split):
-            banned_images.update(int(k) for k in existing.image_keys)
-        if existing_split == split == "train":
-            # Banks started without counts keep none: their earlier duplicates are unknown.
-            tree_counts = list(existing.counts) if existing.counts is not None else ([] if len(existing) == 0 else None)
     n_done = sum(shard["n"] for shard in shards)
+    # Kept skeletons are new symbolically; held-out and training images never meet.
+    seen, banned_images, tree_counts = _existing_state(folder, split)
+    chunk_size, per_shard = settings["chunk_size"], settings["chunks_per_shard"]
+    counting = split == "train" and tree_counts is not None
+    start = time.perf_counter()
     while n_done < wanted:
         shard_index = len(shards)
-        start = time.perf_counter()
-        first = shard_index * settings["chunks_per_shard"]
-        chunks = range(first, first + settings["chunks_per_shard"])
-        results = parallel(
-            delayed(_generate_chunk)(settings["chunk_size"], [settings["seed"], SPLITS[split], chunk], config, points)
-            for chunk in chunks
-        )
-        entries = []
+        first = shard_index * per_shard
+        token_keys, kind_keys, image_keys, trees = [], [], [], []
+        bumped, bumps = [], []  # earlier skeletons found again, and how often
+        duplicates = numeric_duplicates = 0
         rejected: Counter = Counter()
-        for chunk_entries, chunk_rejected in results:
+        room = wanted - n_done
+        for chunk in range(first, first + per_shard):
+            records, chunk_rejected = stream.get(split, chunk)
             rejected.update(chunk_rejected)
-            for tokens, kinds, key in chunk_entries:
-                token_key = np.asarray(vocab.encode(tokens), dtype=np.int16).tobytes()
-                if token_key in seen_tokens:
-                    counts["duplicates"] += 1
-                    if split == "train" and tree_counts is not None and seen_tokens[token_key] >= 0:
-                        tree_counts[seen_tokens[token_key]] += 1
-                    continue
-                if key in banned_images:
-                    counts["numeric_duplicates"] += 1
-                    continue
-                if len(entries) >= wanted - n_done:
-                    continue  # beyond the requested size: the next build's shard finds it again
-                seen_tokens[token_key] = n_done + len(entries) if split == "train" else -1
-                if split == "heldout":
-                    banned_images.add(key)
-                entries.append((tokens, kinds, key))
-                if split == "train" and tree_counts is not None:
-                    tree_counts.append(1)
+            for token_key, kind_key, key, n in records:
+                index = seen.get(token_key)
+                if index is not None:
+                    duplicates += n
+                    if counting and index >= 0:
+                        bumped.append(index)
+                        bumps.append(n)
+                elif key in banned_images:
+                    numeric_duplicates += n
+                elif len(token_keys) < room:  # beyond: the next build's shard finds it again
+                    seen[token_key] = n_done + len(token_keys) if split == "train" else -1
+                    if split == "heldout":
+                        banned_images.add(key)
+                    token_keys.append(token_key)
+                    kind_keys.append(kind_key)
+                    image_keys.append(key)
+                    trees.append(n)
+                    duplicates += n - 1
+            if len(token_keys) >= room:
+                stream.end(split, first + per_shard)
         name = f"{split}-{shard_index:05d}.npz"
-        _write_shard(folder / name, vocab, entries)
-        counts["attempts"] += settings["chunk_size"] * len(chunks)
-        counts["accepted"] += len(entries)
+        _write_arrays(folder / name, _shard_arrays(token_keys, kind_keys, image_keys))
+        counts["attempts"] += chunk_size * per_shard
+        counts["accepted"] += len(token_keys)
+        counts["duplicates"] += duplicates
+        counts["numeric_duplicates"] += numeric_duplicates
         for reason, n in rejected.items():
             counts["rejected"][reason] = counts["rejected"].get(reason, 0) + n
-        shards.append(dict(file=name, n=len(entries), chunks=[chunks.start, chunks.stop]))
+        shards.append(dict(file=name, n=len(token_keys), chunks=[first, first + per_shard]))
         previous_counts = metadata.get("counts_files", {}).get(split)
-        if split == "train" and tree_counts is not None:
+        if counting:
+            tree_counts = np.concatenate([tree_counts, np.asarray(trees, dtype=np.int64)])
+            np.add.at(tree_counts, np.asarray(bumped, dtype=np.int64), np.asarray(bumps, dtype=np.int64))
             counts_name = f"{split}-counts-{shard_index:05d}.npy"
             temporary = folder / (counts_name + ".tmp.npy")
-            np.save(temporary, np.asarray(tree_counts, dtype=np.int64))
+            np.save(temporary, tree_counts)
             os.replace(temporary, folder / counts_name)
             metadata.setdefault("counts_files", {})[split] = counts_name
-        n_done += len(entries)
-        metadata["seconds"] += time.perf_counter() - start
+        n_done += len(token_keys)
+        now = time.perf_counter()
+        metadata["seconds"] += now - start
+        start = now
         _finish_rates(metadata)
         _write_json(folder / "metadata.json", metadata)
         if previous_counts and previous_counts != metadata["counts_files"][split]:
             (folder / previous_counts).unlink(missing_ok=True)
-        logger.info("%s shard %d: %d skeletons (%d/%d)", split, shard_index, len(entries), n_done, wanted)
+        logger.info("%s shard %d: %d skeletons (%d/%d)", split, shard_index, len(token_keys), n_done, wanted)
         if progress is not None:
             progress(split, n_done, wanted)
 
@@ -376,7 +557,52 @@ def _finish_rates(metadata: dict) -> None:
         counts["acceptance_rate"] = counts["accepted"] / attempts
 
 
+#: Subcommands of ``python -m pretraining.bank``; without one, ``build``.
+COMMANDS = ("build", "pack", "unpack")
+
+
 def main(argv=None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv.pop(0) if argv and argv[0] in COMMANDS else "build"
+    {"build": _build_main, "pack": _pack_main, "unpack": _unpack_main}[command](argv)
+
+
+def _pack_main(argv) -> None:
+    from .bank_pack import MAX_PACK_BYTES, pack_bank
+
+    parser = argparse.ArgumentParser(prog="python -m pretraining.bank pack", description="Pack a complete bank.")
+    parser.add_argument("bank", help="bank folder")
+    parser.add_argument("prefix", help="files are PREFIX-00.npz, PREFIX-01.npz, ...")
+    parser.add_argument("--image-keys", action="store_true", help="keep the training image keys (about 2x the size)")
+    parser.add_argument("--max-mib", type=float, default=MAX_PACK_BYTES / 2**20, help="largest file, MiB")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        paths = pack_bank(args.bank, args.prefix, args.image_keys, int(args.max_mib * 2**20))
+    except ValueError as error:
+        parser.exit(1, f"error: {error}\n")
+    for path in paths:
+        print(f"{path}: {path.stat().st_size / 2**20:.2f} MiB")
+    print(f"{len(paths)} files in {time.perf_counter() - start:.1f} s")
+
+
+def _unpack_main(argv) -> None:
+    from .bank_pack import unpack_bank
+
+    parser = argparse.ArgumentParser(prog="python -m pretraining.bank unpack", description="Unpack a bank.")
+    parser.add_argument("files", nargs="+", help="all the files of the pack")
+    parser.add_argument("--out", required=True, help="new bank folder")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        metadata = unpack_bank(args.files, args.out)
+    except ValueError as error:
+        parser.exit(1, f"error: {error}\n")
+    sizes = {split: sum(shard["n"] for shard in shards) for split, shards in metadata["shards"].items()}
+    print(f"{args.out}: {sizes} skeletons in {time.perf_counter() - start:.1f} s")
+
+
+def _build_main(argv) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="bank folder (resumed if it exists)")
     parser.add_argument("--n-skeletons", type=int, required=True)

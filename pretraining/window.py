@@ -45,6 +45,7 @@ from pathlib import Path
 import torch
 
 from .bank import SkeletonBank, build_bank
+from .bank_pack import unpack_bank
 from .config import TrainConfig, command_line_parser, config_from_args
 from .generator import GeneratorConfig
 from .runtime import available_cores
@@ -112,8 +113,6 @@ def prepare_bank(
     if bank_is_complete(folder):
         return "reused"
     if pack:
-        from .bank import unpack_bank
-
         unpack_bank(pack, folder)
         return "unpacked"
     config = GeneratorConfig(simplification="automatic")

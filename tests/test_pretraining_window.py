@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from nesymres_sklearn import NeSymReSRegressor
-from pretraining.bank import build_bank
-from pretraining.window import GpuSampler, fitting_dtype, main, run_window, window_parser
+from pretraining.bank import SkeletonBank, build_bank
+from pretraining.bank_pack import pack_bank
+from pretraining.window import GpuSampler, fitting_dtype, main, prepare_bank, run_window, window_parser
 
 TRAIN_OPTIONS = [
     "--model-size", "tiny", "--batch-size", "8", "--min-points", "40", "--max-points", "80",
@@ -69,6 +70,17 @@ def test_a_window_trains_to_its_deadline_and_leaves_one_folder_of_small_files(ba
     assert (work / "run" / "checkpoint.pt").exists() and not list(out.rglob("*.pt"))
     regressor = NeSymReSRegressor(model=str(out / "model"), beam_size=2, refine=None, random_state=0)
     assert regressor.fit(torch.rand(20, 1).numpy(), torch.rand(20).numpy()).expression_ is not None
+
+
+def test_the_bank_is_reused_when_complete_else_unpacked_from_its_pack(bank, tmp_path):
+    files = pack_bank(bank, tmp_path / "packs" / "bank")
+    folder = tmp_path / "window-bank"
+    assert prepare_bank(folder, files, 10**6, 0, 0, 1) == "unpacked"
+    assert prepare_bank(folder, files, 10**6, 0, 0, 1) == "reused"
+    original, unpacked = SkeletonBank(bank), SkeletonBank(folder)
+    assert len(unpacked) == len(original) == 60
+    assert [unpacked[i] for i in range(60)] == [original[i] for i in range(60)]
+    assert (unpacked.counts == original.counts).all()
 
 
 def test_bad_training_options_are_refused_before_the_bank_is_made(tmp_path):
