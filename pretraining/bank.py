@@ -660,4 +660,8 @@ def _build_main(argv) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run the imported module's main: functions of ``__main__`` reach the joblib workers by
+    # value, and the worker-side caches they use would not be found there.
+    from pretraining.bank import main as module_main
+
+    module_main()

@@ -360,3 +360,17 @@ def test_command_line_builds_packs_and_unpacks(tmp_path, capsys):
     main(["unpack", str(tmp_path / "pack-00.npz"), "--out", str(tmp_path / "unpacked")])
     assert "1 files" in capsys.readouterr().out
     _assert_same_bank(tmp_path / "bank", tmp_path / "unpacked", image_keys=False)
+
+
+def test_the_command_builds_with_several_workers(tmp_path):
+    """``python -m pretraining.bank`` runs as ``__main__``: its chunk tasks must still reach
+    the joblib workers (the in-process tests import the module instead)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "bank"
+    command = [sys.executable, "-m", "pretraining.bank", "--out", str(folder), "--n-skeletons", "30",
+               "--n-heldout", "5", "--n-jobs", "2", "--chunk-size", "20", "--chunks-per-shard", "2", "--seed", "3"]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(SkeletonBank(folder)) == 30 and len(SkeletonBank(folder, "heldout")) == 5
