@@ -369,8 +369,8 @@ def test_the_command_builds_with_several_workers(tmp_path):
     import sys
 
     folder = tmp_path / "bank"
-    command = [sys.executable, "-m", "pretraining.bank", "--out", str(folder), "--n-skeletons", "30",
-               "--n-heldout", "5", "--n-jobs", "2", "--chunk-size", "20", "--chunks-per-shard", "2", "--seed", "3"]  # fmt: skip
+    command = [sys.executable, "-m", "pretraining.bank", "--out", str(folder), "--n-skeletons", "30", "--n-heldout",
+               "5", "--n-jobs", "2", "--chunk-size", "20", "--chunks-per-shard", "2", "--seed", "3"]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert len(SkeletonBank(folder)) == 30 and len(SkeletonBank(folder, "heldout")) == 5
