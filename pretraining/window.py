@@ -24,7 +24,7 @@ the run. The training settings are those of
 ``--config FILE``; any ``pretraining.train`` option overrides them::
 
     python -m pretraining.window --out window --minutes 25 --init-weights nesymres_sklearn/weights \\
-        --bank-pack pretraining/banks/bank-600k --work /tmp/window-work --num-workers 15
+        --bank-pack pretraining/banks/bank-1m-*.npz --work /tmp/window-work --num-workers 15
 
 ``docs/pretraining.md`` ("A GPU window") shows how to run it through 10-minute device
 calls.
