@@ -197,6 +197,8 @@ def test_unknown_simplification_is_refused():
 
 
 def test_memoised_skeleton_equals_a_fresh_simplification_and_skips_timeouts(monkeypatch):
+    # Banks built in this process (n_jobs=1) by other tests fill the memo: start empty.
+    monkeypatch.setattr(generator, "_MEMO", {})
     config = GeneratorConfig(simplification="automatic")
     prefix = ["add", "x_1", "mul", "x_2", "sin", "x_1"]
     first = generator.memoised_skeleton(prefix, config)
