@@ -7,8 +7,11 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
   ``predict`` (``fit_benchmark.md``);
 - ``compare_models``: saved models at one beam size over several seeds, through the
   runner (``model_comparison.md``);
-- ``bench_pretraining``: throughput of bank generation, batch sampling and training
-  (``pretraining_benchmark.md``);
+- ``bench_pretraining``: host time per training step before and after (``loop``), the
+  loader on a large bank (``data``), and throughput of bank generation, batch sampling
+  and training (``pretraining_<mode>.md``, ``pretraining_benchmark.md``);
+- ``batch_scaling``: larger batches at equal equations, rate scaled
+  (``batch_scaling.md``);
 - ``bench_simplification``: ``sympy.simplify`` against automatic evaluation in the
   generator (``simplification_benchmark.md``);
 - ``bank_statistics``: what training draws from a skeleton bank under each weighting
