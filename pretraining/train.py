@@ -6,7 +6,7 @@ gradient clipping; bf16 (or fp16 with loss scaling) autocast on CUDA. A run ends
 and cool-down schedule is then planned in time (see
 :class:`~pretraining.config.ScheduleConfig`). Rank 0 writes
 ``checkpoint.pt`` atomically every ``checkpoint_every`` steps, at the end, and when
-any rank receives SIGTERM (or SIGINT), keeping the one before as
+any rank receives SIGTERM (or SIGINT; at the next control step), keeping the one before as
 ``checkpoint-previous.pt``; a restart with the same ``out`` folder resumes exactly
 (model, optimiser, scaler, RNG states and data position), from the previous
 checkpoint when the latest cannot be read. A restart with settings the checkpoint
