@@ -231,10 +231,10 @@ class SkeletonBank:
         self._tokens = np.concatenate([p["tokens"] for p in parts]) if parts else np.zeros(0, np.int16)
         self._kinds = np.concatenate([p["kinds"] for p in parts]) if parts else np.zeros(0, np.int8)
         # Packs leave out the training split's image keys unless asked (see pretraining.bank_pack).
-        keyed = all("image_keys" in p.files for p in parts)
-        self._image_keys = np.concatenate([p["image_keys"] for p in parts]) if keyed and parts else None
-        if not parts:
-            self._image_keys = np.zeros(0, np.uint64)
+        if all("image_keys" in p.files for p in parts):
+            self._image_keys = np.concatenate([p["image_keys"] for p in parts] or [np.zeros(0, np.uint64)])
+        else:
+            self._image_keys = None
         self._offsets = _join_offsets([p["offsets"] for p in parts])
         self._kind_offsets = _join_offsets([p["kind_offsets"] for p in parts])
         counts_file = self.metadata.get("counts_files", {}).get(split)

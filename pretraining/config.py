@@ -170,21 +170,20 @@ class OptimisationConfig:
 
     def rate_at(self, step: int, max_steps: int) -> float:
         """Learning rate of the optimiser step that follows ``step`` completed steps."""
-        cooldown = round(self.cooldown_fraction * max_steps)
-        if step < self.warmup_steps:
-            return self.learning_rate * (step + 1) / self.warmup_steps
-        if cooldown and step >= max_steps - cooldown:
-            return self.learning_rate * max(max_steps - step, 0) / cooldown
-        return self.learning_rate
+        return self._rate(step, max_steps - step, round(self.cooldown_fraction * max_steps))
 
     def rate_at_time(self, step: int, elapsed: float, duration: float) -> float:
         """Learning rate of the step that follows ``step`` completed steps and ``elapsed``
         seconds of a run planned to train for ``duration`` seconds (warmup in steps)."""
+        return self._rate(step, duration - elapsed, self.cooldown_fraction * duration)
+
+    def _rate(self, step: int, remaining: float, cooldown: float) -> float:
+        """Warmup over the first steps, then the peak, then a linear fall to 0 over the
+        last ``cooldown`` of the run (``remaining`` left), in steps or in seconds."""
         if step < self.warmup_steps:
             return self.learning_rate * (step + 1) / self.warmup_steps
-        cooldown = self.cooldown_fraction * duration
-        if cooldown and elapsed >= duration - cooldown:
-            return self.learning_rate * max(duration - elapsed, 0.0) / cooldown
+        if cooldown and remaining <= cooldown:
+            return self.learning_rate * max(remaining, 0) / cooldown
         return self.learning_rate
 
 

@@ -44,14 +44,12 @@ from pathlib import Path
 
 import torch
 
-from .bank import SkeletonBank, build_bank
+from .bank import build_bank
 from .bank_pack import unpack_bank
 from .config import TrainConfig, command_line_parser, config_from_args
 from .generator import GeneratorConfig
 from .runtime import available_cores
 from .train import CONFIG_FILE, LOG, summary_json, train
-
-logger = logging.getLogger(__name__)
 
 DEFAULTS = Path(__file__).with_name("window-defaults.yaml")
 RESULT_FILES = (LOG, CONFIG_FILE, "summary.json")
@@ -104,6 +102,12 @@ def bank_is_complete(folder: Path) -> bool:
     """Whether ``folder`` holds a finished bank."""
     metadata = folder / "metadata.json"
     return metadata.is_file() and json.loads(metadata.read_text()).get("complete", False)
+
+
+def training_skeletons(folder: Path) -> int:
+    """The number of training skeletons of the bank in ``folder``, from its metadata."""
+    metadata = json.loads((folder / "metadata.json").read_text())
+    return sum(shard["n"] for shard in metadata["shards"]["train"])
 
 
 def prepare_bank(
@@ -198,7 +202,7 @@ def run_window(args: argparse.Namespace, train_options: list[str], clock=time.mo
         minutes=args.minutes,
         bank=str(bank),
         bank_source=source,
-        bank_skeletons=len(SkeletonBank(bank)),
+        bank_skeletons=training_skeletons(bank),
         bank_seconds=bank_seconds,
         max_time=max_time,
         training_wall_seconds=training_wall,

@@ -133,10 +133,8 @@ def test_sigterm_checkpoints_and_resumes(bank, tmp_path, num_workers, whole_grou
     assert [int(row["step"]) for row in _log(out)] == list(range(1, state["step"] + 3))
 
 
-@pytest.mark.slow
-def test_ddp_two_processes_gloo(bank, tmp_path):
-    out = tmp_path / "ddp"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+def _torchrun_two_processes(bank, out, **overrides) -> dict:
+    """``pretraining.train`` as 2 gloo processes through torchrun; its summary."""
     result = subprocess.run(
         [
             sys.executable,
@@ -147,15 +145,21 @@ def test_ddp_two_processes_gloo(bank, tmp_path):
             "2",
             "-m",
             "pretraining.train",
-            *_cli(bank, out, max_steps=4, device="cpu"),
+            *_cli(bank, out, device="cpu", **overrides),
         ],
         capture_output=True,
         text=True,
         timeout=300,
-        env=env,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.mark.slow
+def test_ddp_two_processes_gloo(bank, tmp_path):
+    out = tmp_path / "ddp"
+    summary = _torchrun_two_processes(bank, out, max_steps=4)
     assert summary["world_size"] == 2 and summary["step"] == 4
     assert summary["equations"] == 4 * 2 * TINY["batch_size"]
     first, second = summary["weight_checksums"]
@@ -642,26 +646,7 @@ def test_ddp_ranks_agree_on_the_deadline(bank, tmp_path):
     """With max_time each rank reads its own clock; they agree on the elapsed time at
     control steps, so both stop at the same step with the same weights."""
     out = tmp_path / "ddp"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc_per_node",
-            "2",
-            "-m",
-            "pretraining.train",
-            *_cli(bank, out, max_time=8.0, log_every=2, device="cpu", optimizer="adamw", cooldown_fraction=0.5),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
+    summary = _torchrun_two_processes(bank, out, max_time=8.0, log_every=2, optimizer="adamw", cooldown_fraction=0.5)
     first, second = summary["weight_checksums"]
     assert first == second and summary["step"] >= 2 and summary["step"] % 2 == 0
     assert summary["elapsed_seconds"] >= 8.0 * 0.98
