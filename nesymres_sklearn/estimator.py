@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -20,24 +19,23 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
+from .operon.settings import OperonSettings
+from .search.budget import Budget, Deadline
 from .search.features import linear_skeleton, on_features, relevant_features
-from .search.fitting import EXACT_FIT, fit_constants, mse, variance
+from .search.fitting import fit_constants, mse
+from .search.problem import Problem
 from .search.readable import exact_constants, tidy_numbers
 from .search.scaling import Scaling
-from .search.selection import best_index, candidate_table
-from .search.settings import DECODINGS, SearchSettings, search_deadline
+from .search.settings import DECODINGS, SearchRequest, SearchSettings
+from .search.table import CandidateRows, CandidateTable
+from .shared_setting import SharedSetting
 
 logger = logging.getLogger(__name__)
 
 MIN_POINTS = 3
-# With Operon and a time budget, the network's rounds (beam, then sampled rounds, fits
-# included) take this share of the budget; Operon, seeded with their candidates, has the rest.
-NETWORK_SHARE_WITH_OPERON = 0.5
 PACKAGE_LOGGER = logging.getLogger(__name__.rsplit(".", 1)[0])
 
-
-_progress_lock = threading.Lock()
-_progress_state = {"users": 0, "level": logging.NOTSET, "handler": None}
+_package_logging = SharedSetting()
 
 
 @contextmanager
@@ -45,27 +43,25 @@ def _progress(verbose: int):
     """Progress messages of the package on stderr for the duration of a fit when
     ``verbose`` is positive, without a logging set-up (one configured by the user is
     used instead); none at ``verbose=0``. Fits in threads of one process share the
-    setting: the first one in sets it, the last one out restores it."""
-    with _progress_lock:
-        if _progress_state["users"] == 0:
-            _progress_state["level"] = PACKAGE_LOGGER.level
-            PACKAGE_LOGGER.setLevel(logging.INFO if verbose else logging.WARNING)
-            if verbose and not PACKAGE_LOGGER.hasHandlers():
-                handler = logging.StreamHandler(sys.stderr)
-                handler.setFormatter(logging.Formatter("[NeSymReS] %(message)s"))
-                PACKAGE_LOGGER.addHandler(handler)
-                _progress_state["handler"] = handler
-        _progress_state["users"] += 1
-    try:
+    setting (:class:`.SharedSetting`)."""
+
+    def apply():
+        level, handler = PACKAGE_LOGGER.level, None
+        PACKAGE_LOGGER.setLevel(logging.INFO if verbose else logging.WARNING)
+        if verbose and not PACKAGE_LOGGER.hasHandlers():
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter("[NeSymReS] %(message)s"))
+            PACKAGE_LOGGER.addHandler(handler)
+
+        def restore():
+            PACKAGE_LOGGER.setLevel(level)
+            if handler is not None:
+                PACKAGE_LOGGER.removeHandler(handler)
+
+        return restore
+
+    with _package_logging.held(apply):
         yield
-    finally:
-        with _progress_lock:
-            _progress_state["users"] -= 1
-            if _progress_state["users"] == 0:
-                PACKAGE_LOGGER.setLevel(_progress_state["level"])
-                if _progress_state["handler"] is not None:
-                    PACKAGE_LOGGER.removeHandler(_progress_state["handler"])
-                    _progress_state["handler"] = None
 
 
 def _check_target(y) -> None:
@@ -80,30 +76,11 @@ def _check_target(y) -> None:
         )
 
 
-class _Rows:
-    """Candidates as they are gathered: the columns that :meth:`NeSymReSRegressor._set_table` takes."""
-
-    def __init__(self):
-        self.skeletons, self.constants, self.losses, self.log_probs, self.origins = [], [], [], [], []
-
-    def add(self, skeleton: Skeleton, constants, loss: float, log_prob: float, origin: str) -> None:
-        for column, value in zip(self.columns(), (skeleton, constants, loss, log_prob, origin)):
-            column.append(value)
-
-    def columns(self) -> tuple[list, ...]:
-        return self.skeletons, self.constants, self.losses, self.log_probs, self.origins
-
-    def best_first(self) -> list[tuple[Skeleton, np.ndarray]]:
-        """Skeletons and constants of the finite fits, lowest loss first."""
-        order = np.argsort(self.losses, kind="stable")
-        return [(self.skeletons[i], self.constants[i]) for i in order if np.isfinite(self.losses[i])]
-
-
-def _operon_refinement(required: bool):
-    """The Operon refinement module; without pyoperon, an error that says how to install
-    it when ``required``, else ``None``."""
+def _operon_stage(required: bool):
+    """The Operon stage (:func:`.operon.stage.refine_candidates`); without pyoperon, an
+    error that says how to install it when ``required``, else ``None``."""
     try:
-        from .operon import refine
+        from .operon.stage import refine_candidates
     except ModuleNotFoundError as error:
         if error.name is None or not error.name.startswith("pyoperon"):
             raise
@@ -113,7 +90,7 @@ def _operon_refinement(required: bool):
             'refine="operon" needs pyoperon, which is not installed: pip install "nesymres-sklearn[operon]" '
             "(or pip install pyoperon)."
         ) from None
-    return refine
+    return refine_candidates
 
 
 def _is_number(value) -> bool:
@@ -179,6 +156,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         When positive, progress (each decoding round, Operon, the selected equation)
         on stderr, or through the user's logging set-up when there is one (logger
         ``nesymres_sklearn``, INFO).
+    search_settings : SearchSettings, default=None
+        The search's tuning knobs (``nesymres_sklearn.search.settings.SearchSettings``:
+        samples per round, the outer scaling, the network's share of ``max_time``
+        with Operon, the reserve for the selection, ...); ``None``: their defaults.
+    operon_settings : OperonSettings, default=None
+        Operon's settings (``nesymres_sklearn.operon.settings.OperonSettings``:
+        population, generations without ``max_time``, ...); ``None``: their defaults.
 
     With more features than the model has variables, the network works on the most
     relevant ones (mutual information and rank correlation with ``y``; a warning names
@@ -242,6 +226,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        "search_settings": [SearchSettings, None],
+        "operon_settings": [OperonSettings, None],
     }
 
     def __init__(
@@ -259,6 +245,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         random_state=None,
         n_jobs=None,
         verbose=0,
+        search_settings=None,
+        operon_settings=None,
     ):
         self.model = model
         self.revision = revision
@@ -273,6 +261,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.search_settings = search_settings
+        self.operon_settings = operon_settings
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -309,114 +299,115 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight):
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
+        X, y, weights = self._validated(X, y, sample_weight)
+        operon = None if self.refine is None else _operon_stage(required=self.refine == "operon")
+        network = neural_search.load_network(self.model, self.revision, self.device)
+        settings = self.search_settings or SearchSettings()
+        budget = settings.budget(self.max_time, refined=operon is not None)
+        rng = check_random_state(self.random_state)
+        X, y, weights = self._subsample(X, y, weights, rng)
+        self._start_fitted_attributes()
+        if np.ptp(y) == 0:
+            return self._fit_constant(float(y[0]))
+        self._scaling = Scaling.for_data(X, y)
+        problem = Problem(self._scaling.scale_X(X), self._scaling.scale_y(y), weights)
+        request = SearchRequest(
+            self.decoding, self.beam_size, self.n_restarts, self.n_jobs, int(rng.randint(2**31)), settings
+        )
+        rows = self._network_stage(neural_search, network, problem, request, budget, refined=operon is not None)
+        if operon is not None:
+            moment = time.perf_counter()
+            found, self.refinement_ = operon(
+                rows, problem, self.operon_settings or OperonSettings(), request.seed, budget
+            )
+            rows.extend(found)
+            if self.refinement_ is not None:  # skipped when a row of the network fits exactly
+                self.timings_["refinement"] = time.perf_counter() - moment
+        self._select(rows, problem, budget.end)
+        logger.info(
+            "Selected %s (%d candidates, %d rounds) in %.3fs",
+            self.expression_,
+            len(rows),
+            self.n_rounds_,
+            budget.elapsed(),
+        )
+        return self
+
+    def _validated(self, X, y, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The parameters checked; ``X``, ``y`` as float64 and the sample weights
+        normalised to mean 1, without the points of weight 0."""
         self._validate_params()
         _check_target(y)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
         y = y.astype(np.float64)  # booleans and integers count as numbers
-        weights = None
-        if sample_weight is not None:
-            weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-            kept = weights > 0
-            if kept.sum() < MIN_POINTS:
-                raise ValueError(
-                    f"Only {int(kept.sum())} points have a positive sample_weight; at least {MIN_POINTS} are needed."
-                )
-            X, y, weights = X[kept], y[kept], weights[kept] / weights[kept].mean()
-        operon = None if self.refine is None else _operon_refinement(required=self.refine == "operon")
-        network = neural_search.load_network(self.model, self.revision, self.device)
-        started = time.time()
-        rng = check_random_state(self.random_state)
+        if sample_weight is None:
+            return X, y, None
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        kept = weights > 0
+        if kept.sum() < MIN_POINTS:
+            raise ValueError(
+                f"Only {int(kept.sum())} points have a positive sample_weight; at least {MIN_POINTS} are needed."
+            )
+        return X[kept], y[kept], weights[kept] / weights[kept].mean()
+
+    def _subsample(self, X, y, weights, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """At most ``max_points`` of the points, drawn with ``rng``."""
+        if len(X) <= self.max_points:
+            return X, y, weights
+        keep = rng.choice(len(X), size=self.max_points, replace=False)
+        return X[keep], y[keep], None if weights is None else weights[keep] / weights[keep].mean()
+
+    def _start_fitted_attributes(self) -> None:
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         self._symbols = feature_symbols(names)
-        if len(X) > self.max_points:
-            keep = rng.choice(len(X), size=self.max_points, replace=False)
-            X, y = X[keep], y[keep]
-            weights = None if weights is None else weights[keep] / weights[keep].mean()
         self.timings_ = dict.fromkeys(("encoding", "decoding", "constant_fitting", "refinement", "selection"), 0.0)
         self.n_rounds_ = 0
         self.features_seen_by_network_ = np.arange(self.n_features_in_)
         self.refinement_ = None
-        if np.ptp(y) == 0:
-            warnings.warn(f"y is constant ({y[0]!r}); the fitted equation is that constant.", UserWarning, stacklevel=3)
-            self._scaling = Scaling.identity(self.n_features_in_)
-            self._set_table([Skeleton(("c",))], [np.array([float(y[0])])], [0.0], [0.0], ["constant"], float(y[0]))
-            return self
 
-        self._scaling = Scaling.for_data(X, y)
-        X_scaled, y_scaled = self._scaling.scale_X(X), self._scaling.scale_y(y)
-        seed = int(rng.randint(2**31))
-        features = self._features_for_network(X_scaled, y_scaled, network.config.n_variables, seed, operon is not None)
-        logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, self._scaling)
-        settings = SearchSettings(
-            self.decoding,
-            self.beam_size,
-            self.n_restarts,
-            self.max_time,
-            self.n_jobs,
-            network_share=1.0 if operon is None else NETWORK_SHARE_WITH_OPERON,
-        )
+    def _fit_constant(self, value: float) -> NeSymReSRegressor:
+        warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
+        self._scaling = Scaling.identity(self.n_features_in_)
+        rows = CandidateRows()
+        rows.add(Skeleton(("c",)), np.array([value]), 0.0, 0.0, "constant")
+        self._set_table(rows.table(self.complexity_penalty, 1.0, 1.0, self._expression))
+        return self
+
+    def _network_stage(
+        self, neural_search, network, problem: Problem, request: SearchRequest, budget: Budget, refined: bool
+    ) -> CandidateRows:
+        """The network's candidates, fitted, over all features (with the linear
+        candidate when the network sees only some of them)."""
+        features = self._features_for_network(problem.X, problem.y, network.config.n_variables, request.seed, refined)
+        logger.info("Searching %d points with %s (scaling %s)", len(problem.y), self.model, self._scaling)
         moment = time.perf_counter()
-        found = neural_search.propose_and_fit(
-            network, X_scaled[:, features], y_scaled, settings, seed, started, weights
-        )
+        seen = Problem(problem.X[:, features], problem.y, problem.weights)
+        found = neural_search.propose_and_fit(network, seen, request, budget)
         self.timings_["decoding"], self.timings_["constant_fitting"] = found.decoding_seconds, found.fitting_seconds
         self.timings_["encoding"] = max(
             0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds
         )
         self.n_rounds_ = found.rounds
-        rows = _Rows()
+        rows = CandidateRows()
         for candidate, fit in zip(found.candidates, found.fits):
             rows.add(
                 on_features(candidate.skeleton, features), fit.constants, fit.mse, candidate.log_prob, candidate.origin
             )
         if len(features) < self.n_features_in_:
             linear = linear_skeleton(self.n_features_in_)
-            fit = fit_constants(linear.program, X_scaled, y_scaled, 1, np.random.default_rng(seed), None, weights)
+            fit = fit_constants(
+                linear.program, problem.X, problem.y, 1, np.random.default_rng(request.seed), None, problem.weights
+            )
             rows.add(linear, fit.constants, fit.mse, float("-inf"), "linear")
-        exact = min(rows.losses) <= EXACT_FIT * (variance(y_scaled, weights) or 1.0)
-        if operon is not None and exact:
-            logger.info("Operon skipped: a candidate of the network fits exactly.")
-        elif operon is not None:
-            moment = time.perf_counter()
-            deadline = search_deadline(started, self.max_time)
-            refined = operon.refine(
-                X_scaled, y_scaled, rows.best_first(), operon.OperonSettings(), seed, deadline, weights
-            )
-            for skeleton, values in zip(refined.skeletons, refined.constants):
-                rows.add(
-                    skeleton,
-                    values,
-                    mse(skeleton.program, X_scaled, y_scaled, values, weights),
-                    float("-inf"),
-                    "operon",
-                )
-            self.timings_["refinement"] = time.perf_counter() - moment
-            self.refinement_ = {
-                "seeds": refined.n_seeds,
-                "generations": refined.generations,
-                "evaluations": refined.evaluations,
-                "best_contains_a_seed": refined.from_seed,
-            }
-            logger.info(
-                "Operon: %d seeds, %d generations, %d evaluations in %.2fs",
-                refined.n_seeds,
-                refined.generations,
-                refined.evaluations,
-                self.timings_["refinement"],
-            )
+        return rows
 
+    def _select(self, rows: CandidateRows, problem: Problem, deadline: Deadline | None) -> None:
+        """``equations_``, ``best_index_`` and ``expression_``, the selected constants
+        re-spelled exactly where the fit allows (until ``deadline``)."""
         moment = time.perf_counter()
-        self._set_table(*rows.columns(), variance(y_scaled, weights))
-        self._make_readable(X_scaled, y_scaled, weights, None if self.max_time is None else started + self.max_time)
+        self._set_table(rows.table(self.complexity_penalty, problem.scale, self._loss_scale(), self._expression))
+        self._make_readable(problem, deadline)
         self.timings_["selection"] = time.perf_counter() - moment
-        logger.info(
-            "Selected %s (%d candidates, %d rounds) in %.3fs",
-            self.expression_,
-            len(rows.skeletons),
-            found.rounds,
-            time.time() - started,
-        )
-        return self
 
     def _features_for_network(
         self, X: np.ndarray, y: np.ndarray, n_variables: int, seed: int, refined: bool
@@ -489,50 +480,28 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             expression = tidy_numbers(skeleton.expression(exact, self._symbols, evaluate=True))
         return self._scaling.unscale_expression(expression, self._symbols)
 
-    def _make_readable(
-        self, X_scaled: np.ndarray, y_scaled: np.ndarray, weights: np.ndarray | None, deadline: float | None
-    ) -> None:
+    def _make_readable(self, problem: Problem, deadline: Deadline | None) -> None:
         """Re-spell the selected equation's constants exactly where the fit allows
         (until ``deadline``)."""
         row = self.best_index_
         skeleton, constants, _ = self._fitted[row]
-        exact = exact_constants(skeleton, constants, X_scaled, y_scaled, weights, deadline)
+        exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, deadline)
         values = np.array([float(c) for c in exact])
         self._fitted[row] = (skeleton, values, exact)
         with np.errstate(over="ignore"):
             self.equations_.loc[row, "loss"] = (
-                mse(skeleton.program, X_scaled, y_scaled, values, weights) * np.float64(self._scaling.y_scale) ** 2
+                mse(skeleton.program, problem.X, problem.y, values, problem.weights) * self._loss_scale()
             )
         self.expression_ = self._expression(*self._fitted[row])
         self.equations_.loc[row, "expression"] = self.expression_
 
-    def _set_table(self, skeletons, constants, losses, log_probs, origins, variance: float) -> None:
-        """``equations_``, ``best_index_``, ``expression_`` and the fitted rows behind them.
-
-        ``losses`` and ``variance`` are in the scaled units of the search; the table's
-        ``loss`` is in the units of ``y``.
-        """
-        rows = [
-            {
-                "expression": self._expression(skeleton, values),
-                "skeleton": skeleton.sympy,
-                "loss": loss,
-                "complexity": len(skeleton),
-                "log_prob": log_prob,
-                "origin": origin,
-            }
-            for skeleton, values, loss, log_prob, origin in zip(skeletons, constants, losses, log_probs, origins)
-        ]
-        self.equations_, order = candidate_table(rows, self.complexity_penalty, variance)
+    def _loss_scale(self) -> np.float64:
+        """Losses in the search's units times this are in the units of ``y`` (inf for
+        ``y`` near the largest float64)."""
         with np.errstate(over="ignore"):
-            self.equations_["loss"] *= np.float64(self._scaling.y_scale) ** 2
-        self._fitted = [(skeletons[i], np.asarray(constants[i], dtype=np.float64), None) for i in order]
-        try:
-            self.best_index_ = best_index(self.equations_)
-        except ValueError:
-            raise ValueError(
-                "No candidate equation is finite on the training data: every one overflows or is undefined at "
-                "some points. Look for extreme values in X and y (e.g. magnitudes near 1e308, or features spanning "
-                "hundreds of orders of magnitude), and transform or rescale them (e.g. take logs) before fitting."
-            ) from None
+            return np.float64(self._scaling.y_scale) ** 2
+
+    def _set_table(self, table: CandidateTable) -> None:
+        """``equations_``, ``best_index_``, ``expression_`` and the fitted rows behind them."""
+        self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]

@@ -8,7 +8,6 @@ it need NumPy, SciPy and SymPy only.
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 from contextlib import contextmanager
 
@@ -20,11 +19,18 @@ from .network.encoding import encode_points, get_encoding
 from .network.model import NeSymReSModel
 from .network.weights import ModelSource, load_model, resolve_device
 from .search.anytime import SearchResult, search
-from .search.settings import SearchSettings
+from .search.budget import Budget
+from .search.problem import Problem
+from .search.settings import SearchRequest
+from .shared_setting import SharedSetting
 
-_threads_lock = threading.Lock()
-_threads_users = 0
-_threads_before = 1
+_torch_threads = SharedSetting()
+
+
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    return lambda: torch.set_num_threads(before)
 
 
 @contextmanager
@@ -34,25 +40,13 @@ def _single_thread_on_cpu(device: torch.device):
     Beam search runs many tiny operations; extra threads only add synchronisation
     (on the 2-core development machine a beam-32 search took 0.2 s with one thread
     and up to 14 s with two while another process was busy). Fits running in threads
-    of one process (``GridSearchCV`` on joblib's threading backend) share the setting:
-    the first one in saves it, the last one out restores it.
+    of one process share the setting (:class:`.SharedSetting`).
     """
-    global _threads_users, _threads_before
     if device.type != "cpu":
         yield
         return
-    with _threads_lock:
-        if _threads_users == 0:
-            _threads_before = torch.get_num_threads()
-            torch.set_num_threads(1)
-        _threads_users += 1
-    try:
+    with _torch_threads.held(_one_thread):
         yield
-    finally:
-        with _threads_lock:
-            _threads_users -= 1
-            if _threads_users == 0:
-                torch.set_num_threads(_threads_before)
 
 
 def load_network(model: str | os.PathLike, revision: str | None, device: str) -> NeSymReSModel:
@@ -60,18 +54,11 @@ def load_network(model: str | os.PathLike, revision: str | None, device: str) ->
     return load_model(ModelSource.parse(model, revision), device=resolve_device(device))
 
 
-def propose_and_fit(
-    network: NeSymReSModel,
-    X: np.ndarray,
-    y: np.ndarray,
-    settings: SearchSettings,
-    seed: int,
-    started: float,
-    weights: np.ndarray | None = None,
-) -> SearchResult:
-    """Candidates for ``(X, y)`` (already in the network's units, see
+def propose_and_fit(network: NeSymReSModel, problem: Problem, request: SearchRequest, budget: Budget) -> SearchResult:
+    """Candidates for the ``problem`` (already in the network's units, see
     :mod:`.search.scaling`) with their fitted constants; warns when the numbers lie
     outside what the number encoding represents well."""
+    X, y = problem.X, problem.y
     encoding = get_encoding(network.config.encoding)
     message = encoding.range_warning(np.abs(np.concatenate([X.ravel(), y])))
     if message is not None:
@@ -79,4 +66,4 @@ def propose_and_fit(
     device = next(network.parameters()).device
     points = torch.from_numpy(encode_points(X, y, network.config.n_variables, network.config.encoding))
     with _single_thread_on_cpu(device):
-        return search(network, points.to(device), X, y, settings, seed, started, weights)
+        return search(network, points.to(device), problem, request, budget)

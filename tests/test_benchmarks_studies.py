@@ -189,8 +189,8 @@ def test_seen_skeletons_are_looked_up_by_image(tmp_path):
 
 
 class _RecordingRegressor:
-    """Stands in for the estimator in the search-settings study: records the module
-    constants it was fitted under."""
+    """Stands in for the estimator in the search-settings study: records the parameters
+    it was fitted with."""
 
     used: list = []
 
@@ -198,10 +198,9 @@ class _RecordingRegressor:
         self.params = params
 
     def fit(self, X, y):
-        from nesymres_sklearn.search import fitting, linear_scaling
-
-        self.used.append((linear_scaling.N_SCALED, fitting.X_SCALE, self.params))
-        self.equations_ = pd.DataFrame({"origin": ["scaled" if linear_scaling.N_SCALED else "beam"]})
+        self.used.append(self.params)
+        scaled = self.params["search_settings"].n_scaled > 0
+        self.equations_ = pd.DataFrame({"origin": ["scaled" if scaled else "beam"]})
         self.timings_ = {"constant_fitting": 0.5}
         return self
 
@@ -212,31 +211,33 @@ class _RecordingRegressor:
 def test_linear_scaling_study_fits_with_and_without_the_scaling(monkeypatch):
     import benchmarks.studies.search_settings as study
     from benchmarks.datasets import load_dataset
-    from nesymres_sklearn.search import linear_scaling
+    from nesymres_sklearn.search.settings import SearchSettings
 
     monkeypatch.setattr(_RecordingRegressor, "used", [])
     monkeypatch.setattr(study, "NeSymReSRegressor", _RecordingRegressor)
     rows = study.evaluate(load_dataset("nguyen")[0], 3, {"max_time": 1.0}, "linear-scaling")
     used = _RecordingRegressor.used
-    assert [n for n, _, _ in used] == [8, 0]
-    assert linear_scaling.N_SCALED == 8  # restored afterwards
-    assert used[0][2] == {"random_state": 3, "device": "cpu", "refine": None, "max_time": 1.0}
+    assert [params["search_settings"] for params in used] == [SearchSettings(n_scaled=8), SearchSettings(n_scaled=0)]
+    assert {k: v for k, v in used[0].items() if k != "search_settings"} == {
+        "random_state": 3,
+        "device": "cpu",
+        "refine": None,
+        "max_time": 1.0,
+    }
     assert [(r["setting"], r["selected_scaled"], r["a1_ood"], r["fitting_seconds"]) for r in rows] == [
         ("scaled", True, False, 0.5),
         ("unscaled", False, False, 0.5),
     ]
 
 
-def test_lm_scaling_study_fits_under_each_scaling_and_restores_the_default(monkeypatch):
+def test_lm_scaling_study_fits_under_each_scaling(monkeypatch):
     import benchmarks.studies.search_settings as study
     from benchmarks.datasets import load_dataset
-    from nesymres_sklearn.search import fitting
 
     monkeypatch.setattr(_RecordingRegressor, "used", [])
     monkeypatch.setattr(study, "NeSymReSRegressor", _RecordingRegressor)
     rows = study.evaluate(load_dataset("nguyen")[0], 0, {}, "lm-scaling")
-    assert [x_scale for _, x_scale, _ in _RecordingRegressor.used] == ["jac", 1.0]
-    assert fitting.X_SCALE == "jac"  # restored afterwards
+    assert [params["search_settings"].lm_x_scale for params in _RecordingRegressor.used] == ["jac", 1.0]
     assert [r["setting"] for r in rows] == ["jacobian", "unit"]
 
 
@@ -264,24 +265,17 @@ def test_paired_difference_pairs_by_equation_and_seed_and_resamples_equations():
 def test_network_share_study_runs_the_hybrid_under_each_share(monkeypatch):
     import benchmarks.studies.search_settings as study
     from benchmarks.datasets import load_dataset
-    from nesymres_sklearn import estimator
-
-    shares = []
-
-    class ShareRecorder(_RecordingRegressor):
-        def fit(self, X, y):
-            shares.append((estimator.NETWORK_SHARE_WITH_OPERON, self.params["refine"]))
-            return super().fit(X, y)
 
     monkeypatch.setattr(_RecordingRegressor, "used", [])
-    monkeypatch.setattr(study, "NeSymReSRegressor", ShareRecorder)
+    monkeypatch.setattr(study, "NeSymReSRegressor", _RecordingRegressor)
     rows = study.evaluate(load_dataset("nguyen")[0], 0, {"max_time": 3.0}, "network-share")
-    assert shares == [(0.5, "operon"), (0.25, "operon"), (0.75, "operon")]
-    assert estimator.NETWORK_SHARE_WITH_OPERON == 0.5  # restored afterwards
+    used = [(p["search_settings"].network_share, p["refine"]) for p in _RecordingRegressor.used]
+    assert used == [(0.5, "operon"), (0.25, "operon"), (0.75, "operon")]
     assert [r["setting"] for r in rows] == ["half", "quarter", "three-quarters"]
-    shares.clear()
+    _RecordingRegressor.used.clear()
     rows = study.evaluate(load_dataset("nguyen")[0], 0, {"max_time": 3.0}, "network-share", ["quarter"])
-    assert shares == [(0.25, "operon")] and [r["setting"] for r in rows] == ["quarter"]
+    assert [p["search_settings"].network_share for p in _RecordingRegressor.used] == [0.25]
+    assert [r["setting"] for r in rows] == ["quarter"]
 
 
 def paired_rows(method, scores):

@@ -287,53 +287,81 @@ def test_a_spent_budget_still_gives_every_candidate_of_the_first_round(tiny_mode
     assert np.isfinite(regressor.equations_.loc[regressor.best_index_, "score_lower_is_better"])
 
 
-class SteppingClock:
-    """``time.time`` for the search loop: starts now, one second later at every call."""
+class ManualClock:
+    """The budget's clock (``time.time``): starts now and moves only when told."""
 
     def __init__(self):
         self.now = time.time()
 
     def time(self):
-        self.now += 1.0
         return self.now
 
-    @staticmethod
-    def perf_counter():
-        return time.perf_counter()
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
-def test_more_time_adds_sampled_rounds_and_never_worsens_the_best(tiny_model, xy, monkeypatch):
-    from nesymres_sklearn.search import anytime
+@pytest.fixture
+def manual_clock(monkeypatch):
+    """One clock for the whole fit: every decoding takes 10 s of it, every chunk of
+    Operon's generations 1 s, nothing else any time."""
+    from nesymres_sklearn.operon import refine as operon_refine
+    from nesymres_sklearn.search import anytime, budget
 
+    clock = ManualClock()
+    monkeypatch.setattr(budget, "time", clock)
+    decode, regressor_for = anytime.decode, operon_refine._regressor
+
+    def slow_decode(*args, **kwargs):
+        clock.advance(10.0)
+        return decode(*args, **kwargs)
+
+    def slow_regressor(settings, seed):
+        regressor = regressor_for(settings, seed)
+        fit = regressor.fit
+
+        def slow_fit(X, y):
+            clock.advance(1.0)
+            return fit(X, y)
+
+        regressor.fit = slow_fit
+        return regressor
+
+    monkeypatch.setattr(anytime, "decode", slow_decode)
+    monkeypatch.setattr(operon_refine, "_regressor", slow_regressor)
+    return clock
+
+
+def test_more_time_adds_sampled_rounds_and_never_worsens_the_best(tiny_model, xy, manual_clock):
     X, y = xy
     fits = {}
-    for budget in (None, 40.0, 80.0):  # seconds of the stepping clock, far away in real time
-        monkeypatch.setattr(anytime, "time", SteppingClock())
+    for budget in (None, 40.0, 80.0):
         fits[budget] = NeSymReSRegressor(
             model=str(tiny_model), beam_size=4, max_time=budget, refine=None, random_state=0
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
+    # 10 s per round until 0.3 s before the end (the reserve), unless 3 rounds in a row bring nothing new
     rounds = [fits[b].n_rounds_ for b in (None, 40.0, 80.0)]
-    assert rounds[0] == 1 and 1 < rounds[1] <= rounds[2]
+    assert rounds[0] == 1 and 1 < rounds[1] <= 4 and rounds[1] <= rounds[2] <= 8
     assert "sample" in set(fits[80.0].equations_["origin"])
     best = [fits[b].equations_["score_lower_is_better"].min() for b in (None, 40.0, 80.0)]
     assert best[2] <= best[1] <= best[0]
     assert len(fits[None].equations_) < len(fits[40.0].equations_) <= len(fits[80.0].equations_)
 
 
-def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_model, xy, monkeypatch):
-    from nesymres_sklearn import estimator
-    from nesymres_sklearn.operon import refine as operon_refine
-    from nesymres_sklearn.search import anytime
+def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_model, xy, manual_clock):
+    from nesymres_sklearn.operon.settings import OperonSettings
+    from nesymres_sklearn.search.settings import SearchSettings
 
     X, y = xy
     fits = {}
     for share in (0.0, 0.5):
-        clock = SteppingClock()  # one clock for the sampled rounds and Operon's chunks
-        monkeypatch.setattr(anytime, "time", clock)
-        monkeypatch.setattr(operon_refine, "time", clock)
-        monkeypatch.setattr(estimator, "NETWORK_SHARE_WITH_OPERON", share)
         fits[share] = NeSymReSRegressor(
-            model=str(tiny_model), beam_size=4, max_time=40.0, refine="operon", random_state=0
+            model=str(tiny_model),
+            beam_size=4,
+            max_time=40.0,
+            refine="operon",
+            random_state=0,
+            search_settings=SearchSettings(network_share=share),
+            operon_settings=OperonSettings(population_size=50),
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
     assert fits[0.0].n_rounds_ == 1 < fits[0.5].n_rounds_
     assert "sample" in set(fits[0.5].equations_["origin"]) and "sample" not in set(fits[0.0].equations_["origin"])
@@ -341,34 +369,32 @@ def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_mod
 
 
 @pytest.mark.parametrize("refine, share", [("operon", 0.5), (None, 1.0)])
-def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monkeypatch, refine, share):
+def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monkeypatch, manual_clock, refine, share):
     """With Operon after it, the network's constant fitting (every round, scaled
     candidates included) stops at its share of the budget; alone it has all of it."""
     from nesymres_sklearn import neural_search
     from nesymres_sklearn.search import anytime
-    from nesymres_sklearn.search.settings import search_deadline
 
-    calls = {"started": [], "deadlines": []}
+    budgets, deadlines = [], []
+    fit_candidates, scaled_candidates, search = anytime.fit_candidates, anytime.scaled_candidates, neural_search.search
 
-    def recording(function, position):
-        def wrapper(*args, **kwargs):
-            calls["deadlines"].append(args[position])
-            return function(*args, **kwargs)
+    def recording_fit(candidates, problem, request, deadline, first_index=0):
+        deadlines.append(deadline)
+        return fit_candidates(candidates, problem, request, deadline, first_index)
 
-        return wrapper
+    def recording_scaled(candidates, fits, problem, seen, settings=None, deadline=None):
+        deadlines.append(deadline)
+        return scaled_candidates(candidates, fits, problem, seen, settings, deadline)
 
-    def recording_search(*args, **kwargs):
-        calls["started"].append(args[6])
-        return anytime.search(*args, **kwargs)
+    def recording_search(model, points, problem, request, budget):
+        budgets.append(budget)
+        return search(model, points, problem, request, budget)
 
-    monkeypatch.setattr(anytime, "fit_candidates", recording(anytime.fit_candidates, 5))
-    monkeypatch.setattr(anytime, "scaled_candidates", recording(anytime.scaled_candidates, 6))
+    monkeypatch.setattr(anytime, "fit_candidates", recording_fit)
+    monkeypatch.setattr(anytime, "scaled_candidates", recording_scaled)
     monkeypatch.setattr(neural_search, "search", recording_search)
     X, y = xy
     NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0).fit(X, y)
-    (started,) = calls["started"]
-    expected = share * (search_deadline(started, 30.0) - started)  # seconds after the start
-    assert len(calls["deadlines"]) >= 2
-    assert [deadline - started for deadline in calls["deadlines"]] == [pytest.approx(expected)] * len(
-        calls["deadlines"]
-    )
+    (budget,) = budgets
+    assert budget.network_end.at - budget.started == pytest.approx(share * (30.0 - 0.3))  # 0.3 s: the reserve
+    assert len(deadlines) >= 2 and all(deadline == budget.network_end for deadline in deadlines)

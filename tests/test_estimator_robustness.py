@@ -90,12 +90,12 @@ def test_extreme_constant_targets_predict_finite_values(regressor):
 
 
 def test_no_finite_candidate_says_what_to_do(regressor, xy, monkeypatch):
-    import nesymres_sklearn.estimator as estimator
+    from nesymres_sklearn.search import table
 
-    def nothing_finite(table):
+    def nothing_finite(equations):
         raise ValueError("No candidate equation is finite on the training data.")
 
-    monkeypatch.setattr(estimator, "best_index", nothing_finite)
+    monkeypatch.setattr(table, "best_index", nothing_finite)
     with pytest.raises(ValueError, match="Look for extreme values in X and y .* rescale them"):
         regressor.fit(*xy)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitting import fit_constants, least_squares_run, mse
 
 
@@ -50,7 +51,7 @@ def test_undefined_everywhere_gives_infinite_loss(data):
 def test_deadline_in_the_past_runs_a_single_start(data):
     X, y = data
     program = PrefixProgram(["add", "mul", "c", "sin", "mul", "c", "x_1", "mul", "c", "x_2"])
-    fit = fit_constants(program, X, y, 8, np.random.default_rng(0), deadline=time.time() - 1)
+    fit = fit_constants(program, X, y, 8, np.random.default_rng(0), deadline=Deadline(time.time() - 1))
     assert fit.n_restarts_run == 1
 
 

@@ -5,6 +5,8 @@ from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.candidates import Candidate
 from nesymres_sklearn.search.fitting import fit_constants, mse
 from nesymres_sklearn.search.linear_scaling import is_scaled, outer_scaling, scaled_candidates
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.settings import SearchSettings
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def test_a_scaled_candidate_fits_what_the_skeleton_cannot(data):
     candidate, fit = fitted(("sin", "mul", "c", "x_1"), X, y)
     assert fit.mse > 0.5  # no room for the factor 2 and the offset 1
     seen = {candidate.skeleton.key}
-    scaled, fits = scaled_candidates([candidate], [fit], X, y, None, seen)
+    scaled, fits = scaled_candidates([candidate], [fit], Problem(X, y), seen)
     assert [c.origin for c in scaled] == ["scaled"]
     assert scaled[0].skeleton.tokens == ("add", "c", "mul", "c", "sin", "mul", "c", "x_1")
     assert scaled[0].log_prob == candidate.log_prob
@@ -66,25 +68,26 @@ def test_no_scaled_candidate_where_it_cannot_help(data, tokens):
     if tokens == ("mul", "c", "x_1"):
         y = 3 * X[:, 0] + 0.1 * np.sin(7 * X[:, 0])
     candidate, fit = fitted(tokens, X, y)
-    assert scaled_candidates([candidate], [fit], X, y, None, set()) == ([], [])
+    assert scaled_candidates([candidate], [fit], Problem(X, y), set()) == ([], [])
 
 
 def test_exact_fits_and_seen_skeletons_are_not_scaled(data):
     X, y = data
     exact, exact_fit = fitted(("add", "c", "mul", "c", "sin", "mul", "c", "x_1"), X, y)
-    assert scaled_candidates([exact], [exact_fit], X, y, None, set()) == ([], [])
+    assert scaled_candidates([exact], [exact_fit], Problem(X, y), set()) == ([], [])
     candidate, fit = fitted(("sin", "mul", "c", "x_1"), X, y)
     seen = {Skeleton(("add", "c", "mul", "c", "sin", "mul", "c", "x_1")).key}
-    assert scaled_candidates([candidate], [fit], X, y, None, seen) == ([], [])
+    assert scaled_candidates([candidate], [fit], Problem(X, y), seen) == ([], [])
 
 
-def test_only_the_best_candidates_are_scaled(data, monkeypatch):
+def test_only_the_best_candidates_are_scaled(data):
     X, y = data
-    monkeypatch.setattr("nesymres_sklearn.search.linear_scaling.N_SCALED", 1)
     worse, worse_fit = fitted(("cos", "mul", "c", "x_1"), X, y)
     better, better_fit = fitted(("sin", "mul", "c", "x_1"), X, y)
     assert better_fit.mse < worse_fit.mse
-    scaled, _ = scaled_candidates([worse, better], [worse_fit, better_fit], X, y, None, set())
+    scaled, _ = scaled_candidates(
+        [worse, better], [worse_fit, better_fit], Problem(X, y), set(), SearchSettings(n_scaled=1)
+    )
     assert [c.skeleton.tokens[4:] for c in scaled] == [better.skeleton.tokens]
 
 

@@ -2,7 +2,6 @@
 the estimator's ``refine="operon"`` and many-feature paths."""
 
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -18,8 +17,10 @@ from nesymres_sklearn.expression.tokens import token_arity
 
 op = pytest.importorskip("pyoperon")
 
-from nesymres_sklearn.operon.refine import OperonSettings, refine  # noqa: E402
+from nesymres_sklearn.operon.refine import refine  # noqa: E402
+from nesymres_sklearn.operon.settings import OperonSettings  # noqa: E402
 from nesymres_sklearn.operon.trees import NotConvertible, from_operon, to_operon  # noqa: E402
+from nesymres_sklearn.search.budget import Deadline  # noqa: E402
 
 N_FEATURES = 3
 CONVERTIBLE_UNARY = ["cos", "cosh", "coth", "exp", "ln", "sin", "sinh", "sqrt", "tan", "tanh"]
@@ -150,11 +151,25 @@ def test_seeds_that_do_not_evaluate_like_ours_are_left_out(problem):
     assert result.n_seeds == 0
 
 
-def test_a_deadline_bounds_the_search(problem):
+class _TickingClock:
+    """A clock that advances one second each time it is read."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def test_a_deadline_bounds_the_search_in_chunks_sized_by_the_measured_rate(problem):
     X, y = problem
-    moment = time.time()
-    result = refine(X, y, [], OperonSettings(population_size=50, generations=10_000), seed=0, deadline=moment + 0.5)
-    assert 1 <= result.generations < 10_000
+    settings = OperonSettings(population_size=50, generations=10_000, max_chunk_generations=4)
+    result = refine(X, y, [], settings, seed=0, deadline=Deadline(12.0, _TickingClock()))
+    # Reads: 1 (11 s left: one generation), 2-3 (it took 1 s), 4 (8 left: a chunk of 4),
+    # 5-6 (1 s for 4), 7 (5 left: 4 more at 0.25 s each), 8-9, 10 (2 left: 4 more), 11-12,
+    # 13: passed.
+    assert result.generations == 13
 
 
 def test_refine_operon_adds_operon_candidates(problem):

@@ -64,13 +64,13 @@ class OperonTimedAdapter(Adapter):
     install_hint = 'pip install "nesymres-sklearn[operon]"'
 
     def _fit(self, X, y):
-        import time
-
-        from nesymres_sklearn.operon.refine import OperonSettings, refine
+        from nesymres_sklearn.operon.refine import refine
+        from nesymres_sklearn.operon.settings import OperonSettings
+        from nesymres_sklearn.search.budget import Budget
         from nesymres_sklearn.search.fitting import mse
 
-        started = time.time()
-        found = refine(X, y, [], OperonSettings(), self.random_state, deadline=started + float(self.value))
+        budget = Budget.start(float(self.value), refined=True, reserve_seconds=0.0)
+        found = refine(X, y, [], OperonSettings(), self.random_state, deadline=budget.end)
         losses = [mse(s.program, X, y, c) for s, c in zip(found.skeletons, found.constants)]
         best = int(np.argmin(losses))
         self.skeleton_, self.constants_, self.n_features_ = found.skeletons[best], found.constants[best], X.shape[1]

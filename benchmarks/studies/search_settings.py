@@ -1,15 +1,16 @@
 """Does a setting of the search help? The estimator under each value, on validation data.
 
-A study names a module constant of the search and the values to compare:
+A study names a field of the estimator's ``search_settings``
+(:class:`~nesymres_sklearn.search.settings.SearchSettings`) and the values to compare:
 
-- ``linear-scaling``: the outer linear scaling (``N_SCALED`` in
-  :mod:`nesymres_sklearn.search.linear_scaling`), on (``scaled``) or off (``unscaled``);
-- ``lm-scaling``: MINPACK's scaling of the constants (``X_SCALE`` in
-  :mod:`nesymres_sklearn.search.fitting`): by the Jacobian's column norms
-  (``x_scale="jac"``, SciPy's default since 1.16) or none (``x_scale=1``, before);
+- ``linear-scaling``: the outer linear scaling (``n_scaled``), on (``scaled``) or off
+  (``unscaled``);
+- ``lm-scaling``: MINPACK's scaling of the constants (``lm_x_scale``): by the
+  Jacobian's column norms (``x_scale="jac"``, SciPy's default since 1.16) or none
+  (``x_scale=1``, before);
 - ``network-share`` (with ``--max-time``): the share of the budget for the network's
   rounds (beam, sampled rounds, their fits) before Operon takes the rest
-  (``NETWORK_SHARE_WITH_OPERON`` in :mod:`nesymres_sklearn.estimator`).
+  (``network_share``).
 
 The first two studies run the network alone (``refine=None``), the last one
 ``refine="operon"``. Each equation of the validation sets is fitted once per value and
@@ -32,7 +33,6 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -40,18 +40,19 @@ from joblib import Parallel, delayed
 
 from benchmarks.datasets import load_dataset
 from benchmarks.metrics import accuracy_a1
-from nesymres_sklearn import NeSymReSRegressor, estimator
-from nesymres_sklearn.search import fitting, linear_scaling
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search.settings import SearchSettings
+
+DEFAULTS = SearchSettings()
 
 
 @dataclass(frozen=True)
 class Study:
-    """A module constant of the search, the values compared (the first is the default)
-    and the estimator's ``refine`` during the study."""
+    """A field of :class:`SearchSettings`, the values compared (the first is the
+    default) and the estimator's ``refine`` during the study."""
 
     title: str
-    module: ModuleType
-    constant: str
+    field: str
     settings: dict
     refine: str | None = None
 
@@ -59,20 +60,17 @@ class Study:
 STUDIES = {
     "linear-scaling": Study(
         "Outer linear scaling on the validation sets",
-        linear_scaling,
-        "N_SCALED",
-        {"scaled": linear_scaling.N_SCALED, "unscaled": 0},
+        "n_scaled",
+        {"scaled": DEFAULTS.n_scaled, "unscaled": 0},
     ),
     "lm-scaling": Study(
         "Levenberg-Marquardt's scaling of the constants on the validation sets",
-        fitting,
-        "X_SCALE",
+        "lm_x_scale",
         {"jacobian": "jac", "unit": 1.0},
     ),
     "network-share": Study(
         "Share of the budget for the network's rounds before Operon, on the validation sets",
-        estimator,
-        "NETWORK_SHARE_WITH_OPERON",
+        "network_share",
         {"half": 0.5, "quarter": 0.25, "three-quarters": 0.75},
         refine="operon",
     ),
@@ -93,19 +91,20 @@ def evaluate(
             continue
         row = dict(equation=equation.name, seed=seed, setting=setting)
         started = time.perf_counter()
-        default = getattr(chosen.module, chosen.constant)
-        setattr(chosen.module, chosen.constant, value)
+        search_settings = SearchSettings(**{chosen.field: value})
         try:
             regressor = NeSymReSRegressor(
-                random_state=seed, device="cpu", refine=chosen.refine, **estimator_params
+                random_state=seed,
+                device="cpu",
+                refine=chosen.refine,
+                search_settings=search_settings,
+                **estimator_params,
             ).fit(X, y)
         except ValueError:  # y beyond float64: counted as not recovered
             rows.append(
                 dict(row, seconds=np.nan, fitting_seconds=np.nan, a1_iid=False, a1_ood=False, selected_scaled=False)
             )
             continue
-        finally:
-            setattr(chosen.module, chosen.constant, default)
         row["seconds"] = time.perf_counter() - started
         row["fitting_seconds"] = regressor.timings_["constant_fitting"]
         with np.errstate(all="ignore"):

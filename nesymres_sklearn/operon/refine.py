@@ -7,7 +7,7 @@ random initial population, the seeds replace its worst parents (the first
 each further fit runs more generations from there. With a deadline (Operon's own
 ``max_time`` counts whole seconds only) the first chunk is one generation and each
 later one as many as the time left holds at the rate measured so far (at most
-``MAX_CHUNK_GENERATIONS``); without one, ``generations`` run in all (fixed work).
+``max_chunk_generations`` of :class:`.OperonSettings`); without one, ``generations`` run in all (fixed work).
 
 The result is Operon's best model and its Pareto front, written back as our
 skeletons (:mod:`.trees`) with their constants refitted in double precision (Operon
@@ -17,7 +17,6 @@ computes in single precision).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,30 +24,13 @@ import pyoperon as op
 from pyoperon.sklearn import SymbolicRegressor
 
 from ..expression.skeleton import Skeleton
+from ..search.budget import Deadline
 from ..search.fitting import least_squares_run
+from .settings import OperonSettings
 from .trees import OPERON_SYMBOLS, NotConvertible, from_operon, to_operon
 
-MAX_CHUNK_GENERATIONS = 10
-# At most this share of the population is seeded: more seeds crowd out the diversity
-# that the search needs (measured on the prototype: equations Operon alone solved
-# were lost when seeds took over).
-MAX_SEED_SHARE = 0.1
 # Relative difference tolerated between a seed's values in Operon (float32) and ours.
 SEED_TOLERANCE = 1e-3
-
-
-@dataclass(frozen=True)
-class OperonSettings:
-    """Operon's settings for the refinement (the same for a run without seeds).
-
-    ``generations`` is the budget without a deadline (fixed work); with one, chunks run
-    until it passes.
-    """
-
-    population_size: int = 1000
-    generations: int = 20
-    optimizer_iterations: int = 1
-    max_length: int = 50
 
 
 @dataclass
@@ -136,16 +118,16 @@ def refine(
     seeds: list[tuple[Skeleton, np.ndarray]],
     settings: OperonSettings,
     seed: int,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     weights: np.ndarray | None = None,
 ) -> Refinement:
-    """Run Operon on ``(X, y)`` from a population seeded with ``seeds`` (best first);
-    ``deadline`` is a :func:`time.time` value. Operon's own search is unweighted;
-    ``weights`` weight the final refit of the constants."""
+    """Run Operon on ``(X, y)`` from a population seeded with ``seeds`` (best first),
+    until the ``deadline``. Operon's own search is unweighted; ``weights`` weight the
+    final refit of the constants."""
     regressor = _regressor(settings, seed)
     regressor.fit(X, y)
     hashes = list(regressor.variables_)  # in feature order
-    trees = _seed_trees(seeds[: math.floor(MAX_SEED_SHARE * settings.population_size)], X, hashes)
+    trees = _seed_trees(seeds[: math.floor(settings.max_seed_share * settings.population_size)], X, hashes)
     parents = regressor.individuals_[: settings.population_size]
     worst_first = np.argsort([-individual.GetFitness(0) for individual in parents], kind="stable")
     for slot, tree in zip(worst_first, trees):
@@ -156,21 +138,22 @@ def refine(
     seconds_per_generation = None
     while True:
         if deadline is None:
-            chunk = min(MAX_CHUNK_GENERATIONS, settings.generations - generations)
+            chunk = min(settings.max_chunk_generations, settings.generations - generations)
         else:
-            left = deadline - time.time()
+            left = deadline.left()
             if left <= 0 or (seconds_per_generation is not None and left < seconds_per_generation):
                 break
             chunk = 1 if seconds_per_generation is None else int(left / seconds_per_generation)
-            chunk = max(1, min(MAX_CHUNK_GENERATIONS, chunk))
+            chunk = max(1, min(settings.max_chunk_generations, chunk))
         if chunk <= 0:
             break
         regressor.set_params(warm_start=True, generations=chunk)
-        moment = time.time()
+        moment = None if deadline is None else deadline.clock()
         regressor.fit(X, y)
         generations += regressor.stats_["generations"]
         evaluations += regressor.stats_["evaluation_count"]
-        seconds_per_generation = (time.time() - moment) / max(1, regressor.stats_["generations"])
+        if deadline is not None:
+            seconds_per_generation = (deadline.clock() - moment) / max(1, regressor.stats_["generations"])
     feature_of_hash = {h: i for i, h in enumerate(hashes)}
     seeded = [from_operon(tree, feature_of_hash)[0] for tree in trees]
     found = [from_operon(regressor.model_, feature_of_hash)]

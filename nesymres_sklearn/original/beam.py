@@ -22,7 +22,7 @@ from ..expression.prefix import is_valid_prefix
 from ..expression.tokens import token_arity, variable_index
 from ..network.model import NeSymReSModel
 from ..network.vocabulary import Vocabulary
-from ..search.beam import Hypothesis
+from ..search.candidates import Hypothesis
 from ..search.decoding import DECODERS
 
 NAME = "original"

@@ -15,12 +15,11 @@ finished one. Scores are summed log-probabilities.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from ..expression.tokens import variable_index
 from ..network.model import NeSymReSModel
+from .candidates import Hypothesis
 
 
 class PrefixGrammar:
@@ -53,15 +52,6 @@ class PrefixGrammar:
         allowed = self.is_expression_token[None, :] & (open_slots[:, None] > 0) & (new_open <= remaining)
         allowed[:, self.eos_id] = open_slots == 0
         return allowed
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """A decoded skeleton: prefix tokens (without start/end) and its score (summed
-    log-probability, unless the decoding method says otherwise)."""
-
-    tokens: tuple[str, ...]
-    log_prob: float
 
 
 @torch.inference_mode()

@@ -15,14 +15,25 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ..expression.skeleton import Skeleton
-from .beam import Hypothesis
+from .budget import Deadline
 from .fitting import ConstantFit, fit_constants
+from .problem import Problem
+from .settings import SearchRequest
 
 # Longer skeletons are not tried with attached placeholders: fitting in many
 # dimensions costs more than the candidate is likely to be worth.
 MAX_ATTACHED_CONSTANTS = 8
 # Always fitted, so that some candidate is finite whatever the network proposes.
 BASELINE = ("c",)
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A decoded skeleton: prefix tokens (without start/end) and its score (summed
+    log-probability, unless the decoding method says otherwise)."""
+
+    tokens: tuple[str, ...]
+    log_prob: float
 
 
 @dataclass(frozen=True)
@@ -59,30 +70,27 @@ def skeleton_candidates(hypotheses: list[Hypothesis], origin: str = "beam", seen
 
 def fit_candidates(
     candidates: list[Candidate],
-    X: np.ndarray,
-    y: np.ndarray,
-    n_restarts: int,
-    seed: int,
-    deadline: float | None,
-    n_jobs: int | None,
+    problem: Problem,
+    request: SearchRequest,
+    deadline: Deadline | None,
     first_index: int = 0,
-    weights: np.ndarray | None = None,
 ) -> list[ConstantFit]:
-    """Fit every candidate's constants (``weights``: sample weights, mean 1), until the
-    :func:`time.time` ``deadline``; the starts of candidate ``j`` are seeded by
-    ``(seed, first_index + j)``, so results do not depend on ``n_jobs``."""
+    """Fit every candidate's constants, ``request.n_restarts`` starts each, until the
+    ``deadline``; the starts of candidate ``j`` are seeded by ``(request.seed,
+    first_index + j)``, so results do not depend on ``request.n_jobs``."""
     jobs = (
         delayed(fit_constants)(
             candidate.skeleton.program,
-            X,
-            y,
-            n_restarts,
-            np.random.default_rng((seed, first_index + index)),
+            problem.X,
+            problem.y,
+            request.n_restarts,
+            np.random.default_rng((request.seed, first_index + index)),
             deadline,
-            weights,
+            problem.weights,
+            request.settings.lm_x_scale,
         )
         for index, candidate in enumerate(candidates)
     )
-    if n_jobs in (None, 1):
+    if request.n_jobs in (None, 1):
         return [function(*args, **kwargs) for function, args, kwargs in jobs]
-    return Parallel(n_jobs=n_jobs)(jobs)
+    return Parallel(n_jobs=request.n_jobs)(jobs)

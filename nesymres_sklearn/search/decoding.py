@@ -14,7 +14,8 @@ from collections.abc import Callable
 import torch
 
 from ..network.model import NeSymReSModel
-from .beam import Hypothesis, constrained_search
+from .beam import constrained_search
+from .candidates import Hypothesis
 from .sampling import sample_skeletons
 
 Decoder = Callable[..., list[Hypothesis]]

@@ -20,7 +20,6 @@ gradients, with the same exact fits (91 against 92); see ``docs/usage.md``.
 from __future__ import annotations
 
 import contextlib
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ..expression.program import PrefixProgram
+from .budget import Deadline
 
 # Stop restarting once the normalised MSE is this small: the fit is exact.
 EXACT_FIT = 1e-14
@@ -37,9 +37,6 @@ UNDEFINED_RESIDUAL = 1e3
 MAX_EVALUATIONS = 100
 TOLERANCE = 1e-10
 START_RANGE = 5.0
-# MINPACK's scaling of the constants (SciPy's ``x_scale``): "jac" rescales by the
-# Jacobian's column norms, as MINPACK itself does; 1.0 leaves the constants unscaled.
-X_SCALE: float | str = "jac"
 
 
 @dataclass(frozen=True)
@@ -77,15 +74,18 @@ def least_squares_run(
     *,
     fixed: np.ndarray | None = None,
     free: list[int] | None = None,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     weights: np.ndarray | None = None,
+    x_scale: float | str = "jac",
 ) -> np.ndarray | None:
     """One Levenberg-Marquardt run from ``start`` over the constants at positions
     ``free`` (default: all of them), the others held at their values in ``fixed``;
-    ``weights`` (mean 1) weight the squared residuals.
+    ``weights`` (mean 1) weight the squared residuals; ``x_scale`` is MINPACK's scaling
+    of the constants (SciPy's: ``"jac"`` rescales by the Jacobian's column norms, as
+    MINPACK itself does; 1.0 leaves them unscaled).
 
     Returns the full constant vector with the lowest cost it evaluated, or ``None``
-    when the :func:`time.time` ``deadline`` passed before the first evaluation.
+    when the ``deadline`` passed before the first evaluation.
     """
     scale = np.sqrt(len(y) * (variance(y, weights) or 1.0))
     if weights is not None:
@@ -100,7 +100,7 @@ def least_squares_run(
         return constants
 
     def residuals(values):
-        if deadline is not None and time.time() > deadline:
+        if deadline is not None and deadline.passed():
             raise _DeadlinePassed
         constants = full(values)
         with np.errstate(all="ignore"):
@@ -127,7 +127,7 @@ def least_squares_run(
     with warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
         warnings.simplefilter("ignore")
         least_squares(
-            residuals, start, jac=jacobian, method=method, x_scale=X_SCALE,
+            residuals, start, jac=jacobian, method=method, x_scale=x_scale,
             max_nfev=MAX_EVALUATIONS, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
         )  # fmt: skip
     return best_seen["constants"]
@@ -161,14 +161,16 @@ def fit_constants(
     y: np.ndarray,
     n_restarts: int,
     rng: np.random.Generator,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     weights: np.ndarray | None = None,
+    x_scale: float | str = "jac",
 ) -> ConstantFit:
     """Fit the constants of ``program`` to ``(X, y)`` from up to ``n_restarts`` starts
-    (``weights``, mean 1, weight the squared errors).
+    (``weights``, mean 1, weight the squared errors; ``x_scale``: see
+    :func:`least_squares_run`).
 
-    ``deadline`` is a :func:`time.time` value after which no new start begins and a
-    running optimisation stops at the best point it has evaluated.
+    After the ``deadline`` no new start begins and a running optimisation stops at the
+    best point it has evaluated.
     """
     k = program.n_constants
     if k == 0:
@@ -176,10 +178,10 @@ def fit_constants(
     scale = variance(y, weights) or 1.0
     best = ConstantFit(np.ones(k), mse(program, X, y, np.ones(k), weights), 0)
     for restart in range(max(1, n_restarts)):
-        if restart and deadline is not None and time.time() > deadline:
+        if restart and deadline is not None and deadline.passed():
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
-        found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights)
+        found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights, x_scale=x_scale)
         if found is not None and not np.all(np.isfinite(found)):
             found = None  # the optimiser stepped to NaN or inf constants: nothing to keep
         loss = np.inf if found is None else mse(program, X, y, found, weights)

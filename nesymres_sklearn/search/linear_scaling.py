@@ -1,7 +1,7 @@
 """Outer linear scaling: ``a*f(x) + b`` for the best candidates, solved in closed form.
 
 A skeleton can have the right shape but no room for an outer factor or offset
-(``sin(c*x)`` for data ``2*sin(x) + 1``). For the ``N_SCALED`` best fitted candidates
+(``sin(c*x)`` for data ``2*sin(x) + 1``). For the ``n_scaled`` best fitted candidates
 of a round that are not exact, the weighted least-squares ``a`` and ``b`` for
 ``a*f(x) + b`` come in closed form from the fitted values of ``f``. Where that
 lowers the fraction of variance unexplained by at least ``MIN_GAIN`` (relative), the
@@ -17,10 +17,12 @@ import numpy as np
 
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
+from .budget import Deadline
 from .candidates import Candidate
-from .fitting import EXACT_FIT, ConstantFit, least_squares_run, mse, variance
+from .fitting import ConstantFit, least_squares_run, mse
+from .problem import Problem
+from .settings import SearchSettings
 
-N_SCALED = 8
 MIN_GAIN = 0.1
 
 
@@ -44,21 +46,22 @@ def is_scaled(skeleton: Skeleton) -> bool:
 def scaled_candidates(
     candidates: list[Candidate],
     fits: list[ConstantFit],
-    X: np.ndarray,
-    y: np.ndarray,
-    weights: np.ndarray | None,
+    problem: Problem,
     seen: set,
-    deadline: float | None = None,
+    settings: SearchSettings | None = None,
+    deadline: Deadline | None = None,
 ) -> tuple[list[Candidate], list[ConstantFit]]:
-    """``c + c*f`` candidates, fitted, for the best of ``candidates`` where the closed-form
-    outer scaling of their fitted ``f`` helps (see the module's docstring), leaving out
-    skeletons whose key is in ``seen`` (which is updated)."""
-    scale = variance(y, weights) or 1.0
+    """``c + c*f`` candidates, fitted, for the ``n_scaled`` best (``settings``, default :class:`.SearchSettings`) of
+    ``candidates`` where the closed-form outer scaling of their fitted ``f`` helps (see
+    the module's docstring), leaving out skeletons whose key is in ``seen`` (which is
+    updated)."""
+    settings = SearchSettings() if settings is None else settings
+    X, y, weights = problem.X, problem.y, problem.weights
     order = [i for i in np.argsort([fit.mse for fit in fits], kind="stable") if np.isfinite(fits[i].mse)]
     found: tuple[list[Candidate], list[ConstantFit]] = ([], [])
-    for i in order[:N_SCALED]:
+    for i in order[: settings.n_scaled]:
         candidate, fit = candidates[i], fits[i]
-        if fit.mse / scale <= EXACT_FIT or is_scaled(candidate.skeleton) or candidate.skeleton.tokens == (CONSTANT,):
+        if problem.is_exact(fit.mse) or is_scaled(candidate.skeleton) or candidate.skeleton.tokens == (CONSTANT,):
             continue
         with np.errstate(all="ignore"):
             f = candidate.skeleton.program(X, fit.constants)
@@ -75,7 +78,9 @@ def scaled_candidates(
             continue
         seen.add(skeleton.key)
         start = np.concatenate([[b, a], fit.constants])
-        polished = least_squares_run(skeleton.program, X, y, start, deadline=deadline, weights=weights)
+        polished = least_squares_run(
+            skeleton.program, X, y, start, deadline=deadline, weights=weights, x_scale=settings.lm_x_scale
+        )
         constants = start if polished is None or not np.all(np.isfinite(polished)) else polished
         loss = mse(skeleton.program, X, y, constants, weights)
         found[0].append(Candidate(skeleton, candidate.log_prob, "scaled"))

@@ -12,13 +12,13 @@ evaluation.
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import numpy as np
 import sympy
 
 from ..expression.skeleton import Skeleton
+from .budget import Deadline
 from .fitting import least_squares_run, mse, variance
 from .selection import FVU_FLOOR
 
@@ -57,12 +57,12 @@ def exact_constants(
     X: np.ndarray,
     y: np.ndarray,
     weights: np.ndarray | None = None,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
 ) -> list:
     """``constants`` with each one replaced by a simple exact number where that keeps
     the fit (the constants not yet replaced are re-fitted around it); the others stay
-    floats. ``weights`` (mean 1) weight the squared errors; after the :func:`time.time`
-    ``deadline`` no further constant is tried."""
+    floats. ``weights`` (mean 1) weight the squared errors; after the ``deadline`` no
+    further constant is tried."""
     scale = variance(y, weights) or 1.0
 
     def fvu(values):
@@ -82,7 +82,7 @@ def exact_constants(
     reference = fvu(values)
     allowed = max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
     for i in range(len(values)):
-        if deadline is not None and time.time() > deadline:
+        if deadline is not None and deadline.passed():
             break
         for number in simple_numbers(float(values[i])):
             trial = values.copy()

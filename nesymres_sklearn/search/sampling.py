@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 
 from ..network.model import NeSymReSModel
-from .beam import Hypothesis, PrefixGrammar
+from .beam import PrefixGrammar
+from .candidates import Hypothesis
 
 
 @torch.inference_mode()

@@ -3,42 +3,80 @@ without loading the network)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .budget import Budget, wall_clock
 
 #: How the first round proposes skeletons; later rounds always sample.
 DECODINGS = ("beam", "sample")
-# Kept from the budget for building the table and re-spelling the selected constants:
-# this share of it, at most RESERVE_SECONDS.
-RESERVE_SHARE, RESERVE_SECONDS = 0.2, 0.3
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """``decoding``: ``"beam"`` (the model's beam search) or ``"sample"``; ``size``:
-    beams, or samples of the first round; ``max_time``: seconds for the whole search,
-    ``None`` for the first round only; ``network_share``: the share of the search's
-    budget for the network's rounds, their constant fitting included (the rest goes to
-    a refinement, when there is one)."""
+    """The search's tuning knobs (the estimator's ``search_settings``). The defaults
+    were chosen on the validation sets (``benchmarks/studies/search_settings.py``).
+
+    Attributes
+    ----------
+    samples_per_round : int, default=64
+        Skeletons sampled by each round after the first, while the budget lasts.
+    stale_rounds : int, default=3
+        The rounds stop after this many in a row brought no new skeleton.
+    n_scaled : int, default=8
+        The best fitted candidates of each round tried with an outer ``c + c*f``
+        (:mod:`.linear_scaling`); 0 turns that off.
+    lm_x_scale : float or str, default="jac"
+        MINPACK's scaling of the constants in the constant fitting (SciPy's
+        ``x_scale``): ``"jac"`` by the Jacobian's column norms, 1.0 none.
+    network_share : float, default=0.5
+        With a refinement (Operon) and ``max_time``, the network's rounds and their
+        fits take this share of the budget; Operon has the rest.
+    reserve_share, reserve_seconds : float, default=0.2, 0.3
+        Kept at the end of ``max_time`` for the selection and the readable constants:
+        this share of it, at most this many seconds.
+    """
+
+    samples_per_round: int = 64
+    stale_rounds: int = 3
+    n_scaled: int = 8
+    lm_x_scale: float | str = "jac"
+    network_share: float = 0.5
+    reserve_share: float = 0.2
+    reserve_seconds: float = 0.3
+
+    def __post_init__(self):
+        for name, minimum in (("samples_per_round", 1), ("stale_rounds", 0), ("n_scaled", 0)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < minimum:
+                raise ValueError(f"SearchSettings.{name} must be an integer of at least {minimum}, got {value!r}.")
+        for name in ("network_share", "reserve_share"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"SearchSettings.{name} must lie in [0, 1], got {getattr(self, name)!r}.")
+        if self.reserve_seconds < 0:
+            raise ValueError(f"SearchSettings.reserve_seconds must be non-negative, got {self.reserve_seconds!r}.")
+
+    def budget(self, max_time: float | None, refined: bool, clock: Callable[[], float] = wall_clock) -> Budget:
+        """A :class:`Budget` that starts now, split by these settings."""
+        return Budget.start(
+            max_time,
+            refined,
+            clock,
+            network_share=self.network_share,
+            reserve_share=self.reserve_share,
+            reserve_seconds=self.reserve_seconds,
+        )
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One fit's search: ``decoding`` (``"beam"``, the model's beam search, or
+    ``"sample"``) and ``size`` (beams, or samples) of the first round, the starts of
+    the constant fitting, the processes fitting in parallel, the seed and the knobs."""
 
     decoding: str = "beam"
     size: int = 32
     n_restarts: int = 4
-    max_time: float | None = None
     n_jobs: int | None = None
-    network_share: float = 1.0
-
-
-def network_deadline(started: float, deadline: float | None, share: float) -> float | None:
-    """The :func:`time.time` by which the network's rounds and their fits stop:
-    ``share`` of the time from ``started`` to the search's ``deadline``."""
-    if deadline is None:
-        return None
-    return started + share * (deadline - started)
-
-
-def search_deadline(started: float, max_time: float | None) -> float | None:
-    """The :func:`time.time` by which the search stops, leaving the reserve for the
-    selection; ``None`` without a budget."""
-    if max_time is None:
-        return None
-    return started + max_time - min(RESERVE_SHARE * max_time, RESERVE_SECONDS)
+    seed: int = 0
+    settings: SearchSettings = field(default_factory=SearchSettings)

@@ -1,0 +1,47 @@
+"""Operon's settings for the refinement (no pyoperon needed: the estimator validates
+them without it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OperonSettings:
+    """Operon's settings for the refinement, the same for a run without seeds (the
+    estimator's ``operon_settings``).
+
+    Attributes
+    ----------
+    population_size : int, default=1000
+        Individuals of Operon's population (and of its offspring pool).
+    generations : int, default=20
+        Generations without ``max_time`` (fixed work); with it, chunks of generations
+        run until Operon's share of the budget has passed.
+    optimizer_iterations : int, default=1
+        Operon's local optimisation of each model's constants (iterations).
+    max_length : int, default=50
+        Largest model, in nodes.
+    max_chunk_generations : int, default=10
+        With a deadline, the first chunk is one generation and each later one as many
+        as the time left holds at the rate measured so far, at most this many.
+    max_seed_share : float, default=0.1
+        At most this share of the population is seeded with the network's candidates:
+        more seeds crowd out the diversity that the search needs (measured on the
+        prototype: equations Operon alone solved were lost when seeds took over).
+    """
+
+    population_size: int = 1000
+    generations: int = 20
+    optimizer_iterations: int = 1
+    max_length: int = 50
+    max_chunk_generations: int = 10
+    max_seed_share: float = 0.1
+
+    def __post_init__(self):
+        for name in ("population_size", "generations", "optimizer_iterations", "max_length", "max_chunk_generations"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"OperonSettings.{name} must be a positive integer, got {value!r}.")
+        if not 0 <= self.max_seed_share <= 1:
+            raise ValueError(f"OperonSettings.max_seed_share must lie in [0, 1], got {self.max_seed_share!r}.")

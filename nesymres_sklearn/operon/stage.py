@@ -1,0 +1,46 @@
+"""The estimator's Operon stage: the network's best fits seed Operon, whose models join
+the candidates."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from ..search.budget import Budget
+from ..search.fitting import mse
+from ..search.problem import Problem
+from ..search.table import CandidateRows
+from .refine import refine
+from .settings import OperonSettings
+
+logger = logging.getLogger(__name__)
+
+
+def refine_candidates(
+    rows: CandidateRows, problem: Problem, settings: OperonSettings, seed: int, budget: Budget
+) -> tuple[CandidateRows, dict | None]:
+    """Operon's models as rows (origin ``"operon"``), seeded with the finite ``rows``
+    best first and run until the ``budget``'s ``refinement_end``, and what ran (the
+    estimator's ``refinement_``); no rows and ``None`` when a row already fits exactly."""
+    found = CandidateRows()
+    if problem.is_exact(min(rows.losses)):
+        logger.info("Operon skipped: a candidate of the network fits exactly.")
+        return found, None
+    moment = time.perf_counter()
+    refined = refine(problem.X, problem.y, rows.best_first(), settings, seed, budget.refinement_end, problem.weights)
+    for skeleton, values in zip(refined.skeletons, refined.constants):
+        loss = mse(skeleton.program, problem.X, problem.y, values, problem.weights)
+        found.add(skeleton, values, loss, float("-inf"), "operon")
+    logger.info(
+        "Operon: %d seeds, %d generations, %d evaluations in %.2fs",
+        refined.n_seeds,
+        refined.generations,
+        refined.evaluations,
+        time.perf_counter() - moment,
+    )
+    return found, {
+        "seeds": refined.n_seeds,
+        "generations": refined.generations,
+        "evaluations": refined.evaluations,
+        "best_contains_a_seed": refined.from_seed,
+    }

@@ -1,0 +1,30 @@
+"""The data one search works on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .fitting import EXACT_FIT, variance
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """``X``, ``y`` and the sample ``weights`` (mean 1, or ``None``), in the search's
+    units (see :mod:`.scaling`)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    weights: np.ndarray | None = None
+
+    @cached_property
+    def scale(self) -> float:
+        """The (weighted) variance of ``y``, 1 when it is 0: losses divided by it are
+        fractions of variance unexplained."""
+        return variance(self.y, self.weights) or 1.0
+
+    def is_exact(self, loss: float) -> bool:
+        """Whether a fit with this mean squared error is exact."""
+        return loss <= EXACT_FIT * self.scale
