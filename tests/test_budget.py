@@ -60,7 +60,13 @@ def test_a_deadline_reads_its_own_clock():
 
 @pytest.mark.parametrize(
     "field, value",
-    [("samples_per_round", 0), ("stale_rounds", -1), ("n_scaled", 1.5), ("network_share", 1.5), ("reserve_seconds", -1)],
+    [
+        ("samples_per_round", 0),
+        ("stale_rounds", -1),
+        ("n_scaled", 1.5),
+        ("network_share", 1.5),
+        ("reserve_seconds", -1),
+    ],
 )
 def test_search_settings_reject_values_out_of_range(field, value):
     with pytest.raises(ValueError, match=f"SearchSettings.{field}"):
