@@ -389,10 +389,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         )
         self.n_rounds_ = found.rounds
         rows = CandidateRows()
-        for candidate, fit in zip(found.candidates, found.fits):
-            rows.add(
-                on_features(candidate.skeleton, features), fit.constants, fit.mse, candidate.log_prob, candidate.origin
-            )
+        for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
+            skeleton = on_features(candidate.skeleton, features)
+            rows.add(skeleton, fit.constants, fit.mse, candidate.log_prob, candidate.origin, index < found.first_round)
         if len(features) < self.n_features_in_:
             linear = linear_skeleton(self.n_features_in_)
             fit = fit_constants(

@@ -368,6 +368,31 @@ def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_mod
     assert all(fit.refinement_["generations"] >= 1 for fit in fits.values())
 
 
+def test_a_larger_budget_never_selects_a_worse_equation(tiny_model, xy, manual_clock):
+    """Operon is seeded by the first round only and its chunks do not depend on the
+    clock: a larger budget continues the smaller one's run."""
+    from nesymres_sklearn.operon.settings import OperonSettings
+
+    X, y = xy
+    fits = [
+        NeSymReSRegressor(
+            model=str(tiny_model),
+            beam_size=4,
+            max_time=budget,
+            refine="operon",
+            random_state=0,
+            operon_settings=OperonSettings(population_size=200),
+        ).fit(X, y + 0.01 * X[:, 0] ** 3)
+        for budget in (24.0, 32.0, 48.0)
+    ]
+    assert [fit.n_rounds_ for fit in fits] == [2, 2, 3]
+    assert len({fit.refinement_["seeds"] for fit in fits}) == 1
+    generations = [fit.refinement_["generations"] for fit in fits]
+    assert generations[0] < generations[1] <= generations[2]
+    scores = [fit.equations_["score_lower_is_better"].min() for fit in fits]
+    assert scores[0] >= scores[1] >= scores[2]
+
+
 @pytest.mark.parametrize("refine, share", [("operon", 0.5), (None, 1.0)])
 def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monkeypatch, manual_clock, refine, share):
     """With Operon after it, the network's constant fitting (every round, scaled

@@ -1,6 +1,7 @@
 """Neural-guided refinement with Operon: the tree converter, the seeded search, and
 the estimator's ``refine="operon"`` and many-feature paths."""
 
+import itertools
 import sys
 import warnings
 
@@ -17,7 +18,7 @@ from nesymres_sklearn.expression.tokens import token_arity
 
 op = pytest.importorskip("pyoperon")
 
-from nesymres_sklearn.operon.refine import refine  # noqa: E402
+from nesymres_sklearn.operon.refine import _chunks, refine  # noqa: E402
 from nesymres_sklearn.operon.settings import OperonSettings  # noqa: E402
 from nesymres_sklearn.operon.trees import NotConvertible, from_operon, to_operon  # noqa: E402
 from nesymres_sklearn.search.budget import Deadline  # noqa: E402
@@ -162,14 +163,28 @@ class _TickingClock:
         return self.now
 
 
-def test_a_deadline_bounds_the_search_in_chunks_sized_by_the_measured_rate(problem):
+def test_a_deadline_bounds_the_search_in_growing_chunks(problem):
     X, y = problem
     settings = OperonSettings(population_size=50, generations=10_000, max_chunk_generations=4)
     result = refine(X, y, [], settings, seed=0, deadline=Deadline(12.0, _TickingClock()))
-    # Reads: 1 (11 s left: one generation), 2-3 (it took 1 s), 4 (8 left: a chunk of 4),
-    # 5-6 (1 s for 4), 7 (5 left: 4 more at 0.25 s each), 8-9, 10 (2 left: 4 more), 11-12,
-    # 13: passed.
-    assert result.generations == 13
+    # Reads: 1 (11 s left: 1 generation), 2-3 (it took 1 s), 4 (8 left: 2 at 1 s each), 5-6,
+    # 7 (5 left: 3 at 0.5 s), 8-9, 10 (2 left: 4 at 0.33 s), 11-12, 13: passed.
+    assert result.generations == 1 + 2 + 3 + 4
+
+
+def test_chunks_are_fixed_work_or_grow_by_one_generation_up_to_the_cap():
+    assert list(_chunks(OperonSettings(generations=25, max_chunk_generations=10), timed=False)) == [10, 10, 5]
+    assert list(itertools.islice(_chunks(OperonSettings(max_chunk_generations=3), timed=True), 6)) == [1, 2, 3, 3, 3, 3]
+
+
+def test_a_larger_budget_continues_the_run_of_a_smaller_one(problem):
+    X, y = problem
+    settings = OperonSettings(population_size=50, max_chunk_generations=4)
+    small = refine(X, y, [], settings, seed=0, deadline=Deadline(8.0, _TickingClock()))
+    large = refine(X, y, [], settings, seed=0, deadline=Deadline(30.0, _TickingClock()))
+    assert small.generations == 3 < large.generations  # chunks of 1 and 2, then 1 s left for 3 at 0.5 s
+    # the smaller run's best model is the larger run's best after the same chunks
+    assert small.skeletons[0].key in {skeleton.key for skeleton in large.skeletons}
 
 
 def test_refine_operon_adds_operon_candidates(problem):

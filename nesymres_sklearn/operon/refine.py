@@ -4,19 +4,26 @@ pyoperon's scikit-learn ``SymbolicRegressor`` has no seeding parameter, but it c
 continue from a population (``warm_start``): a fit with ``generations=0`` builds the
 random initial population, the seeds replace its worst parents (the first
 ``population_size`` entries of ``individuals_``; the rest is the offspring pool), and
-each further fit runs more generations from there. With a deadline (Operon's own
-``max_time`` counts whole seconds only) the first chunk is one generation and each
-later one as many as the time left holds at the rate measured so far (at most
-``max_chunk_generations`` of :class:`.OperonSettings`); without one, ``generations`` run in all (fixed work).
+each further fit runs a chunk of generations from there. Without a deadline,
+``generations`` run in all (fixed work). With one (Operon's own ``max_time`` counts
+whole seconds only), the chunks grow by one generation each, 1, 2, 3, ... up to
+``max_chunk_generations`` of :class:`.OperonSettings`, and the next chunk runs only
+when the time left holds it at the rate measured so far. The chunks do not depend on
+the clock, and the same chunks from the same seeds give the same populations, so a
+larger budget continues the run of a smaller one instead of starting another.
 
-The result is Operon's best model and its Pareto front, written back as our
-skeletons (:mod:`.trees`) with their constants refitted in double precision (Operon
-computes in single precision).
+The result is Operon's best model after every chunk and its final Pareto front,
+written back as our skeletons (:mod:`.trees`) with their constants refitted in double
+precision (Operon computes in single precision). The best model of every chunk
+is kept, so a larger budget's candidates include a smaller one's (its final front
+aside).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,6 +119,15 @@ def _seed_trees(seeds, X: np.ndarray, hashes: list[int]) -> list[op.Tree]:
     return trees
 
 
+def _chunks(settings: OperonSettings, timed: bool) -> Iterator[int]:
+    """Generations of each chunk: ``generations`` in chunks of at most
+    ``max_chunk_generations`` (fixed work), or, ``timed``, 1, 2, 3, ... up to it and on."""
+    if not timed:
+        full, rest = divmod(settings.generations, settings.max_chunk_generations)
+        return iter([settings.max_chunk_generations] * full + ([rest] if rest else []))
+    return (min(size, settings.max_chunk_generations) for size in itertools.count(1))
+
+
 def refine(
     X: np.ndarray,
     y: np.ndarray,
@@ -134,19 +150,15 @@ def refine(
         individual = op.Individual()
         individual.Genotype = tree
         regressor.individuals_[int(slot)] = individual
+    feature_of_hash = {h: i for i, h in enumerate(hashes)}
     generations = evaluations = 0
     seconds_per_generation = None
-    while True:
-        if deadline is None:
-            chunk = min(settings.max_chunk_generations, settings.generations - generations)
-        else:
+    bests = []
+    for chunk in _chunks(settings, timed=deadline is not None):
+        if deadline is not None:
             left = deadline.left()
-            if left <= 0 or (seconds_per_generation is not None and left < seconds_per_generation):
+            if left <= 0 or (seconds_per_generation is not None and left < chunk * seconds_per_generation):
                 break
-            chunk = 1 if seconds_per_generation is None else int(left / seconds_per_generation)
-            chunk = max(1, min(settings.max_chunk_generations, chunk))
-        if chunk <= 0:
-            break
         regressor.set_params(warm_start=True, generations=chunk)
         moment = None if deadline is None else deadline.clock()
         regressor.fit(X, y)
@@ -154,9 +166,9 @@ def refine(
         evaluations += regressor.stats_["evaluation_count"]
         if deadline is not None:
             seconds_per_generation = (deadline.clock() - moment) / max(1, regressor.stats_["generations"])
-    feature_of_hash = {h: i for i, h in enumerate(hashes)}
+        bests.append(from_operon(regressor.model_, feature_of_hash))
     seeded = [from_operon(tree, feature_of_hash)[0] for tree in trees]
-    found = [from_operon(regressor.model_, feature_of_hash)]
+    found = [from_operon(regressor.model_, feature_of_hash), *reversed(bests)]
     found += [from_operon(entry["tree"], feature_of_hash) for entry in regressor.pareto_front_]
     skeletons, constants, seen = [], [], set()
     for skeleton, values in found:

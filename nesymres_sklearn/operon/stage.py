@@ -19,15 +19,25 @@ logger = logging.getLogger(__name__)
 def refine_candidates(
     rows: CandidateRows, problem: Problem, settings: OperonSettings, seed: int, budget: Budget
 ) -> tuple[CandidateRows, dict | None]:
-    """Operon's models as rows (origin ``"operon"``), seeded with the finite ``rows``
-    best first and run until the ``budget``'s ``refinement_end``, and what ran (the
-    estimator's ``refinement_``); no rows and ``None`` when a row already fits exactly."""
+    """Operon's models as rows (origin ``"operon"``) and what ran (the estimator's
+    ``refinement_``); no rows and ``None`` when a row already fits exactly or the
+    ``budget``'s ``refinement_end`` has passed.
+
+    Operon is seeded with the finite rows of fixed work (the network's first round,
+    the linear candidate), best first: the rows of later rounds depend on the clock,
+    and seeding them would make a larger budget start a different run instead of
+    continuing the smaller one's (:mod:`.refine`). It runs until ``refinement_end``."""
     found = CandidateRows()
     if problem.is_exact(min(rows.losses)):
         logger.info("Operon skipped: a candidate of the network fits exactly.")
         return found, None
+    end = budget.refinement_end
+    if end is not None and end.passed():
+        logger.info("Operon skipped: no time left in the budget.")
+        return found, None
     moment = time.perf_counter()
-    refined = refine(problem.X, problem.y, rows.best_first(), settings, seed, budget.refinement_end, problem.weights)
+    seeds = rows.best_first(fixed_work_only=True)
+    refined = refine(problem.X, problem.y, seeds, settings, seed, end, problem.weights)
     for skeleton, values in zip(refined.skeletons, refined.constants):
         loss = mse(skeleton.program, problem.X, problem.y, values, problem.weights)
         found.add(skeleton, values, loss, float("-inf"), "operon")

@@ -37,11 +37,15 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class SearchResult:
+    """The candidates and their fits, the first round's first (``first_round`` of
+    them: fixed work, the same for every budget that lets that round finish)."""
+
     candidates: list[Candidate]
     fits: list[ConstantFit]
     rounds: int
     decoding_seconds: float
     fitting_seconds: float
+    first_round: int
 
 
 def search(
@@ -90,7 +94,7 @@ def search(
         run_round(lambda: decode(model, points, request.size, n_features), "beam", extra)
     else:
         run_round(lambda: decode(model, points, request.size, n_features, "sample", seed=request.seed), "sample", extra)
-    rounds, stale = 1, 0
+    first_round, rounds, stale = len(candidates), 1, 0
     while rounds_end is not None and not rounds_end.passed() and stale < settings.stale_rounds:
         if problem.is_exact(min(fit.mse for fit in fits)):
             break
@@ -101,4 +105,4 @@ def search(
         )
         stale = 0 if found else stale + 1
         rounds += 1
-    return SearchResult(candidates, fits, rounds, timings["decoding"], timings["fitting"])
+    return SearchResult(candidates, fits, rounds, timings["decoding"], timings["fitting"], first_round)

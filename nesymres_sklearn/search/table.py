@@ -27,16 +27,21 @@ class CandidateTable:
 
 class CandidateRows:
     """Candidates as the stages gather them: skeleton, constants and loss (mean
-    squared error in the search's units), decoding score and origin."""
+    squared error in the search's units), decoding score, origin, and whether the row
+    came from fixed work (the same for every budget above the floor), which alone may
+    seed Operon."""
 
     def __init__(self):
         self.skeletons, self.constants, self.losses, self.log_probs, self.origins = [], [], [], [], []
+        self.fixed_work: list[bool] = []
 
     def __len__(self) -> int:
         return len(self.skeletons)
 
-    def add(self, skeleton: Skeleton, constants, loss: float, log_prob: float, origin: str) -> None:
-        for column, value in zip(self._columns(), (skeleton, constants, loss, log_prob, origin)):
+    def add(
+        self, skeleton: Skeleton, constants, loss: float, log_prob: float, origin: str, fixed_work: bool = True
+    ) -> None:
+        for column, value in zip(self._columns(), (skeleton, constants, loss, log_prob, origin, fixed_work)):
             column.append(value)
 
     def extend(self, other: CandidateRows) -> None:
@@ -44,12 +49,17 @@ class CandidateRows:
             column.extend(values)
 
     def _columns(self) -> tuple[list, ...]:
-        return self.skeletons, self.constants, self.losses, self.log_probs, self.origins
+        return self.skeletons, self.constants, self.losses, self.log_probs, self.origins, self.fixed_work
 
-    def best_first(self) -> list[tuple[Skeleton, np.ndarray]]:
-        """Skeletons and constants of the finite fits, lowest loss first."""
+    def best_first(self, fixed_work_only: bool = False) -> list[tuple[Skeleton, np.ndarray]]:
+        """Skeletons and constants of the finite fits (of fixed work only, if asked),
+        lowest loss first."""
         order = np.argsort(self.losses, kind="stable")
-        return [(self.skeletons[i], self.constants[i]) for i in order if np.isfinite(self.losses[i])]
+        return [
+            (self.skeletons[i], self.constants[i])
+            for i in order
+            if np.isfinite(self.losses[i]) and (self.fixed_work[i] or not fixed_work_only)
+        ]
 
     def table(
         self,
@@ -71,7 +81,7 @@ class CandidateRows:
                 "log_prob": log_prob,
                 "origin": origin,
             }
-            for skeleton, values, loss, log_prob, origin in zip(*self._columns())
+            for skeleton, values, loss, log_prob, origin, _ in zip(*self._columns())
         ]
         equations, order = candidate_table(rows, complexity_penalty, variance)
         with np.errstate(over="ignore"):
