@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 from .methods import get_method
-from .metrics import score
+from .metrics import score, symbolic_scores
 from .tasks import Task
 
 logger = logging.getLogger(__name__)
@@ -57,6 +57,8 @@ def evaluate_task(task: Task, n_threads: int = 1) -> dict:
                     y_pred = adapter.predict(X_test)
                 row.update(score(y_test, y_pred, suffix=f"_{kind}"))
         row["status"] = "ok"
+        if row["expression"] is not None:
+            row.update(symbolic_scores(row["expression"], task.equation.expression))
     except ImportError as error:
         row["status"] = "not_installed"
         row["error"] = f"not installed: {error}"[:_ERROR_CHARS]

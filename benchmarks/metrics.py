@@ -14,11 +14,27 @@
 
 Both are computed on 10,000 points in the training support (iid) and in the support
 extended by ``hi - lo`` on both sides (ood), see :mod:`benchmarks.datasets`.
+
+- *Symbolic solution* (SRBench, La Cava et al. 2021): after every float of both
+  expressions is rounded to three decimals (and those below 1e-4 in magnitude set to
+  0), the model's difference from the true model simplifies to a constant, or its
+  ratio to it to a non-zero constant. So ``2.0001*x_1 + 5`` solves ``2*x_1`` and
+  ``3*sin(x_1)`` solves ``sin(x_1)``, but ``sin(1.1*x_1)`` does not. Simplification
+  stops after ``SIMPLIFY_SECONDS`` (where a timer can interrupt it: the main thread of
+  a Unix process); an expression not shown to be a solution by then is not one.
+- *Model size*: nodes of the SymPy expression after the same rounding and
+  simplification; the *relative size* divides it by the true model's size.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
+import sympy
 
 A1_ATOL = 1e-3
 A1_RTOL = 0.05
@@ -85,4 +101,92 @@ def score(y_true, y_pred, suffix: str = "") -> dict:
         f"a2{suffix}": accuracy_a2(y_true, y_pred),
         f"close{suffix}": close_fraction(y_true, y_pred),
         f"r2{suffix}": r2_finite(y_true, y_pred),
+    }
+
+
+SIMPLIFY_SECONDS = 5.0
+# SRBench rounds the floats of both models to this many decimals, and sets those below
+# SOLUTION_ZERO in magnitude to 0, before comparing them.
+SOLUTION_DECIMALS = 3
+SOLUTION_ZERO = 1e-4
+
+
+class _TimedOut(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`_TimedOut` in the block after ``seconds`` (main thread on Unix;
+    elsewhere no limit)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _TimedOut
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def round_floats(expression: sympy.Expr) -> sympy.Expr:
+    """Floats rounded to ``SOLUTION_DECIMALS`` decimals, those below ``SOLUTION_ZERO``
+    in magnitude set to 0 (SRBench's rounding); whole numbers become integers, so that
+    a factor 1.0 leaves the expression."""
+    replacements = {}
+    for number in expression.atoms(sympy.Float):
+        rounded = 0.0 if abs(number) < SOLUTION_ZERO else round(float(number), SOLUTION_DECIMALS)
+        replacements[number] = sympy.Integer(int(rounded)) if rounded == int(rounded) else sympy.Float(rounded)
+    return expression.xreplace(replacements) if replacements else expression
+
+
+def _parsed(expression) -> sympy.Expr:
+    if isinstance(expression, sympy.Basic):
+        return expression
+    from .datasets import parse_expression
+
+    return parse_expression(str(expression))
+
+
+def symbolic_solution(model, truth, seconds: float = SIMPLIFY_SECONDS) -> bool:
+    """Whether ``model`` is a symbolic solution of ``truth`` (expressions or their text
+    over ``x_1, x_2, ...``; see the module docstring)."""
+    model, truth = round_floats(_parsed(model)), round_floats(_parsed(truth))
+    try:
+        with _time_limit(seconds):
+            difference = round_floats(sympy.simplify(truth - model, ratio=1))
+            if difference == 0 or difference.is_constant():
+                return True
+            ratio = round_floats(sympy.simplify(model / truth, ratio=1))
+            return bool(ratio.is_constant() and ratio != 0)
+    except _TimedOut:
+        return False
+
+
+def model_size(expression, seconds: float = SIMPLIFY_SECONDS) -> int:
+    """Nodes of the expression after rounding its floats and simplifying it (as
+    written, when simplification does not finish within ``seconds``)."""
+    expression = round_floats(_parsed(expression))
+    try:
+        with _time_limit(seconds):
+            expression = round_floats(sympy.simplify(expression, ratio=1))
+    except _TimedOut:
+        pass
+    return sum(1 for _ in sympy.preorder_traversal(expression))
+
+
+def symbolic_scores(model, truth, seconds: float = SIMPLIFY_SECONDS) -> dict:
+    """``solution``, ``model_size`` and ``relative_size`` (model size over the true
+    model's) of one fitted expression."""
+    size = model_size(model, seconds)
+    return {
+        "solution": symbolic_solution(model, truth, seconds),
+        "model_size": size,
+        "relative_size": size / model_size(truth, seconds),
     }
