@@ -22,6 +22,7 @@ from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .search.features import linear_skeleton, on_features, relevant_features
 from .search.fitting import EXACT_FIT, fit_constants, mse, variance
+from .search.pruning import prune_best
 from .search.readable import exact_constants, tidy_numbers
 from .search.scaling import Scaling
 from .search.selection import best_index, candidate_table
@@ -97,6 +98,14 @@ class _Rows:
         """Skeletons and constants of the finite fits, lowest loss first."""
         order = np.argsort(self.losses, kind="stable")
         return [(self.skeletons[i], self.constants[i]) for i in order if np.isfinite(self.losses[i])]
+
+    def add_pruned(self, X, y, weights, complexity_penalty: float, deadline: float | None) -> None:
+        """The best row with the parts that do not pay for their tokens dropped
+        (:func:`~.search.pruning.prune_best`), as a row of the same origin."""
+        pruned = prune_best(self.skeletons, self.constants, self.losses, X, y, complexity_penalty, weights, deadline)
+        if pruned is not None:
+            row, skeleton, constants, loss = pruned
+            self.add(skeleton, constants, loss, self.log_probs[row], self.origins[row])
 
 
 def _operon_refinement(required: bool):
@@ -406,8 +415,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             )
 
         moment = time.perf_counter()
+        deadline = None if self.max_time is None else started + self.max_time
+        rows.add_pruned(X_scaled, y_scaled, weights, self.complexity_penalty, deadline)
         self._set_table(*rows.columns(), variance(y_scaled, weights))
-        self._make_readable(X_scaled, y_scaled, weights, None if self.max_time is None else started + self.max_time)
+        self._make_readable(X_scaled, y_scaled, weights, deadline)
         self.timings_["selection"] = time.perf_counter() - moment
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",

@@ -49,10 +49,12 @@ def case(seed: int) -> tuple[str, np.ndarray, np.ndarray, list[int]]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fits", type=int, default=100)
+    parser.add_argument("--seeds", type=int, nargs="+", help="these fits only (default: 0 to --fits - 1)")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args(argv)
+    seeds = range(args.fits) if args.seeds is None else args.seeds
     rows, spurious, seconds = [], 0, []
-    for seed in range(args.fits):
+    for seed in seeds:
         law, X, y, unused = case(seed)
         moment = time.perf_counter()
         with warnings.catch_warnings():
@@ -64,7 +66,7 @@ def main(argv=None) -> None:
         spurious += bool(found)
         rows.append((seed, law, X.shape[1], unused, reg.expression_, reg.score(X, y), found))
     lines = [
-        f"# Spurious variables: {spurious} of {args.fits} fits select an unused column",
+        f"# Spurious variables: {spurious} of {len(seeds)} fits select an unused column",
         "",
         "`python -m benchmarks.studies.spurious_variables --fits " + str(args.fits) + "`: default estimator, "
         "200 points U(-3, 3), a law over 1-2 columns plus 1-3 unused ones, seed = fit number. "
