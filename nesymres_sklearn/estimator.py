@@ -81,6 +81,29 @@ def _check_target(y) -> None:
         )
 
 
+def _check_boolean_target(y) -> None:
+    """A clear error for a boolean ``y``: a classification target, not a quantity to regress."""
+    if np.asarray(y).dtype.kind == "b":
+        raise ValueError(
+            "y is boolean, a classification target, but NeSymReSRegressor is a regressor: it finds an equation "
+            "for a numeric y. Use a classifier (e.g. sklearn.linear_model.LogisticRegression), or pass "
+            "y.astype(float) to fit the 0/1 values as numbers."
+        )
+
+
+def _check_unique_columns(X) -> None:
+    """scikit-learn's kind of error for repeated column names (before narwhals raises its own)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(columns, "duplicated"):
+        return
+    repeated = list(dict.fromkeys(columns[columns.duplicated()]))
+    if repeated:
+        raise ValueError(
+            f"Feature names must be unique, but X has repeated column names: {', '.join(map(repr, repeated))}. "
+            "Rename the columns, e.g. X.columns = [...]."
+        )
+
+
 class _Rows:
     """Candidates as they are gathered: the columns that :meth:`NeSymReSRegressor._set_table` takes."""
 
@@ -249,7 +272,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         "refine": [StrOptions({"auto", "operon"}), None],
         "device": [str],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), Interval(Integral, None, -1, closed="right"), None],
         "verbose": ["verbose"],
     }
 
@@ -320,6 +343,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
 
         self._validate_params()
         _check_target(y)
+        _check_boolean_target(y)
+        _check_unique_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
         y = y.astype(np.float64)  # booleans and integers count as numbers
         weights = None
