@@ -228,7 +228,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``pareto`` (no candidate is both simpler and more accurate), ``log_prob``
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
-        ``attached``, ``baseline``, ``polynomial``, ``linear``, ``operon``).
+        ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``operon`` or
+        ``constant``; a pruned row keeps the origin of the row it was pruned from).
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
