@@ -41,6 +41,16 @@ _progress_lock = threading.Lock()
 _progress_state = {"users": 0, "level": logging.NOTSET, "handler": None}
 
 
+def _forget_progress_after_fork() -> None:
+    """A forked child has none of the parent's other threads, so none of their fits."""
+    global _progress_lock
+    _progress_lock = threading.Lock()
+    _progress_state.update(users=0, handler=None)
+
+
+os.register_at_fork(after_in_child=_forget_progress_after_fork)
+
+
 @contextmanager
 def _progress(verbose: int):
     """Progress messages of the package on stderr for the duration of a fit when

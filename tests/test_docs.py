@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-BLOCK = re.compile(r"(<!-- docs-test: skip \((?P<reason>[^)]+)\) -->\n)?(?P<indent> *)```python\n(?P<code>.*?)\n(?P=indent)```", re.S)
+BLOCK = re.compile(
+    r"(<!-- docs-test: skip \((?P<reason>[^)]+)\) -->\n)?(?P<indent> *)```python\n(?P<code>.*?)\n(?P=indent)```", re.S
+)
 
 
 def python_blocks(page: str) -> list[str]:

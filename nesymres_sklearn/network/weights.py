@@ -56,6 +56,14 @@ _cache: dict[tuple, NeSymReSModel] = {}
 _cache_lock = threading.Lock()
 
 
+def _new_cache_lock_after_fork() -> None:
+    global _cache_lock
+    _cache_lock = threading.Lock()  # another thread of the parent may have held it
+
+
+os.register_at_fork(after_in_child=_new_cache_lock_after_fork)
+
+
 def resolve_device(device: str | torch.device) -> torch.device:
     """``"auto"`` -> CUDA when available, else CPU; otherwise the named device."""
     if isinstance(device, torch.device):
