@@ -176,7 +176,7 @@ def _column_values(path: str, name: str, cells: list[tuple[int, str]]) -> np.nda
     if not bad:
         return np.array(values)
     line, cell = bad[0]
-    if _number(cell.replace(",", ".")) is not None:
+    if "," in cell and _number(cell.replace(",", ".")) is not None:
         raise DataError(
             f"{path}: line {line}: {cell!r} in column {name!r} has a decimal comma; "
             f"write numbers with a decimal point ({cell.replace(',', '.')!r})"
