@@ -9,12 +9,12 @@ import io
 import logging
 import math
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from .estimator import NeSymReSRegressor
-from .network.weights import BUNDLED
 
 PROG = "nesymres-fit"
 EXAMPLE_EQUATION = "x0 * sin(x1)"
@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--model",
-        default=BUNDLED,
+        default=NeSymReSRegressor().model,  # the estimator's defaults; torch is imported by fit only
         help="'bundled', a folder, a Hub repo id, or an original checkpoint (file.ckpt or user/repo/file.ckpt)",
     )
     parser.add_argument("--beam-size", type=_integer(1), default=32, help="beams kept, or skeletons sampled (>= 1)")
@@ -176,6 +176,11 @@ def _column_values(path: str, name: str, cells: list[tuple[int, str]]) -> np.nda
     if not bad:
         return np.array(values)
     line, cell = bad[0]
+    if "," in cell and _number(cell.replace(",", ".")) is not None:
+        raise DataError(
+            f"{path}: line {line}: {cell!r} in column {name!r} has a decimal comma; "
+            f"write numbers with a decimal point ({cell.replace(',', '.')!r})"
+        )
     if not cell:
         raise DataError(f"{path}: line {line}: column {name!r} is empty; fill in or remove rows with missing values")
     if all(_number(cell) is None for _, cell in cells if cell):
@@ -243,18 +248,22 @@ def main(argv=None) -> int:
             print(f"{PROG}: note: {note}", file=sys.stderr)
         print(f"Data: {len(y)} rows of {args.csv}; target {y.name}, features {', '.join(X.columns)}")
     try:
-        regressor = NeSymReSRegressor(
-            model=args.model,
-            beam_size=args.beam_size,
-            decoding=args.decoding,
-            max_time=args.max_time,
-            refine=None if args.refine == "none" else args.refine,
-            random_state=args.random_state,
-            verbose=int(args.verbose),
-        ).fit(X, y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            regressor = NeSymReSRegressor(
+                model=args.model,
+                beam_size=args.beam_size,
+                decoding=args.decoding,
+                max_time=args.max_time,
+                refine=None if args.refine == "none" else args.refine,
+                random_state=args.random_state,
+                verbose=int(args.verbose),
+            ).fit(X, y)
     except (ValueError, OSError, ImportError) as error:
         print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 1
+    for warning in caught:  # one line each, without Python's source path
+        print(f"{PROG}: note: {' '.join(str(warning.message).split())}", file=sys.stderr)
     print(f"Equation: {regressor.expression_}")
     print(f"R^2 on the data: {regressor.score(X, y):.6f}")
     print(f"Fit time: {sum(regressor.timings_.values()):.2f} s")

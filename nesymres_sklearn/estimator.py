@@ -76,6 +76,29 @@ def _check_target(y) -> None:
         )
 
 
+def _check_boolean_target(y) -> None:
+    """A clear error for a boolean ``y``: a classification target, not a quantity to regress."""
+    if np.asarray(y).dtype.kind == "b":
+        raise ValueError(
+            "y is boolean, a classification target, but NeSymReSRegressor is a regressor: it finds an equation "
+            "for a numeric y. Use a classifier (e.g. sklearn.linear_model.LogisticRegression), or pass "
+            "y.astype(float) to fit the 0/1 values as numbers."
+        )
+
+
+def _check_unique_columns(X) -> None:
+    """scikit-learn's kind of error for repeated column names (before narwhals raises its own)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(columns, "duplicated"):
+        return
+    repeated = list(dict.fromkeys(columns[columns.duplicated()]))
+    if repeated:
+        raise ValueError(
+            f"Feature names must be unique, but X has repeated column names: {', '.join(map(repr, repeated))}. "
+            "Rename the columns, e.g. X.columns = [...]."
+        )
+
+
 def _operon_stage(required: bool):
     """The Operon stage (:func:`.operon.stage.refine_candidates`); without pyoperon, an
     error that says how to install it when ``required``, else ``None``."""
@@ -180,7 +203,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``pareto`` (no candidate is both simpler and more accurate), ``log_prob``
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
-        ``attached``, ``baseline``, ``polynomial``, ``linear``, ``operon``).
+        ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``operon`` or
+        ``constant``; a pruned row keeps the origin of the row it was pruned from).
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
@@ -224,7 +248,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         "refine": [StrOptions({"auto", "operon"}), None],
         "device": [str],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), Interval(Integral, None, -1, closed="right"), None],
         "verbose": ["verbose"],
         "search_settings": [SearchSettings, None],
         "operon_settings": [OperonSettings, None],
@@ -338,6 +362,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         normalised to mean 1, without the points of weight 0."""
         self._validate_params()
         _check_target(y)
+        _check_boolean_target(y)
+        _check_unique_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
         y = y.astype(np.float64)  # booleans and integers count as numbers
         if sample_weight is None:
@@ -404,6 +430,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         """``equations_``, ``best_index_`` and ``expression_``, the selected constants
         re-spelled exactly where the fit allows (until ``deadline``)."""
         moment = time.perf_counter()
+        rows.add_pruned(problem, self.complexity_penalty, deadline)
         self._set_table(rows.table(self.complexity_penalty, problem.scale, self._loss_scale(), self._expression))
         self._make_readable(problem, deadline)
         self.timings_["selection"] = time.perf_counter() - moment

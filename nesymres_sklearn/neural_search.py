@@ -49,6 +49,15 @@ def _single_thread_on_cpu(device: torch.device):
         yield
 
 
+def _after_fork_in_child() -> None:
+    """A forked child starts with one intra-op thread: the parent's OpenMP and MKL
+    thread pools are not fork-safe (the shared setting forgets the parent's fits itself)."""
+    torch.set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def load_network(model: str | os.PathLike, revision: str | None, device: str) -> NeSymReSModel:
     """The estimator's ``model`` on its ``device`` (loaded once per process)."""
     return load_model(ModelSource.parse(model, revision), device=resolve_device(device))

@@ -3,13 +3,20 @@
 Fits in threads (``GridSearchCV`` on joblib's threading backend) change settings that
 belong to the whole process: torch's intra-op threads, the package logger's level.
 The first fit in applies the setting, the last one out restores what was there before.
+A forked child has none of its parent's other threads: it starts with no fit holding
+the setting and a new lock (the parent's could be held by a thread that does not exist
+in the child).
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+_SETTINGS: weakref.WeakSet = weakref.WeakSet()
 
 
 class SharedSetting:
@@ -17,6 +24,10 @@ class SharedSetting:
     restores the previous state."""
 
     def __init__(self):
+        self._forget_holders()
+        _SETTINGS.add(self)
+
+    def _forget_holders(self) -> None:
         self._lock = threading.Lock()
         self._users = 0
         self._restore: Callable[[], None] | None = None
@@ -36,3 +47,11 @@ class SharedSetting:
                 if self._users == 0:
                     restore, self._restore = self._restore, None
                     restore()
+
+
+def _forget_holders_after_fork() -> None:
+    for setting in _SETTINGS:
+        setting._forget_holders()
+
+
+os.register_at_fork(after_in_child=_forget_holders_after_fork)

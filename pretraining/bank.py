@@ -50,6 +50,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -79,6 +80,8 @@ IMAGE_RANGE = (-10.0, 10.0)
 IMAGE_SIGNIFICANT_DIGITS = 6
 #: Extra rejection reasons of the bank (beyond the generator's).
 BANK_REJECTIONS = ("no_valid_points",)
+# Chunks per shard of the command line for large banks (a shard of 10,000 trees at 100 per chunk).
+MAX_CHUNKS_PER_SHARD = 100
 
 
 def image_points(seed: int, n_variables: int) -> np.ndarray:
@@ -602,6 +605,16 @@ def _unpack_main(argv) -> None:
     print(f"{args.out}: {sizes} skeletons in {time.perf_counter() - start:.1f} s")
 
 
+def default_chunks_per_shard(folder, n_wanted: int, chunk_size: int) -> int:
+    """The existing bank's chunks per shard (a bank grows with its own settings), else
+    enough chunks for ``2 * n_wanted`` trees, at most ``MAX_CHUNKS_PER_SHARD``: a shard
+    draws all its chunks, so a small request draws a small shard."""
+    metadata = Path(folder) / "metadata.json"
+    if metadata.exists():
+        return json.loads(metadata.read_text())["settings"]["chunks_per_shard"]
+    return min(MAX_CHUNKS_PER_SHARD, max(1, math.ceil(2 * n_wanted / chunk_size)))
+
+
 def _build_main(argv) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="bank folder (resumed if it exists)")
@@ -620,8 +633,15 @@ def _build_main(argv) -> None:
     parser.add_argument("--simplify-timeout", type=float, default=1.0)
     parser.add_argument("--max-length", type=int, default=60)
     parser.add_argument("--chunk-size", type=int, default=100)
-    parser.add_argument("--chunks-per-shard", type=int, default=100)
+    parser.add_argument(
+        "--chunks-per-shard",
+        type=int,
+        help="chunks per shard (default: an existing bank's, else enough for about twice the skeletons asked for, "
+        f"at most {MAX_CHUNKS_PER_SHARD})",
+    )
     args = parser.parse_args(argv)
+    if args.chunks_per_shard is None:
+        args.chunks_per_shard = default_chunks_per_shard(args.out, args.n_skeletons + args.n_heldout, args.chunk_size)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     config = GeneratorConfig(
         n_variables=args.n_variables,

@@ -205,3 +205,25 @@ def test_top_lists_fitted_candidates_only(tiny_model, tmp_path, capsys):
 def test_top_zero_lists_no_candidates(tiny_model, capsys):
     assert main(["--example", "--model", str(tiny_model), "--beam-size", "2", "--top", "0"]) == 0
     assert "candidate" not in capsys.readouterr().out
+
+
+def test_a_decimal_comma_gets_a_hint(tiny_model, tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    path.write_text("a;b;y\n1,5;2,0;3,1\n2,5;1,0;4,2\n3,5;2,5;1,0\n")
+    assert main([str(path), "--delimiter", ";", "--model", str(tiny_model)]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "line 2: '1,5' in column 'a' has a decimal comma; write numbers with a decimal point ('1.5')" in line
+
+
+def test_more_features_than_variables_is_a_one_line_note(tiny_model, tmp_path, capsys):
+    X, y = example_data(40)
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 0] + 1, "d": X[:, 1] * 2, "y": y})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    assert main([str(tmp_path / "d.csv"), "--model", str(tiny_model), "--beam-size", "2", "--refine", "none"]) == 0
+    note = error_line(capsys.readouterr().err)
+    assert note.startswith("nesymres-fit: note: X has 4 features but the model") and ".py:" not in note
+
+
+def test_the_command_line_module_imports_no_torch():
+    code = "import sys, nesymres_sklearn.cli; assert 'torch' not in sys.modules, 'torch was imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -253,6 +253,7 @@ def test_predict_checks(regressor, xy):
         ({"max_time": -1.0}, "'max_time' parameter"),
         ({"complexity_penalty": -1.0}, "'complexity_penalty' parameter"),
         ({"device": "not-a-device"}, "not a valid torch device"),
+        ({"n_jobs": 0}, r"'n_jobs' parameter .* must be an int in the range \[1, inf\), an int in the range"),
     ],
 )
 def test_invalid_parameters(tiny_model, xy, params, message):

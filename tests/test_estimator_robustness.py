@@ -73,12 +73,17 @@ def test_non_numeric_targets_get_a_value_error_that_names_them(regressor, y, sho
         regressor.fit(X, y)
 
 
-def test_boolean_targets_are_fitted_as_zero_and_one(regressor):
+@pytest.mark.parametrize("to_target", [np.asarray, pd.Series], ids=["array", "series"])
+def test_boolean_targets_are_refused_as_classification_targets(regressor, to_target):
     X = np.random.default_rng(0).uniform(1, 5, size=(40, 2))
-    flags = X[:, 0] > 3
-    regressor.fit(X, flags)
-    assert regressor.predict(X).dtype == np.float64
-    assert regressor.equations_["loss"].min() <= np.var(flags.astype(float)) + 1e-12
+    with pytest.raises(ValueError, match="y is boolean, a classification target.*LogisticRegression.*astype"):
+        regressor.fit(X, to_target(X[:, 0] > 3))
+
+
+def test_repeated_column_names_get_a_value_error_that_names_them(regressor):
+    X = pd.DataFrame(np.random.default_rng(0).uniform(1, 5, size=(20, 3)), columns=["a", "b", "a"])
+    with pytest.raises(ValueError, match="Feature names must be unique.*repeated column names: 'a'. Rename"):
+        regressor.fit(X, X.iloc[:, 0])
 
 
 def test_extreme_constant_targets_predict_finite_values(regressor):

@@ -374,3 +374,14 @@ def test_the_command_builds_with_several_workers(tmp_path):
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert len(SkeletonBank(folder)) == 30 and len(SkeletonBank(folder, "heldout")) == 5
+
+
+def test_the_command_line_draws_a_small_shard_for_a_small_request(tmp_path):
+    folder = tmp_path / "bank"
+    main(["--out", str(folder), "--n-skeletons", "40", "--n-jobs", "1", "--simplification", "automatic"])
+    metadata = json.loads((folder / "metadata.json").read_text())
+    assert len(SkeletonBank(folder)) == 40
+    assert metadata["settings"]["chunks_per_shard"] == 1  # 100 trees for 40 skeletons, not 10,000
+    assert metadata["counts"]["train"]["attempts"] <= 300
+    main(["--out", str(folder), "--n-skeletons", "60", "--n-jobs", "1", "--simplification", "automatic"])
+    assert len(SkeletonBank(folder)) == 60  # grown with the bank's own shard size

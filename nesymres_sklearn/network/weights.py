@@ -24,7 +24,10 @@ import json
 import logging
 import os
 import re
+import socket
 import threading
+import urllib.parse
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +49,19 @@ CONVERTERS: dict[str, Callable[[Path], Path]] = {}
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _HUB_FILE = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)/(?P<file>[\w./-]+)$")
 
+# Seconds to wait for the Hub to accept a connection before using the local cache only.
+HUB_PROBE_SECONDS = 3.0
+
 _cache: dict[tuple, NeSymReSModel] = {}
 _cache_lock = threading.Lock()
+
+
+def _new_cache_lock_after_fork() -> None:
+    global _cache_lock
+    _cache_lock = threading.Lock()  # another thread of the parent may have held it
+
+
+os.register_at_fork(after_in_child=_new_cache_lock_after_fork)
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -177,6 +191,22 @@ def resolve_folder(model: str | os.PathLike, revision: str | None = None) -> Pat
     return ModelSource.parse(model, revision).folder()
 
 
+def _reachable(endpoint: str) -> bool:
+    """Whether ``endpoint`` accepts a connection within ``HUB_PROBE_SECONDS`` (assumed
+    when a proxy is configured): an unreachable Hub then costs one probe, not the
+    Hub client's retries (24 s)."""
+    if any(os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY")):
+        return True
+    url = urllib.parse.urlsplit(endpoint)
+    try:
+        socket.create_connection(
+            (url.hostname, url.port or (443 if url.scheme == "https" else 80)), HUB_PROBE_SECONDS
+        ).close()
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def _download(repo_id: str, filenames: list[str], revision: str | None) -> list[Path]:
     from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.errors import (
@@ -186,8 +216,11 @@ def _download(repo_id: str, filenames: list[str], revision: str | None) -> list[
         RevisionNotFoundError,
     )
 
+    cache_only = constants.is_offline_mode() or not _reachable(constants.ENDPOINT)
     try:
-        paths = [Path(hf_hub_download(repo_id, name, revision=revision)) for name in filenames]
+        paths = [
+            Path(hf_hub_download(repo_id, name, revision=revision, local_files_only=cache_only)) for name in filenames
+        ]
     except RevisionNotFoundError:
         raise ValueError(f"Revision {revision!r} does not exist in Hub repository {repo_id!r}.") from None
     except RepositoryNotFoundError:
@@ -248,6 +281,13 @@ def load_folder(folder: Path, device: torch.device) -> NeSymReSModel:
         raise ModelLoadError(
             f"{folder / WEIGHTS_FILE} holds NaN or infinite values in {len(not_finite)} tensor(s), first "
             f"{not_finite[0]!r}: the file is damaged or the training diverged. Re-download or re-export the weights."
+        )
+    if all(bool((tensor == tensor.flatten()[0]).all()) for tensor in state.values() if tensor.numel()):
+        warnings.warn(
+            f"{folder / WEIGHTS_FILE} holds degenerate weights: every tensor is constant (all zeros, for example), "
+            "so the network ignores the data. The file is a placeholder or damaged; re-download or re-export it.",
+            UserWarning,
+            stacklevel=2,
         )
     try:
         # Weights may be stored in half precision; parameters stay float32.

@@ -2,7 +2,8 @@
 
 Each fitted constant is tried, in turn, as 0, as 1 (a constant that does nothing), and
 as the nearest "simple" number within ``MAX_RELATIVE_CHANGE``: a fraction with a
-denominator up to ``MAX_DENOMINATOR`` (integers included) or such a multiple of pi. A
+denominator up to ``MAX_DENOMINATOR`` (integers included) or such a multiple of pi, up
+to ``MAX_READABLE_MAGNITUDE``. A
 replacement is kept when the equation's fraction of variance unexplained does not grow
 beyond ``FVU_TOLERANCE`` (relative) or the selection floor, so an exact fit stays exact
 and ``2.0000000013*x`` becomes ``2*x``. Constants that become 0 or 1 in additive or
@@ -23,6 +24,8 @@ from .fitting import least_squares_run, mse, variance
 from .selection import FVU_FLOOR
 
 MAX_DENOMINATOR = 12
+# Larger constants stay floats: an integer such as 9061438163468778 is not readable.
+MAX_READABLE_MAGNITUDE = 1e4
 FVU_TOLERANCE = 1e-9
 # A constant is only re-spelled when the simple number is this close (relative).
 MAX_RELATIVE_CHANGE = 1e-3
@@ -30,7 +33,10 @@ MAX_RELATIVE_CHANGE = 1e-3
 
 def nearest_simple_numbers(value: float) -> list[sympy.Expr]:
     """The small fraction (denominator up to ``MAX_DENOMINATOR``) nearest to ``value``,
-    then the nearest nonzero such multiple of pi; ``value`` must be finite."""
+    then the nearest nonzero such multiple of pi; ``value`` must be finite. None beyond
+    ``MAX_READABLE_MAGNITUDE``."""
+    if abs(value) > MAX_READABLE_MAGNITUDE:
+        return []
     fraction = Fraction(value).limit_denominator(MAX_DENOMINATOR)
     found: list[sympy.Expr] = [sympy.Rational(fraction.numerator, fraction.denominator)]
     multiple = Fraction(value / np.pi).limit_denominator(MAX_DENOMINATOR)

@@ -11,6 +11,9 @@ import pandas as pd
 import sympy
 
 from ..expression.skeleton import Skeleton
+from .budget import Deadline
+from .problem import Problem
+from .pruning import prune_best
 from .selection import best_index, candidate_table
 
 
@@ -60,6 +63,23 @@ class CandidateRows:
             for i in order
             if np.isfinite(self.losses[i]) and (self.fixed_work[i] or not fixed_work_only)
         ]
+
+    def add_pruned(self, problem: Problem, complexity_penalty: float, deadline: Deadline | None) -> None:
+        """The best-scoring row with the parts that do not pay for their tokens dropped
+        (:func:`.pruning.prune_best`), as a row of the same origin (until ``deadline``)."""
+        pruned = prune_best(
+            self.skeletons,
+            self.constants,
+            self.losses,
+            problem.X,
+            problem.y,
+            complexity_penalty,
+            problem.weights,
+            deadline,
+        )
+        if pruned is not None:
+            row, skeleton, constants, loss = pruned
+            self.add(skeleton, constants, loss, self.log_probs[row], self.origins[row], self.fixed_work[row])
 
     def table(
         self,

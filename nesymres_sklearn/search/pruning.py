@@ -1,0 +1,197 @@
+"""Pruning the best equation: parts that do not pay for their tokens are dropped.
+
+A fitted constant can make a part of an equation numerically neutral: in
+``K*x0*sin(x1)/(x2 + K)`` with ``|K| >> |x2|`` the divisor is ``K`` up to rounding, and
+``x2`` only seems to be used. Each part (subtree) of the best row is tried as one
+constant, its mean on the data, so is each variable wherever it occurs, and each
+constant that multiplies, divides or is added is tried away (``c*A -> A``,
+``A/c -> A``, ``A + c -> A``), the other constants refitted; parts without variables
+are folded into one constant.
+A change is kept when the row's selection score (:mod:`.selection`) does not get worse,
+so neutral parts always go, and a small term of an approximate fit goes when its
+tokens cost more than the error it removes. Parts and variables whose replacement
+alone raises the score by more than ``MAX_SCORE_RISE`` are not refitted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..expression.program import PrefixProgram
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT, token_arity, variable_index
+from .budget import Deadline
+from .fitting import least_squares_run, mse, variance
+from .selection import log_fvu, lowest, scores
+
+MAX_SCORE_RISE = 1.0
+# Refits tried per pruned row, at most.
+MAX_REFITS = 24
+
+
+def _ends(tokens: list[str]) -> list[int]:
+    """``ends[i]``: one past the last token of the subtree that starts at ``i``."""
+    ends = [0] * len(tokens)
+    stack: list[list[int]] = []  # [start, open slots]
+    for i, token in enumerate(tokens):
+        stack.append([i, token_arity(token)])
+        while stack and stack[-1][1] == 0:
+            start, _ = stack.pop()
+            ends[start] = i + 1
+            if stack:
+                stack[-1][1] -= 1
+    return ends
+
+
+def _constants_before(tokens: list[str], position: int) -> int:
+    return sum(token == CONSTANT for token in tokens[:position])
+
+
+def _replaced(tokens, constants, start, end, value):
+    """Tokens and constants with the subtree ``tokens[start:end]`` replaced by one constant ``value``."""
+    first, inside = _constants_before(tokens, start), sum(t == CONSTANT for t in tokens[start:end])
+    values = np.concatenate([constants[:first], [value], constants[first + inside :]])
+    return [*tokens[:start], CONSTANT, *tokens[end:]], values
+
+
+def _folded(tokens, constants, X):
+    """Every subtree without variables that holds a constant, as one constant (``c*c -> c``)."""
+    ends = _ends(tokens)
+    start = 0
+    while start < len(tokens):
+        part = tokens[start : ends[start]]
+        if len(part) > 1 and CONSTANT in part and not any(variable_index(t) is not None for t in part):
+            first = _constants_before(tokens, start)
+            with np.errstate(all="ignore"):
+                value = float(PrefixProgram(part)(X[:1], constants[first : first + part.count(CONSTANT)])[0])
+            tokens, constants = _replaced(tokens, constants, start, ends[start], value)
+            ends = _ends(tokens)
+        start += 1
+    return tokens, constants
+
+
+def _subtree_replacements(tokens, constants, X, weights):
+    """Each subtree of more than one token that holds a variable (not the whole row),
+    as one constant: the subtree's mean on ``X``."""
+    ends = _ends(tokens)
+    found = []
+    for start in range(1, len(tokens)):
+        end = ends[start]
+        part = tokens[start:end]
+        if end - start < 2 or not any(variable_index(t) is not None for t in part):
+            continue
+        first = _constants_before(tokens, start)
+        with np.errstate(all="ignore"):
+            values = PrefixProgram(part)(X, constants[first : first + sum(t == CONSTANT for t in part)])
+            mean = float(np.average(values, weights=weights))
+        if np.isfinite(mean):
+            found.append(_replaced(tokens, constants, start, end, mean))
+    return found
+
+
+def _variable_removals(tokens, constants, X, weights):
+    """Each variable of the row replaced, wherever it occurs, by a constant: its mean on ``X``."""
+    found = []
+    for variable in sorted({t for t in tokens if variable_index(t) is not None}):
+        mean = float(np.average(X[:, variable_index(variable)], weights=weights))
+        new_tokens, values, taken = [], [], iter(constants)
+        for token in tokens:
+            if token == variable:
+                new_tokens.append(CONSTANT)
+                values.append(mean)
+            else:
+                new_tokens.append(token)
+                if token == CONSTANT:
+                    values.append(next(taken))
+        found.append((new_tokens, np.array(values)))
+    return found
+
+
+def _constant_removals(tokens, constants):
+    """Each constant that is a factor, a divisor or a term, removed (``c*A -> A``,
+    ``A/c -> A``, ``A + c -> A``)."""
+    ends = _ends(tokens)
+    found = []
+    for parent, operator in enumerate(tokens):
+        if operator not in ("add", "mul", "div"):
+            continue
+        left, right = parent + 1, ends[parent + 1]
+        for position, other in ((left, right), (right, left)):
+            if tokens[position] != CONSTANT or (operator == "div" and position == left):
+                continue
+            kept = tokens[other : ends[other]]
+            values = np.delete(constants, _constants_before(tokens, position))  # the others keep their order
+            found.append(([*tokens[:parent], *kept, *tokens[ends[parent] :]], values))
+    return found
+
+
+def prune(
+    skeleton: Skeleton,
+    constants: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    complexity_penalty: float,
+    weights: np.ndarray | None = None,
+    deadline: Deadline | None = None,
+) -> tuple[Skeleton, np.ndarray, float]:
+    """``skeleton`` and ``constants`` with the parts that do not pay for their tokens
+    removed, and the MSE on ``(X, y)`` (``weights``, mean 1, weight the errors); stops
+    trying after the ``deadline``."""
+    scale = variance(y, weights) or 1.0
+
+    def score(tokens, values):
+        loss = mse(PrefixProgram(tokens), X, y, values, weights)
+        return float(scores(log_fvu([loss], scale), [len(tokens)], complexity_penalty)[0]), loss
+
+    tokens, values = _folded(list(skeleton.tokens), np.asarray(constants, dtype=np.float64), X)
+    best, loss = score(tokens, values)
+    refits = 0
+    changed = True
+    while changed and (deadline is None or not deadline.passed()):
+        changed = False
+        removals = _constant_removals(tokens, values)  # judged after a refit: the others compensate
+        trials = [
+            *removals,
+            *_subtree_replacements(tokens, values, X, weights),
+            *_variable_removals(tokens, values, X, weights),
+        ]
+        trials = [_folded(*trial, X) for trial in trials]
+        judged = sorted((score(*trial)[0], len(trial[0]), i) for i, trial in enumerate(trials))
+        for trial_score, _, i in judged:
+            trial_tokens, trial_values = trials[i]
+            if trial_score > best:
+                if refits >= MAX_REFITS or not len(trial_values):
+                    continue
+                if trial_score > best + MAX_SCORE_RISE and i >= len(removals):
+                    continue
+                refits += 1
+                refitted = least_squares_run(
+                    PrefixProgram(trial_tokens), X, y, trial_values, weights=weights, deadline=deadline
+                )
+                trial_values = trial_values if refitted is None else refitted
+                trial_score = score(trial_tokens, trial_values)[0]
+            if trial_score <= best:
+                tokens, values = trial_tokens, trial_values
+                best, loss = score(tokens, values)
+                changed = True
+                break
+    return Skeleton(tokens), values, loss
+
+
+def prune_best(
+    skeletons: list[Skeleton],
+    constants: list[np.ndarray],
+    losses: list[float],
+    X: np.ndarray,
+    y: np.ndarray,
+    complexity_penalty: float,
+    weights: np.ndarray | None = None,
+    deadline: Deadline | None = None,
+) -> tuple[int, Skeleton, np.ndarray, float] | None:
+    """The row with the lowest selection score, pruned (:func:`prune`): its index and
+    the pruned skeleton, constants and MSE; ``None`` when nothing could be removed."""
+    variances = variance(y, weights) or 1.0
+    complexity = [len(skeleton) for skeleton in skeletons]
+    row = lowest(scores(log_fvu(np.asarray(losses, dtype=np.float64), variances), complexity, complexity_penalty))
+    skeleton, values, loss = prune(skeletons[row], constants[row], X, y, complexity_penalty, weights, deadline)
+    return None if len(skeleton) == len(skeletons[row]) else (row, skeleton, values, loss)

@@ -1,0 +1,53 @@
+"""Fits in threads, then in processes forked while another thread was inside a fit."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROGRAM = """
+import importlib, multiprocessing, sys, warnings
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+import numpy as np
+from nesymres_sklearn import NeSymReSRegressor
+
+estimator, neural_search, weights = (
+    importlib.import_module(f"nesymres_sklearn.{name}") for name in ("estimator", "neural_search", "network.weights")
+)
+
+warnings.simplefilter("ignore")
+X = np.random.default_rng(0).uniform(1, 5, size=(40, 2))
+y = X[:, 0] * np.sin(X[:, 1])
+
+def fit(seed):
+    regressor = NeSymReSRegressor(model=sys.argv[1], beam_size=2, n_restarts=1, refine=None, random_state=seed)
+    return str(regressor.fit(X, y).expression_)
+
+with ThreadPoolExecutor(2) as threads:
+    expected = list(threads.map(fit, range(4)))
+pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
+# the workers fork while the package's locks are held, as when another thread is inside a fit
+with estimator._package_logging._lock, neural_search._torch_threads._lock, weights._cache_lock:
+    futures = [pool.submit(fit, seed) for seed in range(4)]
+try:
+    found = [future.result(timeout=60) for future in futures]
+finally:
+    for process in list(pool._processes.values()):
+        process.kill()
+print(found == expected, expected, found)
+"""
+
+
+@pytest.mark.slow  # about 8 s: a fresh interpreter imports torch, then forks
+def test_fits_in_forked_children_finish_after_threaded_fits(tiny_model, tmp_path):
+    script = tmp_path / "fork_after_threads.py"
+    script.write_text(PROGRAM)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run(
+        [sys.executable, str(script), str(tiny_model)], capture_output=True, text=True, timeout=240, env=env
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("True"), result.stdout

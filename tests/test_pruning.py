@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+import sympy
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.pruning import prune, prune_best
+from nesymres_sklearn.search.readable import simple_numbers, tidy_numbers
+
+X = np.random.default_rng(102).uniform(-3, 3, (200, 3))
+y = X[:, 0] * np.sin(X[:, 1])
+K = 9061438163468778.0
+
+
+def test_a_factor_made_neutral_by_a_huge_constant_is_dropped():
+    # -K*x0*sin(x1)/(x2 - K): the divisor is -K up to rounding, x2 only seems used
+    skeleton = Skeleton(("div", "mul", "c", "mul", "x_1", "sin", "x_2", "add", "x_3", "c"))
+    pruned, constants, loss = prune(skeleton, np.array([-K, -K]), X, y, 0.01)
+    assert pruned.tokens == ("mul", "x_1", "sin", "x_2")
+    assert len(constants) == 0 and loss < 1e-20
+
+
+def test_a_negligible_term_is_dropped_and_a_used_variable_kept():
+    skeleton = Skeleton(("add", "mul", "x_1", "sin", "x_2", "mul", "c", "x_3"))
+    assert prune(skeleton, np.array([1e-14]), X, y, 0.01)[0].tokens == ("mul", "x_1", "sin", "x_2")
+    used = X[:, 0] * np.sin(X[:, 1]) + 0.5 * X[:, 2]
+    assert prune(skeleton, np.array([0.5]), X, used, 0.01)[0] == skeleton
+
+
+def test_prune_best_prunes_the_lowest_score_and_says_when_nothing_changes():
+    plain = Skeleton(("mul", "x_1", "sin", "x_2"))
+    spurious = Skeleton(("div", "mul", "c", "mul", "x_1", "sin", "x_2", "add", "x_3", "c"))
+    baseline = Skeleton(("c",))
+    rows = [baseline, spurious], [np.array([0.0]), np.array([-K, -K])], [float(np.var(y)), 0.0]
+    row, pruned, _, loss = prune_best(*rows, X, y, 0.01)
+    assert (row, pruned, loss) == (1, plain, 0.0)
+    assert prune_best([baseline, plain], [np.array([0.0]), np.array([])], [float(np.var(y)), 0.0], X, y, 0.01) is None
+
+
+def test_large_constants_are_never_re_spelled_as_integers_or_fractions():
+    assert simple_numbers(K) == [0, 1]
+    x = sympy.Symbol("x")
+    assert tidy_numbers(sympy.Float(K) * x) == sympy.Float(K) * x
+
+
+@pytest.mark.parametrize(
+    "seed, law, unused",  # fits that selected an unused column before pruning (benchmarks/studies)
+    [(2, lambda X: 2.54 * X[:, 0] * np.sin(X[:, 2]), "x1"), (11, lambda X: np.exp(X[:, 1] / 2.0), "x0")],
+)
+def test_the_selected_equation_holds_no_unused_column(seed, law, unused):
+    from benchmarks.studies.spurious_variables import case
+
+    _, X, y, _ = case(seed)
+    assert np.allclose(y, law(X))
+    expression = NeSymReSRegressor(random_state=seed).fit(X, y).expression_
+    assert unused not in {str(symbol) for symbol in expression.free_symbols}
