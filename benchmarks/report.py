@@ -27,7 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .metrics import symbolic_scores
+
 METRICS = ("a1_iid", "a1_ood", "a2_iid", "a2_ood")
+#: Symbolic columns of a result row (:func:`benchmarks.metrics.symbolic_scores`).
+SYMBOLIC = ("solution", "model_size", "relative_size")
 METRIC_TITLES = {
     "a1_iid": "$A_1^{iid}$",
     "a1_ood": "$A_1^{ood}$",
@@ -74,10 +78,31 @@ DEFAULT_POINTS = 128
 FAILED = ("error", "timeout", "crashed")
 
 
-def load_results(path: str | Path) -> pd.DataFrame:
+def load_results(path: str | Path, symbolic: bool = False) -> pd.DataFrame:
+    """A result file; ``symbolic``: with the symbolic columns filled in where the file
+    has none (:func:`with_symbolic_scores`, which simplifies every such expression)."""
     frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
     for column in METRICS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return with_symbolic_scores(frame) if symbolic else frame
+
+
+def with_symbolic_scores(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the symbolic columns filled in where a fitted expression has none
+    (result files written before they existed)."""
+    frame = frame.copy()
+    for column in SYMBOLIC:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else np.nan
+    if "expression" not in frame or "true_expression" not in frame:
+        return frame
+    missing = frame["solution"].isna() & frame["expression"].notna() & frame["true_expression"].notna()
+    cache: dict = {}
+    for index in frame.index[missing]:
+        pair = (frame.at[index, "expression"], frame.at[index, "true_expression"])
+        if pair not in cache:
+            cache[pair] = symbolic_scores(*pair)
+        for column, value in cache[pair].items():
+            frame.at[index, column] = float(value)
     return frame
 
 
@@ -85,7 +110,9 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     """Per dataset, method, setting and number of points: accuracies and mean fit time.
 
     Columns: ``n`` (fits), ``fit_time`` (mean seconds), each metric (fraction of
-    equations recovered) with ``<metric>_se`` (standard error), ``failed``.
+    equations recovered) with ``<metric>_se`` (standard error), ``failed``,
+    ``solution`` (fraction of symbolic solutions; failed fits count as none),
+    ``model_size`` and ``relative_size`` (medians over the fitted expressions).
     """
     ran = frame[frame["status"] != "not_installed"].copy()
     if ran.empty:
@@ -96,10 +123,19 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     ran["fit_time"] = pd.to_numeric(ran["fit_time"], errors="coerce")
     keys = ["dataset", "method", "parameter", "value", "n_points"]
     grouped = ran.groupby(keys, sort=True)
+    if "solution" in ran:  # failed fits count as no solution; methods without an expression have none
+        ran["solution"] = pd.to_numeric(ran["solution"], errors="coerce").mask(ran["failed"] == 1, 0.0)
+    else:
+        ran["solution"] = np.nan
+    for column in ("model_size", "relative_size"):
+        ran[column] = pd.to_numeric(ran[column], errors="coerce") if column in ran else np.nan
     summary = grouped.agg(
         n=("equation", "size"),
         fit_time=("fit_time", "mean"),
         failed=("failed", "sum"),
+        solution=("solution", "mean"),
+        model_size=("model_size", "median"),
+        relative_size=("relative_size", "median"),
         **{column: (column, "mean") for column in METRICS},
     ).reset_index()
     for column in METRICS:
@@ -216,7 +252,10 @@ def markdown_tables(frame: pd.DataFrame, metadata: dict | None = None, images: d
         "Accuracies are percentages of the dataset's equations recovered (A1: more than 95% "
         "of 10k test points pass `numpy.isclose(y, y_hat, atol=1e-3, rtol=0.05)`; A2: "
         "R^2 > 0.95 on the finite points); time is the mean wall-clock fit time per "
-        "equation on one thread. Failed fits (error, timeout) count as not recovered.",
+        "equation on one thread. Failed fits (error, timeout) count as not recovered. "
+        "Solution: SRBench's symbolic solution rate (the difference from the true equation, "
+        "or the ratio to it, simplifies to a constant, floats rounded to 3 decimals); size: "
+        "median nodes of the simplified expression, and relative to the true equation.",
         "",
     ]
     if summary.empty:
@@ -229,14 +268,16 @@ def markdown_tables(frame: pd.DataFrame, metadata: dict | None = None, images: d
         lines += [
             f"### {DATASET_LABELS.get(dataset, dataset)} ({int(rows['n'].max())} equations, {main_points} points)",
             "",
-            "| Method | Setting | Fit time (s) | A1 iid | A1 ood | A2 iid | A2 ood | Failed |",
-            "|---|---|---:|---:|---:|---:|---:|---:|",
+            "| Method | Setting | Fit time (s) | A1 iid | A1 ood | A2 iid | A2 ood | Solution | Size | "
+            "Size / true | Failed |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for _, row in rows.iterrows():
             lines.append(
                 f"| {METHOD_LABELS.get(row['method'], row['method'])} | {row['parameter']}={_value(row['value'])} "
                 f"| {row['fit_time']:.2f} | {_percent(row['a1_iid'])} | {_percent(row['a1_ood'])} "
-                f"| {_percent(row['a2_iid'])} | {_percent(row['a2_ood'])} | {int(row['failed'])} |"
+                f"| {_percent(row['a2_iid'])} | {_percent(row['a2_ood'])} | {_percent(row['solution']) if np.isfinite(row['solution']) else '-'} "
+                f"| {_size(row['model_size'])} | {_size(row['relative_size'], 2)} | {int(row['failed'])} |"
             )
         lines.append("")
         lines += _points_table(data)
@@ -280,6 +321,10 @@ def _points_table(data: pd.DataFrame) -> list[str]:
     return lines + [""]
 
 
+def _size(value: float, digits: int = 0) -> str:
+    return "-" if not np.isfinite(value) else f"{value:.{digits}f}"
+
+
 def _value(value) -> str:
     value = float(value)
     return str(int(value)) if value.is_integer() else f"{value:g}"
@@ -309,7 +354,7 @@ def write_report(
     csv_path = Path(csv_path)
     out_dir = Path(out_dir) if out_dir else csv_path.parent
     out_dir.mkdir(parents=True, exist_ok=True)
-    frame = pd.concat([load_results(p) for p in [csv_path, *(extra or [])]], ignore_index=True)
+    frame = pd.concat([load_results(p, symbolic=True) for p in [csv_path, *(extra or [])]], ignore_index=True)
     # A fit present in several files (e.g. 128 points in both runs) counts once: the first.
     frame = frame.drop_duplicates(["dataset", "equation", "method", "value", "n_points", "seed"])
     metadata_path = csv_path.with_suffix(".json")

@@ -1,7 +1,16 @@
 import numpy as np
 import pytest
 
-from benchmarks.metrics import accuracy_a1, accuracy_a2, close_fraction, r2_finite, score
+from benchmarks.metrics import (
+    accuracy_a1,
+    accuracy_a2,
+    close_fraction,
+    model_size,
+    r2_finite,
+    score,
+    symbolic_scores,
+    symbolic_solution,
+)
 
 
 @pytest.fixture
@@ -107,3 +116,55 @@ def test_score_keys(y):
 def test_shape_mismatch_raises():
     with pytest.raises(ValueError):
         accuracy_a1(np.ones(3), np.ones(4))
+
+
+@pytest.mark.parametrize(
+    "model, truth",
+    [
+        ("x_1*sin(x_2)", "x_1*sin(x_2)"),
+        ("2.0001*x_1 + 5", "2*x_1"),  # another constant added, a float that rounds to the true one
+        ("3*sin(x_1)", "sin(x_1)"),  # a constant factor
+        ("log(10*(x_1/10.0))", "log(x_1)"),  # a unit rescaling that cancels
+        ("3.16227766016838*sqrt(x_1/10.0)", "sqrt(x_1)"),  # a rescaled variable: the ratio is constant
+        ("x_1 - 4.3e-18*x_2", "x_1"),  # a negligible term is rounded away
+        ("0.398942280401433*exp(-x_1**2/2)", "sqrt(2)*exp(-x_1**2/2)/(2*sqrt(pi))"),
+    ],
+)
+def test_symbolic_solutions(model, truth):
+    assert symbolic_solution(model, truth)
+
+
+@pytest.mark.parametrize(
+    "model, truth",
+    [
+        ("sin(1.1*x_1)", "sin(x_1)"),  # a constant inside changes the law
+        ("x_1 + x_2", "x_1*x_2"),
+        ("x_1/(x_2 + 1)", "x_1/x_2"),
+        ("0", "x_1"),  # a zero ratio is not a solution
+        ("x_1 + 0.01*x_2", "x_1"),  # a small but real term
+        ("2*x_1 + 5", "x_1"),  # an affine map of the law
+    ],
+)
+def test_not_symbolic_solutions(model, truth):
+    assert not symbolic_solution(model, truth)
+
+
+def test_model_size_counts_nodes_after_rounding_and_simplifying():
+    assert model_size("x_1*sin(x_2)") == 4  # Mul, x_1, sin, x_2
+    assert model_size("1.0000001*x_1*sin(x_2)") == model_size("x_1*sin(x_2)")
+    assert model_size("x_1 + x_1") == model_size("2*x_1")
+    assert symbolic_scores("2*x_1", "x_1") == {"solution": True, "model_size": 3, "relative_size": 3.0}
+    assert not symbolic_scores("2*x_1 + 5", "x_1")["solution"]  # neither the difference nor the ratio is constant
+
+
+def test_a_simplification_past_its_time_limit_is_not_a_solution(monkeypatch):
+    import benchmarks.metrics as metrics
+
+    def slow_simplify(expression, ratio=1):
+        import time
+
+        time.sleep(5)
+        return expression
+
+    monkeypatch.setattr(metrics.sympy, "simplify", slow_simplify)
+    assert not symbolic_solution("x_1", "x_1", seconds=0.1)

@@ -28,7 +28,7 @@ def test_summary_counts_failures_as_not_recovered():
     assert row["n"] == 3 and row["failed"] == 1 and row["fit_time"] == pytest.approx(2.0)
     assert row["a1_iid"] == pytest.approx(1 / 3) and row["a1_ood"] == pytest.approx(2 / 3)
     text = markdown_tables(frame)
-    assert "| m | p=1 | 2.00 | 33.3 | 66.7 | 66.7 | 0.0 | 1 |" in text
+    assert "| m | p=1 | 2.00 | 33.3 | 66.7 | 66.7 | 0.0 | - | - | - | 1 |" in text
     assert "- x: not installed: x" in text
 
 
