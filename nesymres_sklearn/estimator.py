@@ -24,7 +24,7 @@ from .search.budget import Budget, Deadline
 from .search.features import linear_skeleton, on_features, relevant_features
 from .search.fitting import fit_constants, mse
 from .search.problem import Problem
-from .search.readable import exact_constants, tidy_numbers
+from .search.readable import exact_constants, fold_float_factors, tidy_numbers
 from .search.scaling import Scaling
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
 from .search.table import CandidateRows, CandidateTable
@@ -499,12 +499,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
 
     def _expression(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
         """The row's equation over the features: as written, or with ``exact``
-        constants and SymPy's automatic evaluation (the selected row)."""
+        constants, the units folded into them and SymPy's automatic evaluation (the
+        selected row: a canonical expression, equal to itself after pickling)."""
         if exact is None:
-            expression = skeleton.expression(constants, self._symbols)
-        else:
-            expression = tidy_numbers(skeleton.expression(exact, self._symbols, evaluate=True))
-        return self._scaling.unscale_expression(expression, self._symbols)
+            return self._scaling.unscale_expression(skeleton.expression(constants, self._symbols), self._symbols)
+        expression = tidy_numbers(skeleton.expression(exact, self._symbols, evaluate=True))
+        unscaled = self._scaling.unscale_expression(expression, self._symbols, evaluate=True)
+        return tidy_numbers(fold_float_factors(unscaled))
 
     def _make_readable(self, problem: Problem, deadline: Deadline | None) -> None:
         """Re-spell the selected equation's constants exactly where the fit allows

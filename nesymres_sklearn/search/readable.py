@@ -115,3 +115,17 @@ def tidy_numbers(expression: sympy.Expr) -> sympy.Expr:
                 replacements[number] = exact
                 break
     return expression.xreplace(replacements) if replacements else expression
+
+
+def fold_float_factors(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` with every product whose number part mixes a float with exact
+    irrational numbers (``0.316227766016838*sqrt(10)*sqrt(x)``, from undoing the units)
+    written with that part as one float, which :func:`tidy_numbers` can then read."""
+
+    def fold(product: sympy.Expr) -> sympy.Expr:
+        number, rest = product.as_independent(*product.free_symbols, as_Add=False)
+        if number.is_Float or not number.has(sympy.Float):
+            return product
+        return sympy.Float(number.evalf()) * rest
+
+    return expression.replace(lambda e: e.is_Mul and not e.is_number, fold)

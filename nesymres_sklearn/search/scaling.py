@@ -67,11 +67,24 @@ class Scaling:
     def unscale_y(self, y: np.ndarray) -> np.ndarray:
         return y * self.y_scale
 
-    def unscale_expression(self, expression: sympy.Expr, symbols: Sequence[sympy.Symbol]) -> sympy.Expr:
-        """``expression`` over scaled features -> the same equation over the raw ones."""
+    def unscale_expression(
+        self, expression: sympy.Expr, symbols: Sequence[sympy.Symbol], evaluate: bool = False
+    ) -> sympy.Expr:
+        """``expression`` over scaled features -> the same equation over the raw ones.
+
+        ``evaluate=False`` keeps the tree as written (see ``Skeleton.expression``);
+        ``evaluate=True`` writes the powers of ten exactly and lets SymPy fold them into
+        the constants, so that ``log(10*x)`` over ``x/10`` reads ``log(x)``.
+        """
         if self.is_identity:
             return expression
-        with sympy.evaluate(False):  # keep the tree as written (see Skeleton.expression)
-            substitutions = {s: s / sympy.Float(scale) for s, scale in zip(symbols, self.x_scales) if scale != 1.0}
+        with sympy.evaluate(evaluate):
+            number = _exact_power_of_ten if evaluate else sympy.Float
+            substitutions = {s: s / number(scale) for s, scale in zip(symbols, self.x_scales) if scale != 1.0}
             raw = expression.xreplace(substitutions) if substitutions else expression
-            return raw if self.y_scale == 1.0 else sympy.Float(self.y_scale) * raw
+            return raw if self.y_scale == 1.0 else number(self.y_scale) * raw
+
+
+def _exact_power_of_ten(scale: float) -> sympy.Rational:
+    """The power of ten ``scale`` stands for, as an exact SymPy number."""
+    return sympy.Integer(10) ** round(math.log10(scale))
