@@ -276,7 +276,7 @@ def markdown_tables(frame: pd.DataFrame, metadata: dict | None = None, images: d
             lines.append(
                 f"| {METHOD_LABELS.get(row['method'], row['method'])} | {row['parameter']}={_value(row['value'])} "
                 f"| {row['fit_time']:.2f} | {_percent(row['a1_iid'])} | {_percent(row['a1_ood'])} "
-                f"| {_percent(row['a2_iid'])} | {_percent(row['a2_ood'])} | {_percent(row['solution']) if np.isfinite(row['solution']) else '-'} "
+                f"| {_percent(row['a2_iid'])} | {_percent(row['a2_ood'])} | {_size(100 * row['solution'], 1)} "
                 f"| {_size(row['model_size'])} | {_size(row['relative_size'], 2)} | {int(row['failed'])} |"
             )
         lines.append("")
@@ -322,6 +322,7 @@ def _points_table(data: pd.DataFrame) -> list[str]:
 
 
 def _size(value: float, digits: int = 0) -> str:
+    """``value`` with ``digits`` decimals; ``-`` when there is none."""
     return "-" if not np.isfinite(value) else f"{value:.{digits}f}"
 
 
