@@ -20,5 +20,7 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
 - ``size_selection``: model sizes compared from short training runs
   (``pretraining/size_selection.md``);
 - ``data_scaling``: validation accuracy against bank size at equal compute
-  (``pretraining/data_scaling.md``).
+  (``pretraining/data_scaling.md``);
+- ``dsr_nguyen``: our DSR re-implementation on Nguyen-1..8 against the DSR paper's
+  recovery rates (``dsr/dsr_nguyen.md``).
 """

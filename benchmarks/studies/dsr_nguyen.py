@@ -1,4 +1,5 @@
-"""Validation of the re-implementation on the Nguyen problems against the DSR paper.
+"""Validation of the DSR re-implementation (``benchmarks.methods.dsr``) on the Nguyen
+problems against the DSR paper.
 
 Runs ``dsr`` through the benchmark runner in the paper's Nguyen setting (20 training
 points on the paper's supports, function set {+, -, *, /, sin, cos, exp, log, x}
@@ -6,7 +7,7 @@ without the ``const`` token), then writes a markdown table of our exact-recovery
 per problem next to the rate the paper reports (Petersen et al., ICLR 2021, Table 1:
 DSR, 100 runs per problem, 2M expressions per run)::
 
-    python -m benchmarks.methods.dsr.nguyen --n-expressions 200000 --seeds 0 1 2 \\
+    python -m benchmarks.studies.dsr_nguyen --n-expressions 200000 --seeds 0 1 2 \\
         --out benchmarks/results/dsr/dsr_nguyen.csv
 
 An expression counts as recovered when it equals the true one to 1e-9 (relative) on
@@ -26,6 +27,8 @@ import pandas as pd
 import sympy
 
 from benchmarks.datasets import load_dataset, parse_expression, variable_symbols
+from benchmarks.profiles import Profile
+from benchmarks.runner import run
 
 #: DSR's recovery rates on Nguyen-1..12 (Petersen et al., 2021, Table 1).
 PAPER_RECOVERY = {
@@ -140,9 +143,6 @@ def markdown(table: pd.DataFrame, command: str) -> str:
 
 
 def main(argv=None) -> int:
-    from benchmarks.profiles import Profile
-    from benchmarks.runner import run
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n-expressions", type=int, nargs="+", default=[200_000], help="budgets per run")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -152,7 +152,7 @@ def main(argv=None) -> int:
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", default="benchmarks/results/dsr/dsr_nguyen.csv")
     args = parser.parse_args(argv)
-    command = "python -m benchmarks.methods.dsr.nguyen " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m benchmarks.studies.dsr_nguyen " + shlex.join(sys.argv[1:] if argv is None else argv)
     profile = Profile(
         datasets={"nguyen": args.equations},
         methods={"dsr": tuple(args.n_expressions)},
