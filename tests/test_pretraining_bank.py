@@ -12,6 +12,7 @@ import torch
 from nesymres_sklearn.expression.placeholders import neutral_constants
 from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.network.vocabulary import Vocabulary
+from pretraining import bank_pack
 from pretraining.bank import KIND_CODES, SPLITS, SkeletonBank, build_bank, image_key, image_points, main
 from pretraining.bank_pack import pack_bank, unpack_bank
 from pretraining.data import BatchConfig, EquationSampler, batch_rng
@@ -356,8 +357,8 @@ def test_command_line_builds_packs_and_unpacks(tmp_path, capsys):
         ["--out", str(tmp_path / "bank"), "--n-skeletons", "40", "--n-heldout", "10", "--n-jobs", "1"]
         + ["--simplification", "automatic", "--chunk-size", "25", "--chunks-per-shard", "2"]
     )
-    main(["pack", str(tmp_path / "bank"), str(tmp_path / "pack")])
-    main(["unpack", str(tmp_path / "pack-00.npz"), "--out", str(tmp_path / "unpacked")])
+    bank_pack.main(["pack", str(tmp_path / "bank"), str(tmp_path / "pack")])
+    bank_pack.main(["unpack", str(tmp_path / "pack-00.npz"), "--out", str(tmp_path / "unpacked")])
     assert "1 files" in capsys.readouterr().out
     _assert_same_bank(tmp_path / "bank", tmp_path / "unpacked", image_keys=False)
 
