@@ -23,7 +23,7 @@ SETTINGS = dict(
     n_skeletons=120,
     n_heldout=30,
     seed=3,
-    n_jobs=2,
+    n_jobs=1,  # in process: no worker start-up (the FAST builds below cover the workers)
     chunk_size=20,
     chunks_per_shard=3,
     config=GeneratorConfig(simplify_timeout=60),
@@ -371,7 +371,8 @@ def test_the_command_builds_with_several_workers(tmp_path):
 
     folder = tmp_path / "bank"
     command = [sys.executable, "-m", "pretraining.bank", "--out", str(folder), "--n-skeletons", "30", "--n-heldout",
-               "5", "--n-jobs", "2", "--chunk-size", "20", "--chunks-per-shard", "2", "--seed", "3"]  # fmt: skip
+               "5", "--n-jobs", "2", "--chunk-size", "20", "--chunks-per-shard", "2", "--seed", "3",
+               "--simplification", "automatic"]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert len(SkeletonBank(folder)) == 30 and len(SkeletonBank(folder, "heldout")) == 5
