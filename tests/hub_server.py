@@ -144,7 +144,9 @@ def fit_twice_script(model: str, revision: str | None = None) -> str:
     from nesymres_sklearn import NeSymReSRegressor
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, size=(30, 2))
-    reg = NeSymReSRegressor(model={model!r}, revision={revision!r}, beam_size=2, n_restarts=1, random_state=0)
+    reg = NeSymReSRegressor(
+        model={model!r}, revision={revision!r}, beam_size=2, n_restarts=1, refine=None, random_state=0
+    )
     reg.fit(X, X[:, 0] + X[:, 1])
     print("EXPRESSION", reg.expression_)
     import huggingface_hub.file_download as download

@@ -231,7 +231,8 @@ PUSH_AND_FIT = """
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, size=(40, 2))
     for repo in ("org/pushed", "org/bundled"):
-        reg = NeSymReSRegressor(model=repo, beam_size=2, random_state=0).fit(X, X[:, 0] * X[:, 1])
+        reg = NeSymReSRegressor(model=repo, beam_size=2, n_restarts=1, refine=None, random_state=0)
+        reg.fit(X, X[:, 0] * X[:, 1])
         print("FITTED", repo, reg.predict(X).shape)
 """
 
