@@ -21,7 +21,7 @@ from pretraining.data import (
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bank")
-    build_bank(folder, n_skeletons=80, n_heldout=0, seed=1, n_jobs=2, chunk_size=20, chunks_per_shard=3)
+    build_bank(folder, n_skeletons=80, n_heldout=0, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=3)
     return SkeletonBank(folder)
 
 
