@@ -14,7 +14,7 @@ installed are listed but left out of the averages. Fit time of a timeout is the 
 
 Command line::
 
-    python -m benchmarks.report benchmarks/results/laptop.csv --docs docs/benchmarks.md
+    python -m benchmarks.report benchmarks/results/laptop/laptop.csv --docs docs/benchmarks.md
 """
 
 from __future__ import annotations

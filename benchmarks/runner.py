@@ -19,8 +19,8 @@ A method whose package is missing gets ``status="not_installed"`` rows with the 
 
 Command line (see ``python -m benchmarks.runner --help``)::
 
-    python -m benchmarks.runner --profile quick --out benchmarks/results/quick.csv
-    python -m benchmarks.runner --profile laptop --n-jobs 2 --out benchmarks/results/laptop.csv
+    python -m benchmarks.runner --profile quick --out benchmarks/results/quick/quick.csv
+    python -m benchmarks.runner --profile laptop --n-jobs 2 --out benchmarks/results/laptop/laptop.csv
     python -m benchmarks.runner --profile full --backend dask --scheduler tcp://host:8786 --n-jobs -1 ...
 """
 
@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the NeSymReS benchmark: methods x datasets x settings, one CSV row per fit.",
     )
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
-    parser.add_argument("--out", help="result CSV (default: benchmarks/results/<profile>.csv)")
+    parser.add_argument("--out", help="result CSV (default: benchmarks/results/<profile>/<profile>.csv)")
     parser.add_argument("--datasets", nargs="+", help="datasets to run (default: the profile's)")
     parser.add_argument(
         "--methods",
@@ -221,7 +221,7 @@ def main(argv=None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     profile = profile_from_args(args)
-    out = Path(args.out or f"benchmarks/results/{args.profile}.csv")
+    out = Path(args.out or f"benchmarks/results/{args.profile}/{args.profile}.csv")
     command = "python -m benchmarks.runner " + " ".join(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
     results = run(

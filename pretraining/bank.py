@@ -36,11 +36,9 @@ A complete bank packs into a few compressed files of at most 16 MiB, to keep wit
 checkout: 1.2 MiB for 200k skeletons, 2.7 MiB with the training split's image keys,
 which only the seen-skeleton study needs (:mod:`pretraining.bank_pack`).
 
-Command lines (``build`` is the default command)::
+Command line (packing and unpacking: :mod:`pretraining.bank_pack`)::
 
     python -m pretraining.bank --out bank --n-skeletons 100000 --n-heldout 1000
-    python -m pretraining.bank pack bank packs/bank        # packs/bank-00.npz, ...
-    python -m pretraining.bank unpack packs/bank-*.npz --out bank
 """
 
 from __future__ import annotations
@@ -52,7 +50,6 @@ import json
 import logging
 import math
 import os
-import sys
 import time
 import warnings
 from collections import Counter
@@ -263,7 +260,7 @@ class SkeletonBank:
         if self._image_keys is None:
             raise ValueError(
                 f"The {self.split} split of {self.folder} was unpacked without its image keys; unpack a pack "
-                "made with `python -m pretraining.bank pack BANK PREFIX --image-keys`, or build the bank."
+                "made with `python -m pretraining.bank_pack pack BANK PREFIX --image-keys`, or build the bank."
             )
         return self._image_keys
 
@@ -560,51 +557,6 @@ def _finish_rates(metadata: dict) -> None:
         counts["acceptance_rate"] = counts["accepted"] / attempts
 
 
-#: Subcommands of ``python -m pretraining.bank``; without one, ``build``.
-COMMANDS = ("build", "pack", "unpack")
-
-
-def main(argv=None) -> None:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv.pop(0) if argv and argv[0] in COMMANDS else "build"
-    {"build": _build_main, "pack": _pack_main, "unpack": _unpack_main}[command](argv)
-
-
-def _pack_main(argv) -> None:
-    from .bank_pack import MAX_PACK_BYTES, pack_bank
-
-    parser = argparse.ArgumentParser(prog="python -m pretraining.bank pack", description="Pack a complete bank.")
-    parser.add_argument("bank", help="bank folder")
-    parser.add_argument("prefix", help="files are PREFIX-00.npz, PREFIX-01.npz, ...")
-    parser.add_argument("--image-keys", action="store_true", help="keep the training image keys (about 2x the size)")
-    parser.add_argument("--max-mib", type=float, default=MAX_PACK_BYTES / 2**20, help="largest file, MiB")
-    args = parser.parse_args(argv)
-    start = time.perf_counter()
-    try:
-        paths = pack_bank(args.bank, args.prefix, args.image_keys, int(args.max_mib * 2**20))
-    except ValueError as error:
-        parser.exit(1, f"error: {error}\n")
-    for path in paths:
-        print(f"{path}: {path.stat().st_size / 2**20:.2f} MiB")
-    print(f"{len(paths)} files in {time.perf_counter() - start:.1f} s")
-
-
-def _unpack_main(argv) -> None:
-    from .bank_pack import unpack_bank
-
-    parser = argparse.ArgumentParser(prog="python -m pretraining.bank unpack", description="Unpack a bank.")
-    parser.add_argument("files", nargs="+", help="all the files of the pack")
-    parser.add_argument("--out", required=True, help="new bank folder")
-    args = parser.parse_args(argv)
-    start = time.perf_counter()
-    try:
-        metadata = unpack_bank(args.files, args.out)
-    except ValueError as error:
-        parser.exit(1, f"error: {error}\n")
-    sizes = {split: sum(shard["n"] for shard in shards) for split, shards in metadata["shards"].items()}
-    print(f"{args.out}: {sizes} skeletons in {time.perf_counter() - start:.1f} s")
-
-
 def default_chunks_per_shard(folder, n_wanted: int, chunk_size: int) -> int:
     """The existing bank's chunks per shard (a bank grows with its own settings), else
     enough chunks for ``2 * n_wanted`` trees, at most ``MAX_CHUNKS_PER_SHARD``: a shard
@@ -615,7 +567,7 @@ def default_chunks_per_shard(folder, n_wanted: int, chunk_size: int) -> int:
     return min(MAX_CHUNKS_PER_SHARD, max(1, math.ceil(2 * n_wanted / chunk_size)))
 
 
-def _build_main(argv) -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="bank folder (resumed if it exists)")
     parser.add_argument("--n-skeletons", type=int, required=True)

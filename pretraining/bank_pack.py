@@ -14,18 +14,21 @@ only ``SkeletonBank(folder).image_keys`` (the seen-skeleton study) is then unava
 
 Command lines::
 
-    python -m pretraining.bank pack bank packs/bank [--image-keys] [--max-mib 16]
-    python -m pretraining.bank unpack packs/bank-*.npz --out bank
+    python -m pretraining.bank_pack pack bank packs/bank [--image-keys] [--max-mib 16]
+    python -m pretraining.bank_pack unpack packs/bank-*.npz --out bank
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
 import json
 import lzma
 import os
 import re
+import sys
+import time
 import zipfile
 import zlib
 from pathlib import Path
@@ -41,7 +44,7 @@ MAX_PACK_BYTES = 16 * 2**20
 # Fixed entry dates keep a pack a pure function of its bank.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 _UNREADABLE = (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile, lzma.LZMAError, zlib.error)
-_FIX = "fetch it again, or pack the bank again with `python -m pretraining.bank pack BANK PREFIX`"
+_FIX = "fetch it again, or pack the bank again with `python -m pretraining.bank_pack pack BANK PREFIX`"
 
 
 def _narrow(values: np.ndarray) -> np.ndarray:
@@ -276,7 +279,7 @@ def unpack_bank(files, folder) -> dict:
     if missing:
         raise ValueError(
             f"The pack {reference['name']} has {n_files} files; missing: {', '.join(missing)}. Pass all of them, "
-            f"e.g. `python -m pretraining.bank unpack {first.parent / reference['name']}-*.npz --out BANK`."
+            f"e.g. `python -m pretraining.bank_pack unpack {first.parent / reference['name']}-*.npz --out BANK`."
         )
     folder = Path(folder)
     if (folder / "metadata.json").exists():
@@ -312,3 +315,47 @@ def unpack_bank(files, folder) -> dict:
             np.save(folder / counts_file, arrays["counts"])
     _write_json(folder / "metadata.json", metadata)
     return metadata
+
+
+def main(argv=None) -> None:
+    """``python -m pretraining.bank_pack pack ...`` or ``... unpack ...``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"pack": _pack_main, "unpack": _unpack_main}
+    if not argv or argv[0] not in commands:
+        raise SystemExit("usage: python -m pretraining.bank_pack {pack,unpack} ...")
+    commands[argv[0]](argv[1:])
+
+
+def _pack_main(argv) -> None:
+    parser = argparse.ArgumentParser(prog="python -m pretraining.bank_pack pack", description="Pack a complete bank.")
+    parser.add_argument("bank", help="bank folder")
+    parser.add_argument("prefix", help="files are PREFIX-00.npz, PREFIX-01.npz, ...")
+    parser.add_argument("--image-keys", action="store_true", help="keep the training image keys (about 2x the size)")
+    parser.add_argument("--max-mib", type=float, default=MAX_PACK_BYTES / 2**20, help="largest file, MiB")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        paths = pack_bank(args.bank, args.prefix, args.image_keys, int(args.max_mib * 2**20))
+    except ValueError as error:
+        parser.exit(1, f"error: {error}\n")
+    for path in paths:
+        print(f"{path}: {path.stat().st_size / 2**20:.2f} MiB")
+    print(f"{len(paths)} files in {time.perf_counter() - start:.1f} s")
+
+
+def _unpack_main(argv) -> None:
+    parser = argparse.ArgumentParser(prog="python -m pretraining.bank_pack unpack", description="Unpack a bank.")
+    parser.add_argument("files", nargs="+", help="all the files of the pack")
+    parser.add_argument("--out", required=True, help="new bank folder")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        metadata = unpack_bank(args.files, args.out)
+    except ValueError as error:
+        parser.exit(1, f"error: {error}\n")
+    sizes = {split: sum(shard["n"] for shard in shards) for split, shards in metadata["shards"].items()}
+    print(f"{args.out}: {sizes} skeletons in {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

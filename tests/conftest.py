@@ -1,12 +1,21 @@
+import os
 import sys
+from functools import cache
 from pathlib import Path
 
-import numpy as np
-import pytest
+# One intra-op thread in the test process and the processes it starts: on a small shared
+# machine, OpenMP threads that wait for busy cores made a training step ten times slower.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+torch.set_num_threads(1)
 sys.path.insert(0, str(Path(__file__).parent))
 
 from models import tiny_model_folder  # noqa: E402
+from original_checkpoints import original_state, save_lightning_checkpoint  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +29,26 @@ def xy():
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, size=(64, 2))
     return X, X[:, 0] * np.sin(X[:, 1])
+
+
+@pytest.fixture(scope="session")
+def checkpoint(tmp_path_factory):
+    """``checkpoint(name)``: path of a synthetic checkpoint, written on first use."""
+    folder = tmp_path_factory.mktemp("original-checkpoints")
+
+    @cache
+    def make(name: str):
+        path = folder / f"{name}.ckpt"
+        save_lightning_checkpoint(path, original_state(name))
+        return path
+
+    return make
+
+
+@pytest.fixture
+def conversion_cache(tmp_path, monkeypatch):
+    """Converted checkpoints go to a per-test HF_HOME."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HOME", str(tmp_path / "hf-home"))
+    return tmp_path / "hf-home" / "nesymres-sklearn" / "converted"

@@ -133,3 +133,26 @@ def run_python(code: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True, text=True, timeout=120
     )
+
+
+def fit_twice_script(model: str, revision: str | None = None) -> str:
+    """Code for :func:`run_python`: fit ``model`` (printing ``EXPRESSION ...``), then make
+    huggingface_hub's metadata request fail and fit again, printing ``REFIT OK`` when the
+    second fit asked the Hub nothing (the process keeps the model it loaded)."""
+    return f"""
+    import numpy as np
+    from nesymres_sklearn import NeSymReSRegressor
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(30, 2))
+    reg = NeSymReSRegressor(
+        model={model!r}, revision={revision!r}, beam_size=2, n_restarts=1, refine=None, random_state=0
+    )
+    reg.fit(X, X[:, 0] + X[:, 1])
+    print("EXPRESSION", reg.expression_)
+    import huggingface_hub.file_download as download
+    def no_network(*args, **kwargs):
+        raise AssertionError("the Hub was asked again for a cached model")
+    download.get_hf_file_metadata = no_network
+    reg.fit(X, X[:, 0] - X[:, 1])
+    print("REFIT OK")
+"""

@@ -364,7 +364,7 @@ def test_bench_pretraining_without_a_mode_runs_them_all_and_each_mode_has_its_ow
     outputs = {mode: bench_pretraining.parse_args([mode, "--bank", "b"] if mode == "data" else [mode]).out
                for mode in bench_pretraining.OUTPUTS}  # fmt: skip
     assert outputs["all"].name == "pretraining_benchmark.md" and len(set(outputs.values())) == len(outputs)
-    assert {path.parent.name for path in outputs.values()} == {"results"}
+    assert {path.parent.name for path in outputs.values()} == {"pretraining"}
 
 
 @pytest.fixture

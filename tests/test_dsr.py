@@ -275,3 +275,21 @@ def test_adapter():
     assert symbols <= {"x_1", "x_2"}
     # The time budget is a soft stop between expressions: none left, one expression.
     assert DSRAdapter(10_000, time_budget=0.0).fit(X, y).result_.stopped == "time"
+
+
+def test_the_nguyen_study_counts_equal_expressions_as_recovered_and_tabulates_them():
+    import pandas as pd
+
+    from benchmarks.datasets import load_dataset
+    from benchmarks.studies.dsr_nguyen import is_recovered, markdown, summary_table
+
+    rows = pd.DataFrame(
+        {"equation": ["Nguyen-1", "Nguyen-1"], "value": [1000, 1000], "status": ["ok", "ok"],
+         "expression": ["x_1*(x_1**2 + x_1 + 1)", "x_1**3 + x_1"], "a1_iid": [1.0, 0.0], "fit_time": [2.0, 4.0]}
+    )  # fmt: skip
+    table = summary_table(rows)
+    assert table[["runs", "recovered", "ours", "paper"]].iloc[0].tolist() == [2, 1, 50.0, 100]
+    nguyen_1 = next(e for e in load_dataset("nguyen") if e.name == "Nguyen-1")
+    assert not is_recovered("", nguyen_1) and not is_recovered("x_1 +", nguyen_1)
+    report = markdown(table, "python -m benchmarks.studies.dsr_nguyen")
+    assert "| Nguyen-1 | `x_1**3 + x_1**2 + x_1` | 1/2 (50%) | 3 / 4 | 100% |" in report

@@ -127,11 +127,24 @@ def test_operon_subtraction_and_weighted_variables_come_back_as_our_tokens():
     np.testing.assert_allclose(skeleton.program(X, constants), 2.5 * X[:, 0] - X[:, 1])
 
 
-@pytest.fixture
-def problem():
+def make_problem():
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 4, size=(100, 2))
     return X, X[:, 0] * np.sin(X[:, 1]) + X[:, 1] ** 3
+
+
+@pytest.fixture
+def problem():
+    return make_problem()
+
+
+@pytest.fixture(scope="module")
+def operon_fit():
+    """``refine="operon"`` on a problem beyond what beam 2 of the network fits exactly
+    (shared: a fit with 20 generations of Operon takes seconds)."""
+    X, y = make_problem()
+    y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]
+    return X, y, NeSymReSRegressor(beam_size=2, refine="operon", random_state=0).fit(X, y)
 
 
 def test_a_right_seed_survives_and_is_returned_with_exact_constants(problem):
@@ -187,10 +200,8 @@ def test_a_larger_budget_continues_the_run_of_a_smaller_one(problem):
     assert small.skeletons[0].key in {skeleton.key for skeleton in large.skeletons}
 
 
-def test_refine_operon_adds_operon_candidates(problem):
-    X, y = problem
-    y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]  # beyond what beam 2 of the network fits exactly
-    regressor = NeSymReSRegressor(beam_size=2, refine="operon", random_state=0).fit(X, y)
+def test_refine_operon_adds_operon_candidates(operon_fit):
+    X, y, regressor = operon_fit
     assert "operon" in set(regressor.equations_["origin"])
     assert regressor.timings_["refinement"] > 0
     assert regressor.refinement_["seeds"] >= 1 and regressor.refinement_["generations"] == 20
@@ -225,11 +236,9 @@ def test_refine_auto_is_the_network_alone_without_pyoperon(problem, monkeypatch)
     assert auto.equations_["expression"].tolist() == alone.equations_["expression"].tolist()
 
 
-def test_refine_auto_runs_operon_when_pyoperon_is_installed(problem):
-    X, y = problem
-    y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]
+def test_refine_auto_runs_operon_when_pyoperon_is_installed(operon_fit):
+    X, y, explicit = operon_fit
     auto = NeSymReSRegressor(beam_size=2, refine="auto", random_state=0).fit(X, y)
-    explicit = NeSymReSRegressor(beam_size=2, refine="operon", random_state=0).fit(X, y)
     assert auto.refinement_ == explicit.refinement_ and auto.refinement_["generations"] == 20
     operon_rows = [
         table.loc[table["origin"] == "operon", "skeleton"].tolist() for table in (auto.equations_, explicit.equations_)

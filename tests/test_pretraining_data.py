@@ -21,7 +21,7 @@ from pretraining.data import (
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bank")
-    build_bank(folder, n_skeletons=80, n_heldout=0, seed=1, n_jobs=2, chunk_size=20, chunks_per_shard=3)
+    build_bank(folder, n_skeletons=80, n_heldout=0, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=3)
     return SkeletonBank(folder)
 
 
@@ -104,9 +104,15 @@ class _ThreadCounts(BatchStream):
         return {"index": index, "threads": torch.get_num_threads()}
 
 
-def test_loader_workers_compute_with_one_torch_thread(sampler):
+def test_loader_workers_compute_with_one_torch_thread(sampler, monkeypatch):
     """The training process takes the other cores (pretraining.runtime.training_threads)."""
-    batches = list(batch_loader(_ThreadCounts(sampler, 9, stop=4), num_workers=2))
+    monkeypatch.delenv("OMP_NUM_THREADS")  # the workers must not owe their one thread to the suite's setting
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        batches = list(batch_loader(_ThreadCounts(sampler, 9, stop=4), num_workers=2))
+    finally:
+        torch.set_num_threads(previous)
     assert [batch["index"] for batch in batches] == [0, 1, 2, 3]
     assert [batch["threads"] for batch in batches] == [1, 1, 1, 1]
 

@@ -23,7 +23,7 @@ TRAIN_OPTIONS = [
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bank")
-    build_bank(folder, n_skeletons=60, n_heldout=10, seed=2, n_jobs=2, chunk_size=20, chunks_per_shard=2)
+    build_bank(folder, n_skeletons=60, n_heldout=10, seed=2, n_jobs=1, chunk_size=20, chunks_per_shard=2)
     return folder
 
 

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 import torch
-from hub_server import COMMIT, FakeHub, run_python
+from hub_server import COMMIT, FakeHub, fit_twice_script, run_python
 
 from nesymres_sklearn.network.model import NeSymReSModel
 from nesymres_sklearn.network.weights import (
@@ -159,23 +159,6 @@ def test_a_missing_folder_beside_existing_ones_is_not_taken_for_a_hub_id(tmp_pat
         resolve_folder("models/mine")
 
 
-FIT_FROM_HUB = """
-    import numpy as np
-    from nesymres_sklearn import NeSymReSRegressor
-    rng = np.random.default_rng(0)
-    X = rng.uniform(1, 5, size=(40, 2))
-    reg = NeSymReSRegressor(model="org/tiny", revision={revision!r}, beam_size=2, random_state=0)
-    reg.fit(X, X[:, 0] + X[:, 1])
-    print("EXPRESSION", reg.expression_)
-    import huggingface_hub.file_download as download
-    def no_network(*args, **kwargs):
-        raise AssertionError("the Hub was asked again for a cached model")
-    download.get_hf_file_metadata = no_network
-    reg.fit(X, X[:, 0] - X[:, 1])
-    print("REFIT OK")
-"""
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -186,17 +169,17 @@ def free_port() -> int:
 def test_download_from_hub_then_offline_cache(tiny_model, tmp_path):
     cache = {"HF_HUB_CACHE": str(tmp_path / "cache"), "HF_HUB_DISABLE_TELEMETRY": "1"}
     with FakeHub({"org/tiny": tiny_model}) as hub:
-        result = run_python(FIT_FROM_HUB.format(revision=None), {**cache, "HF_ENDPOINT": hub.endpoint})
+        result = run_python(fit_twice_script("org/tiny"), {**cache, "HF_ENDPOINT": hub.endpoint})
         assert result.returncode == 0, result.stderr
         assert sorted(hub.downloads) == ["org/tiny/config.json", "org/tiny/model.safetensors"]
         assert "REFIT OK" in result.stdout  # the second fit reused the cached model
-        pinned = run_python(FIT_FROM_HUB.format(revision=COMMIT), {**cache, "HF_ENDPOINT": hub.endpoint})
+        pinned = run_python(fit_twice_script("org/tiny", COMMIT), {**cache, "HF_ENDPOINT": hub.endpoint})
         assert pinned.returncode == 0, pinned.stderr
         assert len(hub.downloads) == 2  # same commit: served from the cache
     snapshot = tmp_path / "cache" / "models--org--tiny" / "snapshots" / COMMIT
     assert (snapshot / "model.safetensors").is_file()
     # The server is gone: offline mode uses the cache.
-    offline = run_python(FIT_FROM_HUB.format(revision=None), {**cache, "HF_HUB_OFFLINE": "1"})
+    offline = run_python(fit_twice_script("org/tiny"), {**cache, "HF_HUB_OFFLINE": "1"})
     assert offline.returncode == 0, offline.stderr
     assert "EXPRESSION" in offline.stdout
 
@@ -262,7 +245,8 @@ PUSH_AND_FIT = """
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, size=(40, 2))
     for repo in ("org/pushed", "org/bundled"):
-        reg = NeSymReSRegressor(model=repo, beam_size=2, random_state=0).fit(X, X[:, 0] * X[:, 1])
+        reg = NeSymReSRegressor(model=repo, beam_size=2, n_restarts=1, refine=None, random_state=0)
+        reg.fit(X, X[:, 0] * X[:, 1])
         print("FITTED", repo, reg.predict(X).shape)
 """
 

@@ -10,7 +10,7 @@ the estimator's own ``n_jobs=2`` (constant fitting in worker processes).
 
 Command::
 
-    python -m benchmarks.studies.bench_grid_parallel --out benchmarks/results/grid_parallel.md
+    python -m benchmarks.studies.bench_grid_parallel --out benchmarks/results/fit-speed/grid_parallel.md
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--beams", type=int, nargs="+", default=[4, 8, 16, 32])
     parser.add_argument("--cv", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/grid_parallel.md"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/fit-speed/grid_parallel.md"))
     args = parser.parse_args(argv)
     lines = [
         "# Parallel grid search over NeSymReSRegressor",

@@ -1,7 +1,7 @@
 """Throughput of the pretraining pipeline on this machine (a script, not a test).
 
 One mode per subcommand, each writing its own Markdown table (default
-``benchmarks/results/pretraining_<mode>.md``; ``--out`` overrides it). Every table heads
+``benchmarks/results/pretraining/pretraining_<mode>.md``; ``--out`` overrides it). Every table heads
 with the command line, the machine (cores, torch version and threads) and the load
 average at the start, and ends with the load average at the end.
 
@@ -35,7 +35,7 @@ average at the start, and ends with the load average at the end.
     ``--log-every`` window after the first.
 ``all``
     ``bank``, ``sampling``, ``sizes`` and ``steady`` in one go, into
-    ``benchmarks/results/pretraining_benchmark.md`` (also when no mode is given).
+    ``benchmarks/results/pretraining/pretraining_benchmark.md`` (also when no mode is given).
 
 ``sampling``, ``sizes``, ``steady`` and ``loop`` use ``--bank FOLDER``, or else a
 temporary bank of ``--n-skeletons`` skeletons built first.
@@ -82,7 +82,7 @@ from pretraining.data import BatchConfig, BatchStream, EquationSampler, batch_lo
 from pretraining.runtime import Ranks, autocast, autocast_dtype
 from pretraining.train import Runtime, State, learning_rate, loss_function, make_state, train_step
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "pretraining"
 OUTPUTS = {
     "loop": "pretraining_loop.md",
     "data": "pretraining_data.md",

@@ -10,8 +10,8 @@ seed and the median fit time.
 Usage::
 
     python -m benchmarks.studies.compare_models bundled=nesymres_sklearn/weights candidate=runs/small/model \\
-        --seeds 0 1 2 --n-jobs 2 --csv-dir benchmarks/results/model-comparison \\
-        --out benchmarks/results/model_comparison.md
+        --seeds 0 1 2 --n-jobs 2 --csv-dir benchmarks/results/model-comparison/NAME \\
+        --out benchmarks/results/model-comparison/model_comparison_NAME.md
 """
 
 from __future__ import annotations

@@ -12,8 +12,10 @@ torch, deterministic for a given ``random_state``):
 - :mod:`.policy`: the LSTM policy and its constrained sampling;
 - :mod:`.program`: evaluation, reward ``1 / (1 + NRMSE)``, BFGS constants, SymPy;
 - :mod:`.training`: the risk-seeking policy gradient and the training loop;
-- :mod:`.adapter`: :class:`DSRAdapter`, the benchmark method ``dsr``;
-- :mod:`.nguyen`: the validation on Nguyen-1..8 against the paper's recovery rates.
+- :mod:`.adapter`: :class:`DSRAdapter`, the benchmark method ``dsr``.
+
+Its validation on Nguyen-1..8 against the paper's recovery rates is the study
+:mod:`benchmarks.studies.dsr_nguyen`.
 """
 
 from .adapter import DSRAdapter
