@@ -284,11 +284,17 @@ def test_fit_restores_the_torch_thread_setting(regressor, xy):
         torch.set_num_threads(previous)
 
 
-def test_a_spent_budget_still_gives_every_candidate_of_the_first_round(tiny_model, xy):
+def test_a_spent_budget_still_runs_the_whole_first_round(tiny_model, xy):
+    """The first round is fixed work: a budget spent before it ends changes nothing in it."""
     X, y = xy
-    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=16, max_time=1e-9, random_state=0).fit(X, y)
-    assert len(regressor.equations_) > 1 and regressor.n_rounds_ == 1
-    assert np.isfinite(regressor.equations_.loc[regressor.best_index_, "score_lower_is_better"])
+    spent, fixed = (
+        NeSymReSRegressor(model=str(tiny_model), beam_size=16, max_time=budget, refine=None, random_state=0).fit(X, y)
+        for budget in (1e-9, None)
+    )
+    assert len(spent.equations_) > 1 and spent.n_rounds_ == 1
+    pd.testing.assert_frame_equal(
+        spent.equations_.drop(columns=["expression"]), fixed.equations_.drop(columns=["expression"])
+    )
 
 
 class ManualClock:
@@ -399,8 +405,9 @@ def test_a_larger_budget_never_selects_a_worse_equation(tiny_model, xy, manual_c
 
 @pytest.mark.parametrize("refine, share", [("operon", 0.5), (None, 1.0)])
 def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monkeypatch, manual_clock, refine, share):
-    """With Operon after it, the network's constant fitting (every round, scaled
-    candidates included) stops at its share of the budget; alone it has all of it."""
+    """With Operon after it, the network's constant fitting in the rounds after the
+    first (scaled candidates included) stops at its share of the budget; alone it has
+    all of it. The first round is fixed work: its fits have no deadline."""
     from nesymres_sklearn import neural_search
     from nesymres_sklearn.search import anytime
 
@@ -426,4 +433,5 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0).fit(X, y)
     (budget,) = budgets
     assert budget.network_end.at - budget.started == pytest.approx(share * (30.0 - 0.3))  # 0.3 s: the reserve
-    assert len(deadlines) >= 2 and all(deadline == budget.network_end for deadline in deadlines)
+    assert deadlines[:2] == [None, None]  # the first round's fits and scaled candidates
+    assert len(deadlines) >= 4 and all(deadline == budget.network_end for deadline in deadlines[2:])

@@ -8,10 +8,14 @@ Without a time budget that is all (fixed work). With one, further rounds each sa
 ``samples_per_round`` more skeletons (:class:`.settings.SearchSettings`) with a new
 seed and fit the new ones, until the budget's ``network_end`` (all of the budget for
 the network alone; the fits of every round stop there too, so that a refinement gets
-the rest), a fit is exact, or ``stale_rounds`` rounds in a row bring nothing new. Work
-only ever accumulates (a small budget only cuts the first round's fits shorter; each
-candidate's fit is seeded by its position), so a larger budget never ends with a
-worse best candidate, only with more of them.
+the rest), a fit is exact, or ``stale_rounds`` rounds in a row bring nothing new.
+
+The first round is fixed work, fits included, whatever the budget: its duration is the
+floor below which ``max_time`` cannot be honoured (see ``docs/usage.md``), and every
+budget starts from the same candidates (each candidate's fit is seeded by its
+position). Work then only accumulates, so a larger budget never ends with a worse best
+candidate, only with more of them, and Operon, seeded by the first round alone, gets
+the same seeds at every budget.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ def search(
     fits: list[ConstantFit] = []
     timings = {"decoding": 0.0, "fitting": 0.0}
 
-    def run_round(hypotheses_for, origin, extra=()):
+    def run_round(hypotheses_for, origin, extra=(), deadline=rounds_end):
         moment = time.perf_counter()
         hypotheses = hypotheses_for()
         timings["decoding"] += time.perf_counter() - moment
@@ -71,8 +75,8 @@ def search(
                 seen.add(candidate.skeleton.key)
                 new.append(candidate)
         moment = time.perf_counter()
-        new_fits = fit_candidates(new, problem, request, rounds_end, len(candidates))
-        scaled, scaled_fits = scaled_candidates(new, new_fits, problem, seen, settings, rounds_end)
+        new_fits = fit_candidates(new, problem, request, deadline, len(candidates))
+        scaled, scaled_fits = scaled_candidates(new, new_fits, problem, seen, settings, deadline)
         timings["fitting"] += time.perf_counter() - moment
         candidates.extend(new + scaled)
         fits.extend(new_fits + scaled_fits)
@@ -90,10 +94,12 @@ def search(
 
     polynomial = exact_polynomial(problem.X, problem.y, problem.weights)
     extra = () if polynomial is None else (Candidate(polynomial, float("-inf"), "polynomial"),)
+    # The first round is fixed work: it runs to its end whatever the budget.
     if request.decoding == "beam":
-        run_round(lambda: decode(model, points, request.size, n_features), "beam", extra)
+        run_round(lambda: decode(model, points, request.size, n_features), "beam", extra, None)
     else:
-        run_round(lambda: decode(model, points, request.size, n_features, "sample", seed=request.seed), "sample", extra)
+        first = request.size, n_features, "sample"
+        run_round(lambda: decode(model, points, *first, seed=request.seed), "sample", extra, None)
     first_round, rounds, stale = len(candidates), 1, 0
     while rounds_end is not None and not rounds_end.passed() and stale < settings.stale_rounds:
         if problem.is_exact(min(fit.mse for fit in fits)):
