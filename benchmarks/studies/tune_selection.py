@@ -4,8 +4,10 @@ Fits every equation of the validation sets once per setting, clean and with Gaus
 noise of ``--noise`` times the standard deviation of ``y``, and keeps the whole
 candidate table. Selection is a pure function of that table, so every penalty of
 ``--penalties`` is then evaluated without refitting: the row it selects is predicted
-on the iid and ood test points and scored with the paper's A1 metric. Only validation
-sets are used (never the sets reported in ``docs/benchmarks.md``).
+on the iid and ood test points and scored with the paper's A1 metric, and its
+expression is checked against the true one with SRBench's symbolic-solution test
+(:func:`benchmarks.metrics.symbolic_solution`). Only validation sets are used (never
+the sets reported in ``docs/benchmarks.md``).
 
 Command line::
 
@@ -25,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.datasets import load_dataset
-from benchmarks.metrics import accuracy_a1
+from benchmarks.methods.base import rename_features
+from benchmarks.metrics import accuracy_a1, symbolic_solution
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.selection import lowest, scores
 
@@ -35,6 +38,7 @@ SETTINGS = {
     "beam32-t1": dict(beam_size=32, max_time=1.0),
     "beam32-t3": dict(beam_size=32, max_time=3.0),
     "sample64": dict(beam_size=64, decoding="sample"),
+    "auto-t1": dict(refine="auto", max_time=1.0),  # the default estimator with a 1 s budget
 }
 
 
@@ -51,9 +55,10 @@ def evaluate(equation, setting: dict, noise: float, penalties, seed: int) -> lis
             y = y + np.random.default_rng(seed).normal(0.0, noise * np.std(y), size=len(y))
     started = time.perf_counter()
     try:
-        regressor = NeSymReSRegressor(random_state=seed, device="cpu", refine=None, **setting).fit(X, y)
+        regressor = NeSymReSRegressor(random_state=seed, device="cpu", **{"refine": None, **setting}).fit(X, y)
     except ValueError:  # y beyond float64 (overflowing equations): counted as not recovered
-        return [dict(penalty=p, seconds=np.nan, complexity=np.nan, a1_iid=False, a1_ood=False) for p in penalties]
+        failed = dict(seconds=np.nan, complexity=np.nan, a1_iid=False, a1_ood=False, solution=False)
+        return [dict(penalty=p, **failed) for p in penalties]
     seconds = time.perf_counter() - started
     tests = {kind: equation.sample_test(kind, seed=seed) for kind in ("iid", "ood")}
     rows = []
@@ -63,6 +68,7 @@ def evaluate(equation, setting: dict, noise: float, penalties, seed: int) -> lis
         with np.errstate(all="ignore"):
             for kind, (X_test, y_test) in tests.items():
                 row[f"a1_{kind}"] = accuracy_a1(y_test, regressor.predict(X_test, index=index))
+        row["solution"] = symbolic_solution(str(rename_features(regressor.sympy(index), offset=0)), equation.expression)
         rows.append(row)
     return rows
 
@@ -91,7 +97,8 @@ def main(argv=None) -> int:
         frame.to_csv(args.csv, index=False)
     summary = (
         frame.groupby(["setting", "noise", "penalty"])
-        .agg(a1_iid=("a1_iid", "mean"), a1_ood=("a1_ood", "mean"), complexity=("complexity", "mean"),
+        .agg(a1_iid=("a1_iid", "mean"), a1_ood=("a1_ood", "mean"), solution=("solution", "mean"),
+             complexity=("complexity", "mean"),
              median_seconds=("seconds", "median"), equations=("equation", "count"))
         .reset_index()
     )  # fmt: skip
@@ -102,13 +109,13 @@ def main(argv=None) -> int:
         f"N(0, ({args.noise} std(y))^2). Command: `python -m benchmarks.studies.tune_selection "
         f"{' '.join(argv if argv is not None else sys.argv[1:])}`",
         "",
-        "| setting | noise | penalty | A1 iid | A1 ood | mean complexity | median fit (s) | fits |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| setting | noise | penalty | A1 iid | A1 ood | solution | mean complexity | median fit (s) | fits |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in summary.itertuples():
         lines.append(
             f"| {row.setting} | {row.noise:g} | {row.penalty:g} | {100 * row.a1_iid:.1f} | {100 * row.a1_ood:.1f} "
-            f"| {row.complexity:.1f} | {row.median_seconds:.2f} | {row.equations} |"
+            f"| {100 * row.solution:.1f} | {row.complexity:.1f} | {row.median_seconds:.2f} | {row.equations} |"
         )
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
