@@ -365,7 +365,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         _check_boolean_target(y)
         _check_unique_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
-        y = y.astype(np.float64)  # booleans and integers count as numbers
+        y = y.astype(np.float64)  # integers count as numbers
         if sample_weight is None:
             return X, y, None
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
