@@ -21,7 +21,8 @@ extended by ``hi - lo`` on both sides (ood), see :mod:`benchmarks.datasets`.
   ratio to it to a non-zero constant. So ``2.0001*x_1 + 5`` solves ``2*x_1`` and
   ``3*sin(x_1)`` solves ``sin(x_1)``, but ``sin(1.1*x_1)`` does not. Simplification
   stops after ``SIMPLIFY_SECONDS`` (where a timer can interrupt it: the main thread of
-  a Unix process); an expression not shown to be a solution by then is not one.
+  a Unix process); an expression not shown to be a solution by then, or on which
+  SymPy fails (``SYMPY_FAILURES``), is not one.
 - *Model size*: nodes of the SymPy expression after the same rounding and
   simplification; the *relative size* divides it by the true model's size.
 """
@@ -111,6 +112,11 @@ SOLUTION_DECIMALS = 3
 SOLUTION_ZERO = 1e-4
 
 
+# What SymPy's simplification raises on extreme models (``1e+300`` constants, deep
+# towers of exponentials): such a model is not shown to be a solution.
+SYMPY_FAILURES = (OverflowError, RecursionError, ZeroDivisionError, TypeError, ValueError)
+
+
 class _TimedOut(Exception):
     pass
 
@@ -165,7 +171,7 @@ def symbolic_solution(model, truth, seconds: float = SIMPLIFY_SECONDS) -> bool:
                 return True
             ratio = round_floats(sympy.simplify(model / truth, ratio=1))
             return bool(ratio.is_constant() and ratio != 0)
-    except _TimedOut:
+    except (_TimedOut, *SYMPY_FAILURES):
         return False
 
 
@@ -176,7 +182,7 @@ def model_size(expression, seconds: float = SIMPLIFY_SECONDS) -> int:
     try:
         with _time_limit(seconds):
             expression = round_floats(sympy.simplify(expression, ratio=1))
-    except _TimedOut:
+    except (_TimedOut, *SYMPY_FAILURES):
         pass
     return sum(1 for _ in sympy.preorder_traversal(expression))
 

@@ -168,3 +168,14 @@ def test_a_simplification_past_its_time_limit_is_not_a_solution(monkeypatch):
 
     monkeypatch.setattr(metrics.sympy, "simplify", slow_simplify)
     assert not symbolic_solution("x_1", "x_1", seconds=0.1)
+
+
+def test_a_model_that_sympy_cannot_simplify_is_not_a_solution(monkeypatch):
+    import benchmarks.metrics as metrics
+
+    def overflowing(expression, ratio=1):
+        raise OverflowError("too many digits in integer")
+
+    monkeypatch.setattr(metrics.sympy, "simplify", overflowing)
+    assert not symbolic_solution("x_1", "x_1")
+    assert model_size("x_1 + x_2") == 3  # counted as written
