@@ -127,7 +127,9 @@ def soose_rows(bank, n_equations: int, seed: int, min_variables: int = 1) -> dic
         if n_variables < min_variables:
             continue
         rng = np.random.default_rng([seed, index])
-        expressions = {version: instantiate(tokens, constant_values(kinds, version, rng), n_variables) for version in VERSIONS}
+        expressions = {
+            version: instantiate(tokens, constant_values(kinds, version, rng), n_variables) for version in VERSIONS
+        }
         for _ in range(SUPPORT_TRIES):
             supports = np.sort(rng.uniform(*SUPPORT_RANGE, size=(n_variables, 2)), axis=1).round(DECIMALS)
             if np.any(supports[:, 1] - supports[:, 0] < MIN_WIDTH):
@@ -168,7 +170,9 @@ def write_datasets(
             continue
         path = out_dir / (f"{name}.csv" if single else f"{name}_{version}.csv")
         table = pd.DataFrame(version_rows)
-        supports = sorted((c for c in table.columns if c.startswith("x_")), key=lambda c: (int(c.split("_")[1]), c.endswith("_hi")))
+        supports = sorted(
+            (c for c in table.columns if c.startswith("x_")), key=lambda c: (int(c.split("_")[1]), c.endswith("_hi"))
+        )
         table = table[["name", "expression", *supports, "bank_index", "skeleton"]]
         n_columns = len(supports) // 2
         header = [
