@@ -21,6 +21,7 @@ from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .operon.settings import OperonSettings
 from .search.budget import Budget, Deadline
+from .search.decomposition import decomposed_candidates
 from .search.features import linear_skeleton, on_features, relevant_features
 from .search.fitting import fit_constants, mse
 from .search.problem import Problem
@@ -203,13 +204,14 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``pareto`` (no candidate is both simpler and more accurate), ``log_prob``
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
-        ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``operon`` or
-        ``constant``; a pruned row keeps the origin of the row it was pruned from).
+        ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``decomposed``,
+        ``operon`` or ``constant``; a pruned row keeps the origin of the row it was pruned from).
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
         Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
-        ``refinement`` and ``selection`` during the last ``fit``.
+        ``decomposition`` (its parts' searches included), ``refinement`` and
+        ``selection`` during the last ``fit``.
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on.
     refinement_ : dict or None
@@ -338,7 +340,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         request = SearchRequest(
             self.decoding, self.beam_size, self.n_restarts, self.n_jobs, int(rng.randint(2**31)), settings
         )
+        decomposed = self._decomposition_stage(neural_search, network, problem, request, budget)
         rows = self._network_stage(neural_search, network, problem, request, budget, refined=operon is not None)
+        rows.extend(decomposed)
         if operon is not None:
             moment = time.perf_counter()
             found, self.refinement_ = operon(
@@ -386,7 +390,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     def _start_fitted_attributes(self) -> None:
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         self._symbols = feature_symbols(names)
-        self.timings_ = dict.fromkeys(("encoding", "decoding", "constant_fitting", "refinement", "selection"), 0.0)
+        self.timings_ = dict.fromkeys(
+            ("encoding", "decoding", "constant_fitting", "decomposition", "refinement", "selection"), 0.0
+        )
         self.n_rounds_ = 0
         self.features_seen_by_network_ = np.arange(self.n_features_in_)
         self.refinement_ = None
@@ -424,6 +430,31 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                 linear.program, problem.X, problem.y, 1, np.random.default_rng(request.seed), None, problem.weights
             )
             rows.add(linear, fit.constants, fit.mse, float("-inf"), "linear")
+        return rows
+
+    def _decomposition_stage(
+        self, neural_search, network, problem: Problem, request: SearchRequest, budget: Budget
+    ) -> CandidateRows:
+        """With more features than the network's variables (and
+        ``search_settings.decompose``), equations assembled from separable parts that
+        the network solves (:mod:`.search.decomposition`; origin ``"decomposed"``).
+        Each part's search is its first round only (fixed work); none starts after
+        ``budget.network_end``."""
+        rows = CandidateRows()
+        n_variables = network.config.n_variables
+        if not request.settings.decompose or self.n_features_in_ <= n_variables:
+            return rows
+        moment = time.perf_counter()
+
+        def solve(part: Problem):
+            found = neural_search.propose_and_fit(network, part, request, Budget.start(None, refined=False))
+            return [(c.skeleton, fit.constants, fit.mse) for c, fit in zip(found.candidates, found.fits)]
+
+        for skeleton, constants, loss in decomposed_candidates(
+            problem, n_variables, request.seed, solve, budget.network_end
+        ):
+            rows.add(skeleton, constants, loss, float("-inf"), "decomposed")
+        self.timings_["decomposition"] = time.perf_counter() - moment
         return rows
 
     def _select(self, rows: CandidateRows, problem: Problem, deadline: Deadline | None) -> None:

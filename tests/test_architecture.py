@@ -52,6 +52,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search",
     "nesymres_sklearn.search.budget",
     "nesymres_sklearn.search.candidates",
+    "nesymres_sklearn.search.decomposition",
     "nesymres_sklearn.search.features",
     "nesymres_sklearn.search.fitting",
     "nesymres_sklearn.search.linear_scaling",

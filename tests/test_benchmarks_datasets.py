@@ -141,7 +141,14 @@ def test_unknown_dataset_and_missing_supports(tmp_path):
 
 @pytest.mark.parametrize(
     "name, size",
-    [("soose-wc", 200), ("soose-nc", 200), ("soose-fc", 200), ("validation-wc", 100), ("validation-fc", 100)],
+    [
+        ("soose-wc", 200),
+        ("soose-nc", 200),
+        ("soose-fc", 200),
+        ("validation-wc", 100),
+        ("validation-fc", 100),
+        ("validation-many", 100),
+    ],
 )
 def test_soose_files(name, size):
     equations = load_dataset(name)
@@ -161,7 +168,7 @@ def test_soose_versions_share_skeletons_and_supports(prefix):
 
 
 def test_registry_lists_every_file():
-    assert set(DATASETS) == {"aifeynman", "nguyen", "aifeynman-many"} | {
+    assert set(DATASETS) == {"aifeynman", "nguyen", "aifeynman-many", "validation-many"} | {
         f"{prefix}-{v}" for prefix in ("soose", "validation") for v in ("wc", "nc", "fc")
     }
     assert sorted(DATASETS.values()) == sorted(p.name for p in DATA_DIR.glob("*.csv"))
@@ -171,6 +178,13 @@ def test_validation_sets_share_no_skeleton_with_the_reported_sets():
     reported = {e.metadata["skeleton"] for e in load_dataset("soose-wc")}
     validation = {e.metadata["skeleton"] for e in load_dataset("validation-wc")}
     assert not reported & validation
+
+
+def test_validation_many_has_4_to_5_variables_each_used():
+    equations = load_dataset("validation-many")
+    counts = {n: sum(e.n_variables == n for e in equations) for n in range(1, 7)}
+    assert counts == {1: 0, 2: 0, 3: 0, 4: 75, 5: 25, 6: 0}
+    assert all(f"x_{e.n_variables}" in e.expression for e in equations)  # the last column is used
 
 
 def test_aifeynman_many_has_the_48_equations_with_4_to_9_variables(aifeynman_many):

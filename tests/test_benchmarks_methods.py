@@ -27,7 +27,7 @@ def _check_fitted(adapter, X):
 
 def test_registry():
     assert set(METHODS) == {
-        *("nesymres", "nesymres-anytime", "nesymres-operon", "nesymres-auto"),
+        *("nesymres", "nesymres-anytime", "nesymres-operon", "nesymres-operon-decomposed", "nesymres-auto"),
         *("gplearn", "gpr", "operon", "operon-timed", "dsr", "pysr"),
     }
     for name, cls in METHODS.items():

@@ -59,3 +59,14 @@ def test_soose_rows_and_files(tmp_path):
 def test_soose_rows_needs_enough_skeletons():
     with pytest.raises(ValueError, match="usable"):
         soose_rows(_fake_bank(SKELETONS[:1]), n_equations=2, seed=0)
+
+
+def test_soose_rows_with_more_variables_keep_the_wide_skeletons_only(tmp_path):
+    wide = [["add", "mul", "x_1", "x_4", "sin", "x_2"], ["mul", "x_5", "add", "x_1", "x_3"]]
+    rows = soose_rows(_fake_bank(SKELETONS + wide), n_equations=2, seed=0, min_variables=4)
+    [path] = write_datasets(rows, "a test bank", tmp_path, "wide", single="wc")
+    assert path.name == "wide.csv"
+    equations = load_dataset("wide", path)
+    assert [e.n_variables for e in equations] == [4, 5]
+    assert all(np.isfinite(e.sample_train(32)[1]).all() for e in equations)
+    assert "over x_1..x_5" in path.read_text()

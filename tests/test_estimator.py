@@ -32,7 +32,9 @@ def test_fit_exposes_expression_table_and_timings(regressor, xy):
     assert table["score_lower_is_better"].is_monotonic_increasing
     assert table.loc[regressor.best_index_, "expression"] == regressor.expression_
     assert "baseline" in set(table["origin"])
-    assert set(regressor.timings_) == {"encoding", "decoding", "constant_fitting", "refinement", "selection"}
+    assert set(regressor.timings_) == {
+        *("encoding", "decoding", "constant_fitting", "decomposition", "refinement", "selection")
+    }
     assert regressor.n_rounds_ == 1  # no time budget: fixed work
     assert regressor.n_features_in_ == 2
     assert regressor.sympy() is regressor.expression_
@@ -435,3 +437,30 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     assert budget.network_end.at - budget.started == pytest.approx(share * (30.0 - 0.3))  # 0.3 s: the reserve
     assert deadlines[:2] == [None, None]  # the first round's fits and scaled candidates
     assert len(deadlines) >= 4 and all(deadline == budget.network_end for deadline in deadlines[2:])
+
+
+@pytest.mark.parametrize("decompose", [False, True])
+def test_decomposition_stage_adds_assembled_candidates_when_asked(tiny_model, decompose):
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(200, 6))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
+    settings = SearchSettings(decompose=decompose)
+    regressor = NeSymReSRegressor(
+        model=str(tiny_model), beam_size=2, refine=None, random_state=0, search_settings=settings
+    )
+    with pytest.warns(UserWarning, match="most relevant"):
+        regressor.fit(X, y)
+    decomposed = regressor.equations_[regressor.equations_["origin"] == "decomposed"]
+    assert len(decomposed) >= decompose
+    assert (regressor.timings_["decomposition"] > 0) == decompose
+    assert np.isfinite(decomposed["log_fvu"]).all()  # the random tiny model's parts: fitted, if poor
+
+
+def test_decomposition_stage_is_skipped_when_the_network_sees_every_feature(regressor, xy):
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    regressor.set_params(search_settings=SearchSettings(decompose=True), refine=None).fit(*xy)
+    assert "decomposed" not in set(regressor.equations_["origin"])
+    assert regressor.timings_["decomposition"] == 0.0

@@ -47,6 +47,8 @@ DATASETS = {
     "validation-wc": "validation_wc.csv",
     "validation-nc": "validation_nc.csv",
     "validation-fc": "validation_fc.csv",
+    # Built the same way from the held-out split of a 6-variable bank: 4 to 5 input columns.
+    "validation-many": "validation_many.csv",
     # Not in the paper: the AI-Feynman database's equations with 4 to 9 variables.
     "aifeynman-many": "aifeynman_many.csv",
 }

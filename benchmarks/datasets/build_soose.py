@@ -28,6 +28,11 @@ each variable is drawn as in pretraining, ``S1 < S2`` from U(-10, 10), but at le
 redrawn (up to 20 times) until each of the three equations has a finite value on at
 least half of 1,000 points drawn in it, otherwise the skeleton is skipped.
 
+``--min-variables K`` keeps only the held-out skeletons with at least ``K`` input
+columns (``x_1`` up to the highest variable used; the many-variable validation set
+``validation-many`` comes from a bank with more variables), and ``--single wc`` writes
+only that version, as ``NAME.csv``.
+
 Command line::
 
     python -m benchmarks.datasets.build_soose                  # fixed-seed bank, 200 equations
@@ -82,11 +87,12 @@ def constant_values(kinds: list[str], version: str, rng: np.random.Generator) ->
     return values
 
 
-def instantiate(tokens: list[str], values: np.ndarray) -> sympy.Expr:
-    """SymPy expression of an attached skeleton with its placeholders set to ``values``."""
+def instantiate(tokens: list[str], values: np.ndarray, n_variables: int = MAX_VARIABLES) -> sympy.Expr:
+    """SymPy expression of an attached skeleton over ``x_1 .. x_{n_variables}`` with its
+    placeholders set to ``values``."""
     from nesymres_sklearn.expression.prefix import constant_symbols, prefix_to_sympy
 
-    expr = prefix_to_sympy(tokens, variable_symbols(MAX_VARIABLES))
+    expr = prefix_to_sympy(tokens, variable_symbols(n_variables))
     replacements = {
         c: sympy.Float(v, 4) if not float(v).is_integer() else sympy.Integer(int(v))
         for c, v in zip(constant_symbols(len(values)), values)
@@ -106,8 +112,9 @@ def _valid_fraction(expr: sympy.Expr, supports: np.ndarray, rng: np.random.Gener
     return float(np.isfinite(values).mean())
 
 
-def soose_rows(bank, n_equations: int, seed: int) -> dict[str, list[dict]]:
-    """Rows of the three SOOSE files from the held-out skeletons of ``bank``."""
+def soose_rows(bank, n_equations: int, seed: int, min_variables: int = 1) -> dict[str, list[dict]]:
+    """Rows of the three SOOSE files from the held-out skeletons of ``bank`` that have
+    at least ``min_variables`` input columns (``x_1`` up to the highest variable used)."""
     from nesymres_sklearn.expression.tokens import variable_index
 
     rows = {version: [] for version in VERSIONS}
@@ -117,8 +124,12 @@ def soose_rows(bank, n_equations: int, seed: int) -> dict[str, list[dict]]:
         tokens, kinds = bank[index]
         used = {i for t in tokens if (i := variable_index(t)) is not None}
         n_variables = max(used) + 1
+        if n_variables < min_variables:
+            continue
         rng = np.random.default_rng([seed, index])
-        expressions = {version: instantiate(tokens, constant_values(kinds, version, rng)) for version in VERSIONS}
+        expressions = {
+            version: instantiate(tokens, constant_values(kinds, version, rng), n_variables) for version in VERSIONS
+        }
         for _ in range(SUPPORT_TRIES):
             supports = np.sort(rng.uniform(*SUPPORT_RANGE, size=(n_variables, 2)), axis=1).round(DECIMALS)
             if np.any(supports[:, 1] - supports[:, 0] < MIN_WIDTH):
@@ -132,7 +143,7 @@ def soose_rows(bank, n_equations: int, seed: int) -> dict[str, list[dict]]:
         skeleton = " ".join(tokens)
         for version, expr in expressions.items():
             row = {"name": f"SOOSE-{version.upper()}-{number:03d}", "expression": str(expr)}
-            for k in range(MAX_VARIABLES):
+            for k in range(max(MAX_VARIABLES, n_variables)):
                 low, high = supports[k] if k < n_variables else (None, None)
                 row[f"x_{k + 1}_lo"], row[f"x_{k + 1}_hi"] = low, high
             row["bank_index"] = index
@@ -144,8 +155,10 @@ def soose_rows(bank, n_equations: int, seed: int) -> dict[str, list[dict]]:
 
 
 def write_datasets(
-    rows: dict[str, list[dict]], source: str, out_dir: Path = DATA_DIR, name: str = "soose"
+    rows: dict[str, list[dict]], source: str, out_dir: Path = DATA_DIR, name: str = "soose", single: str | None = None
 ) -> list[Path]:
+    """One file ``{name}_{version}.csv`` per version, or only ``{name}.csv`` holding the
+    ``single`` version."""
     paths = []
     descriptions = {
         "wc": "up to three constants from U(1, 5), as in pretraining",
@@ -153,19 +166,27 @@ def write_datasets(
         "fc": "every attached placeholder a constant from U(1, 5)",
     }
     for version, version_rows in rows.items():
-        path = out_dir / f"{name}_{version}.csv"
+        if single is not None and version != single:
+            continue
+        path = out_dir / (f"{name}.csv" if single else f"{name}_{version}.csv")
+        table = pd.DataFrame(version_rows)
+        supports = sorted(
+            (c for c in table.columns if c.startswith("x_")), key=lambda c: (int(c.split("_")[1]), c.endswith("_hi"))
+        )
+        table = table[["name", "expression", *supports, "bank_index", "skeleton"]]
+        n_columns = len(supports) // 2
         header = [
             f"{name.upper()}-{version.upper()}: {len(version_rows)} strictly out-of-sample equations, "
             f"{descriptions[version]}.",
             "Built by `python -m benchmarks.datasets.build_soose` (see its docstring for the construction)",
             f"from {source}.",
-            "Columns: expression in SymPy syntax over x_1..x_3; x_k_lo, x_k_hi: support of x_k;",
+            f"Columns: expression in SymPy syntax over x_1..x_{n_columns}; x_k_lo, x_k_hi: support of x_k;",
             "bank_index: held-out skeleton it comes from; skeleton: that skeleton in prefix",
             "notation with the paper's placeholders attached (c).",
         ]
         with path.open("w") as handle:
             handle.write("".join(f"# {line}\n" for line in header))
-            pd.DataFrame(version_rows).to_csv(handle, index=False)
+            table.to_csv(handle, index=False)
         paths.append(path)
     return paths
 
@@ -185,6 +206,10 @@ def main(argv=None) -> int:
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--out-dir", default=str(DATA_DIR))
     parser.add_argument("--name", default="soose", help="file prefix: 'soose', or 'validation' for the validation sets")
+    parser.add_argument(
+        "--min-variables", type=int, default=1, help="skip held-out skeletons with fewer input columns than this"
+    )
+    parser.add_argument("--single", choices=VERSIONS, help="write only this version, as NAME.csv")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     from pretraining.bank import SkeletonBank, build_bank
@@ -210,8 +235,8 @@ def main(argv=None) -> int:
                 f"chunks_per_shard=20), paper generator settings"
             )
         bank = SkeletonBank(folder, "heldout")
-        rows = soose_rows(bank, args.n_equations, args.seed)
-    for path in write_datasets(rows, source, Path(args.out_dir), args.name):
+        rows = soose_rows(bank, args.n_equations, args.seed, args.min_variables)
+    for path in write_datasets(rows, source, Path(args.out_dir), args.name, args.single):
         print(f"wrote {path}")
     return 0
 

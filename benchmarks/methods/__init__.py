@@ -6,7 +6,13 @@ from .base import Adapter
 from .dsr import DSRAdapter
 from .gaussian_process import GaussianProcessAdapter
 from .gplearn import GplearnAdapter
-from .nesymres import NeSymReSAdapter, NeSymReSAnytimeAdapter, NeSymReSAutoAdapter, NeSymReSOperonAdapter
+from .nesymres import (
+    NeSymReSAdapter,
+    NeSymReSAnytimeAdapter,
+    NeSymReSAutoAdapter,
+    NeSymReSDecomposedAdapter,
+    NeSymReSOperonAdapter,
+)
 from .operon import OperonAdapter, OperonTimedAdapter
 from .pysr import PySRAdapter
 
@@ -17,6 +23,7 @@ METHODS: dict[str, type[Adapter]] = {
         NeSymReSAdapter,
         NeSymReSAnytimeAdapter,
         NeSymReSOperonAdapter,
+        NeSymReSDecomposedAdapter,
         NeSymReSAutoAdapter,
         GplearnAdapter,
         GaussianProcessAdapter,

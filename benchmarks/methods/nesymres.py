@@ -78,6 +78,20 @@ class NeSymReSOperonAdapter(NeSymReSAdapter):
         ).fit(X, y)
 
 
+class NeSymReSDecomposedAdapter(NeSymReSOperonAdapter):
+    """The hybrid with the decomposition into separable parts switched on
+    (``SearchSettings(decompose=True)``); compare with ``nesymres-operon`` at the same
+    ``max_time``."""
+
+    name = "nesymres-operon-decomposed"
+
+    def _fit(self, X, y):
+        from nesymres_sklearn.search.settings import SearchSettings
+
+        self.options = {"search_settings": SearchSettings(decompose=True), **self.options}
+        super()._fit(X, y)
+
+
 class NeSymReSAutoAdapter(NeSymReSAdapter):
     """The estimator's settings but ``refine="auto"`` (the network seeding 20
     generations of Operon when pyoperon is installed, fixed work), the swept knob

@@ -35,6 +35,11 @@ class SearchSettings:
     reserve_share, reserve_seconds : float, default=0.2, 0.3
         Kept at the end of ``max_time`` for the selection and the readable constants:
         this share of it, at most this many seconds.
+    decompose : bool, default=False
+        With more features than the network's variables, split ``y`` into additively
+        or multiplicatively separable parts of at most that many features, let the
+        network solve each and add the assembled equations to the candidates
+        (:mod:`.decomposition`).
     """
 
     samples_per_round: int = 64
@@ -44,6 +49,7 @@ class SearchSettings:
     network_share: float = 0.5
     reserve_share: float = 0.2
     reserve_seconds: float = 0.3
+    decompose: bool = False
 
     def __post_init__(self):
         for name, minimum in (("samples_per_round", 1), ("stale_rounds", 0), ("n_scaled", 0)):

@@ -1,0 +1,294 @@
+"""More features than the network has variables: split the problem into parts it can
+solve, as AI Feynman does (Udrescu & Tegmark 2020).
+
+``f`` is *additively separable* into groups of features when ``f(x) = g(x_A) + h(x_B)
++ ...``, and *multiplicatively separable* when ``f(x) = g(x_A) * h(x_B) * ...``, which
+is additive separability of ``log|f|`` when ``y`` keeps one sign. Two features ``i``
+and ``j`` interact when ``f(a_i, a_j, c) + f(b_i, b_j, c) != f(a_i, b_j, c) + f(b_i,
+a_j, c)`` for points ``a``, ``b``, ``c`` (the rest of the features taken from ``c``);
+the finest separation is the connected components of the graph of interacting pairs.
+
+The test needs ``f`` at points that are not in the data, so it runs on a smooth
+:class:`Surrogate` fitted to the data: kernel ridge regression with a Gaussian kernel
+on standardised features. Its ridge averages noise out, it interpolates smooth
+functions well from a few hundred points, it is exact in closed form (one Cholesky
+factorisation per setting, on at most ``SURROGATE_POINTS`` points, no iterative
+training), and its length scale and ridge are chosen on held-out points, whose error
+also sets the test's tolerance. A pair interacts when the root mean square of the
+mixed difference over ``N_PAIRS`` random triples exceeds ``TOLERANCE`` times the spread
+of ``y``, or twice the surrogate's held-out error when that is larger; no decomposition
+is offered when the surrogate explains less than ``MIN_SURROGATE_R2`` of ``y``'s
+variance on held-out points.
+
+Each group's part is the surrogate's partial function: the surrogate on the data with
+the other features held at their medians (its exponential for multiplicative
+separability). Features whose part is flat are left out. The parts' skeletons, written
+over all features, are assembled into one candidate (their sum plus a constant, or their
+product times a constant), whose constants start from the parts' and are refitted on
+the whole data.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from threadpoolctl import threadpool_limits
+
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT
+from ..shared_setting import SharedSetting
+from .budget import Deadline
+from .features import on_features
+from .fitting import least_squares_run, mse
+from .problem import Problem
+
+#: Points the surrogate is fitted on (a random subset of larger data).
+SURROGATE_POINTS = 256
+#: Share of them held out to choose the surrogate's length scale and ridge.
+HELD_OUT_SHARE = 0.25
+#: Length scales (times the square root of the number of features) and ridges tried.
+LENGTH_SCALES = (1.0, 2.0, 4.0, 8.0)
+RIDGES = (1e-6, 1e-3)
+#: Random triples of points per pair of features.
+N_PAIRS = 128
+#: A pair interacts when its mixed difference exceeds this share of the spread of y.
+TOLERANCE = 0.05
+#: Below this share of y's variance explained on held-out points, no decomposition.
+MIN_SURROGATE_R2 = 0.95
+#: Per token, in the score that picks a part's second candidate (beside its best fit).
+COMPLEXITY_PENALTY = 0.01
+
+_blas_threads = SharedSetting()
+
+
+def _one_blas_thread():
+    """One BLAS thread: the surrogate's small factorisations took 40-80 ms with one and
+    up to 7 s with several on the busy 2-core development machine."""
+    return threadpool_limits(limits=1, user_api="blas").restore_original_limits
+
+
+class Surrogate:
+    """A smooth function fitted to ``(X, y)``: Gaussian-kernel ridge regression on
+    standardised features, the length scale and ridge chosen on held-out points.
+    ``error`` is the held-out root mean square error in units of the spread of ``y``."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
+        if len(X) > SURROGATE_POINTS:
+            keep = rng.choice(len(X), SURROGATE_POINTS, replace=False)
+            X, y = X[keep], y[keep]
+        self._center, self._spread = X.mean(axis=0), X.std(axis=0)
+        self._spread[self._spread == 0] = 1.0
+        self._y_center, self._y_spread = float(np.mean(y)), float(np.std(y)) or 1.0
+        Z, t = self._standardised(X), (y - self._y_center) / self._y_spread
+        order = rng.permutation(len(Z))
+        held_out, kept = order[: int(HELD_OUT_SHARE * len(Z))], order[int(HELD_OUT_SHARE * len(Z)) :]
+        self.error, best = np.inf, (LENGTH_SCALES[0], RIDGES[0])
+        for length, ridge in itertools.product(LENGTH_SCALES, RIDGES):
+            self._length = length * np.sqrt(Z.shape[1])
+            if not self._solve(Z[kept], t[kept], ridge):
+                continue
+            error = float(np.sqrt(np.mean((self._kernel(Z[held_out]) @ self._weights - t[held_out]) ** 2)))
+            if error < self.error:
+                self.error, best = error, (length, ridge)
+        self._length = best[0] * np.sqrt(Z.shape[1])
+        if not self._solve(Z, t, best[1]):
+            self.error = np.inf
+
+    def _standardised(self, X: np.ndarray) -> np.ndarray:
+        return (X - self._center) / self._spread
+
+    def _kernel(self, Z: np.ndarray) -> np.ndarray:
+        squared = (Z**2).sum(axis=1)[:, None] + (self._points**2).sum(axis=1)[None, :] - 2 * Z @ self._points.T
+        return np.exp(-np.maximum(squared, 0.0) / (2 * self._length**2))
+
+    def _solve(self, Z: np.ndarray, t: np.ndarray, ridge: float) -> bool:
+        """Fit the weights on ``(Z, t)``; ``False`` when the kernel matrix is singular."""
+        self._points = Z
+        matrix = self._kernel(Z)
+        matrix[np.diag_indices_from(matrix)] += ridge
+        try:
+            self._weights = cho_solve(cho_factor(matrix), t)
+        except LinAlgError:
+            return False
+        return bool(np.all(np.isfinite(self._weights)))
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        return self._y_center + self._y_spread * (self._kernel(self._standardised(X)) @ self._weights)
+
+
+def interactions(surrogate: Callable, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The symmetric matrix of each pair's mixed difference (see the module docstring):
+    the root mean square over ``N_PAIRS`` random triples of rows of ``X``."""
+    n_features = X.shape[1]
+    a, b, c = (X[rng.integers(0, len(X), N_PAIRS)] for _ in range(3))
+    pairs = list(itertools.combinations(range(n_features), 2))
+    blocks = []
+    for i, j in pairs:
+        for first, second in ((a, a), (b, b), (a, b), (b, a)):
+            points = c.copy()
+            points[:, i], points[:, j] = first[:, i], second[:, j]
+            blocks.append(points)
+    values = surrogate(np.concatenate(blocks)).reshape(len(pairs), 4, N_PAIRS)
+    mixed = np.sqrt(np.mean((values[:, 0] + values[:, 1] - values[:, 2] - values[:, 3]) ** 2, axis=1))
+    matrix = np.zeros((n_features, n_features))
+    for (i, j), value in zip(pairs, mixed):
+        matrix[i, j] = matrix[j, i] = value
+    return matrix
+
+
+def separable_groups(interaction: np.ndarray, threshold: float) -> list[tuple[int, ...]]:
+    """The connected components of the graph whose edges are the pairs interacting
+    above ``threshold``, each in increasing order, ordered by their first feature."""
+    n_features = len(interaction)
+    group = list(range(n_features))
+
+    def root(i):
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i, j in zip(*np.nonzero(np.triu(interaction > threshold))):
+        group[root(j)] = root(i)
+    components: dict[int, list[int]] = {}
+    for i in range(n_features):
+        components.setdefault(root(i), []).append(i)
+    return sorted(tuple(members) for members in components.values())
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """``kind`` (``"add"`` or ``"mul"``), the ``groups`` of features whose parts are
+    added or multiplied (flat ones left out), the ``surrogate`` (of ``y``, or of
+    ``log|y|`` for ``"mul"``) and the ``reference`` point at which the other features
+    are held."""
+
+    kind: str
+    groups: tuple[tuple[int, ...], ...]
+    surrogate: Surrogate
+    reference: np.ndarray
+
+    def partial(self, X: np.ndarray, group: tuple[int, ...]) -> np.ndarray:
+        """The surrogate at the rows of ``X`` with the features outside ``group`` at
+        the reference point."""
+        points = np.tile(self.reference, (len(X), 1))
+        points[:, group] = X[:, group]
+        return self.surrogate(points)
+
+    def part(self, X: np.ndarray, group: tuple[int, ...]) -> np.ndarray:
+        """The part of ``group`` at the rows of ``X``: the partial function, or its
+        exponential for ``"mul"``."""
+        values = self.partial(X, group)
+        return np.exp(values) if self.kind == "mul" else values
+
+
+def _separation(
+    X: np.ndarray, target: np.ndarray, kind: str, max_group: int, rng: np.random.Generator
+) -> Decomposition | None:
+    """The finest separation of ``target`` (``y``, or ``log|y|`` for ``"mul"``) when
+    the surrogate is good enough, it has at least two groups and none is larger than
+    ``max_group``."""
+    surrogate = Surrogate(X, target, rng)
+    if not surrogate.error**2 < 1 - MIN_SURROGATE_R2:
+        return None
+    spread = float(np.std(target))
+    threshold = max(TOLERANCE, 2 * surrogate.error) * spread
+    groups = separable_groups(interactions(surrogate, X, rng), threshold)
+    if len(groups) < 2 or max(map(len, groups)) > max_group:
+        return None
+    decomposition = Decomposition(kind, tuple(groups), surrogate, np.median(X, axis=0))
+    effective = tuple(g for g in groups if np.std(decomposition.partial(X, g)) > threshold)
+    if not effective:
+        return None
+    return Decomposition(kind, effective, surrogate, decomposition.reference)
+
+
+def decompose(X: np.ndarray, y: np.ndarray, max_group: int, seed: int) -> Decomposition | None:
+    """The additive separation of ``y`` into groups of at most ``max_group`` features,
+    else the multiplicative one when ``y`` keeps one sign, else ``None``."""
+    rng = np.random.default_rng(seed)
+    with _blas_threads.held(_one_blas_thread):
+        found = _separation(X, y, "add", max_group, rng)
+        if found is None and (np.all(y > 0) or np.all(y < 0)):
+            found = _separation(X, np.log(np.abs(y)), "mul", max_group, rng)
+    return found
+
+
+def assemble(kind: str, parts: list[Skeleton]) -> Skeleton:
+    """The sum of the ``parts`` plus a constant (``"add"``), or their product times a
+    constant (``"mul"``), in prefix notation."""
+    tokens: list[str] = []
+    for part in parts:
+        tokens += [kind, *part.tokens]
+    return Skeleton((*tokens, CONSTANT))
+
+
+Fitted = tuple[Skeleton, np.ndarray, float]
+
+
+def _kept_fits(fits: list[Fitted], problem: Problem) -> list[Fitted]:
+    """The best fit and the best-scoring fit (log of the fraction of variance
+    unexplained plus ``COMPLEXITY_PENALTY`` per token) among finite ``fits``."""
+    finite = [fit for fit in fits if np.isfinite(fit[2])]
+    if not finite:
+        return []
+    best = min(finite, key=lambda fit: fit[2])
+    scored = min(finite, key=lambda fit: np.log(max(fit[2] / problem.scale, 1e-300)) + COMPLEXITY_PENALTY * len(fit[0]))
+    return [best] if scored is best else [best, scored]
+
+
+def decomposed_candidates(
+    problem: Problem,
+    max_group: int,
+    seed: int,
+    solve: Callable[[Problem], list[Fitted]],
+    deadline: Deadline | None,
+) -> list[Fitted]:
+    """Whole-equation candidates (skeleton over all features, constants refitted on
+    ``problem``, mean squared error) assembled from the parts that ``solve`` fits
+    (a part's ``Problem`` over its group's columns -> fitted skeletons over them); none
+    when ``y`` does not separate or the ``deadline`` passes before every part is
+    solved."""
+    decomposition = decompose(problem.X, problem.y, max_group, seed)
+    if decomposition is None:
+        return []
+    per_part = []
+    for group in decomposition.groups:
+        if deadline is not None and deadline.passed():
+            return []
+        part = Problem(problem.X[:, group], decomposition.part(problem.X, group))
+        kept = _kept_fits(solve(part), part)
+        if not kept:
+            return []
+        per_part.append([(on_features(skeleton, np.array(group)), constants) for skeleton, constants, _ in kept])
+    candidates = []
+    for choice in range(max(map(len, per_part))):
+        chosen = [fits[min(choice, len(fits) - 1)] for fits in per_part]
+        candidates.append(_refitted(decomposition.kind, chosen, problem, deadline))
+    return candidates
+
+
+def _refitted(
+    kind: str, parts: list[tuple[Skeleton, np.ndarray]], problem: Problem, deadline: Deadline | None
+) -> Fitted:
+    """The assembled skeleton with its constants fitted on ``problem``, starting from
+    the parts' constants and the best outer constant for them."""
+    skeleton = assemble(kind, [part for part, _ in parts])
+    inner = np.concatenate([constants for _, constants in parts])
+    with np.errstate(all="ignore"):
+        combined = skeleton.program(problem.X, np.append(inner, 0.0 if kind == "add" else 1.0))
+        if kind == "add":
+            outer = float(np.average(problem.y - combined, weights=problem.weights))
+        else:
+            outer = float(np.average(problem.y * combined, weights=problem.weights)) / (
+                float(np.average(combined**2, weights=problem.weights)) or 1.0
+            )
+    start = np.append(inner, outer if np.isfinite(outer) else 1.0)
+    found = least_squares_run(skeleton.program, problem.X, problem.y, start, deadline=deadline, weights=problem.weights)
+    constants = start if found is None or not np.all(np.isfinite(found)) else found
+    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+    start_loss = mse(skeleton.program, problem.X, problem.y, start, problem.weights)
+    return (skeleton, constants, loss) if loss <= start_loss else (skeleton, start, start_loss)
