@@ -61,14 +61,17 @@ def evaluate(equation, setting: dict, noise: float, penalties, seed: int) -> lis
         return [dict(penalty=p, **failed) for p in penalties]
     seconds = time.perf_counter() - started
     tests = {kind: equation.sample_test(kind, seed=seed) for kind in ("iid", "ood")}
-    rows = []
+    rows, solutions = [], {}
     for penalty in penalties:
         index = reselect(regressor, penalty)
         row = dict(penalty=penalty, seconds=seconds, complexity=int(regressor.equations_.loc[index, "complexity"]))
         with np.errstate(all="ignore"):
             for kind, (X_test, y_test) in tests.items():
                 row[f"a1_{kind}"] = accuracy_a1(y_test, regressor.predict(X_test, index=index))
-        row["solution"] = symbolic_solution(str(rename_features(regressor.sympy(index), offset=0)), equation.expression)
+        if index not in solutions:  # penalties often select the same row
+            written = str(rename_features(regressor.sympy(index), offset=0))
+            solutions[index] = symbolic_solution(written, equation.expression, seconds=2.0)
+        row["solution"] = solutions[index]
         rows.append(row)
     return rows
 
