@@ -187,7 +187,7 @@ def merge_results(sources: list[str | Path], out: str | Path) -> pd.DataFrame:
     out.parent.mkdir(parents=True, exist_ok=True)
     with locked(out) if out.exists() else contextlib.nullcontext():
         frames = [pd.read_csv(path, dtype=str, keep_default_na=False) for path in sources if os.path.getsize(path)]
-        frame = pd.concat(frames, ignore_index=True).reindex(columns=COLUMNS, fill_value="")
+        frame = pd.concat(frames, ignore_index=True).reindex(columns=COLUMNS).fillna("")
         rank = frame["status"].map({"ok": 0, "not_installed": 1}).fillna(2)
         keys = [task_key(*values) for values in frame[KEY].itertuples(index=False)]
         best = pd.DataFrame({"key": keys, "rank": rank}).sort_values("rank", kind="stable").drop_duplicates("key")

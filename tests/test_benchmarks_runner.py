@@ -425,6 +425,18 @@ def test_a_file_without_a_noise_column_reads_as_noise_0_and_is_extended(fake_met
     assert add_missing_columns(out) == []
 
 
+def test_merging_a_file_without_a_noise_column_with_a_noisy_one(tmp_path):
+    old, new, out = tmp_path / "old.csv", tmp_path / "new.csv", tmp_path / "all.csv"
+    old_columns = [column for column in COLUMNS if column != "noise"]
+    old.write_text(",".join(old_columns) + "\n" + "d,e,m,p,1,p=1,16,0,ok" + "," * (len(old_columns) - 9) + "\n")
+    base = {"dataset": "d", "equation": "e", "method": "m", "parameter": "p", "value": 1, "n_points": 16, "seed": 0}
+    append_rows(new, [{**base, "noise": 0.0, "status": "error"}, {**base, "noise": 0.1, "status": "ok"}])
+    merged = merge_results([old, new], out)
+    # The old row is the noise-0 task (kept over the new error); the noisy task is another one.
+    assert list(zip(merged["noise"], merged["status"])) == [(0.0, "ok"), (0.1, "ok")]
+    assert out.read_text().splitlines()[1].split(",")[COLUMNS.index("noise")] == ""
+
+
 def test_noise_from_the_command_line_and_the_noise_profile():
     args = runner.build_parser().parse_args(
         ["--profile", "noise", "--noise", "0", "0.01", "--seeds", "0", "--datasets", "nguyen"]
