@@ -1,7 +1,9 @@
 """Symbolic recovery under target noise (SRBench's ground-truth track), from a result
 CSV of the ``noise`` profile.
 
-Per dataset, for each method and noise level: the symbolic solution rate and A1 ood
+Only the equations with every fit of the run (the most rows of any equation of their
+dataset) are counted, so a run still in progress compares like with like. Per dataset,
+for each method and noise level: the symbolic solution rate and A1 ood
 (percent; failed fits count as neither) and the median R^2 on the noise-free iid test
 points (over the fits that returned a model), from :func:`benchmarks.report.summarize`.
 Then the paired difference in solution rate between two methods at each level, with a
@@ -28,6 +30,12 @@ from benchmarks.studies.paired_difference import paired_table
 FIRST, SECOND = "nesymres-operon", "operon-timed"
 
 
+def finished_equations(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the equations with as many rows as the most of their dataset."""
+    fits = results.groupby(["dataset", "equation"])["method"].transform("size")
+    return results[fits == fits.groupby(results["dataset"]).transform("max")]
+
+
 def noise_table(results: pd.DataFrame) -> pd.DataFrame:
     """One row per dataset, method, setting and noise level: ``n`` fits, ``solution``,
     ``a1_ood`` (fractions), median ``r2_iid`` and ``failed`` fits."""
@@ -48,12 +56,14 @@ def paired_by_noise(results: pd.DataFrame, first: str, second: str, n_resamples:
 
 def markdown(results: pd.DataFrame, first: str = FIRST, second: str = SECOND, n_resamples: int = 10_000) -> str:
     """A table per dataset and the paired differences, as Markdown."""
+    results = finished_equations(results)
     table = noise_table(results)
     paired = paired_by_noise(results, first, second, n_resamples)
     lines = []
     for dataset, rows in table.groupby("dataset", sort=False):
+        n_equations = results.loc[results["dataset"] == dataset, "equation"].nunique()
         lines += [
-            f"### {DATASET_LABELS.get(dataset, dataset)}",
+            f"### {DATASET_LABELS.get(dataset, dataset)} ({n_equations} equations)",
             "",
             "| Method | Setting | Noise | Fits | Solution (%) | A1 ood (%) | Median R^2 iid | Failed |",
             "|---|---|---:|---:|---:|---:|---:|---:|",
