@@ -43,7 +43,7 @@ def evaluate_task(task: Task, n_threads: int = 1) -> dict:
     try:
         with threadpool_limits(limits=n_threads):
             _limit_torch_threads(n_threads)
-            X, y = task.equation.sample_train(task.n_points, seed=task.seed)
+            X, y = task.equation.sample_train(task.n_points, seed=task.seed, noise=task.noise)
             adapter = get_method(task.method)(
                 task.value, time_budget=task.time_budget, random_state=task.seed, **task.options
             )

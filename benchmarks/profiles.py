@@ -13,6 +13,9 @@
   with the same settings (``operon-timed``) and the network alone
   (``nesymres-anytime``) at equal wall-clock budgets of 1, 3 and 10 s, seeds 0-2, on
   AI-Feynman, Nguyen, SOOSE and the many-variable AI-Feynman set.
+- ``noise``: SRBench's ground-truth track: Gaussian noise of 0, 0.001, 0.01 and 0.1
+  times the RMS of the training targets on AI-Feynman and Nguyen, seeds 0-2, the
+  network seeding Operon against Operon alone, both with a 1 s budget.
 - ``validation``: the validation sets (held-out skeletons of the pretraining bank),
   for choosing models and settings; never reported as results.
 - ``full``: the paper's comparison: every dataset, the paper's hyper-parameter ranges
@@ -46,6 +49,8 @@ class Profile:
         fitting, gplearn's generations, Operon's and PySR's time limits).
     method_options : dict
         Method name -> extra keyword arguments of its adapter.
+    noise : tuple of float
+        Levels of Gaussian noise on the training targets, in units of their RMS.
     """
 
     datasets: dict
@@ -55,6 +60,7 @@ class Profile:
     time_limit: float = 600.0
     time_budget: float = 300.0
     method_options: dict = field(default_factory=dict)
+    noise: tuple = (0.0,)
 
     def with_overrides(self, **changes) -> Profile:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -115,6 +121,14 @@ PROFILES = {
             "nesymres-anytime": (1.0, 3.0, 10.0),
         },
         seeds=(0, 1, 2),
+        time_limit=60.0,
+        time_budget=10.0,
+    ),
+    "noise": Profile(
+        datasets={"aifeynman": None, "nguyen": None},
+        methods={"nesymres-operon": (1.0,), "operon-timed": (1.0,)},
+        seeds=(0, 1, 2),
+        noise=(0.0, 0.001, 0.01, 0.1),
         time_limit=60.0,
         time_budget=10.0,
     ),

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .metrics import symbolic_scores
+from .results import with_noise
 
 METRICS = ("a1_iid", "a1_ood", "a2_iid", "a2_ood")
 #: Symbolic columns of a result row (:func:`benchmarks.metrics.symbolic_scores`).
@@ -83,7 +84,7 @@ FAILED = ("error", "timeout", "crashed")
 def load_results(path: str | Path, symbolic: bool = False) -> pd.DataFrame:
     """A result file; ``symbolic``: with the symbolic columns filled in where the file
     has none (:func:`with_symbolic_scores`, which simplifies every such expression)."""
-    frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    frame = with_noise(pd.read_csv(path, keep_default_na=False, na_values=[""]))
     for column in METRICS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
     return with_symbolic_scores(frame) if symbolic else frame
@@ -109,37 +110,43 @@ def with_symbolic_scores(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset, method, setting and number of points: accuracies and mean fit time.
+    """Per dataset, method, setting, number of points and noise level (0 where the frame
+    has none): accuracies and mean fit time.
 
     Columns: ``n`` (fits), ``fit_time`` (mean seconds), each metric (fraction of
     equations recovered) with ``<metric>_se`` (standard error), ``failed``,
     ``solution`` (fraction of symbolic solutions; failed fits count as none),
-    ``model_size`` and ``relative_size`` (medians over the fitted expressions).
+    ``model_size``, ``relative_size`` and ``r2_iid`` (medians over the fitted
+    expressions).
     """
-    ran = frame[frame["status"] != "not_installed"].copy()
+    ran = with_noise(frame[frame["status"] != "not_installed"])
     if ran.empty:
         return pd.DataFrame()
     for column in METRICS:
         ran[column] = ran[column].fillna(0.0).astype(float)
     ran["failed"] = ran["status"].isin(FAILED).astype(int)
     ran["fit_time"] = pd.to_numeric(ran["fit_time"], errors="coerce")
-    keys = ["dataset", "method", "parameter", "value", "n_points"]
-    grouped = ran.groupby(keys, sort=True)
+    keys = ["dataset", "method", "parameter", "value", "n_points", "noise"]
     if "solution" in ran:  # failed fits count as no solution; methods without an expression have none
         ran["solution"] = pd.to_numeric(ran["solution"], errors="coerce").mask(ran["failed"] == 1, 0.0)
     else:
         ran["solution"] = np.nan
-    for column in ("model_size", "relative_size"):
+    for column in ("model_size", "relative_size", "r2_iid"):
         ran[column] = pd.to_numeric(ran[column], errors="coerce") if column in ran else np.nan
-    summary = grouped.agg(
-        n=("equation", "size"),
-        fit_time=("fit_time", "mean"),
-        failed=("failed", "sum"),
-        solution=("solution", "mean"),
-        model_size=("model_size", "median"),
-        relative_size=("relative_size", "median"),
-        **{column: (column, "mean") for column in METRICS},
-    ).reset_index()
+    summary = (
+        ran.groupby(keys, sort=True)
+        .agg(
+            n=("equation", "size"),
+            fit_time=("fit_time", "mean"),
+            failed=("failed", "sum"),
+            solution=("solution", "mean"),
+            model_size=("model_size", "median"),
+            relative_size=("relative_size", "median"),
+            r2_iid=("r2_iid", "median"),
+            **{column: (column, "mean") for column in METRICS},
+        )
+        .reset_index()
+    )
     for column in METRICS:
         p = summary[column]
         summary[f"{column}_se"] = np.sqrt(p * (1 - p) / summary["n"].clip(lower=1))
@@ -158,7 +165,7 @@ def _plt():
 def plot_accuracy_vs_time(summary: pd.DataFrame, dataset: str, path: Path, n_points: int | None = None) -> Path:
     """Four panels (A1/A2 x iid/ood): accuracy against mean fit time per method."""
     plt = _plt()
-    data = summary[summary["dataset"] == dataset]
+    data = _least_noise(summary[summary["dataset"] == dataset])
     if n_points is None:
         n_points = int(data["n_points"].mode().iloc[0])
     data = data[data["n_points"] == n_points]
@@ -197,7 +204,7 @@ def plot_accuracy_vs_points(summary: pd.DataFrame, path: Path, metric: str = "a1
     swept = sizes[sizes > 1].reset_index()[["dataset", "method", "value"]]
     if swept.empty:
         return None
-    data = summary.merge(swept, on=["dataset", "method", "value"])
+    data = _least_noise(summary).merge(swept, on=["dataset", "method", "value"])
     datasets = list(dict.fromkeys(data["dataset"]))
     figure, axes = plt.subplots(2, len(datasets), figsize=(5 * len(datasets), 7), squeeze=False)
     for column, dataset in enumerate(datasets):
@@ -227,6 +234,11 @@ def plot_accuracy_vs_points(summary: pd.DataFrame, path: Path, metric: str = "a1
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def _least_noise(summary: pd.DataFrame) -> pd.DataFrame:
+    """The rows at the lowest noise level: the plots leave the noise levels out."""
+    return summary[summary["noise"] == summary["noise"].min()]
 
 
 def _percent(value: float) -> str:
@@ -276,8 +288,8 @@ def markdown_tables(frame: pd.DataFrame, metadata: dict | None = None, images: d
         ]
         for _, row in rows.iterrows():
             lines.append(
-                f"| {METHOD_LABELS.get(row['method'], row['method'])} | {row['parameter']}={_value(row['value'])} "
-                f"| {row['fit_time']:.2f} | {_percent(row['a1_iid'])} | {_percent(row['a1_ood'])} "
+                f"| {METHOD_LABELS.get(row['method'], row['method'])} | {_setting(row)} | {row['fit_time']:.2f} "
+                f"| {_percent(row['a1_iid'])} | {_percent(row['a1_ood'])} "
                 f"| {_percent(row['a2_iid'])} | {_percent(row['a2_ood'])} | {_size(100 * row['solution'], 1)} "
                 f"| {_size(row['model_size'])} | {_size(row['relative_size'], 2)} | {int(row['failed'])} |"
             )
@@ -323,6 +335,12 @@ def _points_table(data: pd.DataFrame) -> list[str]:
     return lines + [""]
 
 
+def _setting(row) -> str:
+    """``parameter=value``, and the noise level where there is noise."""
+    setting = f"{row['parameter']}={_value(row['value'])}"
+    return setting + (f", noise {row['noise']:g}" if row["noise"] else "")
+
+
 def _size(value: float, digits: int = 0) -> str:
     """``value`` with ``digits`` decimals; ``-`` when there is none."""
     return "-" if not np.isfinite(value) else f"{value:.{digits}f}"
@@ -359,7 +377,7 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     frame = pd.concat([load_results(p, symbolic=True) for p in [csv_path, *(extra or [])]], ignore_index=True)
     # A fit present in several files (e.g. 128 points in both runs) counts once: the first.
-    frame = frame.drop_duplicates(["dataset", "equation", "method", "value", "n_points", "seed"])
+    frame = frame.drop_duplicates(["dataset", "equation", "method", "value", "n_points", "seed", "noise"])
     metadata_path = csv_path.with_suffix(".json")
     metadata = json.loads(metadata_path.read_text()) if metadata_path.exists() else None
     summary = summarize(frame)

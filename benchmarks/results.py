@@ -6,6 +6,8 @@ the last row of a file whose writer was killed mid-row (a power cut), and
 :func:`locked` keeps a second run from appending to the same file. :func:`read_done`
 gives the keys of the tasks already in the file, which a rerun skips, and
 :func:`drop_failed` removes the errors, timeouts and crashes so that they run again.
+Files written before a column existed (``noise``) read as noise 0, and
+:func:`add_missing_columns` gives them the current columns before a run appends to them.
 :func:`write_metadata` records the command, the machine and the profile in
 ``<name>.json``. :func:`merge_results` joins the files of several machines into one,
 one row per task (``python -m benchmarks.results merge``).
@@ -47,15 +49,43 @@ def read_results(path: str | Path) -> pd.DataFrame:
     """The result table; empty cells are missing values, other strings stay as written."""
     if Path(path).stat().st_size == 0:  # a run that wrote no row
         return pd.DataFrame(columns=COLUMNS)
-    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return with_noise(pd.read_csv(path, keep_default_na=False, na_values=[""]))
+
+
+def with_noise(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with a numeric ``noise`` column, 0 where missing (older files)."""
+    noise = pd.to_numeric(frame["noise"], errors="coerce") if "noise" in frame else 0.0
+    return frame.assign(noise=noise).fillna({"noise": 0.0})
 
 
 def read_done(path: Path) -> set:
     """Keys of the tasks already in a result file (see :func:`benchmarks.tasks.task_key`)."""
     if not path.exists() or path.stat().st_size == 0:
         return set()
-    frame = pd.read_csv(path)
-    return {task_key(*values) for values in frame[KEY].itertuples(index=False)}
+    frame = pd.read_csv(path).reindex(columns=KEY)
+    return {task_key(*values) for values in frame.itertuples(index=False)}
+
+
+def add_missing_columns(path: Path) -> list[str]:
+    """Rewrite a result file that lacks some of :data:`~benchmarks.tasks.COLUMNS` with
+    all of them, in order (empty cells, read as noise 0), so that appended rows line up
+    with its header; the columns added. Replaced in one step; cells keep their text."""
+    if not path.exists() or path.stat().st_size == 0:
+        return []
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [column for column in COLUMNS if column not in frame]
+    if missing:
+        _write_rows(path, frame.reindex(columns=COLUMNS, fill_value=""))
+    return missing
+
+
+def _write_rows(path: Path, frame: pd.DataFrame) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        writer.writerows(frame.itertuples(index=False))
+    os.replace(temporary, path)
 
 
 def append_rows(path: Path, rows: list[dict]) -> None:
@@ -157,17 +187,11 @@ def merge_results(sources: list[str | Path], out: str | Path) -> pd.DataFrame:
     out.parent.mkdir(parents=True, exist_ok=True)
     with locked(out) if out.exists() else contextlib.nullcontext():
         frames = [pd.read_csv(path, dtype=str, keep_default_na=False) for path in sources if os.path.getsize(path)]
-        frame = pd.concat(frames, ignore_index=True).reindex(columns=COLUMNS, fill_value="")
+        frame = pd.concat(frames, ignore_index=True).reindex(columns=COLUMNS).fillna("")
         rank = frame["status"].map({"ok": 0, "not_installed": 1}).fillna(2)
         keys = [task_key(*values) for values in frame[KEY].itertuples(index=False)]
         best = pd.DataFrame({"key": keys, "rank": rank}).sort_values("rank", kind="stable").drop_duplicates("key")
-        frame = frame.loc[sorted(best.index)]
-        temporary = out.with_name(out.name + ".tmp")
-        with temporary.open("w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(COLUMNS)
-            writer.writerows(frame.itertuples(index=False))
-        os.replace(temporary, out)
+        _write_rows(out, frame.loc[sorted(best.index)])
     return read_results(out)
 
 

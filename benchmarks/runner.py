@@ -38,7 +38,16 @@ from .backends import BACKENDS, map_unordered
 from .isolation import run_task
 from .methods import get_method
 from .profiles import PROFILES, Profile, get_profile
-from .results import append_rows, drop_failed, drop_incomplete_row, locked, read_done, read_results, write_metadata
+from .results import (
+    add_missing_columns,
+    append_rows,
+    drop_failed,
+    drop_incomplete_row,
+    locked,
+    read_done,
+    read_results,
+    write_metadata,
+)
 from .tasks import longest_first, pending, plan_tasks, split_not_installed
 
 logger = logging.getLogger(__name__)
@@ -94,6 +103,9 @@ def run(
         cut = drop_incomplete_row(out)
         if cut:
             logger.warning("Cut the incomplete last row of %s (its run was killed): %r", out, cut)
+        added = add_missing_columns(out)
+        if added:
+            logger.warning("Added the columns %s to %s (written before they existed).", added, out)
         if redo_failed and out.stat().st_size > 0:
             drop_failed(out)
         todo = pending(tasks, read_done(out))
@@ -174,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-equations", type=int, help="first N equations of each dataset")
     parser.add_argument("--n-points", type=int, nargs="+", help="training points per equation")
     parser.add_argument("--seeds", type=int, nargs="+")
+    parser.add_argument(
+        "--noise", type=float, nargs="+", metavar="LEVEL", help="Gaussian noise on the training targets, x RMS(y)"
+    )
     parser.add_argument("--time-limit", type=float, help="hard per-fit limit in seconds")
     parser.add_argument("--time-budget", type=float, help="soft per-fit budget handed to the methods")
     parser.add_argument(
@@ -210,6 +225,7 @@ def profile_from_args(args) -> Profile:
         methods=methods,
         n_points=tuple(args.n_points) if args.n_points else None,
         seeds=tuple(args.seeds) if args.seeds else None,
+        noise=tuple(args.noise) if args.noise else None,
         time_limit=args.time_limit,
         time_budget=args.time_budget,
     )

@@ -1,7 +1,9 @@
 """What a benchmark run is made of: tasks, the rows they produce, and planning.
 
 A task is one fit: one method at one value of its swept hyper-parameter, on one
-equation, with one number of training points and one seed. Its key (the ``KEY``
+equation, with one number of training points, one seed and one level of target noise
+(:meth:`benchmarks.datasets.Equation.target_noise`; 0 in files written before it
+existed). Its key (the ``KEY``
 columns of its row) identifies it in a result file, so a run can skip the tasks
 already done. :func:`plan_tasks` lists every task of a profile in a stable order;
 :func:`pending`, :func:`split_not_installed` and :func:`longest_first` narrow and order
@@ -10,7 +12,10 @@ that list for the runner.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
+
+import pandas as pd
 
 from .datasets import N_TEST_POINTS, Equation, load_dataset
 from .methods import get_method
@@ -26,6 +31,7 @@ COLUMNS = [
     "setting",
     "n_points",
     "seed",
+    "noise",
     "status",
     "fit_time",
     "total_time",
@@ -45,12 +51,14 @@ COLUMNS = [
     "error",
 ]
 #: Columns that identify a task in a result file.
-KEY = ["dataset", "equation", "method", "value", "n_points", "seed"]
+KEY = ["dataset", "equation", "method", "value", "n_points", "seed", "noise"]
 
 
-def task_key(dataset, equation, method, value, n_points, seed) -> tuple:
-    """The key of a task from its ``KEY`` values, as read from a CSV or from a task."""
-    return (str(dataset), str(equation), str(method), float(value), int(n_points), int(seed))
+def task_key(dataset, equation, method, value, n_points, seed, noise=0.0) -> tuple:
+    """The key of a task from its ``KEY`` values, as read from a CSV or from a task; a
+    missing noise level (empty or NaN) is 0."""
+    noise = 0.0 if noise is None or noise == "" or pd.isna(noise) else float(noise)
+    return (str(dataset), str(equation), str(method), float(value), int(n_points), int(seed), noise)
 
 
 @dataclass(frozen=True)
@@ -65,14 +73,16 @@ class Task:
     time_budget: float | None = None
     options: dict = field(default_factory=dict, hash=False, compare=False)
     n_test_points: int = N_TEST_POINTS
+    noise: float = 0.0
 
     def __str__(self) -> str:
         where = f"{self.equation.dataset}/{self.equation.name}"
-        return f"{self.method}={self.value} on {where} ({self.n_points} points, seed {self.seed})"
+        return f"{self.method}={self.value} on {where} ({self.n_points} points, seed {self.seed}, noise {self.noise:g})"
 
     @property
     def key(self) -> tuple:
-        return task_key(self.equation.dataset, self.equation.name, self.method, self.value, self.n_points, self.seed)
+        equation = self.equation
+        return task_key(equation.dataset, equation.name, self.method, self.value, self.n_points, self.seed, self.noise)
 
     def base_row(self) -> dict:
         """The columns of the task's row that do not depend on the fit."""
@@ -86,12 +96,14 @@ class Task:
             "setting": f"{adapter.parameter}={self.value}",
             "n_points": self.n_points,
             "seed": self.seed,
+            "noise": self.noise,
             "true_expression": self.equation.expression,
         }
 
 
 def plan_tasks(profile: Profile, max_equations: int | None = None) -> list[Task]:
-    """Every task of a profile, in a stable order (datasets, equations, methods, values)."""
+    """Every task of a profile, in a stable order (datasets, equations, methods, values,
+    points, seeds, noise levels)."""
     tasks = []
     for dataset, names in profile.datasets.items():
         equations = load_dataset(dataset)
@@ -107,10 +119,11 @@ def plan_tasks(profile: Profile, max_equations: int | None = None) -> list[Task]
             for method, values in profile.methods.items():
                 get_method(method)
                 options = profile.method_options.get(method, {})
-                for value in values:
-                    for n_points in profile.n_points:
-                        for seed in profile.seeds:
-                            tasks.append(Task(equation, method, value, n_points, seed, profile.time_budget, options))
+                for value, n_points, seed, noise in itertools.product(
+                    values, profile.n_points, profile.seeds, profile.noise
+                ):
+                    task = Task(equation, method, value, n_points, seed, profile.time_budget, options, noise=noise)
+                    tasks.append(task)
     return tasks
 
 

@@ -276,3 +276,22 @@ def test_expressions_and_supports_beyond_three_variables(tmp_path):
     (equation,) = load_dataset("five", path)
     assert equation.n_variables == 5 and equation.supports[4] == (2.0, 3.0)
     assert equation.evaluate(np.array([[1.0, 2.0, 0.0, 4.0, 3.0]]))[0] == pytest.approx(3.0)
+
+
+def test_target_noise_is_seeded_and_scaled_to_the_rms_of_the_clean_targets(aifeynman):
+    equation = aifeynman["AIF-05"]
+    X, clean = equation.sample_train(20_000, seed=1)
+    X_noisy, noisy = equation.sample_train(20_000, seed=1, noise=0.1)
+    assert np.array_equal(X, X_noisy)
+    rms = np.sqrt(np.mean(clean**2))
+    assert np.std(noisy - clean) == pytest.approx(0.1 * rms, rel=0.03)
+    assert np.mean(noisy - clean) == pytest.approx(0.0, abs=0.003 * rms)
+    # Same equation, seed and level: the same noise; another seed, level or equation: other draws.
+    assert np.array_equal(equation.sample_train(20_000, seed=1, noise=0.1)[1], noisy)
+    unit = (noisy - clean) / (0.1 * rms)
+    for other_seed, level in ((2, 0.1), (1, 0.01)):
+        y = equation.sample_train(20_000, seed=other_seed)[1]
+        other = (equation.sample_train(20_000, seed=other_seed, noise=level)[1] - y) / (level * np.sqrt(np.mean(y**2)))
+        assert abs(np.corrcoef(unit, other)[0, 1]) < 0.05
+    assert np.array_equal(equation.sample_train(20_000, seed=1, noise=0.0)[1], clean)
+    assert not np.array_equal(aifeynman["AIF-06"].target_noise(clean, 1, 0.1), noisy - clean)

@@ -75,3 +75,31 @@ def test_committed_results_and_labels_use_the_registered_method_names():
     assert paths
     for path in paths:
         assert set(load_results(path)["method"]) <= set(METHODS), path
+
+
+def test_summary_and_tables_keep_noise_levels_apart():
+    frame = pd.DataFrame(
+        {
+            "dataset": "d",
+            "equation": ["a", "a", "b", "b"],
+            "method": "m",
+            "parameter": "p",
+            "value": 1,
+            "n_points": 128,
+            "noise": [0.0, 0.1, 0.0, 0.1],
+            "status": "ok",
+            "fit_time": 1.0,
+            "a1_iid": [1, 0, 1, 1],
+            "a1_ood": [1, 0, 1, 0],
+            "a2_iid": 1,
+            "a2_ood": 1,
+            "r2_iid": [1.0, 0.9, 1.0, 0.7],
+        }
+    )
+    summary = summarize(frame).set_index("noise")
+    assert summary.loc[0.0, "a1_iid"] == 1.0 and summary.loc[0.1, "a1_iid"] == 0.5
+    assert summary.loc[0.1, "r2_iid"] == pytest.approx(0.8)
+    text = markdown_tables(frame)
+    assert "| m | p=1 | 1.00 | 100.0 | 100.0 |" in text and "| m | p=1, noise 0.1 | 1.00 | 50.0 | 0.0 |" in text
+    # A frame without the column is noise 0.
+    assert summarize(frame[frame["noise"] == 0].drop(columns="noise"))["noise"].tolist() == [0.0]

@@ -12,12 +12,13 @@ import pytest
 from benchmarks import results as results_module
 from benchmarks import runner
 from benchmarks.datasets import Equation
-from benchmarks.isolation import run_task
+from benchmarks.isolation import evaluate_task, run_task
 from benchmarks.methods import METHODS
 from benchmarks.methods.base import Adapter
 from benchmarks.profiles import PROFILES, Profile
 from benchmarks.report import write_report
 from benchmarks.results import (
+    add_missing_columns,
     append_rows,
     drop_failed,
     drop_incomplete_row,
@@ -43,6 +44,21 @@ class SleepAdapter(Adapter):
 
     def expression(self):
         return repr(self.mean_)
+
+
+class OracleAdapter(Adapter):
+    """Predicts the true values of ``EQUATION``, whatever it was trained on."""
+
+    name, parameter = "oracle", "knob"
+
+    def _fit(self, X, y):
+        self.train_y_ = y
+
+    def predict(self, X):
+        return EQUATION.evaluate(X)
+
+    def expression(self):
+        return EQUATION.expression
 
 
 class BlockingAdapter(Adapter):
@@ -97,6 +113,7 @@ class MissingAdapter(Adapter):
 
 FAKE_METHODS = (
     SleepAdapter,
+    OracleAdapter,
     BlockingAdapter,
     FlakyAdapter,
     FailingAdapter,
@@ -210,7 +227,10 @@ def test_resume_skips_done_rows_and_redoes_failed(fake_methods, tmp_path):
     out = tmp_path / "run.csv"
     first = runner.run(profile, out, n_jobs=2, backend="threading", progress=False)
     assert dict(zip(first["method"], first["status"])) == {"sleep": "ok", "flaky": "error"}
-    assert read_done(out) == {("nguyen", "Nguyen-1", "sleep", 0.0, 16, 0), ("nguyen", "Nguyen-1", "flaky", 1.0, 16, 0)}
+    assert read_done(out) == {
+        ("nguyen", "Nguyen-1", "sleep", 0.0, 16, 0, 0.0),
+        ("nguyen", "Nguyen-1", "flaky", 1.0, 16, 0, 0.0),
+    }
     # The failing fit would now succeed, but a plain rerun runs nothing: the file is unchanged.
     fixed.touch()
     content = out.read_bytes()
@@ -240,7 +260,7 @@ def test_result_file_format_and_dropping_failed_rows(tmp_path):
     assert first["a1_iid"] == "1" and first["r2_iid"] == "0.1" and first["expression"] == ""
     drop_failed(path)
     assert list(read_results(path)["status"]) == ["ok", "not_installed"]
-    assert read_done(path) == {("d", "e", "m", 0.0, 16, 0), ("d", "e", "m", 4.0, 16, 0)}
+    assert read_done(path) == {("d", "e", "m", 0.0, 16, 0, 0.0), ("d", "e", "m", 4.0, 16, 0, 0.0)}
 
 
 def test_a_row_cut_short_is_dropped_and_its_task_runs_again(fake_methods, tmp_path, caplog):
@@ -298,7 +318,9 @@ def test_merging_the_files_of_several_machines(tmp_path, capsys):
     # One row per task: the first file's ok row, the second file's ok row over an error.
     assert list(merged["value"]) == [1, 2, 3] and list(merged["status"]) == ["ok", "ok", "timeout"]
     assert merged["r2_iid"].iloc[:2].tolist() == [0.1, 0.2] and np.isnan(merged["r2_iid"].iloc[2])
-    assert list(merged.columns) == COLUMNS and read_done(out) == {("d", "e", "m", float(v), 16, 0) for v in (1, 2, 3)}
+    assert list(merged.columns) == COLUMNS and read_done(out) == {
+        ("d", "e", "m", float(v), 16, 0, 0.0) for v in (1, 2, 3)
+    }
     # Merging into one of the sources is allowed.
     assert len(merge_results([out, one], one)) == 3
 
@@ -362,3 +384,68 @@ def test_command_line_writes_rows_and_records_the_command(fake_methods, tmp_path
     assert metadata["command"] == "python -m benchmarks.runner " + " ".join(argv)
     assert metadata["n_tasks"] == 2 and metadata["profile"]["methods"] == {"sleep": [0], "missing": [1]}
     assert f"2 rows in {out}" in capsys.readouterr().out
+
+
+def test_noise_goes_to_the_training_targets_only(fake_methods):
+    clean, noisy = (
+        evaluate_task(Task(EQUATION, "oracle", 1, n_points=64, n_test_points=100, noise=level)) for level in (0.0, 0.1)
+    )
+    # The true equation scores perfectly on the test points whatever the training noise.
+    for row in (clean, noisy):
+        assert row["status"] == "ok" and row["noise"] in (0.0, 0.1)
+        assert row["r2_iid"] == 1.0 and row["r2_ood"] == 1.0 and row["a1_iid"] and row["solution"]
+
+
+def test_noise_levels_are_tasks_of_their_own_and_resume_by_level(fake_methods, tmp_path):
+    profile = Profile(datasets={"nguyen": ["Nguyen-1"]}, methods={"sleep": (0,)}, n_points=(16,), noise=(0.0, 0.1))
+    out = tmp_path / "run.csv"
+    first = runner.run(profile, out, backend="threading", progress=False)
+    assert sorted(first["noise"]) == [0.0, 0.1] and (first["status"] == "ok").all()
+    # The fake method predicts the training mean: noise on the training targets changes it.
+    assert first["expression"].nunique() == 2
+    assert read_done(out) == {("nguyen", "Nguyen-1", "sleep", 0.0, 16, 0, level) for level in (0.0, 0.1)}
+    # A third level runs alone; the two done are skipped.
+    more = profile.with_overrides(noise=(0.0, 0.01, 0.1))
+    assert [task.noise for task in pending(plan_tasks(more), read_done(out))] == [0.01]
+    assert sorted(runner.run(more, out, backend="threading", progress=False)["noise"]) == [0.0, 0.01, 0.1]
+
+
+def test_a_file_without_a_noise_column_reads_as_noise_0_and_is_extended(fake_methods, tmp_path):
+    profile = Profile(datasets={"nguyen": ["Nguyen-1"]}, methods={"sleep": (0,)}, n_points=(16,), noise=(0.0, 0.1))
+    out = tmp_path / "old.csv"
+    old_columns = [column for column in COLUMNS if column != "noise"]
+    old_row = "nguyen,Nguyen-1,sleep,seconds,0,seconds=0,16,0,ok" + "," * (len(old_columns) - 9)
+    out.write_text(",".join(old_columns) + "\n" + old_row + "\n")
+    assert read_done(out) == {("nguyen", "Nguyen-1", "sleep", 0.0, 16, 0, 0.0)}
+    assert read_results(out)["noise"].tolist() == [0.0]
+    # The run adds the column (empty for the old row) and appends only the noisy fit under it.
+    results = runner.run(profile, out, backend="threading", progress=False)
+    assert out.read_text().splitlines()[0] == ",".join(COLUMNS)
+    assert results["noise"].tolist() == [0.0, 0.1] and len(results) == 2
+    assert add_missing_columns(out) == []
+
+
+def test_merging_a_file_without_a_noise_column_with_a_noisy_one(tmp_path):
+    old, new, out = tmp_path / "old.csv", tmp_path / "new.csv", tmp_path / "all.csv"
+    old_columns = [column for column in COLUMNS if column != "noise"]
+    old.write_text(",".join(old_columns) + "\n" + "d,e,m,p,1,p=1,16,0,ok" + "," * (len(old_columns) - 9) + "\n")
+    base = {"dataset": "d", "equation": "e", "method": "m", "parameter": "p", "value": 1, "n_points": 16, "seed": 0}
+    append_rows(new, [{**base, "noise": 0.0, "status": "error"}, {**base, "noise": 0.1, "status": "ok"}])
+    merged = merge_results([old, new], out)
+    # The old row is the noise-0 task (kept over the new error); the noisy task is another one.
+    assert list(zip(merged["noise"], merged["status"])) == [(0.0, "ok"), (0.1, "ok")]
+    assert out.read_text().splitlines()[1].split(",")[COLUMNS.index("noise")] == ""
+
+
+def test_noise_from_the_command_line_and_the_noise_profile():
+    args = runner.build_parser().parse_args(
+        ["--profile", "noise", "--noise", "0", "0.01", "--seeds", "0", "--datasets", "nguyen"]
+    )
+    profile = runner.profile_from_args(args)
+    assert profile.noise == (0.0, 0.01) and profile.methods == {"nesymres-operon": (1.0,), "operon-timed": (1.0,)}
+    tasks = plan_tasks(profile, max_equations=1)
+    assert [(task.method, task.noise) for task in tasks] == [
+        (method, level) for method in ("nesymres-operon", "operon-timed") for level in (0.0, 0.01)
+    ]
+    assert PROFILES["noise"].noise == (0.0, 0.001, 0.01, 0.1) and PROFILES["noise"].seeds == (0, 1, 2)
+    assert runner.profile_from_args(runner.build_parser().parse_args([])).noise == (0.0,)

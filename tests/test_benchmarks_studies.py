@@ -495,3 +495,68 @@ def test_batch_scaling_scales_the_rate_and_validates_every_run_on_the_same_batch
     for run in ("batch-8", "batch-16"):
         assert (tmp_path / "runs" / run / "model" / "model.safetensors").exists()
     assert all(0 < float(row[6]) < 10 and 0 <= float(row[7]) <= 1 for row in body)
+
+
+def test_noise_study_tables_per_level_and_pairs_the_solution_rate_by_level():
+    from benchmarks.studies import noise
+
+    rows = []
+    # solution of A and B per equation, seed and level; e3's fit of A at 0.1 fails.
+    solutions = {
+        ("e1", 0.0): (1, 1),
+        ("e2", 0.0): (1, 0),
+        ("e3", 0.0): (1, 0),
+        ("e1", 0.1): (1, 0),
+        ("e2", 0.1): (0, 0),
+        ("e3", 0.1): (None, 1),
+    }
+    for (equation, level), pair in solutions.items():
+        for method, solution in zip(("A", "B"), pair):
+            for seed in (0, 1):
+                failed = solution is None
+                rows.append(
+                    dict(
+                        dataset="d",
+                        equation=equation,
+                        method=method,
+                        parameter="max_time",
+                        value=1.0,
+                        n_points=128,
+                        seed=seed,
+                        noise=level,
+                        status="error" if failed else "ok",
+                        fit_time=1.0,
+                        solution=solution,
+                        a1_ood=solution,
+                        r2_iid=None if failed else 0.5 + 0.5 * solution,
+                        **{column: 0 for column in ("a1_iid", "a2_iid", "a2_ood")},
+                    )
+                )
+    results = pd.DataFrame(rows)
+    table = noise.noise_table(results).set_index(["method", "noise"])
+    assert table.loc[("A", 0.0), "solution"] == pytest.approx(1.0) and table.loc[("B", 0.0), "solution"] == 1 / 3
+    # The failed fit counts as no solution, and has no R^2.
+    assert table.loc[("A", 0.1), "solution"] == pytest.approx(1 / 3) and table.loc[("A", 0.1), "failed"] == 2
+    assert table.loc[("A", 0.1), "r2_iid"] == pytest.approx(0.75) and table.loc[("B", 0.1), "a1_ood"] == 1 / 3
+    paired = noise.paired_by_noise(results, "A", "B", n_resamples=500).set_index("noise")
+    assert paired.loc[0.0, "difference"] == pytest.approx(200 / 3) and paired.loc[0.1, "difference"] == 0.0
+    assert (paired["pairs"] == 6).all()
+    assert paired.loc[0.0, "low"] <= paired.loc[0.0, "difference"] <= paired.loc[0.0, "high"]
+    # An equation the run has not finished is left out of the tables.
+    unfinished = dict(rows[0], equation="e4", solution=0, a1_ood=0)
+    text = noise.markdown(pd.concat([results, pd.DataFrame([unfinished])]), "A", "B", n_resamples=500)
+    assert "### d (3 equations)" in text
+    assert "| A | max_time=1 | 0.1 | 6 | 33.3 | 33.3 | 0.7500 | 2 |" in text
+    assert "| 1 | 0 | 100.0 | 33.3 | +66.7 [" in text
+
+
+def test_paired_difference_keeps_noise_levels_apart():
+    from benchmarks.studies.paired_difference import paired_table
+
+    rows = [
+        dict(dataset="d", equation="e", seed=0, value=1.0, noise=level, method=method, solution=solution)
+        for level, scores in ((0.0, (1, 0)), (0.1, (0, 0)))
+        for method, solution in zip("AB", scores)
+    ]
+    row = paired_table(pd.DataFrame(rows), "A", "B", "solution", n_resamples=100).iloc[0]
+    assert row["pairs"] == 2 and row["difference"] == pytest.approx(50.0)

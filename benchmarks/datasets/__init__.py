@@ -19,6 +19,11 @@ Points are drawn uniformly in the support, one column per variable the equation 
 - iid test points: 10,000 points in the support, kept as drawn (NaNs included);
 - ood test points: 10,000 points in the support extended by ``hi - lo`` on both sides
   for every variable (appendix "Evaluation details"), kept as drawn.
+
+Target noise, as in SRBench's ground-truth track, goes to the training targets only:
+Gaussian with standard deviation ``level * RMS(y)``, the RMS of the noise-free training
+targets, drawn from a stream of its own (equation, seed and level), so every method
+sees the same noisy targets and the test points stay noise-free.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ _VARIABLE = re.compile(r"^x_(\d+)$")
 _VARIABLE_IN_TEXT = re.compile(r"\bx_(\d+)\b")
 # Streams of the point generator: one per kind of sample, so that changing the number
 # of training points leaves the test points unchanged.
-_STREAMS = {"train": 0, "iid": 1, "ood": 2}
+_STREAMS = {"train": 0, "iid": 1, "ood": 2, "noise": 3}
 
 
 def parse_expression(text: str) -> sympy.Expr:
@@ -134,9 +139,9 @@ class Equation:
             values = np.where(np.abs(values.imag) > 0, np.nan, values.real)
         return np.broadcast_to(values, (X.shape[0],)).astype(np.float64)
 
-    def _rng(self, seed: int, stream: str) -> np.random.Generator:
+    def _rng(self, seed: int, stream: str, tag: str = "") -> np.random.Generator:
         # A stable per-equation stream: the name's bytes, not Python's salted hash.
-        key = [int(b) for b in f"{self.dataset}/{self.name}".encode()]
+        key = [int(b) for b in f"{self.dataset}/{self.name}{tag}".encode()]
         return np.random.default_rng([seed, _STREAMS[stream], *key])
 
     def _uniform(self, rng, supports, n: int) -> np.ndarray:
@@ -144,8 +149,9 @@ class Equation:
         high = np.array([s[1] for s in supports], dtype=np.float64)
         return rng.uniform(low, high, size=(n, len(supports)))
 
-    def sample_train(self, n_points: int = N_TRAIN_POINTS, seed: int = 0, max_rounds: int = 100):
-        """``(X, y)``: ``n_points`` uniform points in the support with finite ``y``.
+    def sample_train(self, n_points: int = N_TRAIN_POINTS, seed: int = 0, noise: float = 0.0, max_rounds: int = 100):
+        """``(X, y)``: ``n_points`` uniform points in the support with finite ``y``, plus
+        :meth:`target_noise` at level ``noise`` (the points do not depend on it).
 
         Raises ``ValueError`` if too few valid points are found.
         """
@@ -159,8 +165,17 @@ class Equation:
             kept_y.append(y[valid])
             total += int(valid.sum())
             if total >= n_points:
-                return np.concatenate(kept_X)[:n_points], np.concatenate(kept_y)[:n_points]
+                y = np.concatenate(kept_y)[:n_points]
+                return np.concatenate(kept_X)[:n_points], y + self.target_noise(y, seed, noise)
         raise ValueError(f"{self.name}: fewer than {n_points} points with a finite value.")
+
+    def target_noise(self, y: np.ndarray, seed: int = 0, level: float = 0.0) -> np.ndarray:
+        """Gaussian noise for the noise-free targets ``y``, standard deviation
+        ``level * RMS(y)`` (SRBench), seeded by the equation, ``seed`` and ``level``."""
+        if level == 0:
+            return np.zeros_like(y)
+        scale = level * np.sqrt(np.mean(np.square(y)))
+        return self._rng(seed, "noise", f"@{float(level)!r}").normal(0.0, scale, size=y.shape)
 
     def sample_test(self, kind: str = "iid", n_points: int = N_TEST_POINTS, seed: int = 0):
         """``(X, y)`` for the ``"iid"`` or ``"ood"`` metric; non-finite ``y`` are kept."""

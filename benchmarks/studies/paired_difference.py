@@ -2,7 +2,8 @@
 
 For each dataset and setting value shared by both methods, the fits are paired by
 equation and seed; the difference of a metric (percentage points) is averaged over
-the seeds of each equation, and its 95% interval comes from resampling equations
+the seeds of each equation (and noise levels, see :mod:`benchmarks.studies.noise` for
+one table per level), and its 95% interval comes from resampling equations
 (``--n-resamples`` times, seeded), so that the seeds of one equation stay together.
 Failed fits count as not recovered, as in the reports. ``--extra`` adds the rows of
 more result CSVs (for example the comparators of an earlier run on the same machine);
@@ -25,13 +26,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-KEYS = ["dataset", "equation", "seed", "value"]
+from benchmarks.results import with_noise
+
+KEYS = ["dataset", "equation", "seed", "value", "noise"]
 
 
 def paired_table(results: pd.DataFrame, first: str, second: str, metric: str, n_resamples=10_000, seed=0):
     """One row per dataset and value: mean metric of each method, the mean paired
     difference and its 95% bootstrap interval (percent), and the number of pairs."""
-    scores = results.assign(score=100 * pd.to_numeric(results[metric], errors="coerce").fillna(0.0))
+    scores = with_noise(results).assign(score=100 * pd.to_numeric(results[metric], errors="coerce").fillna(0.0))
     pairs = pd.merge(
         scores.loc[scores["method"] == first, [*KEYS, "score"]],
         scores.loc[scores["method"] == second, [*KEYS, "score"]],
@@ -90,7 +93,7 @@ def main(argv=None) -> int:
         earlier = pd.read_csv(args.second_from)
         earlier = earlier.loc[earlier["method"] == args.second].assign(method=second)
         results = pd.concat([results, earlier], ignore_index=True)
-    results = results.drop_duplicates(["method", *KEYS, *(["n_points"] if "n_points" in results else [])])
+    results = with_noise(results).drop_duplicates(["method", *KEYS, *(["n_points"] if "n_points" in results else [])])
     table = paired_table(results, args.first, second, args.metric, args.n_resamples)
     text = markdown(table, args.first, second, args.metric)
     if args.out:
