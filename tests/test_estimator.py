@@ -369,11 +369,11 @@ def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_mod
         fits[share] = NeSymReSRegressor(
             model=str(tiny_model),
             beam_size=4,
-            max_time=40.0,
+            max_time=24.0,  # decodings take 10 s: two rounds fit in half of it, one in none
             refine="operon",
             random_state=0,
             search_settings=SearchSettings(network_share=share),
-            operon_settings=OperonSettings(population_size=50),
+            operon_settings=OperonSettings(population_size=50, max_chunk_generations=2),
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
     assert fits[0.0].n_rounds_ == 1 < fits[0.5].n_rounds_
     assert "sample" in set(fits[0.5].equations_["origin"]) and "sample" not in set(fits[0.0].equations_["origin"])
