@@ -21,7 +21,6 @@ from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .operon.settings import OperonSettings
 from .search.budget import Budget, Deadline
-from .search.decomposition import decomposed_candidates
 from .search.features import linear_skeleton, on_features, relevant_features
 from .search.fitting import fit_constants, mse
 from .search.problem import Problem
@@ -444,6 +443,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         n_variables = network.config.n_variables
         if not request.settings.decompose or self.n_features_in_ <= n_variables:
             return rows
+        # Imported when used: at module level it made forked children hang (tests/test_fork.py), cause not found.
+        from .search.decomposition import decomposed_candidates
+
         moment = time.perf_counter()
 
         def solve(part: Problem):
