@@ -29,13 +29,10 @@ extended by ``hi - lo`` on both sides (ood), see :mod:`benchmarks.datasets`.
 
 from __future__ import annotations
 
-import signal
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import numpy as np
 import sympy
+
+from pretraining.generator import SimplifyTimeout, time_limit
 
 A1_ATOL = 1e-3
 A1_RTOL = 0.05
@@ -117,30 +114,6 @@ SOLUTION_ZERO = 1e-4
 SYMPY_FAILURES = (OverflowError, RecursionError, ZeroDivisionError, TypeError, ValueError)
 
 
-class _TimedOut(Exception):
-    pass
-
-
-@contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`_TimedOut` in the block after ``seconds`` (main thread on Unix;
-    elsewhere no limit)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def stop(signum, frame):
-        raise _TimedOut
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def round_floats(expression: sympy.Expr) -> sympy.Expr:
     """Floats rounded to ``SOLUTION_DECIMALS`` decimals, those below ``SOLUTION_ZERO``
     in magnitude set to 0 (SRBench's rounding); whole numbers become integers, so that
@@ -165,13 +138,13 @@ def symbolic_solution(model, truth, seconds: float = SIMPLIFY_SECONDS) -> bool:
     over ``x_1, x_2, ...``; see the module docstring)."""
     model, truth = round_floats(_parsed(model)), round_floats(_parsed(truth))
     try:
-        with _time_limit(seconds):
+        with time_limit(seconds):
             difference = round_floats(sympy.simplify(truth - model, ratio=1))
             if difference == 0 or difference.is_constant():
                 return True
             ratio = round_floats(sympy.simplify(model / truth, ratio=1))
             return bool(ratio.is_constant() and ratio != 0)
-    except (_TimedOut, *SYMPY_FAILURES):
+    except (SimplifyTimeout, *SYMPY_FAILURES):
         return False
 
 
@@ -180,9 +153,9 @@ def model_size(expression, seconds: float = SIMPLIFY_SECONDS) -> int:
     written, when simplification does not finish within ``seconds``)."""
     expression = round_floats(_parsed(expression))
     try:
-        with _time_limit(seconds):
+        with time_limit(seconds):
             expression = round_floats(sympy.simplify(expression, ratio=1))
-    except (_TimedOut, *SYMPY_FAILURES):
+    except (SimplifyTimeout, *SYMPY_FAILURES):
         pass
     return sum(1 for _ in sympy.preorder_traversal(expression))
 
