@@ -168,7 +168,8 @@ def refine(
             seconds_per_generation = (deadline.clock() - moment) / max(1, regressor.stats_["generations"])
         bests.append(from_operon(regressor.model_, feature_of_hash))
     seeded = [from_operon(tree, feature_of_hash)[0] for tree in trees]
-    found = [from_operon(regressor.model_, feature_of_hash), *reversed(bests)]
+    # the last chunk's best is the final model; without a chunk, the initial population's
+    found = [*reversed(bests)] or [from_operon(regressor.model_, feature_of_hash)]
     found += [from_operon(entry["tree"], feature_of_hash) for entry in regressor.pareto_front_]
     skeletons, constants, seen = [], [], set()
     for skeleton, values in found:
