@@ -117,6 +117,7 @@ PROGRESS = """
 """
 
 
+@pytest.mark.slow
 def test_verbose_fits_show_progress_on_stderr_without_a_logging_setup(tiny_model):
     result = run_python(PROGRESS.format(model=str(tiny_model)), {})
     assert result.returncode == 0, result.stderr

@@ -3,6 +3,9 @@ random model that has 12 variables, and the default estimator (the bundled model
 variables, seeding Operon: data with more features goes through the relevance ranking,
 the linear candidate and Operon's search over all of them)."""
 
+from functools import partial
+from pathlib import Path
+
 import pytest
 from models import CHECKS_VARIABLES, tiny_model_folder
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -28,7 +31,25 @@ def estimator():
     return NeSymReSRegressor(model=str(tiny_model_folder(CHECKS_VARIABLES)), beam_size=4, n_restarts=1, refine=None)
 
 
-@parametrize_with_checks([estimator()], expected_failed_checks=lambda est: EXPECTED_FAILURES)
+def check_id(obj) -> str:
+    """A test id that is the same in every process: the model's folder name, not its
+    temporary path (pytest-xdist's workers must collect the same ids)."""
+    if isinstance(obj, NeSymReSRegressor):
+        model = obj.model if obj.model is None else Path(obj.model).name
+        return f"NeSymReSRegressor(model={model})"
+    if isinstance(obj, partial):
+        keywords = ",".join(f"{key}={value}" for key, value in obj.keywords.items())
+        return f"{obj.func.__name__}({keywords})" if keywords else obj.func.__name__
+    return obj.__name__
+
+
+def with_stable_ids(checks):
+    """``parametrize_with_checks``'s parametrization with :func:`check_id` as its ids."""
+    names, values = checks.mark.args
+    return pytest.mark.parametrize(names, values, ids=check_id)
+
+
+@with_stable_ids(parametrize_with_checks([estimator()], expected_failed_checks=lambda est: EXPECTED_FAILURES))
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
@@ -43,6 +64,8 @@ DEFAULT_EXPECTED_FAILURES = {
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:X has .* features but the model")
-@parametrize_with_checks([NeSymReSRegressor()], expected_failed_checks=lambda est: DEFAULT_EXPECTED_FAILURES)
+@with_stable_ids(
+    parametrize_with_checks([NeSymReSRegressor()], expected_failed_checks=lambda est: DEFAULT_EXPECTED_FAILURES)
+)
 def test_the_default_estimator_passes_the_checks(estimator, check):
     check(estimator)

@@ -251,6 +251,7 @@ PUSH_AND_FIT = """
 """
 
 
+@pytest.mark.slow
 def test_push_to_hub_then_fit_from_the_pushed_repositories(tiny_model, tmp_path):
     env = {"HF_HUB_CACHE": str(tmp_path / "cache"), "HF_HUB_DISABLE_TELEMETRY": "1"}
     with FakeHub({}, upload_root=tmp_path / "uploads") as hub:
