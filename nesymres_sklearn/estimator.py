@@ -350,7 +350,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             rows.extend(found)
             if self.refinement_ is not None:  # skipped when a row of the network fits exactly
                 self.timings_["refinement"] = time.perf_counter() - moment
-        self._select(rows, problem, budget.end)
+        self._select(rows, problem, request.seed, budget.end)
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,
@@ -459,11 +459,12 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.timings_["decomposition"] = time.perf_counter() - moment
         return rows
 
-    def _select(self, rows: CandidateRows, problem: Problem, deadline: Deadline | None) -> None:
-        """``equations_``, ``best_index_`` and ``expression_``, the selected constants
-        re-spelled exactly where the fit allows (until ``deadline``)."""
+    def _select(self, rows: CandidateRows, problem: Problem, seed: int, deadline: Deadline | None) -> None:
+        """``equations_``, ``best_index_`` and ``expression_``: the best row pruned, rows
+        with variables the data do not support set aside (shuffled with ``seed``), the
+        selected constants re-spelled exactly where the fit allows (until ``deadline``)."""
         moment = time.perf_counter()
-        rows.add_pruned(problem, self.complexity_penalty, deadline)
+        rows.add_pruned(problem, self.complexity_penalty, deadline, seed)
         self._set_table(rows.table(self.complexity_penalty, problem.scale, self._loss_scale(), self._expression))
         self._make_readable(problem, deadline)
         self.timings_["selection"] = time.perf_counter() - moment

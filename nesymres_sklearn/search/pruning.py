@@ -89,22 +89,28 @@ def _subtree_replacements(tokens, constants, X, weights):
     return found
 
 
+def variable_replaced(tokens, constants, variable: str, value: float) -> tuple[list[str], np.ndarray]:
+    """Tokens and constants with ``variable`` replaced by the constant ``value`` wherever it occurs."""
+    new_tokens, values, taken = [], [], iter(constants)
+    for token in tokens:
+        if token == variable:
+            new_tokens.append(CONSTANT)
+            values.append(value)
+        else:
+            new_tokens.append(token)
+            if token == CONSTANT:
+                values.append(next(taken))
+    return new_tokens, np.array(values, dtype=np.float64)
+
+
 def _variable_removals(tokens, constants, X, weights):
     """Each variable of the row replaced, wherever it occurs, by a constant: its mean on ``X``."""
-    found = []
-    for variable in sorted({t for t in tokens if variable_index(t) is not None}):
-        mean = float(np.average(X[:, variable_index(variable)], weights=weights))
-        new_tokens, values, taken = [], [], iter(constants)
-        for token in tokens:
-            if token == variable:
-                new_tokens.append(CONSTANT)
-                values.append(mean)
-            else:
-                new_tokens.append(token)
-                if token == CONSTANT:
-                    values.append(next(taken))
-        found.append((new_tokens, np.array(values)))
-    return found
+    return [
+        variable_replaced(
+            tokens, constants, variable, float(np.average(X[:, variable_index(variable)], weights=weights))
+        )
+        for variable in sorted({t for t in tokens if variable_index(t) is not None})
+    ]
 
 
 def _constant_removals(tokens, constants):

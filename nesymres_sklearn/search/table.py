@@ -10,11 +10,18 @@ import numpy as np
 import pandas as pd
 import sympy
 
+from ..expression.program import PrefixProgram
 from ..expression.skeleton import Skeleton
+from ..expression.tokens import variable_index
 from .budget import Deadline
+from .fitting import least_squares_run
 from .problem import Problem
-from .pruning import prune_best
-from .selection import best_index, candidate_table
+from .pruning import prune, prune_best, variable_replaced
+from .selection import best_index, candidate_table, log_fvu, lowest, scores
+from .variable_support import unsupported_variables
+
+# Rounds of setting aside unsupported variables, at most.
+MAX_SUPPORT_ROUNDS = 3
 
 
 @dataclass
@@ -37,6 +44,8 @@ class CandidateRows:
     def __init__(self):
         self.skeletons, self.constants, self.losses, self.log_probs, self.origins = [], [], [], [], []
         self.fixed_work: list[bool] = []
+        # Variables that the data do not support: rows that use them are left out of the table.
+        self.set_aside: set[str] = set()
 
     def __len__(self) -> int:
         return len(self.skeletons)
@@ -64,22 +73,64 @@ class CandidateRows:
             if np.isfinite(self.losses[i]) and (self.fixed_work[i] or not fixed_work_only)
         ]
 
-    def add_pruned(self, problem: Problem, complexity_penalty: float, deadline: Deadline | None) -> None:
+    def add_pruned(self, problem: Problem, complexity_penalty: float, deadline: Deadline | None, seed: int = 0) -> None:
         """The best-scoring row with the parts that do not pay for their tokens dropped
-        (:func:`.pruning.prune_best`), as a row of the same origin (until ``deadline``)."""
-        pruned = prune_best(
-            self.skeletons,
-            self.constants,
-            self.losses,
-            problem.X,
-            problem.y,
-            complexity_penalty,
-            problem.weights,
-            deadline,
+        (:func:`.pruning.prune_best`), as a row of the same origin. While that best row
+        fits only approximately and uses a variable that the data do not support
+        (:mod:`.variable_support`), the rows that use it are set aside and the row with
+        the variable replaced by its mean (refitted, pruned) joins. Until ``deadline``."""
+        for _ in range(MAX_SUPPORT_ROUNDS):
+            kept = [i for i in range(len(self)) if not self._set_aside(i)]
+            pruned = prune_best(
+                [self.skeletons[i] for i in kept],
+                [self.constants[i] for i in kept],
+                [self.losses[i] for i in kept],
+                problem.X,
+                problem.y,
+                complexity_penalty,
+                problem.weights,
+                deadline,
+            )
+            if pruned is not None:
+                row, skeleton, constants, loss = pruned
+                row = kept[row]
+                self.add(skeleton, constants, loss, self.log_probs[row], self.origins[row], self.fixed_work[row])
+                kept.append(len(self) - 1)
+            best = kept[self._lowest_score(kept, complexity_penalty, problem.scale)]
+            if problem.is_exact(self.losses[best]) or (deadline is not None and deadline.passed()):
+                return
+            skeleton, constants = self.skeletons[best], self.constants[best]
+            unsupported = unsupported_variables(
+                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, deadline
+            )
+            reduced = self._without(best, unsupported, problem, complexity_penalty, deadline) if unsupported else None
+            if reduced is None:
+                return
+            self.set_aside.update(unsupported)
+            self.add(*reduced, self.log_probs[best], self.origins[best], self.fixed_work[best])
+
+    def _set_aside(self, row: int) -> bool:
+        return not self.set_aside.isdisjoint(self.skeletons[row].tokens)
+
+    def _lowest_score(self, rows: list[int], complexity_penalty: float, variance: float) -> int:
+        """Position in ``rows`` of the row with the lowest selection score."""
+        losses = np.array([self.losses[i] for i in rows], dtype=np.float64)
+        return lowest(scores(log_fvu(losses, variance), [len(self.skeletons[i]) for i in rows], complexity_penalty))
+
+    def _without(self, row, variables, problem, complexity_penalty, deadline):
+        """Row ``row`` with ``variables`` replaced by their means, refitted and pruned:
+        skeleton, constants and loss; ``None`` when it is not finite."""
+        tokens, values = list(self.skeletons[row].tokens), self.constants[row]
+        for variable in variables:
+            mean = float(np.average(problem.X[:, variable_index(variable)], weights=problem.weights))
+            tokens, values = variable_replaced(tokens, values, variable, mean)
+        program = PrefixProgram(tokens)
+        refitted = least_squares_run(program, problem.X, problem.y, values, weights=problem.weights, deadline=deadline)
+        values = values if refitted is None else refitted
+        skeleton, values, loss = prune(
+            Skeleton(tuple(tokens)), values, problem.X, problem.y, complexity_penalty, problem.weights, deadline
         )
-        if pruned is not None:
-            row, skeleton, constants, loss = pruned
-            self.add(skeleton, constants, loss, self.log_probs[row], self.origins[row], self.fixed_work[row])
+        return (skeleton, values, loss) if np.isfinite(loss) else None
 
     def table(
         self,
@@ -91,19 +142,22 @@ class CandidateRows:
         """The rows sorted by score (:func:`.selection.candidate_table`, with the
         variance of ``y`` in the search's units); the table's ``loss`` is multiplied
         by ``loss_scale`` (into the units of ``y``) and its ``expression`` written by
-        ``expression``."""
+        ``expression``. Rows that use a variable set aside by :meth:`add_pruned` are
+        left out."""
+        kept = [i for i in range(len(self)) if not self._set_aside(i)]
         rows = [
             {
-                "expression": expression(skeleton, values),
-                "skeleton": skeleton.sympy,
-                "loss": loss,
-                "complexity": len(skeleton),
-                "log_prob": log_prob,
-                "origin": origin,
+                "expression": expression(self.skeletons[i], self.constants[i]),
+                "skeleton": self.skeletons[i].sympy,
+                "loss": self.losses[i],
+                "complexity": len(self.skeletons[i]),
+                "log_prob": self.log_probs[i],
+                "origin": self.origins[i],
             }
-            for skeleton, values, loss, log_prob, origin, _ in zip(*self._columns())
+            for i in kept
         ]
         equations, order = candidate_table(rows, complexity_penalty, variance)
+        order = np.asarray(kept)[order]
         with np.errstate(over="ignore"):
             equations["loss"] *= loss_scale
         fitted = [(self.skeletons[i], np.asarray(self.constants[i], dtype=np.float64), None) for i in order]

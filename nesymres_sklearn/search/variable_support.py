@@ -1,0 +1,79 @@
+"""Whether the data support each variable of an approximate equation: a shuffled-column test.
+
+An equation that does not fit exactly can lower its error a little with any column,
+used or not: a term such as ``c*x4/x2`` soaks up some of the error near ``x2 = 0``
+whatever ``x4`` holds. So a variable's gain is compared with what copies of its column
+in shuffled order gain in the same place. The gain is the drop in log error from the
+equation with the variable replaced by its mean (constants refitted) to the equation
+itself; a shuffled copy's gain is the same drop with the column shuffled (constants
+refitted). A variable is supported when its gain is more than ``MIN_GAIN_RATIO``
+times the largest of ``SHUFFLES`` shuffled gains. A used variable's gain dwarfs them
+(its column carries the signal); an unused one's is of their size, since shuffling a
+column that carries nothing changes nothing. Exact fits are not tested: no column
+can soak up an error that is not there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..expression.program import PrefixProgram
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import variable_index
+from .budget import Deadline
+from .fitting import least_squares_run, mse
+from .pruning import variable_replaced
+from .selection import log_fvu
+
+SHUFFLES = 5
+MIN_GAIN_RATIO = 4.0
+
+
+def _refitted_loss(tokens, start, X, y, weights, deadline) -> float:
+    """The lowest MSE of ``tokens`` on ``(X, y)`` from ``start`` and after one refit from it."""
+    program = PrefixProgram(tokens)
+    loss = mse(program, X, y, start, weights)
+    if len(start):
+        refitted = least_squares_run(program, X, y, start, weights=weights, deadline=deadline)
+        if refitted is not None:
+            loss = min(loss, mse(program, X, y, refitted, weights))
+    return loss
+
+
+def unsupported_variables(
+    skeleton: Skeleton,
+    constants: np.ndarray,
+    X: np.ndarray,
+    y: np.ndarray,
+    scale: float,
+    weights: np.ndarray | None = None,
+    seed: int = 0,
+    deadline: Deadline | None = None,
+) -> list[str]:
+    """The variables (tokens such as ``x_3``) of ``skeleton`` with ``constants`` whose
+    gain on ``(X, y)`` is not above ``MIN_GAIN_RATIO`` times that of a shuffled copy of
+    their column; ``scale`` is the variance of ``y``. Variables not tested before the
+    ``deadline`` count as supported."""
+    tokens, constants = list(skeleton.tokens), np.asarray(constants, dtype=np.float64)
+    loss = mse(skeleton.program, X, y, constants, weights)
+    rng = np.random.default_rng(seed)
+    unsupported = []
+    for variable in sorted({t for t in tokens if variable_index(t) is not None}):
+        if deadline is not None and deadline.passed():
+            break
+        column = variable_index(variable)
+        mean = float(np.average(X[:, column], weights=weights))
+        without = _refitted_loss(*variable_replaced(tokens, constants, variable, mean), X, y, weights, deadline)
+        if not np.isfinite(without):  # the equation needs the variable to be defined: nothing to compare
+            continue
+        shuffled_losses = []
+        for _ in range(SHUFFLES):
+            shuffled = X.copy()
+            shuffled[:, column] = rng.permutation(shuffled[:, column])
+            shuffled_losses.append(_refitted_loss(tokens, constants, shuffled, y, weights, deadline))
+        floor, gains = log_fvu([without], scale)[0], log_fvu(shuffled_losses, scale)
+        gain = floor - log_fvu([loss], scale)[0]
+        shuffled_gain = max(0.0, float(np.max(floor - gains)))
+        if not gain > MIN_GAIN_RATIO * shuffled_gain:
+            unsupported.append(variable)
+    return unsupported

@@ -1,0 +1,64 @@
+import numpy as np
+
+from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.fitting import least_squares_run, mse
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.pruning import prune
+from nesymres_sklearn.search.table import CandidateRows
+from nesymres_sklearn.search.variable_support import unsupported_variables
+
+X = np.random.default_rng(5).uniform(-3, 3, (200, 3))
+y = np.sin(X[:, 0]) + X[:, 1] ** 2  # x2 unused
+# An approximate form: a line in x0 where sin(x0) belongs, a term in the unused x2.
+APPROXIMATE = Skeleton(("add", "add", "mul", "c", "x_1", "pow", "x_2", "2", "mul", "c", "x_3"))
+
+
+def fitted(skeleton, start):
+    constants = least_squares_run(skeleton.program, X, y, np.asarray(start, dtype=np.float64))
+    return constants, mse(skeleton.program, X, y, constants)
+
+
+def test_an_unused_column_gains_no_more_than_its_shuffled_copies_and_used_ones_do():
+    constants, loss = fitted(APPROXIMATE, [1.0, 0.1])
+    assert 0 < loss < 0.2 * np.var(y)  # approximate, and the unused x2 gets a nonzero constant
+    assert constants[1] != 0
+    assert unsupported_variables(APPROXIMATE, constants, X, y, float(np.var(y))) == ["x_3"]
+
+
+def test_an_exact_use_of_every_variable_is_supported():
+    exact = Skeleton(("add", "sin", "x_1", "pow", "x_2", "2"))
+    assert unsupported_variables(exact, np.array([]), X, y, float(np.var(y))) == []
+
+
+def test_rows_with_an_unsupported_variable_are_set_aside_and_the_row_without_it_is_selected():
+    # x0/(x1**2 + 1.05) fitted by a form that lacks the divisor: c*x3/x1 (x2 unused) soaks
+    # up enough of the error near x1 = 0 to pay for its tokens, so pruning keeps it
+    X = np.random.default_rng(3).uniform(-3, 3, (200, 3))
+    y = X[:, 0] / (X[:, 1] ** 2 + 1.05)
+    approximate = Skeleton(
+        ("add", "add", "mul", "c", "x_1", "mul", "c", "mul", "x_1", "pow", "x_2", "2", "mul", "c", "div", "x_3", "x_2")
+    )
+    constants = least_squares_run(approximate.program, X, y, np.full(3, 0.5))
+    loss = mse(approximate.program, X, y, constants)
+    assert "x_3" in prune(approximate, constants, X, y, 0.01)[0].tokens
+    rows = CandidateRows()
+    rows.add(Skeleton(("c",)), np.array([y.mean()]), float(np.var(y)), 0.0, "baseline")
+    rows.add(approximate, constants, loss, -1.0, "operon", fixed_work=False)
+    problem = Problem(X, y)
+    rows.add_pruned(problem, 0.01, deadline=None, seed=0)
+    assert rows.set_aside == {"x_3"}
+    table = rows.table(0.01, problem.scale, 1.0, lambda skeleton, values: skeleton.sympy)
+    assert len(table.fitted) == len(rows) - 1  # the row with x2 is left out of the table
+    assert all("x_3" not in skeleton.tokens for skeleton, _, _ in table.fitted)
+    best, _, _ = table.fitted[table.best_index]
+    assert {"x_1", "x_2"} <= set(best.tokens)
+    assert table.equations.loc[table.best_index, "origin"] == "operon"  # the approximate row without x2
+    assert table.equations.loc[table.best_index, "loss"] <= 1.2 * loss
+
+
+def test_an_exact_best_row_is_not_tested():
+    rows = CandidateRows()
+    exact = Skeleton(("add", "sin", "x_1", "pow", "x_2", "2"))
+    rows.add(exact, np.array([]), 0.0, -1.0, "beam")
+    rows.add_pruned(Problem(X, y), 0.01, deadline=None, seed=0)
+    assert rows.set_aside == set() and len(rows) == 1
