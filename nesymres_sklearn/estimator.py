@@ -23,6 +23,7 @@ from .operon.settings import OperonSettings
 from .search.budget import Budget, Deadline
 from .search.features import linear_skeleton, on_features, relevant_features
 from .search.fitting import fit_constants, mse
+from .search.power_law import power_law
 from .search.problem import Problem
 from .search.readable import exact_constants, fold_float_factors, tidy_numbers
 from .search.scaling import Scaling
@@ -203,8 +204,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``pareto`` (no candidate is both simpler and more accurate), ``log_prob``
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
-        ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``decomposed``,
-        ``operon`` or ``constant``; a pruned row keeps the origin of the row it was pruned from).
+        ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
+        ``decomposed``, ``operon`` or ``constant``; a pruned row keeps the origin of the
+        row it was pruned from). Rows that use a variable the data do not support
+        (:mod:`.search.variable_support`) are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
@@ -407,8 +410,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     def _network_stage(
         self, neural_search, network, problem: Problem, request: SearchRequest, budget: Budget, refined: bool
     ) -> CandidateRows:
-        """The network's candidates, fitted, over all features (with the linear
-        candidate when the network sees only some of them)."""
+        """The network's candidates, fitted, over all features (with the linear and
+        the power-law candidates when the network sees only some of them)."""
         features = self._features_for_network(problem.X, problem.y, network.config.n_variables, request.seed, refined)
         logger.info("Searching %d points with %s (scaling %s)", len(problem.y), self.model, self._scaling)
         moment = time.perf_counter()
@@ -429,6 +432,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                 linear.program, problem.X, problem.y, 1, np.random.default_rng(request.seed), None, problem.weights
             )
             rows.add(linear, fit.constants, fit.mse, float("-inf"), "linear")
+            power = power_law(problem.X, problem.y, problem.weights)
+            if power is not None:
+                rows.add(*power, float("-inf"), "power")
         return rows
 
     def _decomposition_stage(

@@ -1,0 +1,75 @@
+"""The power-law candidate: ``y = c * x_1**b_1 * ... * x_d**b_d``, fitted as a line in logs.
+
+Many laws are products of powers of their variables (``q1*q2/r**2``, ``n*k*T/V``), and
+with many variables the network sees only some of them. When ``y`` keeps one sign, a
+weighted least-squares line of ``log|y|`` on the ``log|x_j|`` of the columns that keep
+one sign gives the exponents. They are rounded to halves; columns whose exponent
+rounds to 0 leave the law, and the coefficient ``c`` is fitted in closed form. On data
+that follow a power law the exponents come out exact; on other data the row is one
+more approximate candidate (and seed for Operon) for the selection to judge.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT, variable_token
+
+# Exponents beyond this magnitude are not written (the vocabulary's integers end at 5).
+MAX_EXPONENT = 5
+
+
+def _factor(column: int, exponent: float) -> list[str]:
+    """Tokens of ``x**|exponent|`` for a positive multiple of one half."""
+    whole, half = divmod(round(2 * abs(exponent)), 2)
+    x = variable_token(column)
+    parts = ([[x]] if whole == 1 else [["pow", x, str(whole)]] if whole > 1 else []) + ([["sqrt", x]] if half else [])
+    return _product(parts)
+
+
+def _product(factors: list[list[str]]) -> list[str]:
+    tokens: list[str] = []
+    for factor in factors[:-1]:
+        tokens += ["mul", *factor]
+    return tokens + factors[-1]
+
+
+def power_law_skeleton(exponents: dict[int, float]) -> Skeleton:
+    """``c`` times each column to its exponent (multiples of one half, none 0)."""
+    numerator = [_factor(j, b) for j, b in sorted(exponents.items()) if b > 0]
+    denominator = [_factor(j, b) for j, b in sorted(exponents.items()) if b < 0]
+    if not denominator:
+        return Skeleton(("mul", CONSTANT, *_product(numerator)))
+    if not numerator:
+        return Skeleton(("div", CONSTANT, *_product(denominator)))
+    return Skeleton(("mul", CONSTANT, "div", *_product(numerator), *_product(denominator)))
+
+
+def power_law(
+    X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[Skeleton, np.ndarray, float] | None:
+    """The power-law candidate for ``(X, y)`` (``weights``: sample weights, mean 1):
+    skeleton, fitted constant and MSE; ``None`` when ``y`` changes sign or touches
+    zero, or no column keeps one sign."""
+    if not (np.all(y > 0) or np.all(y < 0)):
+        return None
+    usable = [j for j in range(X.shape[1]) if np.all(X[:, j] > 0) or np.all(X[:, j] < 0)]
+    if not usable:
+        return None
+    root = np.ones(len(y)) if weights is None else np.sqrt(weights)
+    design = np.column_stack([np.ones(len(y)), np.log(np.abs(X[:, usable]))])
+    slopes = np.linalg.lstsq(design * root[:, None], np.log(np.abs(y)) * root, rcond=None)[0][1:]
+    rounded = np.round(2 * slopes) / 2
+    exponents = {j: float(b) for j, b in zip(usable, rounded) if b != 0 and abs(b) <= MAX_EXPONENT}
+    if not exponents:
+        return None
+    skeleton = power_law_skeleton(exponents)
+    with np.errstate(all="ignore"):
+        shape = skeleton.program(X, np.ones(1))
+        w = np.ones(len(y)) if weights is None else weights
+        constant = float(np.sum(w * shape * y) / np.sum(w * shape**2))
+        loss = float(np.average((constant * shape - y) ** 2, weights=weights))
+    if not (np.isfinite(constant) and np.isfinite(loss)):
+        return None
+    return skeleton, np.array([constant]), loss
