@@ -23,6 +23,7 @@ from .operon.settings import OperonSettings
 from .search.budget import Budget, Deadline
 from .search.features import linear_skeleton, on_features, relevant_features
 from .search.fitting import fit_constants, mse
+from .search.power_factor import PowerFactor, power_factor
 from .search.power_law import power_law
 from .search.problem import Problem
 from .search.readable import exact_constants, fold_float_factors, tidy_numbers
@@ -411,11 +412,19 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self, neural_search, network, problem: Problem, request: SearchRequest, budget: Budget, refined: bool
     ) -> CandidateRows:
         """The network's candidates, fitted, over all features (with the linear and
-        the power-law candidates when the network sees only some of them)."""
-        features = self._features_for_network(problem.X, problem.y, network.config.n_variables, request.seed, refined)
+        the power-law candidates when the network sees only some of them). When a
+        power-law factor of the other features splits off (:mod:`.search.power_factor`),
+        the network works on the rest and its skeletons come back times that factor."""
+        n_variables = network.config.n_variables
+        split = power_factor(problem.X, problem.y, n_variables, problem.weights)
+        if split is None:
+            features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined)
+            seen = Problem(problem.X[:, features], problem.y, problem.weights)
+        else:
+            features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split)
+            seen = Problem(problem.X[:, features], split.target(problem.X, problem.y), problem.weights)
         logger.info("Searching %d points with %s (scaling %s)", len(problem.y), self.model, self._scaling)
         moment = time.perf_counter()
-        seen = Problem(problem.X[:, features], problem.y, problem.weights)
         found = neural_search.propose_and_fit(network, seen, request, budget)
         self.timings_["decoding"], self.timings_["constant_fitting"] = found.decoding_seconds, found.fitting_seconds
         self.timings_["encoding"] = max(
@@ -424,8 +433,11 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.n_rounds_ = found.rounds
         rows = CandidateRows()
         for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
-            skeleton = on_features(candidate.skeleton, features)
-            rows.add(skeleton, fit.constants, fit.mse, candidate.log_prob, candidate.origin, index < found.first_round)
+            skeleton, constants, loss = on_features(candidate.skeleton, features), fit.constants, fit.mse
+            if split is not None:
+                skeleton, constants = split.times(skeleton, constants)
+                loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+            rows.add(skeleton, constants, loss, candidate.log_prob, candidate.origin, index < found.first_round)
         if len(features) < self.n_features_in_:
             linear = linear_skeleton(self.n_features_in_)
             fit = fit_constants(
@@ -476,11 +488,12 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.timings_["selection"] = time.perf_counter() - moment
 
     def _features_for_network(
-        self, X: np.ndarray, y: np.ndarray, n_variables: int, seed: int, refined: bool
+        self, X: np.ndarray, y: np.ndarray, n_variables: int, seed: int, refined: bool, split: PowerFactor | None = None
     ) -> np.ndarray:
-        """All columns when the network takes them, else the most relevant ones (with a
-        warning that says whether Operon, ``refined``, searches over all of them)."""
-        features = relevant_features(X, y, n_variables, seed)
+        """All columns when the network takes them, else the rest of a power-law
+        ``split`` or the most relevant ones (with a warning that says which, and whether
+        Operon, ``refined``, searches over all of them)."""
+        features = relevant_features(X, y, n_variables, seed) if split is None else split.rest
         if len(features) < X.shape[1]:
             names = ", ".join(str(self._symbols[j]) for j in features)
             rest = (
@@ -488,10 +501,14 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                 if refined
                 else "install pyoperon and pass refine='operon' to search over all of them"
             )
+            if split is None:
+                chosen = f"the {n_variables} most relevant to y ({names}; mutual information and rank correlation)"
+            else:
+                factor = ", ".join(str(self._symbols[j]) for j in split.exponents)
+                chosen = f"{names}, with y divided by a power law of {factor} that the data show"
             warnings.warn(
                 f"X has {X.shape[1]} features but the model {self.model!r} takes {n_variables} variables: the network "
-                f"works on the {n_variables} most relevant to y ({names}; mutual information and rank correlation), "
-                f"and a linear candidate uses all; {rest}.",
+                f"works on {chosen}, and a linear and a power-law candidate use all; {rest}.",
                 UserWarning,
                 stacklevel=4,
             )

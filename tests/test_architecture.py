@@ -57,6 +57,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.fitting",
     "nesymres_sklearn.search.linear_scaling",
     "nesymres_sklearn.search.polynomial",
+    "nesymres_sklearn.search.power_factor",
     "nesymres_sklearn.search.power_law",
     "nesymres_sklearn.search.problem",
     "nesymres_sklearn.search.pruning",

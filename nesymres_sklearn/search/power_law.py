@@ -35,15 +35,21 @@ def _product(factors: list[list[str]]) -> list[str]:
     return tokens + factors[-1]
 
 
-def power_law_skeleton(exponents: dict[int, float]) -> Skeleton:
-    """``c`` times each column to its exponent (multiples of one half, none 0)."""
+def monomial_tokens(exponents: dict[int, float]) -> list[str]:
+    """Tokens of the product of each column to its exponent (multiples of one half, none 0)."""
     numerator = [_factor(j, b) for j, b in sorted(exponents.items()) if b > 0]
     denominator = [_factor(j, b) for j, b in sorted(exponents.items()) if b < 0]
     if not denominator:
-        return Skeleton(("mul", CONSTANT, *_product(numerator)))
-    if not numerator:
-        return Skeleton(("div", CONSTANT, *_product(denominator)))
-    return Skeleton(("mul", CONSTANT, "div", *_product(numerator), *_product(denominator)))
+        return _product(numerator)
+    return ["div", *(_product(numerator) if numerator else ["1"]), *_product(denominator)]
+
+
+def power_law_skeleton(exponents: dict[int, float]) -> Skeleton:
+    """``c`` times each column to its exponent (multiples of one half, none 0)."""
+    tokens = monomial_tokens(exponents)
+    if tokens[:2] == ["div", "1"]:
+        return Skeleton(("div", CONSTANT, *tokens[2:]))
+    return Skeleton(("mul", CONSTANT, *tokens))
 
 
 def power_law(

@@ -1,0 +1,52 @@
+import numpy as np
+import pytest
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search.power_factor import power_factor
+
+X = np.random.default_rng(0).uniform(1, 5, (128, 6))
+
+
+@pytest.mark.parametrize(
+    "law, exponents, rest",
+    [
+        (lambda X: X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (np.sin(X[:, 3]) + 2), {0: 1.0, 1: 1.0, 2: -2.0}, [3]),
+        (lambda X: X[:, 0] * X[:, 5] / np.sqrt(1 + X[:, 1] ** 2 / X[:, 2] ** 2), {0: 1.0, 5: 1.0}, [1, 2]),
+        (lambda X: np.sqrt(X[:, 4]) * np.exp(-X[:, 0] / X[:, 1]), {4: 0.5}, [0, 1]),
+    ],
+)
+def test_the_power_law_factor_and_the_rest_are_found(law, exponents, rest):
+    split = power_factor(X, law(X), 3)
+    assert split.exponents == exponents
+    assert set(rest) <= set(split.rest) and len(split.rest) <= 3
+    assert not set(split.rest) & set(exponents)
+    # what the network gets depends on the rest only: the factor is divided out exactly
+    divided = split.target(X, law(X)) * split.scale
+    np.testing.assert_allclose(divided * split.monomial(X), law(X))
+
+
+@pytest.mark.parametrize(
+    "law",
+    [
+        lambda X: X[:, 0] * X[:, 1] + X[:, 2] * X[:, 3],  # a sum: no factor splits off
+        lambda X: X[:, 0] * np.exp(-X[:, 1] * X[:, 2] / (X[:, 3] * X[:, 4])),  # too many columns in the rest
+        lambda X: X[:, 0] * X[:, 1] * X[:, 2] / X[:, 4],  # a power law of every column: the power-law candidate's
+        lambda X: X[:, 0] * np.sin(X[:, 1]),  # y changes sign
+        lambda X: X[:, 0] ** 1.3 * np.cos(X[:, 1]) ** 2,  # an exponent that is not a multiple of one half
+    ],
+)
+def test_no_split_where_the_data_show_none(law):
+    assert power_factor(X, law(X), 3) is None
+
+
+def test_at_most_the_networks_variables_means_no_split():
+    assert power_factor(X[:, :3], X[:, 0] * (np.sin(X[:, 1]) + 2), 3) is None
+
+
+def test_the_network_solves_the_rest_and_the_law_comes_back_whole():
+    y = 2.5 * X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (np.cos(X[:, 3]) + 2)
+    with pytest.warns(UserWarning, match="with y divided by a power law of x0, x1, x2"):
+        fitted = NeSymReSRegressor(refine=None, random_state=0).fit(X, y)
+    assert list(fitted.features_seen_by_network_) == [3]
+    assert fitted.score(X, y) > 1 - 1e-10
+    assert {str(s) for s in fitted.expression_.free_symbols} == {"x0", "x1", "x2", "x3"}
