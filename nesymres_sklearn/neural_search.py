@@ -7,6 +7,7 @@ it need NumPy, SciPy and SymPy only.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import warnings
 from contextlib import contextmanager
@@ -56,6 +57,31 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _mkl_free_buffers():
+    """MKL's ``mkl_serv_free_buffers`` in torch's CPU library (``None`` where torch
+    does not link MKL)."""
+    try:
+        library = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+        return library.mkl_serv_free_buffers
+    except (OSError, AttributeError):
+        return None
+
+
+# MKL keeps memory buffers per thread, with bookkeeping that a child forked after
+# fits in several threads inherits half-made: a fit there then spun forever in MKL's
+# allocator (2 of 8 runs). Freeing the buffers just before every fork leaves the child
+# a clean allocator (none of 16 runs hung: ``benchmarks/studies/fork_safety.py``).
+_free_mkl_buffers = _mkl_free_buffers()
+
+
+def _before_fork() -> None:
+    if _free_mkl_buffers is not None:
+        _free_mkl_buffers()
+
+
+os.register_at_fork(before=_before_fork)
 
 
 def load_network(model: str | os.PathLike, revision: str | None, device: str) -> NeSymReSModel:

@@ -6,11 +6,14 @@ whatever ``x4`` holds. So a variable's gain is compared with what copies of its 
 in shuffled order gain in the same place. The gain is the drop in log error from the
 equation with the variable replaced by its mean (constants refitted) to the equation
 itself; a shuffled copy's gain is the same drop with the column shuffled (constants
-refitted). A variable is supported when its gain is more than ``MIN_GAIN_RATIO``
-times the largest of ``SHUFFLES`` shuffled gains. A used variable's gain dwarfs them
-(its column carries the signal); an unused one's is of their size, since shuffling a
-column that carries nothing changes nothing. Exact fits are not tested: no column
-can soak up an error that is not there.
+refitted; the equation's own error is taken after a refit too). A variable is
+supported when its gain is more than ``MIN_GAIN_RATIO`` times the largest of
+``SHUFFLES`` shuffled gains, or more than ``MAX_SPURIOUS_GAIN``. A used variable's
+gain dwarfs them (its column carries the signal); an unused one's is of their size,
+since shuffling a column that carries nothing changes nothing. The second bound keeps
+a variable whose removal would cost much accuracy: shuffles of a column that an
+approximate form uses in an odd way can gain by chance too. Exact fits are not
+tested: no column can soak up an error that is not there.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from .selection import log_fvu
 
 SHUFFLES = 5
 MIN_GAIN_RATIO = 4.0
+# A variable that lowers the error by more than this (log 1.5: by a third) is kept.
+MAX_SPURIOUS_GAIN = float(np.log(1.5))
 
 
 def _refitted_loss(tokens, start, X, y, weights, deadline) -> float:
@@ -55,7 +60,9 @@ def unsupported_variables(
     their column; ``scale`` is the variance of ``y``. Variables not tested before the
     ``deadline`` count as supported."""
     tokens, constants = list(skeleton.tokens), np.asarray(constants, dtype=np.float64)
-    loss = mse(skeleton.program, X, y, constants, weights)
+    # refitted as the comparisons are, so that a better optimum of the other constants
+    # is not credited to the shuffled copies
+    loss = _refitted_loss(tokens, constants, X, y, weights, deadline)
     rng = np.random.default_rng(seed)
     unsupported = []
     for variable in sorted({t for t in tokens if variable_index(t) is not None}):
@@ -74,6 +81,6 @@ def unsupported_variables(
         floor, gains = log_fvu([without], scale)[0], log_fvu(shuffled_losses, scale)
         gain = floor - log_fvu([loss], scale)[0]
         shuffled_gain = max(0.0, float(np.max(floor - gains)))
-        if not gain > MIN_GAIN_RATIO * shuffled_gain:
+        if gain <= MAX_SPURIOUS_GAIN and not gain > MIN_GAIN_RATIO * shuffled_gain:
             unsupported.append(variable)
     return unsupported
