@@ -71,7 +71,7 @@ def _mkl_free_buffers():
 
 # MKL keeps memory buffers per thread, with bookkeeping that a child forked after
 # fits in several threads inherits half-made: a fit there then spun forever in MKL's
-# allocator (2 of 8 runs). Freeing the buffers just before every fork leaves the child
+# allocator (2 of 16 trials). Freeing the buffers just before every fork leaves the child
 # a clean allocator (none of 16 runs hung: ``benchmarks/studies/fork_safety.py``).
 _free_mkl_buffers = _mkl_free_buffers()
 
