@@ -56,9 +56,9 @@ def unsupported_variables(
     deadline: Deadline | None = None,
 ) -> list[str]:
     """The variables (tokens such as ``x_3``) of ``skeleton`` with ``constants`` whose
-    gain on ``(X, y)`` is not above ``MIN_GAIN_RATIO`` times that of a shuffled copy of
-    their column; ``scale`` is the variance of ``y``. Variables not tested before the
-    ``deadline`` count as supported."""
+    gain on ``(X, y)`` is neither above ``MIN_GAIN_RATIO`` times that of any shuffled
+    copy of their column nor above ``MAX_SPURIOUS_GAIN``; ``scale`` is the variance of
+    ``y``. Variables not tested before the ``deadline`` count as supported."""
     tokens, constants = list(skeleton.tokens), np.asarray(constants, dtype=np.float64)
     # refitted as the comparisons are, so that a better optimum of the other constants
     # is not credited to the shuffled copies
