@@ -50,3 +50,13 @@ def test_the_network_solves_the_rest_and_the_law_comes_back_whole():
     assert list(fitted.features_seen_by_network_) == [3]
     assert fitted.score(X, y) > 1 - 1e-10
     assert {str(s) for s in fitted.expression_.free_symbols} == {"x0", "x1", "x2", "x3"}
+
+
+def test_the_split_holds_under_noise():
+    y = X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (np.sin(X[:, 3]) + 2)
+    noisy = y + np.random.default_rng(1).normal(0, 0.01 * np.std(y), len(y))
+    split = power_factor(X, noisy, 3)
+    true = {0: 1.0, 1: 1.0, 2: -2.0}
+    # each column is in the factor with its true exponent, or left to the network
+    assert split.exponents and split.exponents.items() <= true.items() and 3 in split.rest
+    assert set(true) - set(split.exponents) <= set(split.rest)
