@@ -46,8 +46,14 @@ def child_state(_):
             lock.release()
     return all(free), torch.get_num_threads(), mkl_buffers()
 
+def fit_and_multiply(seed):
+    # a tiny model's products may not make MKL keep buffers: these do, in this thread
+    torch.randn(64, 64) @ torch.randn(64, 64)
+    return fit(seed)
+
+torch.randn(64, 64) @ torch.randn(64, 64)
 with ThreadPoolExecutor(2) as threads:
-    list(threads.map(fit, range(4)))
+    list(threads.map(fit_and_multiply, range(4)))
 print("PARENT BUFFERS", mkl_buffers())
 pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
 # the workers fork while the package's locks are held, as when another thread is inside a fit
