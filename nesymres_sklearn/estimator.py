@@ -216,7 +216,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``decomposition`` (its parts' searches included), ``refinement`` and
         ``selection`` during the last ``fit``.
     features_seen_by_network_ : ndarray of int
-        Columns of ``X`` that the network worked on.
+        Columns of ``X`` that the network worked on: all of them, the rest after a
+        power-law factor of the others was divided out of ``y``, or the most
+        relevant ones.
     refinement_ : dict or None
         When Operon ran (``refine="operon"``, or ``"auto"`` with pyoperon): the number
         of ``seeds`` that entered Operon's population, its ``generations`` and
