@@ -419,12 +419,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         the network works on the rest and its skeletons come back times that factor."""
         n_variables = network.config.n_variables
         split = power_factor(problem.X, problem.y, n_variables, problem.weights)
-        if split is None:
-            features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined)
-            seen = Problem(problem.X[:, features], problem.y, problem.weights)
-        else:
-            features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split)
-            seen = Problem(problem.X[:, features], split.target(problem.X, problem.y), problem.weights)
+        features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split)
+        target = problem.y if split is None else split.target(problem.X, problem.y)
+        seen = Problem(problem.X[:, features], target, problem.weights)
         logger.info("Searching %d points with %s (scaling %s)", len(problem.y), self.model, self._scaling)
         moment = time.perf_counter()
         found = neural_search.propose_and_fit(network, seen, request, budget)

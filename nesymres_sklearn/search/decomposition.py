@@ -44,6 +44,7 @@ from ..shared_setting import SharedSetting
 from .budget import Deadline
 from .features import on_features
 from .fitting import least_squares_run, mse
+from .power_law import keeps_one_sign
 from .problem import Problem
 
 #: Points the surrogate is fitted on (a random subset of larger data).
@@ -212,7 +213,7 @@ def decompose(X: np.ndarray, y: np.ndarray, max_group: int, seed: int) -> Decomp
     rng = np.random.default_rng(seed)
     with _blas_threads.held(_one_blas_thread):
         found = _separation(X, y, "add", max_group, rng)
-        if found is None and (np.all(y > 0) or np.all(y < 0)):
+        if found is None and keeps_one_sign(y):
             found = _separation(X, np.log(np.abs(y)), "mul", max_group, rng)
     return found
 

@@ -17,8 +17,9 @@ from itertools import combinations_with_replacement
 import numpy as np
 
 from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, variable_token
+from ..expression.tokens import CONSTANT
 from .fitting import variance
+from .power_law import monomial_tokens
 
 # Total degree of the monomials tried, by number of features.
 MAX_DEGREE = {1: 6, 2: 4, 3: 3}
@@ -44,19 +45,6 @@ def _fvu(basis: np.ndarray, y: np.ndarray, weights: np.ndarray | None) -> float:
     return float(np.mean(residual**2) / (variance(y, weights) or 1.0))
 
 
-def _monomial_tokens(exponents: tuple[int, ...]) -> list[str]:
-    factors = []
-    for j, power in enumerate(exponents):
-        if power == 1:
-            factors.append([variable_token(j)])
-        elif power > 1:
-            factors.append(["pow", variable_token(j), str(power)])
-    tokens = []
-    for factor in factors[:-1]:
-        tokens += ["mul", *factor]
-    return tokens + factors[-1]
-
-
 def exact_polynomial(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> Skeleton | None:
     """The sparsest exact polynomial skeleton found for ``(X, y)`` (``weights``: sample
     weights, mean 1), or ``None``."""
@@ -77,5 +65,5 @@ def exact_polynomial(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = 
             kept = trial
     tokens: list[str] = []
     for k in kept:
-        tokens += ["add", "mul", CONSTANT, *_monomial_tokens(terms[k])]
+        tokens += ["add", "mul", CONSTANT, *monomial_tokens({j: power for j, power in enumerate(terms[k]) if power})]
     return Skeleton((*tokens, CONSTANT))

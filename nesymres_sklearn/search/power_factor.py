@@ -27,13 +27,13 @@ that keeps it in the network's range), and each of its skeletons ``f`` comes bac
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
-from .power_law import MAX_EXPONENT, monomial_tokens
+from .power_law import MAX_EXPONENT, keeps_one_sign, monomial_tokens
 from .scaling import TARGET_BAND, power_of_ten
 
 MIN_DEPARTURE = 0.05
@@ -91,16 +91,17 @@ def power_factor(
     columns for the network (``weights``: sample weights, mean 1), or ``None`` when
     the data show no such split."""
     n, d = X.shape
-    if d <= n_variables or not (np.all(y > 0) or np.all(y < 0)):
+    if d <= n_variables or not keeps_one_sign(y):
         return None
-    usable = [j for j in range(d) if np.all(X[:, j] > 0) or np.all(X[:, j] < 0)]
+    usable = [j for j in range(d) if keeps_one_sign(X[:, j])]
     forced = [j for j in range(d) if j not in usable]
     if len(forced) > n_variables:
         return None
     root = np.ones(n) if weights is None else np.sqrt(weights)
     target = np.log(np.abs(y))
     logs = {j: np.log(np.abs(X[:, j])) for j in usable}
-    standard = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+    spread = X.std(axis=0)
+    standard = (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
     base = np.column_stack([np.ones(n), *logs.values(), _cubic(standard[:, forced])])
     error, _ = _sse(base, target, root)
     total = float(np.sum((root * (target - np.average(target, weights=weights))) ** 2))
@@ -129,10 +130,9 @@ def power_factor(
         or not np.any(rounded != 0)
     ):
         return None
-    kept = {j: float(b) for j, b in zip(factor, rounded) if b != 0}
-    split = PowerFactor(kept, np.array(rest), 1.0)
+    split = PowerFactor({j: float(b) for j, b in zip(factor, rounded) if b != 0}, np.array(rest), 1.0)
     with np.errstate(all="ignore"):
         divided = split.target(X, y)
     if not np.all(np.isfinite(divided)):
         return None
-    return PowerFactor(kept, np.array(rest), power_of_ten(divided, TARGET_BAND))
+    return replace(split, scale=power_of_ten(divided, TARGET_BAND))

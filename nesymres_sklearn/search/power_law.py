@@ -20,6 +20,11 @@ from ..expression.tokens import CONSTANT, variable_token
 MAX_EXPONENT = 5
 
 
+def keeps_one_sign(values: np.ndarray) -> bool:
+    """Whether every value is positive, or every value negative (none is 0)."""
+    return bool(np.all(values > 0) or np.all(values < 0))
+
+
 def _factor(column: int, exponent: float) -> list[str]:
     """Tokens of ``x**|exponent|`` for a positive multiple of one half."""
     whole, half = divmod(round(2 * abs(exponent)), 2)
@@ -36,7 +41,8 @@ def _product(factors: list[list[str]]) -> list[str]:
 
 
 def monomial_tokens(exponents: dict[int, float]) -> list[str]:
-    """Tokens of the product of each column to its exponent (multiples of one half, none 0)."""
+    """Tokens of the product of each column to its exponent (multiples of one half, none
+    0; integers up to 6 for exact polynomials)."""
     numerator = [_factor(j, b) for j, b in sorted(exponents.items()) if b > 0]
     denominator = [_factor(j, b) for j, b in sorted(exponents.items()) if b < 0]
     if not denominator:
@@ -58,9 +64,9 @@ def power_law(
     """The power-law candidate for ``(X, y)`` (``weights``: sample weights, mean 1):
     skeleton, fitted constant and MSE; ``None`` when ``y`` changes sign or touches
     zero, or no column keeps one sign."""
-    if not (np.all(y > 0) or np.all(y < 0)):
+    if not keeps_one_sign(y):
         return None
-    usable = [j for j in range(X.shape[1]) if np.all(X[:, j] > 0) or np.all(X[:, j] < 0)]
+    usable = [j for j in range(X.shape[1]) if keeps_one_sign(X[:, j])]
     if not usable:
         return None
     root = np.ones(len(y)) if weights is None else np.sqrt(weights)

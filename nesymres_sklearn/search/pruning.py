@@ -89,13 +89,20 @@ def _subtree_replacements(tokens, constants, X, weights):
     return found
 
 
-def variable_replaced(tokens, constants, variable: str, value: float) -> tuple[list[str], np.ndarray]:
-    """Tokens and constants with ``variable`` replaced by the constant ``value`` wherever it occurs."""
+def variables_of(tokens) -> list[str]:
+    """The variable tokens of ``tokens``, each once, sorted."""
+    return sorted({t for t in tokens if variable_index(t) is not None})
+
+
+def variable_replaced(tokens, constants, variable: str, X: np.ndarray, weights=None) -> tuple[list[str], np.ndarray]:
+    """Tokens and constants with ``variable`` replaced wherever it occurs by a constant:
+    its (``weights``-weighted) mean on ``X``."""
+    mean = float(np.average(X[:, variable_index(variable)], weights=weights))
     new_tokens, values, taken = [], [], iter(constants)
     for token in tokens:
         if token == variable:
             new_tokens.append(CONSTANT)
-            values.append(value)
+            values.append(mean)
         else:
             new_tokens.append(token)
             if token == CONSTANT:
@@ -104,13 +111,8 @@ def variable_replaced(tokens, constants, variable: str, value: float) -> tuple[l
 
 
 def _variable_removals(tokens, constants, X, weights):
-    """Each variable of the row replaced, wherever it occurs, by a constant: its mean on ``X``."""
-    return [
-        variable_replaced(
-            tokens, constants, variable, float(np.average(X[:, variable_index(variable)], weights=weights))
-        )
-        for variable in sorted({t for t in tokens if variable_index(t) is not None})
-    ]
+    """Each variable of the row replaced, wherever it occurs, by its mean on ``X``."""
+    return [variable_replaced(tokens, constants, variable, X, weights) for variable in variables_of(tokens)]
 
 
 def _constant_removals(tokens, constants):

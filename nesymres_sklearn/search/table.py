@@ -12,7 +12,6 @@ import sympy
 
 from ..expression.program import PrefixProgram
 from ..expression.skeleton import Skeleton
-from ..expression.tokens import variable_index
 from .budget import Deadline
 from .fitting import least_squares_run
 from .problem import Problem
@@ -122,8 +121,7 @@ class CandidateRows:
         skeleton, constants and loss; ``None`` when it is not finite."""
         tokens, values = list(self.skeletons[row].tokens), self.constants[row]
         for variable in variables:
-            mean = float(np.average(problem.X[:, variable_index(variable)], weights=problem.weights))
-            tokens, values = variable_replaced(tokens, values, variable, mean)
+            tokens, values = variable_replaced(tokens, values, variable, problem.X, problem.weights)
         program = PrefixProgram(tokens)
         refitted = least_squares_run(program, problem.X, problem.y, values, weights=problem.weights, deadline=deadline)
         values = values if refitted is None else refitted

@@ -25,7 +25,7 @@ from ..expression.skeleton import Skeleton
 from ..expression.tokens import variable_index
 from .budget import Deadline
 from .fitting import least_squares_run, mse
-from .pruning import variable_replaced
+from .pruning import variable_replaced, variables_of
 from .selection import log_fvu
 
 SHUFFLES = 5
@@ -65,12 +65,11 @@ def unsupported_variables(
     loss = _refitted_loss(tokens, constants, X, y, weights, deadline)
     rng = np.random.default_rng(seed)
     unsupported = []
-    for variable in sorted({t for t in tokens if variable_index(t) is not None}):
+    for variable in variables_of(tokens):
         if deadline is not None and deadline.passed():
             break
         column = variable_index(variable)
-        mean = float(np.average(X[:, column], weights=weights))
-        without = _refitted_loss(*variable_replaced(tokens, constants, variable, mean), X, y, weights, deadline)
+        without = _refitted_loss(*variable_replaced(tokens, constants, variable, X, weights), X, y, weights, deadline)
         if not np.isfinite(without):  # the equation needs the variable to be defined: nothing to compare
             continue
         shuffled_losses = []
