@@ -26,6 +26,7 @@ from .search.fitting import fit_constants, mse
 from .search.power_factor import PowerFactor, power_factor
 from .search.power_law import power_law
 from .search.problem import Problem
+from .search.reduction import Reduction, reduction
 from .search.readable import exact_constants, fold_float_factors, tidy_numbers
 from .search.scaling import Scaling
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
@@ -217,8 +218,11 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``selection`` during the last ``fit``.
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on: all of them, the rest after a
-        power-law factor of the others was divided out of ``y``, or the most
-        relevant ones.
+        power-law factor of the others was divided out of ``y``, those in the
+        combinations it worked on, or the most relevant ones.
+    network_inputs_ : list of str
+        What each of the network's variables stood for: a feature's name, or a
+        combination of features such as ``x1*x2/x3`` or ``x2 - x1``.
     refinement_ : dict or None
         When Operon ran (``refine="operon"``, or ``"auto"`` with pyoperon): the number
         of ``seeds`` that entered Operon's population, its ``generations`` and
@@ -400,6 +404,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         )
         self.n_rounds_ = 0
         self.features_seen_by_network_ = np.arange(self.n_features_in_)
+        self.network_inputs_ = [str(symbol) for symbol in self._symbols]
         self.refinement_ = None
 
     def _fit_constant(self, value: float) -> NeSymReSRegressor:
@@ -416,12 +421,23 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         """The network's candidates, fitted, over all features (with the linear and
         the power-law candidates when the network sees only some of them). When a
         power-law factor of the other features splits off (:mod:`.search.power_factor`),
-        the network works on the rest and its skeletons come back times that factor."""
+        the network works on the rest and its skeletons come back times that factor.
+        Otherwise, when ``y`` depends on at most the network's variables' worth of
+        combinations of the features (:mod:`.search.reduction`), the network works on
+        those and its skeletons come back with them substituted."""
         n_variables = network.config.n_variables
         split = power_factor(problem.X, problem.y, n_variables, problem.weights)
-        features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split)
+        combined = None
+        if split is None and request.settings.reduce and problem.X.shape[1] > n_variables:
+            moment = time.perf_counter()
+            combined = reduction(problem.X, problem.y, n_variables, request.seed, budget.network_end)
+            self.timings_["decomposition"] += time.perf_counter() - moment
+        features = self._features_for_network(
+            problem.X, problem.y, n_variables, request.seed, refined, split, combined
+        )
         target = problem.y if split is None else split.target(problem.X, problem.y)
-        seen = Problem(problem.X[:, features], target, problem.weights)
+        inputs = problem.X[:, features] if combined is None else combined.features(problem.X)
+        seen = Problem(inputs, target, problem.weights)
         logger.info("Searching %d points with %s (scaling %s)", len(problem.y), self.model, self._scaling)
         moment = time.perf_counter()
         found = neural_search.propose_and_fit(network, seen, request, budget)
@@ -433,11 +449,14 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         rows = CandidateRows()
         for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
             skeleton, constants, loss = on_features(candidate.skeleton, features), fit.constants, fit.mse
+            if combined is not None:
+                skeleton, constants = combined.substituted(candidate.skeleton, constants)
+                loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
             if split is not None:
                 skeleton, constants = split.times(skeleton, constants)
                 loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
             rows.add(skeleton, constants, loss, candidate.log_prob, candidate.origin, index < found.first_round)
-        if len(features) < self.n_features_in_:
+        if len(features) < self.n_features_in_ or combined is not None:
             linear = linear_skeleton(self.n_features_in_)
             fit = fit_constants(
                 linear.program, problem.X, problem.y, 1, np.random.default_rng(request.seed), None, problem.weights
@@ -487,12 +506,25 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.timings_["selection"] = time.perf_counter() - moment
 
     def _features_for_network(
-        self, X: np.ndarray, y: np.ndarray, n_variables: int, seed: int, refined: bool, split: PowerFactor | None = None
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        n_variables: int,
+        seed: int,
+        refined: bool,
+        split: PowerFactor | None = None,
+        combined: Reduction | None = None,
     ) -> np.ndarray:
         """All columns when the network takes them, else the rest of a power-law
-        ``split`` or the most relevant ones (with a warning that says which, and whether
-        Operon, ``refined``, searches over all of them)."""
-        features = relevant_features(X, y, n_variables, seed) if split is None else split.rest
+        ``split``, the columns of the ``combined`` features, or the most relevant ones
+        (with a warning that says which, and whether Operon, ``refined``, searches over
+        all of them)."""
+        if split is not None:
+            features = split.rest
+        elif combined is not None:
+            features = combined.columns
+        else:
+            features = relevant_features(X, y, n_variables, seed)
         if len(features) < X.shape[1]:
             names = ", ".join(str(self._symbols[j]) for j in features)
             rest = (
@@ -500,7 +532,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                 if refined
                 else "install pyoperon and pass refine='operon' to search over all of them"
             )
-            if split is None:
+            if combined is not None:
+                written = ", ".join(combined.describe(self._symbols))
+                chosen = f"{written}, the combinations of the features that y depends on in the data"
+            elif split is None:
                 chosen = f"the {n_variables} most relevant to y ({names}; mutual information and rank correlation)"
             else:
                 factor = ", ".join(str(self._symbols[j]) for j in split.exponents)
@@ -512,6 +547,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                 stacklevel=4,
             )
         self.features_seen_by_network_ = features
+        self.network_inputs_ = (
+            [str(self._symbols[j]) for j in features] if combined is None else combined.describe(self._symbols)
+        )
         return features
 
     def predict(self, X, index=None):

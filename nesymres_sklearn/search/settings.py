@@ -40,6 +40,11 @@ class SearchSettings:
         or multiplicatively separable parts of at most that many features, let the
         network solve each and add the assembled equations to the candidates
         (:mod:`.decomposition`).
+    reduce : bool, default=True
+        With more features than the network's variables and no power-law factor
+        split off, look for at most that many combinations of the features that ``y``
+        depends on (groups of powers such as ``x1*x2/x3``, differences such as
+        ``x2 - x1``) and let the network work on them (:mod:`.reduction`).
     """
 
     samples_per_round: int = 64
@@ -50,6 +55,7 @@ class SearchSettings:
     reserve_share: float = 0.2
     reserve_seconds: float = 0.3
     decompose: bool = False
+    reduce: bool = True
 
     def __post_init__(self):
         for name, minimum in (("samples_per_round", 1), ("stale_rounds", 0), ("n_scaled", 0)):

@@ -1,0 +1,302 @@
+"""Fewer variables for the network: the few combinations of the features that ``y`` depends on.
+
+Many laws with many features depend on them only through a few combinations: groups
+of powers (``x1*x2/(x3*x4)`` inside an ``exp``, ``v/c``) and differences (``x2 - x1``),
+the symmetries AI Feynman tests pairwise (Udrescu & Tegmark 2020). When ``y = g(W t)``
+with ``t = log x`` (products of powers) or ``t = x`` (sums), every gradient of ``y``
+with respect to ``t`` lies in the row space of ``W``. So, in each coordinate system:
+
+1. A Gaussian process (scikit-learn; a Gaussian kernel with one length scale per
+   column, plus white noise) is fitted to ``log|y|`` when ``y`` keeps one sign, else to
+   ``y``, on at most ``SURROGATE_POINTS`` points; its gradients at them are exact in
+   closed form.
+2. For ``r`` from 1 to the network's variables, the leading ``r`` right singular
+   vectors of the gradients (each scaled to length 1) span the estimate of ``W``'s rows.
+3. A simple basis of that span: for every choice of ``r`` pivot columns, the basis that
+   is the identity there, its entries rounded to multiples of one half (products of
+   powers) or to integers (sums), at most ``MAX_EXPONENT`` in magnitude. The rounded
+   bases are ranked by the share of the gradients' length they leave out.
+4. The best ``CANDIDATES_PER_RANK`` are verified: a Gaussian process on the ``r``
+   combinations must predict ``y`` at left-out points (leave-one-out, in closed form)
+   at least as well as ``MIN_R2`` and with at most ``MAX_ERROR_RATIO`` of the error
+   of the one on all features (or with an error below ``EXACT_ERROR``). A wrong
+   combination loses information and predicts worse; a right one predicts better,
+   since it has fewer inputs.
+
+The fewest combinations that pass win, logs first on a tie; of two that pass with
+as many, the better prediction. No verification starts after the network's deadline. Products of powers need every column positive. The network then works
+on the combinations, each divided by a power of ten that keeps it in the network's
+range, and each of its skeletons comes back over the features by substitution.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+from threadpoolctl import threadpool_limits
+
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT, variable_index, variable_token
+from .budget import Deadline
+from .power_law import MAX_EXPONENT, keeps_one_sign, monomial_tokens
+from .scaling import FEATURE_BAND, power_of_ten
+
+#: Points the Gaussian processes are fitted on (a random subset of larger data).
+SURROGATE_POINTS = 128
+#: Steps of the search for each Gaussian process's kernel parameters.
+MAX_ITERATIONS = 20
+#: Rounded bases verified for each number of combinations.
+CANDIDATES_PER_RANK = 2
+#: Leave-one-out share of y's variance the combinations must explain.
+MIN_R2 = 0.95
+#: Their unexplained share, at most this times that of all the features...
+MAX_ERROR_RATIO = 0.5
+#: ...or at most this (both fits are exact then).
+EXACT_ERROR = 1e-9
+#: Rounded bases within this factor of the best share of the gradients left out
+#: (plus the floor) count as fitting them equally well; the simplest is tried first.
+LEFT_OUT_SLACK = 1.5
+LEFT_OUT_FLOOR = 0.01
+#: Bases that leave out more of the gradients' length are not verified (no
+#: combination of that many explains them).
+MAX_LEFT_OUT = 0.1
+#: Pivot blocks this close to singular give no basis.
+MIN_PIVOT_DETERMINANT = 1e-3
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """The network's variables ``z_k = combination_k(x) / scales[k]``. Row ``k`` of
+    ``coefficients`` holds the powers of the features in ``z_k`` (``logarithmic``) or
+    their integer coefficients in a sum; ``r2`` is the leave-one-out share of ``y``'s
+    variance that the combinations explain."""
+
+    coefficients: np.ndarray
+    logarithmic: bool
+    scales: np.ndarray
+    r2: float
+
+    @property
+    def columns(self) -> np.ndarray:
+        """The features that take part."""
+        return np.flatnonzero(np.any(self.coefficients != 0, axis=0))
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """The combinations of the columns of ``X``, one column each, scaled."""
+        with np.errstate(all="ignore"):
+            if self.logarithmic:
+                Z = np.exp(np.log(X) @ self.coefficients.T)
+            else:
+                Z = X @ self.coefficients.T
+        return Z / self.scales
+
+    def _tokens(self, k: int) -> tuple[list[str], list[float]]:
+        """Tokens of ``z_k`` over the features, and the constants they hold."""
+        row = self.coefficients[k]
+        if self.logarithmic:
+            tokens = monomial_tokens({j: float(b) for j, b in enumerate(row) if b != 0})
+        else:
+            terms = [
+                [variable_token(j)] if b == 1 else ["mul", str(int(b)), variable_token(j)]
+                for j, b in enumerate(row)
+                if b != 0
+            ]
+            tokens = [token for term in terms[:-1] for token in ("add", *term)] + terms[-1]
+        if self.scales[k] == 1:
+            return tokens, []
+        return ["mul", CONSTANT, *tokens], [1 / float(self.scales[k])]
+
+    def substituted(self, skeleton: Skeleton, constants: np.ndarray) -> tuple[Skeleton, np.ndarray]:
+        """``skeleton`` over the combinations (``x_1`` is ``z_1``), rewritten over the
+        features, with its constants and those of the substitutions in token order."""
+        tokens: list[str] = []
+        values: list[float] = []
+        given = iter(np.asarray(constants, dtype=np.float64))
+        for token in skeleton.tokens:
+            index = variable_index(token)
+            if index is not None:
+                inner, inner_values = self._tokens(index)
+                tokens += inner
+                values += inner_values
+            else:
+                tokens.append(token)
+                if token == CONSTANT:
+                    values.append(next(given))
+        return Skeleton(tuple(tokens)), np.array(values, dtype=np.float64)
+
+    def describe(self, symbols) -> list[str]:
+        """Each combination written with the features' SymPy ``symbols``, unscaled."""
+        written = []
+        for row in self.coefficients:
+            terms = [(symbols[j], sympy.Rational(b)) for j, b in enumerate(row) if b != 0]
+            if self.logarithmic:
+                written.append(str(sympy.Mul(*(symbol**b for symbol, b in terms))))
+            else:
+                written.append(str(sympy.Add(*(b * symbol for symbol, b in terms))))
+        return written
+
+
+def _optimizer(objective, start, bounds):
+    """scikit-learn's L-BFGS-B search of the kernel's parameters, stopped after
+    ``MAX_ITERATIONS`` steps."""
+    found = minimize(objective, start, method="L-BFGS-B", jac=True, bounds=bounds, options={"maxiter": MAX_ITERATIONS})
+    return found.x, found.fun
+
+
+class _Process:
+    """A Gaussian process on standardised columns: its leave-one-out unexplained share
+    of the target's variance, and (``gradients``) its gradients at the points."""
+
+    def __init__(self, T: np.ndarray, target: np.ndarray, seed: int):
+        self._center, self._spread = T.mean(axis=0), T.std(axis=0)
+        self._spread[self._spread == 0] = 1.0
+        self.points = (T - self._center) / self._spread
+        kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(T.shape[1]), (0.1, 1e3)) + WhiteKernel(
+            1e-5, (1e-10, 1e-1)
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.model = GaussianProcessRegressor(kernel, optimizer=_optimizer, normalize_y=True, random_state=seed)
+            self.model.fit(self.points, target)
+        normalised = (target - target.mean()) / (target.std() or 1.0)
+        try:
+            inverse = cho_solve(cho_factor(self.model.kernel_(self.points)), np.eye(len(target)))
+        except LinAlgError:
+            self.error = 1.0
+            return
+        residuals = (inverse @ normalised) / np.diag(inverse)
+        self.error = float(np.mean(residuals**2))
+
+    def gradients(self) -> np.ndarray:
+        """The gradients of the fitted mean at the points, in the unstandardised columns."""
+        product = self.model.kernel_.k1  # the constant times the Gaussian kernel
+        K = product(self.points, self.points)
+        length = product.k2.length_scale
+        weighted = K * self.model.alpha_.ravel()[None, :]
+        # d/dz_q sum_n w_n k(z_q, z_n) = sum_n w_n k(z_q, z_n) (z_n - z_q) / length**2
+        G = (weighted @ self.points - weighted.sum(axis=1)[:, None] * self.points) / length**2
+        return G / self._spread
+
+
+def _rounded_bases(directions: np.ndarray, step: float) -> list[np.ndarray]:
+    """Simple bases of the span of the rows of ``directions``: the identity in each
+    choice of pivot columns, rounded to multiples of ``step``; distinct, none with an
+    entry beyond ``MAX_EXPONENT`` or a zero row."""
+    r, d = directions.shape
+    bases, seen = [], set()
+    for pivots in itertools.combinations(range(d), r):
+        block = directions[:, pivots]
+        if abs(np.linalg.det(block)) < MIN_PIVOT_DETERMINANT:
+            continue
+        basis = np.round(np.linalg.solve(block, directions) / step) * step + 0.0
+        if np.any(np.abs(basis) > MAX_EXPONENT) or np.any(np.all(basis == 0, axis=1)):
+            continue
+        q, _ = np.linalg.qr(basis.T)
+        key = np.round(q @ q.T, 6).tobytes()  # the span: a row's sign or a sum of rows is the same reduction
+        if key not in seen:
+            seen.add(key)
+            bases.append(basis)
+    return bases
+
+
+def _left_out(unit_gradients: np.ndarray, basis: np.ndarray) -> float:
+    """Share of the gradients' squared length outside the span of ``basis``'s rows."""
+    q, _ = np.linalg.qr(basis.T)
+    inside = unit_gradients @ q
+    return float(1 - np.sum(inside**2) / np.sum(unit_gradients**2))
+
+
+def _simplest(bases: list[np.ndarray], unit_gradients: np.ndarray) -> list[np.ndarray]:
+    """``bases`` that leave out at most ``LEFT_OUT_SLACK`` times the least share of the
+    gradients' length (plus ``LEFT_OUT_FLOOR``), the simplest (smallest sum of
+    magnitudes) first; the gradients' errors make closer fits than that noise."""
+    left_out = [_left_out(unit_gradients, basis) for basis in bases]
+    if not bases:
+        return []
+    bound = min(LEFT_OUT_SLACK * min(left_out) + LEFT_OUT_FLOOR, MAX_LEFT_OUT)
+    kept = [(np.abs(basis).sum(), share, i) for i, (basis, share) in enumerate(zip(bases, left_out)) if share <= bound]
+    return [bases[i] for _, _, i in sorted(kept)]
+
+
+def _reduce(
+    T: np.ndarray, target: np.ndarray, most: int, step: float, seed: int, deadline: Deadline | None
+) -> tuple | None:
+    """The fewest verified combinations (rows, at most ``most``) of the columns of
+    ``T`` and their leave-one-out error, or ``None`` (also once ``deadline`` passed)."""
+    full = _Process(T, target, seed)
+    gradients = full.gradients()
+    lengths = np.linalg.norm(gradients, axis=1)
+    keep = lengths > 1e-12 * (lengths.max() or 1.0)
+    if keep.sum() < 2:
+        return None
+    unit = gradients[keep] / lengths[keep, None]
+    directions = np.linalg.svd(unit, full_matrices=False)[2]
+    for r in range(1, min(most, T.shape[1] - 1) + 1):
+        passed = []
+        for basis in _simplest(_rounded_bases(directions[:r], step), unit)[:CANDIDATES_PER_RANK]:
+            if deadline is not None and deadline.passed():
+                return None
+            error = _Process(T @ basis.T, target, seed).error
+            if error <= 1 - MIN_R2 and (error <= MAX_ERROR_RATIO * full.error or error <= EXACT_ERROR):
+                passed.append((error, basis))
+                if error <= EXACT_ERROR:
+                    break
+        if passed:  # the simplest of those that predict about as well as the best
+            least = min(error for error, _ in passed)
+            error, basis = next(item for item in passed if item[0] <= 2 * least + EXACT_ERROR)
+            return _toward_zero(T, target, basis, error, seed)
+    return None
+
+
+def _toward_zero(T: np.ndarray, target: np.ndarray, basis: np.ndarray, error: float, seed: int) -> tuple:
+    """``basis`` with its halves rounded toward zero when that predicts better (the
+    gradients' errors can turn a power 0 or 1 into a half), else ``basis``; and the
+    error."""
+    simpler = np.fix(basis)
+    if np.array_equal(simpler, basis) or np.any(np.all(simpler == 0, axis=1)):
+        return basis, error
+    if np.linalg.matrix_rank(simpler) < len(simpler):
+        return basis, error
+    simpler_error = _Process(T @ simpler.T, target, seed).error
+    return (simpler, simpler_error) if simpler_error < error else (basis, error)
+
+
+def reduction(
+    X: np.ndarray, y: np.ndarray, n_variables: int, seed: int, deadline: Deadline | None = None
+) -> Reduction | None:
+    """At most ``n_variables`` combinations of the columns of ``X`` that ``y`` depends
+    on (see the module docstring), or ``None`` when the data show none or ``deadline``
+    passes first."""
+    n, d = X.shape
+    if d <= n_variables:
+        return None
+    sample = np.random.default_rng(seed).choice(n, SURROGATE_POINTS, replace=False) if n > SURROGATE_POINTS else slice(None)
+    target = np.log(np.abs(y[sample])) if keeps_one_sign(y) else y[sample]
+    systems = [(True, 0.5)] if np.all(X > 0) else []
+    systems.append((False, 1.0))
+    found = None
+    with threadpool_limits(limits=1, user_api="blas"):
+        for logarithmic, step in systems:
+            most = n_variables if found is None else len(found[1]) - 1  # logs win a tie
+            T = np.log(X[sample]) if logarithmic else X[sample]
+            result = None if most < 1 else _reduce(T, target, most, step, seed, deadline)
+            if result is not None:
+                found = (logarithmic, *result)
+    if found is None:
+        return None
+    logarithmic, basis, error = found
+    unscaled = Reduction(basis, logarithmic, np.ones(len(basis)), 1 - error)
+    Z = unscaled.features(X)
+    if not np.all(np.isfinite(Z)):
+        return None
+    scales = np.array([power_of_ten(column, FEATURE_BAND) for column in Z.T])
+    return Reduction(basis, logarithmic, scales, 1 - error)
