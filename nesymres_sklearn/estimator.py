@@ -26,8 +26,8 @@ from .search.fitting import fit_constants, mse
 from .search.power_factor import PowerFactor, power_factor
 from .search.power_law import power_law
 from .search.problem import Problem
-from .search.reduction import Reduction, reduction
 from .search.readable import exact_constants, fold_float_factors, tidy_numbers
+from .search.reduction import Reduction, reduction
 from .search.scaling import Scaling
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
 from .search.table import CandidateRows, CandidateTable
@@ -432,9 +432,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             moment = time.perf_counter()
             combined = reduction(problem.X, problem.y, n_variables, request.seed, budget.network_end)
             self.timings_["decomposition"] += time.perf_counter() - moment
-        features = self._features_for_network(
-            problem.X, problem.y, n_variables, request.seed, refined, split, combined
-        )
+        features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split, combined)
         target = problem.y if split is None else split.target(problem.X, problem.y)
         inputs = problem.X[:, features] if combined is None else combined.features(problem.X)
         seen = Problem(inputs, target, problem.weights)
@@ -525,7 +523,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             features = combined.columns
         else:
             features = relevant_features(X, y, n_variables, seed)
-        if len(features) < X.shape[1]:
+        if len(features) < X.shape[1] or combined is not None:
             names = ", ".join(str(self._symbols[j]) for j in features)
             rest = (
                 "Operon searches over all of them"
