@@ -30,6 +30,7 @@ def written(found: Reduction | None) -> set[str] | None:
         (lambda X: X[:, 0] + X[:, 1] * X[:, 2] + np.sin(X[:, 3]), {"x0", "x1*x2", "x3"}, True),
         # a difference: sums, since a column changes sign
         (lambda X: (X[:, 0] - X[:, 1]) ** 3 + np.sin(X[:, 2]) + X[:, 3], {"x0 - x1", "x2", "x3"}, False),
+        (lambda X: (X[:, 0] - X[:, 1]) ** 2 + (X[:, 2] - X[:, 3]) ** 2, {"x0 - x1", "x2 - x3"}, False),
     ],
 )
 def test_the_combinations_y_depends_on_are_found(law, combinations, logarithmic):

@@ -7,9 +7,9 @@ with ``t = log x`` (products of powers) or ``t = x`` (sums), every gradient of `
 with respect to ``t`` lies in the row space of ``W``. So, in each coordinate system:
 
 1. A Gaussian process (scikit-learn; a Gaussian kernel with one length scale per
-   column, plus white noise) is fitted to ``log|y|`` when ``y`` keeps one sign, else to
-   ``y``, on at most ``SURROGATE_POINTS`` points; its gradients at them are exact in
-   closed form.
+   column, plus white noise) is fitted on at most ``SURROGATE_POINTS`` points, to
+   ``log|y|`` for products of powers when ``y`` keeps one sign, else to ``y``; its
+   gradients at them are exact in closed form.
 2. For ``r`` from 1 to the network's variables, the leading ``r`` right singular
    vectors of the gradients (each scaled to length 1) span the estimate of ``W``'s rows.
 3. A simple basis of that span: for every choice of ``r`` pivot columns, the basis that
@@ -287,12 +287,12 @@ def reduction(
     sample = slice(None)
     if n > SURROGATE_POINTS:
         sample = np.random.default_rng(seed).choice(n, SURROGATE_POINTS, replace=False)
-    target = np.log(np.abs(y[sample])) if keeps_one_sign(y) else y[sample]
-    systems = [(True, 0.5)] if np.all(X > 0) else []
-    systems.append((False, 1.0))
+    in_logs = np.log(np.abs(y[sample])) if keeps_one_sign(y) else y[sample]
+    systems = [(True, 0.5, in_logs)] if np.all(X > 0) else []
+    systems.append((False, 1.0, y[sample]))
     found = None
     with threadpool_limits(limits=1, user_api="blas"):
-        for logarithmic, step in systems:
+        for logarithmic, step, target in systems:
             most = n_variables if found is None else len(found[1]) - 1  # logs win a tie
             T = np.log(X[sample]) if logarithmic else X[sample]
             result = None if most < 1 else _reduce(T, target, most, step, seed, deadline)
