@@ -56,6 +56,12 @@ def test_at_most_the_networks_variables_means_no_reduction():
     assert reduction(X[:, :3], X[:, 0] * X[:, 1] / X[:, 2], 3, seed=0) is None
 
 
+def test_repeated_points_do_not_verify_a_wrong_combination():
+    repeated = np.vstack([X[:64], X[:64]])
+    y = np.exp(repeated[:, 0] * repeated[:, 1] / 10) + repeated[:, 2] / repeated[:, 3] + repeated[:, 4]
+    assert written(reduction(repeated, y, 3, seed=0)) == {"x0*x1", "x2/x3", "x4"}
+
+
 def test_nothing_is_verified_after_the_deadline():
     y = 1 / (np.exp(X[:, 0] * X[:, 1] / (X[:, 2] * X[:, 3])) - 1)
     assert reduction(X, y, 3, seed=0, deadline=Deadline(0.0)) is None

@@ -9,7 +9,8 @@ with respect to ``t`` lies in the row space of ``W``. So, in each coordinate sys
 1. A Gaussian process (scikit-learn; a Gaussian kernel with one length scale per
    column, plus white noise) is fitted on at most ``SURROGATE_POINTS`` points, to
    ``log|y|`` for products of powers when ``y`` keeps one sign, else to ``y``; its
-   gradients at them are exact in closed form.
+   gradients at them are exact in closed form. Repeated points count once (a point
+   left out would be predicted by its copy).
 2. For ``r`` from 1 to the network's variables, the leading ``r`` right singular
    vectors of the gradients (each scaled to length 1) span the estimate of ``W``'s rows.
 3. A simple basis of that span: for every choice of ``r`` pivot columns, the basis that
@@ -57,6 +58,8 @@ from .scaling import FEATURE_BAND, power_of_ten
 
 #: Points the Gaussian processes are fitted on (a random subset of larger data).
 SURROGATE_POINTS = 128
+#: Fewer distinct points than this give no reduction.
+MIN_POINTS = 20
 #: Steps of the search for each Gaussian process's kernel parameters.
 MAX_ITERATIONS = 20
 #: Rounded bases verified for each number of combinations.
@@ -281,12 +284,13 @@ def reduction(
     """At most ``n_variables`` combinations of the columns of ``X`` that ``y`` depends
     on (see the module docstring), or ``None`` when the data show none or ``deadline``
     passes first."""
-    n, d = X.shape
-    if d <= n_variables:
+    if X.shape[1] <= n_variables:
         return None
-    sample = slice(None)
-    if n > SURROGATE_POINTS:
-        sample = np.random.default_rng(seed).choice(n, SURROGATE_POINTS, replace=False)
+    # repeated points would predict themselves when one is left out
+    distinct = np.unique(X, axis=0, return_index=True)[1]
+    if len(distinct) < MIN_POINTS:
+        return None
+    sample = np.sort(np.random.default_rng(seed).permutation(distinct)[:SURROGATE_POINTS])
     in_logs = np.log(np.abs(y[sample])) if keeps_one_sign(y) else y[sample]
     systems = [(True, 0.5, in_logs)] if np.all(X > 0) else []
     systems.append((False, 1.0, y[sample]))
