@@ -214,7 +214,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
         Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
-        ``decomposition`` (its parts' searches included), ``refinement`` and
+        ``decomposition`` (its parts' searches included), ``reduction`` (finding the
+        combinations of features the network works on), ``refinement`` and
         ``selection`` during the last ``fit``.
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on: all of them, the rest after a
@@ -400,7 +401,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         self._symbols = feature_symbols(names)
         self.timings_ = dict.fromkeys(
-            ("encoding", "decoding", "constant_fitting", "decomposition", "refinement", "selection"), 0.0
+            ("encoding", "decoding", "constant_fitting", "decomposition", "reduction", "refinement", "selection"), 0.0
         )
         self.n_rounds_ = 0
         self.features_seen_by_network_ = np.arange(self.n_features_in_)
@@ -431,7 +432,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         if split is None and request.settings.reduce and problem.X.shape[1] > n_variables:
             moment = time.perf_counter()
             combined = reduction(problem.X, problem.y, n_variables, request.seed, budget.network_end)
-            self.timings_["decomposition"] += time.perf_counter() - moment
+            self.timings_["reduction"] = time.perf_counter() - moment
         features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split, combined)
         target = problem.y if split is None else split.target(problem.X, problem.y)
         inputs = problem.X[:, features] if combined is None else combined.features(problem.X)

@@ -15,6 +15,7 @@ from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.operators import OPERATORS
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.expression.tokens import token_arity
+from nesymres_sklearn.search.settings import SearchSettings
 
 op = pytest.importorskip("pyoperon")
 
@@ -251,8 +252,9 @@ def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 4, size=(150, 6))
     y = X[:, 1] * X[:, 4] + X[:, 5]
+    unreduced = SearchSettings(reduce=False)  # else the network works on x1*x4 and x5 (tests/test_reduction.py)
     with pytest.warns(UserWarning, match=r"X has 6 features .* takes 3 variables.*\(x1, x4, x5;.*pass refine=.operon."):
-        plain = NeSymReSRegressor(beam_size=4, refine=None, random_state=0).fit(X, y)
+        plain = NeSymReSRegressor(beam_size=4, refine=None, random_state=0, search_settings=unreduced).fit(X, y)
     np.testing.assert_array_equal(plain.features_seen_by_network_, [1, 4, 5])
     assert "linear" in set(plain.equations_["origin"])
     used = set().union(*(e.free_symbols for e in plain.equations_["expression"]))
