@@ -109,3 +109,10 @@ def test_the_network_works_on_the_combinations_and_the_law_comes_back_whole():
     assert list(fitted.features_seen_by_network_) == [0, 1, 2, 3, 4]
     assert fitted.score(X, y) > 1 - 1e-10
     assert {str(s) for s in fitted.expression_.free_symbols} == {"x0", "x1", "x2", "x3", "x4"}
+
+
+def test_three_features_or_fewer_are_never_combined():
+    y = X[:, 0] * X[:, 1] / X[:, 2]
+    fitted = NeSymReSRegressor(refine=None, random_state=0).fit(X[:, :3], y)
+    assert fitted.timings_["reduction"] == 0.0
+    assert fitted.network_inputs_ == ["x0", "x1", "x2"]

@@ -26,8 +26,8 @@ with respect to ``t`` lies in the row space of ``W``. So, in each coordinate sys
    Of those that pass, the simplest that predicts about as well as the best; then its
    halves rounded toward zero, if that predicts better still.
 
-The fewest combinations that pass win, logs first on a tie. No verification starts
-after the network's deadline. Products of powers need every column positive. The
+The fewest combinations that pass win, logs first on a tie. Nothing new starts after
+the network's deadline. Products of powers need every column positive. The
 network then works on the combinations, each divided by a power of ten that keeps it
 in the network's range, and each of its skeletons comes back over the features by
 substitution. Noise blurs the test: with 1% of noise a group of powers is still found,
@@ -77,6 +77,8 @@ LEFT_OUT_FLOOR = 0.01
 #: Bases that leave out more of the gradients' length are not verified (no
 #: combination of that many explains them).
 MAX_LEFT_OUT = 0.1
+#: Pivots are chosen among this many columns, those that weigh most in the span.
+PIVOT_COLUMNS = 8
 #: Pivot blocks this close to singular give no basis.
 MIN_PIVOT_DETERMINANT = 1e-3
 
@@ -197,11 +199,14 @@ class _Process:
 
 def _rounded_bases(directions: np.ndarray, step: float) -> list[np.ndarray]:
     """Simple bases of the span of the rows of ``directions``: the identity in each
-    choice of pivot columns, rounded to multiples of ``step``; distinct, none with an
-    entry beyond ``MAX_EXPONENT`` or a zero row."""
-    r, d = directions.shape
+    choice of pivot columns (among the ``PIVOT_COLUMNS`` that weigh most in the span),
+    rounded to multiples of ``step``; distinct, none with an entry beyond
+    ``MAX_EXPONENT`` or a zero row."""
+    r = len(directions)
+    weights = np.linalg.norm(directions, axis=0)
+    candidates = np.sort(np.argsort(-weights, kind="stable")[:PIVOT_COLUMNS])
     bases, seen = [], set()
-    for pivots in itertools.combinations(range(d), r):
+    for pivots in itertools.combinations(candidates, r):
         block = directions[:, pivots]
         if abs(np.linalg.det(block)) < MIN_PIVOT_DETERMINANT:
             continue
@@ -241,6 +246,8 @@ def _reduce(
     """The fewest verified combinations (rows, at most ``most``) of the columns of
     ``T`` and their leave-one-out error, or ``None`` (also once ``deadline`` passed)."""
     full = _Process(T, target, seed)
+    if deadline is not None and deadline.passed():
+        return None
     gradients = full.gradients()
     lengths = np.linalg.norm(gradients, axis=1)
     keep = lengths > 1e-12 * (lengths.max() or 1.0)
@@ -297,6 +304,8 @@ def reduction(
     found = None
     with threadpool_limits(limits=1, user_api="blas"):
         for logarithmic, step, target in systems:
+            if deadline is not None and deadline.passed():
+                break
             most = n_variables if found is None else len(found[1]) - 1  # logs win a tie
             T = np.log(X[sample]) if logarithmic else X[sample]
             result = None if most < 1 else _reduce(T, target, most, step, seed, deadline)
