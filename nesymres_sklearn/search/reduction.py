@@ -27,7 +27,8 @@ with respect to ``t`` lies in the row space of ``W``. So, in each coordinate sys
    halves rounded toward zero, if that predicts better still.
 
 The fewest combinations that pass win, logs first on a tie. Nothing new starts after
-the network's deadline. Products of powers need every column positive. The
+the network's deadline, and the second system only when the time left exceeds what
+the first one's Gaussian process on all the features took. Products of powers need every column positive. The
 network then works on the combinations, each divided by a power of ten that keeps it
 in the network's range, and each of its skeletons comes back over the features by
 substitution. Noise blurs the test: with 1% of noise a group of powers is still found,
@@ -38,6 +39,7 @@ true one).
 from __future__ import annotations
 
 import itertools
+import time
 import warnings
 from dataclasses import dataclass
 
@@ -242,10 +244,20 @@ def _simplest(bases: list[np.ndarray], unit_gradients: np.ndarray) -> list[np.nd
 
 def _reduce(
     T: np.ndarray, target: np.ndarray, most: int, step: float, seed: int, deadline: Deadline | None
-) -> tuple | None:
+) -> tuple[tuple | None, float]:
     """The fewest verified combinations (rows, at most ``most``) of the columns of
-    ``T`` and their leave-one-out error, or ``None`` (also once ``deadline`` passed)."""
+    ``T`` and their leave-one-out error, or ``None`` (also once ``deadline`` passed);
+    and the seconds the Gaussian process on all the columns took."""
+    moment = time.perf_counter()
     full = _Process(T, target, seed)
+    seconds = time.perf_counter() - moment
+    return _verified(T, target, full, most, step, seed, deadline), seconds
+
+
+def _verified(
+    T: np.ndarray, target: np.ndarray, full: _Process, most: int, step: float, seed: int, deadline: Deadline | None
+) -> tuple | None:
+    """The proposals from ``full``'s gradients, verified (see ``_reduce``)."""
     if deadline is not None and deadline.passed():
         return None
     gradients = full.gradients()
@@ -301,14 +313,14 @@ def reduction(
     in_logs = np.log(np.abs(y[sample])) if keeps_one_sign(y) else y[sample]
     systems = [(True, 0.5, in_logs)] if np.all(X > 0) else []
     systems.append((False, 1.0, y[sample]))
-    found = None
+    found, seconds = None, 0.0
     with threadpool_limits(limits=1, user_api="blas"):
         for logarithmic, step, target in systems:
-            if deadline is not None and deadline.passed():
-                break
             most = n_variables if found is None else len(found[1]) - 1  # logs win a tie
+            if most < 1 or (deadline is not None and deadline.left() <= seconds):  # it would end after it
+                break
             T = np.log(X[sample]) if logarithmic else X[sample]
-            result = None if most < 1 else _reduce(T, target, most, step, seed, deadline)
+            result, seconds = _reduce(T, target, most, step, seed, deadline)
             if result is not None:
                 found = (logarithmic, *result)
     if found is None:
