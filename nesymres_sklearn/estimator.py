@@ -448,9 +448,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         rows = CandidateRows()
         for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
             skeleton, constants, loss = on_features(candidate.skeleton, features), fit.constants, fit.mse
-            if combined is not None:
+            if combined is not None:  # the same function of the same target: the loss stands
                 skeleton, constants = combined.substituted(candidate.skeleton, constants)
-                loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
             if split is not None:
                 skeleton, constants = split.times(skeleton, constants)
                 loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)

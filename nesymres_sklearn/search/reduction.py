@@ -41,7 +41,7 @@ from __future__ import annotations
 import itertools
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy
@@ -179,14 +179,15 @@ class _Process:
             warnings.simplefilter("ignore", ConvergenceWarning)
             self.model = GaussianProcessRegressor(kernel, optimizer=_optimizer, normalize_y=True, random_state=seed)
             self.model.fit(self.points, target)
+        # leave-one-out residuals of the normalised target, on the fitted kernel alone
+        # (the fit's own factor holds scikit-learn's jitter, which moves near-exact errors)
         normalised = (target - target.mean()) / (target.std() or 1.0)
         try:
             inverse = cho_solve(cho_factor(self.model.kernel_(self.points)), np.eye(len(target)))
         except LinAlgError:
             self.error = 1.0
             return
-        residuals = (inverse @ normalised) / np.diag(inverse)
-        self.error = float(np.mean(residuals**2))
+        self.error = float(np.mean(((inverse @ normalised) / np.diag(inverse)) ** 2))
 
     def gradients(self) -> np.ndarray:
         """The gradients of the fitted mean at the points, in the unstandardised columns."""
@@ -330,5 +331,4 @@ def reduction(
     Z = unscaled.features(X)
     if not np.all(np.isfinite(Z)):
         return None
-    scales = np.array([power_of_ten(column, FEATURE_BAND) for column in Z.T])
-    return Reduction(basis, logarithmic, scales, 1 - error)
+    return replace(unscaled, scales=np.array([power_of_ten(column, FEATURE_BAND) for column in Z.T]))
