@@ -90,7 +90,7 @@ def _dirty_the_heap(round_: int) -> None:
 def test_a_rank_deficient_fit_does_not_depend_on_leftover_memory():
     # Only the product of the last two constants matters. SciPy's C MINPACK reads one
     # number past the Jacobian on such problems: without the zero column of
-    # fitting._with_zero_column, some of these starts gave two different answers
+    # the zero column of fitting.least_squares_run, some of these starts gave two different answers
     # depending on what freed memory held.
     X = np.random.RandomState(0).uniform(size=(30, 3))
     y = (np.arange(30) % 3).astype(float)

@@ -1,21 +1,32 @@
 """Vectorised NumPy evaluation of prefix expressions, with exact constant gradients.
 
-A :class:`PrefixProgram` is compiled once from the tokens (no SymPy, no ``exec``) and
-evaluated on a whole array of points per call. ``value_and_jacobian`` propagates
-derivatives with respect to the constant placeholders alongside the values
-(forward-mode differentiation), which gives the constant fitting exact Jacobians at the cost of a
-few extra array operations per node.
+A :class:`PrefixProgram` is compiled once per distinct token sequence into
+straight-line NumPy code (one array operation per node, no interpretation), cached
+by its tokens, and evaluated on a whole array of points per call.
+``value_and_jacobian`` runs a second compiled function that carries the derivatives
+by the constant placeholders alongside the values (forward-mode differentiation,
+fused into the same code): only the derivatives that are not identically zero are
+computed, and those of a bare constant (1) and of sums and products are written out
+rather than called. Every operator's value and derivative come from the operator
+table (:data:`.operators.OPERATORS`), so the compiled code and the table cannot
+disagree. The generated source is built from token names the table and
+:func:`.tokens.variable_index` accept, never from free text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from .operators import OPERATORS
 from .prefix import check_prefix
 from .tokens import CONSTANT, token_arity, variable_index
+
+# Compiled programs kept (a fit sees a few hundred distinct skeletons).
+CACHE_SIZE = 4096
 
 
 class PrefixProgram:
@@ -30,68 +41,160 @@ class PrefixProgram:
     def __init__(self, tokens: Sequence[str]):
         check_prefix(tokens)
         self.tokens = list(tokens)
+        self._key = tuple(self.tokens)
         self.n_constants = sum(token == CONSTANT for token in tokens)
-        # Instructions in reverse prefix order run on a stack.
-        instructions = []
-        constant_index = self.n_constants
-        for token in reversed(self.tokens):
-            if token == CONSTANT:
-                constant_index -= 1
-                instructions.append(("constant", constant_index))
-            elif (index := variable_index(token)) is not None:
-                instructions.append(("variable", index))
-            elif token_arity(token) == 0:
-                instructions.append(("number", np.float64(token)))
-            else:
-                instructions.append(("operator", token))
-        self._instructions = instructions
-        used = [i for kind, i in instructions if kind == "variable"]
+        used = [index for token in tokens if (index := variable_index(token)) is not None]
         self.n_variables = max(used) + 1 if used else 0
 
     def __repr__(self) -> str:
         return f"PrefixProgram({' '.join(self.tokens)!r})"
 
+    @property
+    def compiled(self) -> CompiledProgram:
+        """The compiled functions, unchecked: ``values(X, c)`` and
+        ``values_and_jacobian(X, c)`` take float64 arrays and may return a scalar for an
+        expression without variables (for tight loops such as the constant fitting,
+        which checks its inputs once)."""
+        return compiled(self._key)
+
     def __call__(self, X: np.ndarray, constants: Sequence[float] = ()) -> np.ndarray:
         """Values at the rows of ``X`` (shape ``(n, d)``); NaN where undefined."""
-        return self._run(X, constants, with_jacobian=False)[0]
+        X, constants = self._checked(X, constants)
+        with np.errstate(all="ignore"):
+            values = compiled(self._key).values(X, constants)
+        return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],))
 
     def value_and_jacobian(self, X: np.ndarray, constants: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
         """Values, shape ``(n,)``, and their derivatives by the constants, ``(n, k)``."""
-        values, jacobian = self._run(X, constants, with_jacobian=True)
-        if jacobian is None:
-            jacobian = np.zeros((self.n_constants, 1))
-        return values, np.broadcast_to(jacobian, (self.n_constants, len(values))).T
+        X, constants = self._checked(X, constants)
+        with np.errstate(all="ignore"):
+            values, jacobian = compiled(self._key).values_and_jacobian(X, constants)
+        return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],)), jacobian
 
-    def _run(self, X, constants, with_jacobian):
+    def _checked(self, X, constants) -> tuple[np.ndarray, np.ndarray]:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] < self.n_variables:
             raise ValueError(f"X must have shape (n_points, >= {self.n_variables}), got {X.shape}.")
         constants = np.asarray(constants, dtype=np.float64)
         if constants.shape != (self.n_constants,):
             raise ValueError(f"Expected {self.n_constants} constants, got shape {constants.shape}.")
-        stack = []
-        with np.errstate(all="ignore"):
-            for kind, arg in self._instructions:
-                if kind == "variable":
-                    stack.append((X[:, arg], None))
-                elif kind == "number":
-                    stack.append((arg, None))
-                elif kind == "constant":
-                    jacobian = None
-                    if with_jacobian:  # derivatives by the constants, shape (k, n) or (k, 1)
-                        jacobian = np.zeros((self.n_constants, 1))
-                        jacobian[arg, 0] = 1.0
-                    stack.append((constants[arg], jacobian))
-                else:
-                    operator = OPERATORS[arg]
-                    args = [stack.pop() for _ in range(operator.arity)]
-                    inputs = [a for a, _ in args]
-                    v = operator.numpy(*inputs)
-                    jv = None
-                    for (_, ja), derivative in zip(args, operator.derivatives):
-                        if ja is not None:
-                            term = derivative(*inputs, v) * ja
-                            jv = term if jv is None else jv + term
-                    stack.append((v, jv))
-        values, jacobian = stack.pop()
-        return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],)), jacobian
+        return X, constants
+
+
+@dataclass(frozen=True)
+class CompiledProgram:
+    """The two functions compiled from one token sequence, and their source."""
+
+    values: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    values_and_jacobian: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+    source: str
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def compiled(tokens: tuple[str, ...]) -> CompiledProgram:
+    """The compiled functions of ``tokens`` (a checked prefix expression), cached."""
+    values_writer = _Writer(tokens, with_jacobian=False)
+    values_source = values_writer.source("values")
+    jacobian_source = _Writer(tokens, with_jacobian=True).source("values_and_jacobian")
+    namespace = {"np": np, **_OPERATOR_FUNCTIONS, **values_writer.numbers}
+    exec(compile(values_source + jacobian_source, f"<program {' '.join(tokens)}>", "exec"), namespace)  # noqa: S102
+    return CompiledProgram(namespace["values"], namespace["values_and_jacobian"], values_source + jacobian_source)
+
+
+# The operator table's functions, by the names the generated code calls them.
+_OPERATOR_FUNCTIONS = {
+    **{f"f_{token}": operator.numpy for token, operator in OPERATORS.items()},
+    **{
+        f"d_{token}_{position}": derivative
+        for token, operator in OPERATORS.items()
+        for position, derivative in enumerate(operator.derivatives)
+    },
+}
+_ONE = "1"  # the derivative of a constant by itself
+
+
+class _Writer:
+    """Straight-line source of one prefix expression: a statement per node, its value
+    in ``v<i>`` and its non-zero derivatives by the constants in ``d<i>_<k>``."""
+
+    def __init__(self, tokens: tuple[str, ...], with_jacobian: bool):
+        self.tokens, self.with_jacobian = tokens, with_jacobian
+        self.lines: list[str] = []
+        self.n_names = 0
+        self.n_constants = 0
+        # Numbers as NumPy scalars (named ``n<i>``): a division by 0 gives inf, not an error.
+        self.numbers: dict[str, np.float64] = {}
+
+    def source(self, name: str) -> str:
+        position, (value, derivatives) = self._node(0)
+        if position != len(self.tokens):
+            raise ValueError(f"Not a single prefix expression: {' '.join(self.tokens)}")
+        body = self.lines
+        if self.with_jacobian:
+            body = [*body, f"J = np.zeros((X.shape[0], {self.n_constants}))"]
+            body += [f"J[:, {k}] = {derivative}" for k, derivative in sorted(derivatives.items())]
+            body.append(f"return {value}, J")
+        else:
+            body = [*body, f"return {value}"]
+        return f"def {name}(X, c):\n" + "".join(f"    {line}\n" for line in body)
+
+    def _name(self, prefix: str, expression: str) -> str:
+        name = f"{prefix}{self.n_names}"
+        self.n_names += 1
+        self.lines.append(f"{name} = {expression}")
+        return name
+
+    def _node(self, position: int) -> tuple[int, tuple[str, dict[int, str]]]:
+        """The node starting at ``position``: the position after it, its value's
+        name and its derivatives' names by constant index."""
+        token = self.tokens[position]
+        if token == CONSTANT:
+            k = self.n_constants
+            self.n_constants += 1
+            return position + 1, (f"c[{k}]", {k: _ONE})
+        if (index := variable_index(token)) is not None:
+            return position + 1, (f"X[:, {index}]", {})
+        if token_arity(token) == 0:
+            name = f"n{len(self.numbers)}"
+            self.numbers[name] = np.float64(token)
+            return position + 1, (name, {})
+        operator = OPERATORS[token]
+        arguments = []
+        position += 1
+        for _ in range(operator.arity):
+            position, argument = self._node(position)
+            arguments.append(argument)
+        values = [value for value, _ in arguments]
+        value = self._name("v", f"f_{token}({', '.join(values)})")
+        if not self.with_jacobian:
+            return position, (value, {})
+        derivatives: dict[int, list[str]] = {}
+        for argument_position, (_, argument_derivatives) in enumerate(arguments):
+            if not argument_derivatives:
+                continue
+            factor = self._factor(token, argument_position, values, value)
+            for k, derivative in argument_derivatives.items():
+                derivatives.setdefault(k, []).append(_product(factor, derivative))
+        return position, (value, {k: self._sum(terms) for k, terms in derivatives.items()})
+
+    def _sum(self, terms: list[str]) -> str:
+        """A name (or ``"1"``) for the sum of derivative terms."""
+        if len(terms) == 1 and (terms[0] == _ONE or terms[0].isidentifier()):
+            return terms[0]
+        return self._name("d", " + ".join(terms))
+
+    def _factor(self, token: str, argument_position: int, values: list[str], value: str) -> str:
+        """The derivative of the node's value by one argument, as a name or ``"1"``."""
+        if token == "add":
+            return _ONE
+        if token == "mul":
+            return values[1 - argument_position]
+        return self._name("g", f"d_{token}_{argument_position}({', '.join(values)}, {value})")
+
+
+def _product(factor: str, derivative: str) -> str:
+    if factor == _ONE:
+        return derivative
+    if derivative == _ONE:
+        return factor
+    return f"{factor} * {derivative}"

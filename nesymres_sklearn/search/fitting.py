@@ -10,7 +10,7 @@ fit is exact. Non-finite residuals count as large ones, so the optimiser steps b
 into the skeleton's domain. The constants kept are the best ones the optimiser
 evaluated, re-evaluated. MINPACK gets one more constant that changes nothing, which
 keeps a read past the Jacobian in SciPy's MINPACK from making fits irreproducible
-(:func:`_with_zero_column`).
+(see :func:`least_squares_run`).
 
 On the bundled model's beam-32 candidates for 20 AI-Feynman equations, MINPACK's
 Levenberg-Marquardt took 5.7 ms per candidate against 8.7 ms for BFGS with the same
@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import least_squares, leastsq
 
 from ..expression.program import PrefixProgram
 from .budget import Deadline
@@ -90,21 +90,33 @@ def least_squares_run(
     scale = np.sqrt(len(y) * (variance(y, weights) or 1.0))
     if weights is not None:
         scale = scale / np.sqrt(weights)
+    column_scale = np.reshape(scale, (-1, 1))
     free = list(range(program.n_constants)) if free is None else list(free)
     base = np.ones(program.n_constants) if fixed is None else np.array(fixed, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    code = program.compiled
+    # MINPACK's Levenberg-Marquardt gets one more constant that changes nothing (a zero
+    # Jacobian column, which ``full`` ignores). SciPy's C translation of MINPACK (1.15 to
+    # 1.17 at least) reads one number too many when ``qrfac`` recomputes a column norm,
+    # which happens on rank-deficient Jacobians (``c*exp((c*x)**3*(c*y)**3)``); for the
+    # last column that number lay past the Jacobian's memory, and the same inputs gave
+    # different constants from call to call. A zero column is never pivoted away from the
+    # end and its norm is never recomputed, so the extra read lands inside the Jacobian.
+    # It needs at least as many residuals as constants; with fewer, the trust-region
+    # method runs (on the constants alone).
+    padded = len(y) > len(free)
     best_seen = {"cost": np.inf, "constants": None}
 
     def full(values):
         constants = base.copy()
-        constants[free] = values
+        constants[free] = values[: len(free)]
         return constants
 
     def residuals(values):
         if deadline is not None and deadline.passed():
             raise _DeadlinePassed
         constants = full(values)
-        with np.errstate(all="ignore"):
-            r = (program(X, constants) - y) / scale
+        r = (code.values(X, constants) - y) / scale
         r = np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
         cost = float(r @ r)
         if cost < best_seen["cost"]:
@@ -112,47 +124,26 @@ def least_squares_run(
         return r
 
     def jacobian(values):
-        with np.errstate(all="ignore"):
-            J = program.value_and_jacobian(X, full(values))[1][:, free] / np.reshape(scale, (-1, 1))
-        return np.where(np.isfinite(J), J, 0.0)
+        J = np.zeros((len(y), len(free) + padded))
+        J[:, : len(free)] = code.values_and_jacobian(X, full(values))[1][:, free] / column_scale
+        J[~np.isfinite(J)] = 0.0
+        return J
 
     start = np.asarray(start, dtype=np.float64)
-    # MINPACK's Levenberg-Marquardt needs more residuals than constants (one more: see
-    # _with_zero_column); with fewer, the trust-region method runs.
-    if len(y) > len(free):
-        residuals, jacobian = _with_zero_column(residuals, jacobian)
-        start, method = np.append(start, 0.0), "lm"
-    else:
-        method = "trf"
-    with warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
+    with np.errstate(all="ignore"), warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
         warnings.simplefilter("ignore")
-        least_squares(
-            residuals, start, jac=jacobian, method=method, x_scale=x_scale,
-            max_nfev=MAX_EVALUATIONS, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
-        )  # fmt: skip
+        if padded:
+            diag = None if isinstance(x_scale, str) else np.full(len(free) + 1, 1.0 / x_scale)
+            leastsq(
+                residuals, np.append(start, 0.0), Dfun=jacobian, maxfev=MAX_EVALUATIONS,
+                xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE, diag=diag,
+            )  # fmt: skip
+        else:
+            least_squares(
+                residuals, start, jac=jacobian, method="trf", x_scale=x_scale,
+                max_nfev=MAX_EVALUATIONS, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
+            )  # fmt: skip
     return best_seen["constants"]
-
-
-def _with_zero_column(residuals, jacobian):
-    """The problem with one more constant that changes nothing (a zero Jacobian column).
-
-    SciPy's C translation of MINPACK (1.15 to 1.17 at least; the Fortran one before was
-    not affected) reads one number too many when ``qrfac`` recomputes a column norm,
-    which happens on rank-deficient Jacobians (``c*exp((c*x)**3*(c*y)**3)``, where only
-    a product of constants matters). For the last column that number lies past the
-    Jacobian's memory, and the same inputs gave different constants from call to call.
-    A zero column is never pivoted away from the end and its norm is never recomputed,
-    so the extra read always lands inside the Jacobian.
-    """
-
-    def padded_residuals(values):
-        return residuals(values[:-1])
-
-    def padded_jacobian(values):
-        J = jacobian(values[:-1])
-        return np.column_stack([J, np.zeros(len(J))])
-
-    return padded_residuals, padded_jacobian
 
 
 def fit_constants(
