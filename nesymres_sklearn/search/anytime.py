@@ -1,7 +1,7 @@
 """The search as a whole: decode, fit, and, while time remains, draw more skeletons.
 
 The first round decodes ``size`` skeletons (the model's beam search, or samples), adds
-the exact polynomial of :mod:`.polynomial` when there is one, and fits them all; the
+the exact polynomial of :mod:`.polynomial` when there is one, and fits them; the
 best fits of every round are also tried with an outer linear scaling
 (:mod:`.linear_scaling`).
 Without a time budget that is all (fixed work). With one, further rounds each sample
@@ -10,12 +10,13 @@ seed and fit the new ones, until the budget's ``network_end`` (all of the budget
 the network alone; the fits of every round stop there too, so that a refinement gets
 the rest), a fit is exact, or ``stale_rounds`` rounds in a row bring nothing new.
 
-The first round is fixed work, fits included, whatever the budget: its duration is the
-floor below which ``max_time`` cannot be honoured (see ``docs/usage.md``), and every
-budget starts from the same candidates (each candidate's fit is seeded by its
-position). Work then only accumulates, so a larger budget never ends with a worse best
-candidate, only with more of them, and Operon, seeded by the first round alone, gets
-the same seeds at every budget.
+The work is one fixed, seeded sequence that the deadline only cuts short: the first
+round's candidates in beam order (first starts, then further starts, see
+:func:`.candidates.fit_candidates`), then the sampled rounds. A larger budget runs a
+longer prefix of it, so its candidates include a smaller one's and selection over them
+never returns a worse-scoring equation. Only a budget below
+``FULL_BEAM_SECONDS`` narrows the beam (:func:`first_round_size`), so that decoding
+alone does not spend it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ logger = logging.getLogger(__name__)
 @dataclass
 class SearchResult:
     """The candidates and their fits, the first round's first (``first_round`` of
-    them: fixed work, the same for every budget that lets that round finish)."""
+    them: the candidates that may seed Operon)."""
 
     candidates: list[Candidate]
     fits: list[ConstantFit]
@@ -50,6 +51,21 @@ class SearchResult:
     decoding_seconds: float
     fitting_seconds: float
     first_round: int
+
+
+# Budgets of at least this many seconds decode the full beam; smaller ones a beam in
+# proportion (a beam of 32 decodes in 0.05-0.1 s on one core of the development machine).
+FULL_BEAM_SECONDS = 1.0
+MIN_BEAM = 4
+
+
+def first_round_size(size: int, max_time: float | None) -> int:
+    """Beams (or samples) of the first round: ``size``, or for a ``max_time`` below
+    ``FULL_BEAM_SECONDS`` that share of it, at least ``MIN_BEAM`` (a function of the
+    budget, not of the clock, so a fit stays reproducible)."""
+    if max_time is None or max_time >= FULL_BEAM_SECONDS:
+        return size
+    return min(size, max(MIN_BEAM, round(size * max_time / FULL_BEAM_SECONDS)))
 
 
 def search(
@@ -63,20 +79,22 @@ def search(
     seen: set = set()
     candidates: list[Candidate] = []
     fits: list[ConstantFit] = []
-    timings = {"decoding": 0.0, "fitting": 0.0}
+    timings = {"decoding": 0.0, "fitting": 0.0, "last_decoding": 0.0}
 
-    def run_round(hypotheses_for, origin, extra=(), deadline=rounds_end):
-        moment = time.perf_counter()
+    def run_round(hypotheses_for, origin, extra=()):
+        moment, started = time.perf_counter(), budget.clock()
         hypotheses = hypotheses_for()
         timings["decoding"] += time.perf_counter() - moment
+        timings["last_decoding"] = budget.clock() - started
         new = skeleton_candidates(hypotheses, origin, seen)
         for candidate in extra:
             if candidate.skeleton.key not in seen:
                 seen.add(candidate.skeleton.key)
                 new.append(candidate)
         moment = time.perf_counter()
-        new_fits = fit_candidates(new, problem, request, deadline, len(candidates))
-        scaled, scaled_fits = scaled_candidates(new, new_fits, problem, seen, settings, deadline)
+        new_fits = fit_candidates(new, problem, request, rounds_end, len(candidates))
+        new, new_fits = [c for c, f in zip(new, new_fits) if f is not None], [f for f in new_fits if f is not None]
+        scaled, scaled_fits = scaled_candidates(new, new_fits, problem, seen, settings, rounds_end)
         timings["fitting"] += time.perf_counter() - moment
         candidates.extend(new + scaled)
         fits.extend(new_fits + scaled_fits)
@@ -94,14 +112,14 @@ def search(
 
     polynomial = exact_polynomial(problem.X, problem.y, problem.weights)
     extra = () if polynomial is None else (Candidate(polynomial, float("-inf"), "polynomial"),)
-    # The first round is fixed work: it runs to its end whatever the budget.
+    size = first_round_size(request.size, budget.max_time)
     if request.decoding == "beam":
-        run_round(lambda: decode(model, points, request.size, n_features), "beam", extra, None)
+        run_round(lambda: decode(model, points, size, n_features), "beam", extra)
     else:
-        first = request.size, n_features, "sample"
-        run_round(lambda: decode(model, points, *first, seed=request.seed), "sample", extra, None)
+        run_round(lambda: decode(model, points, size, n_features, "sample", seed=request.seed), "sample", extra)
     first_round, rounds, stale = len(candidates), 1, 0
-    while rounds_end is not None and not rounds_end.passed() and stale < settings.stale_rounds:
+    # A sampled round starts only while the time left holds a decoding as long as the last one.
+    while rounds_end is not None and rounds_end.left() > timings["last_decoding"] and stale < settings.stale_rounds:
         if problem.is_exact(min(fit.mse for fit in fits)):
             break
         round_seed = request.seed + rounds

@@ -25,6 +25,8 @@ from .settings import SearchRequest
 MAX_ATTACHED_CONSTANTS = 8
 # Always fitted, so that some candidate is finite whatever the network proposes.
 BASELINE = ("c",)
+#: Origins fitted even after the deadline: the baseline and the exact polynomial.
+ALWAYS_FITTED = ("baseline", "polynomial")
 
 
 @dataclass(frozen=True)
@@ -74,23 +76,42 @@ def fit_candidates(
     request: SearchRequest,
     deadline: Deadline | None,
     first_index: int = 0,
-) -> list[ConstantFit]:
+) -> list[ConstantFit | None]:
     """Fit every candidate's constants, ``request.n_restarts`` starts each, until the
     ``deadline``; the starts of candidate ``j`` are seeded by ``(request.seed,
-    first_index + j)``, so results do not depend on ``request.n_jobs``."""
-    jobs = (
-        delayed(fit_constants)(
+    first_index + j)``, so results do not depend on ``request.n_jobs``.
+
+    The work is one fixed sequence that the deadline only cuts short: the first start
+    of every candidate, in order, then the further starts of those not yet exact. A
+    candidate whose first start has not begun by the deadline gets ``None``, except the
+    ones of :data:`ALWAYS_FITTED` origins (cheap, and they keep some candidate finite).
+    """
+    rngs = [np.random.default_rng((request.seed, first_index + index)) for index in range(len(candidates))]
+
+    def fit(index: int, n_restarts: int, previous: ConstantFit | None) -> ConstantFit | None:
+        candidate = candidates[index]
+        if previous is None and deadline is not None and deadline.passed() and candidate.origin not in ALWAYS_FITTED:
+            return None
+        return fit_constants(
             candidate.skeleton.program,
             problem.X,
             problem.y,
-            request.n_restarts,
-            np.random.default_rng((request.seed, first_index + index)),
+            n_restarts,
+            rngs[index],
             deadline,
             problem.weights,
             request.settings.lm_x_scale,
+            previous,
         )
-        for index, candidate in enumerate(candidates)
-    )
-    if request.n_jobs in (None, 1):
-        return [function(*args, **kwargs) for function, args, kwargs in jobs]
-    return Parallel(n_jobs=request.n_jobs)(jobs)
+
+    def run(jobs: list[tuple[int, int, ConstantFit | None]]) -> list[ConstantFit | None]:
+        if request.n_jobs in (None, 1):
+            return [fit(*job) for job in jobs]
+        return Parallel(n_jobs=request.n_jobs)(delayed(fit)(*job) for job in jobs)
+
+    fits = run([(index, 1, None) for index in range(len(candidates))])
+    if request.n_restarts > 1:
+        more = [index for index, found in enumerate(fits) if found is not None and not problem.is_exact(found.mse)]
+        for index, found in zip(more, run([(index, request.n_restarts, fits[index]) for index in more])):
+            fits[index] = found
+    return fits

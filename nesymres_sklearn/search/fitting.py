@@ -155,21 +155,24 @@ def fit_constants(
     deadline: Deadline | None = None,
     weights: np.ndarray | None = None,
     x_scale: float | str = "jac",
+    previous: ConstantFit | None = None,
 ) -> ConstantFit:
     """Fit the constants of ``program`` to ``(X, y)`` from up to ``n_restarts`` starts
     (``weights``, mean 1, weight the squared errors; ``x_scale``: see
     :func:`least_squares_run`).
 
-    After the ``deadline`` no new start begins and a running optimisation stops at the
-    best point it has evaluated.
+    ``previous`` continues an earlier call's fit of the same program: its starts are not
+    run again, and ``rng`` must be the generator that drew them, as they left it (so a
+    fit run in two calls equals one run in one). After the ``deadline`` no new start
+    begins and a running optimisation stops at the best point it has evaluated.
     """
     k = program.n_constants
     if k == 0:
         return ConstantFit(np.empty(0), mse(program, X, y, (), weights), 0)
     scale = variance(y, weights) or 1.0
-    best = ConstantFit(np.ones(k), mse(program, X, y, np.ones(k), weights), 0)
-    for restart in range(max(1, n_restarts)):
-        if restart and deadline is not None and deadline.passed():
+    best = ConstantFit(np.ones(k), mse(program, X, y, np.ones(k), weights), 0) if previous is None else previous
+    for restart in range(best.n_restarts_run, max(1, n_restarts)):
+        if best.mse / scale <= EXACT_FIT or (restart and deadline is not None and deadline.passed()):
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
         found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights, x_scale=x_scale)
@@ -180,6 +183,4 @@ def fit_constants(
             best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)
         else:
             best = ConstantFit(best.constants, best.mse, restart + 1)
-        if best.mse / scale <= EXACT_FIT:
-            break
     return best
