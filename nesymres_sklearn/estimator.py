@@ -119,6 +119,29 @@ def _operon_stage(required: bool):
     return refine_candidates
 
 
+def _holds_operon(budget: Budget, settings: OperonSettings, n_points: int) -> bool:
+    """Whether Operon's share of the ``budget`` holds its first generation on
+    ``n_points`` (:func:`.operon.refine.minimum_seconds`); with a smaller budget the
+    network has all of it."""
+    if budget.max_time is None:
+        return True
+    from .operon.refine import minimum_seconds
+
+    window = budget.refinement_end.at - budget.network_end.at
+    if window >= minimum_seconds(settings, n_points):
+        return True
+    logger.info(
+        "Operon's share of max_time (%.3fs) is too short for its first generation: the network has all.", window
+    )
+    return False
+
+
+def _half_of_the_time_to(deadline: Deadline | None) -> Deadline | None:
+    """A deadline halfway between now and ``deadline``: the reduction's share of the
+    network's time, so that decoding and fitting keep the rest."""
+    return None if deadline is None else Deadline(deadline.at - 0.5 * deadline.left(), deadline.clock)
+
+
 def _is_number(value) -> bool:
     return isinstance(value, Real | np.number) and not isinstance(value, np.complexfloating)
 
@@ -337,12 +360,18 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
 
         X, y, weights = self._validated(X, y, sample_weight)
         operon = None if self.refine is None else _operon_stage(required=self.refine == "operon")
+        moment = time.perf_counter()
         network = neural_search.load_network(self.model, self.revision, self.device)
+        loading = time.perf_counter() - moment  # the first fit of a process loads it; not part of max_time
         settings = self.search_settings or SearchSettings()
-        budget = settings.budget(self.max_time, refined=operon is not None)
         rng = check_random_state(self.random_state)
         X, y, weights = self._subsample(X, y, weights, rng)
+        operon_settings = self.operon_settings or OperonSettings()
+        budget = settings.budget(self.max_time, refined=operon is not None)
+        if operon is not None and not _holds_operon(budget, operon_settings, len(y)):
+            operon, budget = None, settings.budget(self.max_time, refined=False)
         self._start_fitted_attributes()
+        self.timings_["loading"] = loading
         if np.ptp(y) == 0:
             return self._fit_constant(float(y[0]))
         self._scaling = Scaling.for_data(X, y)
@@ -355,9 +384,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         rows.extend(decomposed)
         if operon is not None:
             moment = time.perf_counter()
-            found, self.refinement_ = operon(
-                rows, problem, self.operon_settings or OperonSettings(), request.seed, budget
-            )
+            found, self.refinement_ = operon(rows, problem, operon_settings, request.seed, budget)
             rows.extend(found)
             if self.refinement_ is not None:  # skipped when a row of the network fits exactly
                 self.timings_["refinement"] = time.perf_counter() - moment
@@ -401,7 +428,17 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         self._symbols = feature_symbols(names)
         self.timings_ = dict.fromkeys(
-            ("encoding", "decoding", "constant_fitting", "decomposition", "reduction", "refinement", "selection"), 0.0
+            (
+                "loading",
+                "encoding",
+                "decoding",
+                "constant_fitting",
+                "decomposition",
+                "reduction",
+                "refinement",
+                "selection",
+            ),
+            0.0,
         )
         self.n_rounds_ = 0
         self.features_seen_by_network_ = np.arange(self.n_features_in_)
@@ -431,7 +468,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         combined = None
         if split is None and request.settings.reduce and problem.X.shape[1] > n_variables:
             moment = time.perf_counter()
-            combined = reduction(problem.X, problem.y, n_variables, request.seed, budget.network_end)
+            combined = reduction(
+                problem.X, problem.y, n_variables, request.seed, _half_of_the_time_to(budget.network_end)
+            )
             self.timings_["reduction"] = time.perf_counter() - moment
         features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split, combined)
         target = problem.y if split is None else split.target(problem.X, problem.y)

@@ -10,7 +10,7 @@ from ..search.budget import Budget
 from ..search.fitting import mse
 from ..search.problem import Problem
 from ..search.table import CandidateRows
-from .refine import refine
+from .refine import minimum_seconds, refine
 from .settings import OperonSettings
 
 logger = logging.getLogger(__name__)
@@ -20,8 +20,9 @@ def refine_candidates(
     rows: CandidateRows, problem: Problem, settings: OperonSettings, seed: int, budget: Budget
 ) -> tuple[CandidateRows, dict | None]:
     """Operon's models as rows (origin ``"operon"``) and what ran (the estimator's
-    ``refinement_``); no rows and ``None`` when a row already fits exactly or the
-    ``budget``'s ``refinement_end`` has passed.
+    ``refinement_``); no rows and ``None`` when a row already fits exactly or the time
+    left before the ``budget``'s ``refinement_end`` does not hold Operon's first
+    generation (:func:`.refine.minimum_seconds`).
 
     Operon is seeded with the finite rows of fixed work (the network's first round,
     the linear candidate), best first: the rows of later rounds depend on the clock,
@@ -32,8 +33,8 @@ def refine_candidates(
         logger.info("Operon skipped: a candidate of the network fits exactly.")
         return found, None
     end = budget.refinement_end
-    if end is not None and end.passed():
-        logger.info("Operon skipped: no time left in the budget.")
+    if end is not None and end.left() < minimum_seconds(settings, len(problem.y)):
+        logger.info("Operon skipped: the time left does not hold its first generation.")
         return found, None
     moment = time.perf_counter()
     seeds = rows.best_first(fixed_work_only=True)

@@ -157,18 +157,31 @@ class Reduction:
         return written
 
 
-def _optimizer(objective, start, bounds):
+class _OutOfTime(Exception):
+    """The deadline passed while a Gaussian process was fitted."""
+
+
+def _optimizer_until(deadline: Deadline | None):
     """scikit-learn's L-BFGS-B search of the kernel's parameters, stopped after
-    ``MAX_ITERATIONS`` steps."""
-    found = minimize(objective, start, method="L-BFGS-B", jac=True, bounds=bounds, options={"maxiter": MAX_ITERATIONS})
-    return found.x, found.fun
+    ``MAX_ITERATIONS`` steps; it raises :class:`_OutOfTime` once ``deadline`` passes."""
+
+    def optimizer(objective, start, bounds):
+        def timed(theta):
+            if deadline is not None and deadline.passed():
+                raise _OutOfTime
+            return objective(theta)
+
+        found = minimize(timed, start, method="L-BFGS-B", jac=True, bounds=bounds, options={"maxiter": MAX_ITERATIONS})
+        return found.x, found.fun
+
+    return optimizer
 
 
 class _Process:
     """A Gaussian process on standardised columns: its leave-one-out unexplained share
     of the target's variance, and (``gradients``) its gradients at the points."""
 
-    def __init__(self, T: np.ndarray, target: np.ndarray, seed: int):
+    def __init__(self, T: np.ndarray, target: np.ndarray, seed: int, deadline: Deadline | None = None):
         self._center, self._spread = T.mean(axis=0), T.std(axis=0)
         self._spread[self._spread == 0] = 1.0
         self.points = (T - self._center) / self._spread
@@ -177,7 +190,9 @@ class _Process:
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            self.model = GaussianProcessRegressor(kernel, optimizer=_optimizer, normalize_y=True, random_state=seed)
+            self.model = GaussianProcessRegressor(
+                kernel, optimizer=_optimizer_until(deadline), normalize_y=True, random_state=seed
+            )
             self.model.fit(self.points, target)
         # leave-one-out residuals of the normalised target, on the fitted kernel alone
         # (the fit's own factor holds scikit-learn's jitter, which moves near-exact errors)
@@ -250,7 +265,7 @@ def _reduce(
     ``T`` and their leave-one-out error, or ``None`` (also once ``deadline`` passed);
     and the seconds the Gaussian process on all the columns took."""
     moment = time.perf_counter()
-    full = _Process(T, target, seed)
+    full = _Process(T, target, seed, deadline)
     seconds = time.perf_counter() - moment
     return _verified(T, target, full, most, step, seed, deadline), seconds
 
@@ -273,7 +288,7 @@ def _verified(
         for basis in _simplest(_rounded_bases(directions[:r], step), unit)[:CANDIDATES_PER_RANK]:
             if deadline is not None and deadline.passed():
                 return None
-            error = _Process(T @ basis.T, target, seed).error
+            error = _Process(T @ basis.T, target, seed, deadline).error
             if error <= 1 - MIN_R2 and (error <= MAX_ERROR_RATIO * full.error or error <= EXACT_ERROR):
                 passed.append((error, basis))
                 if error <= EXACT_ERROR:
@@ -321,7 +336,10 @@ def reduction(
             if most < 1 or (deadline is not None and deadline.left() <= seconds):  # it would end after it
                 break
             T = np.log(X[sample]) if logarithmic else X[sample]
-            result, seconds = _reduce(T, target, most, step, seed, deadline)
+            try:
+                result, seconds = _reduce(T, target, most, step, seed, deadline)
+            except _OutOfTime:
+                break
             if result is not None:
                 found = (logarithmic, *result)
     if found is None:

@@ -1,0 +1,109 @@
+"""Does ``max_time`` hold? Wall time of fits against the promise ``1.1 * max_time + 0.05``
+(a script, not a test: it reads the wall clock).
+
+The cases are the three small laws of issue 37 (128 points on U(1, 5)), the 6-feature
+law ``x0*x1 + sin(x2) - x3 + x4*x5`` (200 points on U(-3, 3)), a 20-feature law and a
+10,000-point fit, each at every ``--budgets`` value with the default estimator
+(``refine="auto"``) and the network alone, after one warm-up fit that loads the model
+(not counted against ``max_time``, see ``timings_["loading"]``). ``--busy N`` keeps N
+CPU-bound processes running meanwhile, as on a shared machine.
+
+    python -m benchmarks.studies.time_contract --out benchmarks/results/time-contract/idle.md
+    python -m benchmarks.studies.time_contract --busy 2 --out benchmarks/results/time-contract/busy.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import platform
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from nesymres_sklearn import NeSymReSRegressor
+
+
+def _cases() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    X2 = rng.uniform(1, 5, (128, 2))
+    X6 = rng.uniform(-3, 3, (200, 6))
+    X20 = rng.uniform(1, 5, (300, 20))
+    Xbig = rng.uniform(1, 5, (10_000, 3))
+    return {
+        "x0*sin(x1)": (X2, X2[:, 0] * np.sin(X2[:, 1])),
+        "exp(-x0)*x1**2 + cos(x0*x1)": (X2, np.exp(-X2[:, 0]) * X2[:, 1] ** 2 + np.cos(X2[:, 0] * X2[:, 1])),
+        "x0**2/x1 + log(x0)": (X2, X2[:, 0] ** 2 / X2[:, 1] + np.log(X2[:, 0])),
+        "x0*x1 + sin(x2) - x3 + x4*x5 (6 features)": (
+            X6,
+            X6[:, 0] * X6[:, 1] + np.sin(X6[:, 2]) - X6[:, 3] + X6[:, 4] * X6[:, 5],
+        ),
+        "x3*sin(x7) + x12/x15 (20 features)": (X20, X20[:, 3] * np.sin(X20[:, 7]) + X20[:, 12] / X20[:, 15]),
+        "x0*x1/x2 (10,000 points)": (Xbig, Xbig[:, 0] * Xbig[:, 1] / Xbig[:, 2]),
+    }
+
+
+def _spin(seconds: float) -> None:
+    end = time.time() + seconds
+    while time.time() < end:
+        sum(i * i for i in range(10_000))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0])
+    parser.add_argument("--refine", nargs="+", default=["auto", "none"])
+    parser.add_argument("--busy", type=int, default=0, help="CPU-bound processes running meanwhile")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    cases = _cases()
+    X, y = cases["x0*sin(x1)"]
+    loading = NeSymReSRegressor(random_state=0).fit(X, y).timings_["loading"]
+    busy = [multiprocessing.Process(target=_spin, args=(3600,), daemon=True) for _ in range(args.busy)]
+    for process in busy:
+        process.start()
+    rows, overruns, total = [], 0, 0
+    try:
+        for name, (X, y) in cases.items():
+            for refine in args.refine:
+                for budget in args.budgets:
+                    moment = time.perf_counter()
+                    fitted = NeSymReSRegressor(max_time=budget, refine=None if refine == "none" else refine, random_state=0)
+                    fitted.fit(X, y)
+                    seconds = time.perf_counter() - moment
+                    limit = 1.1 * budget + 0.05
+                    overruns += seconds > limit
+                    total += 1
+                    r2 = fitted.score(X, y)
+                    rows.append(f"| {name} | {refine} | {budget:g} | {seconds:.3f} | {limit:.3f} | "
+                                f"{'yes' if seconds <= limit else '**no**'} | {r2:.4f} | `{fitted.expression_}` |")
+    finally:
+        for process in busy:
+            process.kill()
+    lines = [
+        "# Does max_time hold?",
+        "",
+        "Command: `python -m benchmarks.studies.time_contract "
+        + " ".join(argv if argv is not None else __import__("sys").argv[1:]) + "`  ",
+        f"Machine: {platform.machine()}, {multiprocessing.cpu_count()} cores, Python {platform.python_version()}; "
+        f"{args.busy} CPU-bound processes running beside the fits. The first fit loaded the model in "
+        f"{loading:.2f} s (not counted).",
+        "",
+        f"**{total - overruns} of {total} fits within `1.1 * max_time + 0.05` s.**",
+        "",
+        "| law | refine | max_time | seconds | limit | held | R² | equation |",
+        "|---|---|---:|---:|---:|---|---:|---|",
+        *rows,
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
