@@ -103,3 +103,19 @@ def test_a_rank_deficient_fit_does_not_depend_on_leftover_memory():
             _dirty_the_heap(round_)
             answers.add(least_squares_run(program, X, y, start).tobytes())
         assert len(answers) == 1, start
+
+
+def test_a_fit_continued_from_its_first_start_equals_one_fit(data):
+    """``previous`` resumes a fit: the first start, then the rest from the same
+    generator, gives the fit of one call (what lets the search run every candidate's
+    first start before any further start)."""
+    X, y = data
+    program = PrefixProgram(["add", "mul", "c", "sin", "mul", "c", "x_1", "mul", "c", "cos", "mul", "c", "x_2"])
+    whole = fit_constants(program, X, y, 4, np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    first = fit_constants(program, X, y, 1, rng)
+    assert first.n_restarts_run == 1
+    continued = fit_constants(program, X, y, 4, rng, previous=first)
+    assert continued.n_restarts_run == whole.n_restarts_run
+    np.testing.assert_array_equal(continued.constants, whole.constants)
+    assert continued.mse == whole.mse

@@ -1,0 +1,65 @@
+"""From hypotheses to fitted candidates: one fixed sequence of fits that a deadline cuts short."""
+
+import numpy as np
+import pytest
+
+from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.candidates import Hypothesis, fit_candidates, skeleton_candidates
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.settings import SearchRequest
+
+HYPOTHESES = [
+    Hypothesis(("mul", "c", "sin", "mul", "c", "x_1"), -1.0),
+    Hypothesis(("add", "mul", "c", "x_1", "c"), -2.0),
+    Hypothesis(("mul", "c", "exp", "mul", "c", "x_1"), -3.0),
+    Hypothesis(("add", "mul", "c", "cos", "mul", "c", "x_1", "c"), -4.0),
+]
+
+
+class StepClock:
+    """A clock that moves ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float):
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.fixture
+def problem():
+    X = np.random.default_rng(0).uniform(-2, 2, size=(80, 1))
+    return Problem(X, 1.3 * np.sin(0.7 * X[:, 0]) + 0.1 * X[:, 0] ** 2)
+
+
+def test_without_a_deadline_every_candidate_is_fitted_and_jobs_do_not_change_the_fits(problem):
+    candidates = skeleton_candidates(HYPOTHESES)
+    serial = fit_candidates(candidates, problem, SearchRequest(n_restarts=3, seed=5), None)
+    parallel = fit_candidates(candidates, problem, SearchRequest(n_restarts=3, seed=5, n_jobs=2), None)
+    assert all(fit is not None for fit in serial)
+    for one, other in zip(serial, parallel):
+        np.testing.assert_array_equal(one.constants, other.constants)
+        assert one.mse == other.mse and one.n_restarts_run == other.n_restarts_run
+
+
+def test_a_passed_deadline_fits_only_the_baseline(problem):
+    candidates = skeleton_candidates(HYPOTHESES)
+    fits = fit_candidates(candidates, problem, SearchRequest(), Deadline(-1.0, StepClock(1.0)))
+    fitted = [candidate.origin for candidate, fit in zip(candidates, fits) if fit is not None]
+    assert fitted == ["baseline"]
+
+
+def test_a_later_deadline_fits_a_longer_prefix_of_the_same_sequence(problem):
+    """The first starts run in beam order before any further start, and the deadline
+    (here: a number of clock readings, one per evaluation) only cuts that sequence: a
+    later deadline fits every candidate an earlier one fitted, at least as well."""
+    candidates = skeleton_candidates(HYPOTHESES)
+    request = SearchRequest(n_restarts=2, seed=1)
+    runs = [fit_candidates(candidates, problem, request, Deadline(at, StepClock(1.0))) for at in (3.0, 40.0)]
+    runs.append(fit_candidates(candidates, problem, request, None))
+    fitted = [{index for index, fit in enumerate(run) if fit is not None} for run in runs]
+    assert fitted[0] < fitted[1] <= fitted[2] == set(range(len(candidates)))
+    for earlier, later in zip(runs, runs[1:]):
+        for index in fitted[0]:
+            assert later[index].mse <= earlier[index].mse
