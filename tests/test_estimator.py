@@ -290,9 +290,9 @@ def test_a_spent_budget_fits_only_the_baseline_and_returns(tiny_model, xy):
     """No candidate's fit starts after the deadline, except the cheap ones that keep some
     equation finite (the constant baseline, the exact polynomial)."""
     X, y = xy
-    spent = NeSymReSRegressor(
-        model=str(tiny_model), beam_size=16, max_time=1e-9, refine=None, random_state=0
-    ).fit(X, y + np.sin(X[:, 0]))
+    spent = NeSymReSRegressor(model=str(tiny_model), beam_size=16, max_time=1e-9, refine=None, random_state=0).fit(
+        X, y + np.sin(X[:, 0])
+    )
     assert set(spent.equations_["origin"]) <= {"baseline", "polynomial"}
     assert spent.n_rounds_ == 1 and np.isfinite(spent.predict(X)).all()
 

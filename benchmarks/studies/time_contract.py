@@ -71,15 +71,18 @@ def main(argv=None) -> None:
             for refine in args.refine:
                 for budget in args.budgets:
                     moment = time.perf_counter()
-                    fitted = NeSymReSRegressor(max_time=budget, refine=None if refine == "none" else refine, random_state=0)
-                    fitted.fit(X, y)
+                    fitted = NeSymReSRegressor(
+                        max_time=budget, refine=None if refine == "none" else refine, random_state=0
+                    ).fit(X, y)
                     seconds = time.perf_counter() - moment
                     limit = 1.1 * budget + 0.05
                     overruns += seconds > limit
                     total += 1
                     r2 = fitted.score(X, y)
-                    rows.append(f"| {name} | {refine} | {budget:g} | {seconds:.3f} | {limit:.3f} | "
-                                f"{'yes' if seconds <= limit else '**no**'} | {r2:.4f} | `{fitted.expression_}` |")
+                    rows.append(
+                        f"| {name} | {refine} | {budget:g} | {seconds:.3f} | {limit:.3f} | "
+                        f"{'yes' if seconds <= limit else '**no**'} | {r2:.4f} | `{fitted.expression_}` |"
+                    )
     finally:
         for process in busy:
             process.kill()
@@ -87,7 +90,8 @@ def main(argv=None) -> None:
         "# Does max_time hold?",
         "",
         "Command: `python -m benchmarks.studies.time_contract "
-        + " ".join(argv if argv is not None else __import__("sys").argv[1:]) + "`  ",
+        + " ".join(argv if argv is not None else __import__("sys").argv[1:])
+        + "`  ",
         f"Machine: {platform.machine()}, {multiprocessing.cpu_count()} cores, Python {platform.python_version()}; "
         f"{args.busy} CPU-bound processes running beside the fits. The first fit loaded the model in "
         f"{loading:.2f} s (not counted).",
