@@ -18,6 +18,10 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
+# SymPy imports this module (and its combinatorics, 0.2-0.4 s) on its first evaluated
+# sum; imported here, that happens at import time, not inside a fit's time budget.
+import sympy.tensor.tensor  # noqa: F401
+
 from ..expression.skeleton import Skeleton
 from .budget import Deadline
 from .fitting import least_squares_run, mse, variance
