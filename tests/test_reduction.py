@@ -116,3 +116,21 @@ def test_three_features_or_fewer_are_never_combined():
     fitted = NeSymReSRegressor(refine=None, random_state=0).fit(X[:, :3], y)
     assert fitted.timings_["reduction"] == 0.0
     assert fitted.network_inputs_ == ["x0", "x1", "x2"]
+
+
+def test_a_deadline_stops_the_gaussian_process_while_it_is_fitted():
+    """The kernel's optimiser reads the budget's clock before every step: once the
+    deadline passes, the fit stops there and nothing is returned."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, size=(120, 5))
+    y = X[:, 0] * X[:, 1] / X[:, 2] + X[:, 3]
+    readings = []
+
+    def clock():
+        readings.append(len(readings) + 1.0)
+        return readings[-1]
+
+    assert reduction(X, y, 3, seed=0, deadline=Deadline(4.0, clock)) is None
+    # read during the fit (not only before and after it), and only until the deadline:
+    # the first few of the optimiser's 20 steps or so
+    assert 4 <= len(readings) <= 6
