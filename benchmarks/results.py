@@ -22,6 +22,7 @@ import importlib.metadata
 import io
 import json
 import os
+import shlex
 import platform
 import re
 import sys
@@ -221,6 +222,12 @@ def machine_info() -> dict:
     return info
 
 
+def portable_command(command: str) -> str:
+    """``command`` with every absolute path relative to the current directory (the
+    repository root, where the runs start), so that no host's layout is recorded."""
+    return shlex.join(os.path.relpath(word) if os.path.isabs(word) else word for word in shlex.split(command))
+
+
 def write_metadata(out: Path, profile: Profile, command: str | None, n_tasks: int) -> None:
     """Write ``<out>.json``: command, machine, profile, number of tasks and run dates
     (the first start and the command survive a resumed run). The file is replaced in
@@ -231,7 +238,7 @@ def write_metadata(out: Path, profile: Profile, command: str | None, n_tasks: in
     except json.JSONDecodeError:
         previous = {}
     metadata = {
-        "command": command or previous.get("command"),
+        "command": portable_command(command) if command else previous.get("command"),
         "machine": machine_info(),
         "profile": _jsonable(asdict(profile)),
         "n_tasks": n_tasks,

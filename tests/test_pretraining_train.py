@@ -187,7 +187,7 @@ def test_main_leaves_the_process_group_when_the_run_raises(monkeypatch, tmp_path
 #: A train_config.json as runs wrote it before the settings had sections (one key per
 #: setting; this one, like several committed ones, predates ``weighting``).
 OLD_FLAT_CONFIG = {
-    "bank": "/work/state/bank",
+    "bank": "bank",
     "bank_size": 560000,
     "batch_size": 64,
     "checkpoint_every": 500,
@@ -205,7 +205,7 @@ OLD_FLAT_CONFIG = {
     "model_size": "tiny",
     "n_val_batches": 8,
     "num_workers": 1,
-    "out": "/work/state/runs/data-560000",
+    "out": "runs/data-560000",
     "precision": "auto",
     "progress": False,
     "push_to_hub": None,
@@ -301,7 +301,7 @@ def test_old_flat_train_config_files_are_read_into_sections(tmp_path):
     path = tmp_path / "train_config.json"
     path.write_text(json.dumps(OLD_FLAT_CONFIG))
     config = load_train_config(path)
-    assert config.run.bank_size == 560000 and config.run.out == "/work/state/runs/data-560000"
+    assert config.run.bank_size == 560000 and config.run.out == "runs/data-560000"
     assert config.model.size == "tiny" and config.model.overrides == {}
     assert (config.data.batch_size, config.data.min_points, config.data.max_points) == (64, 50, 200)
     assert config.data.weighting == "frequency"  # absent from the file: the default
