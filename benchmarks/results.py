@@ -22,9 +22,9 @@ import importlib.metadata
 import io
 import json
 import os
-import shlex
 import platform
 import re
+import shlex
 import sys
 import time
 from collections.abc import Iterator
