@@ -143,17 +143,20 @@ class CandidateRows:
         ``expression``. Rows that use a variable set aside by :meth:`add_pruned` are
         left out."""
         kept = [i for i in range(len(self)) if not self._set_aside(i)]
-        rows = [
-            {
-                "expression": expression(self.skeletons[i], self.constants[i]),
-                "skeleton": self.skeletons[i].sympy,
-                "loss": self.losses[i],
-                "complexity": len(self.skeletons[i]),
-                "log_prob": self.log_probs[i],
-                "origin": self.origins[i],
-            }
-            for i in kept
-        ]
+        # Every row is written as is, under one switch of SymPy's evaluation: SymPy clears
+        # its caches at every switch (1 ms), which the rows' own switches then do not make.
+        with sympy.evaluate(False):
+            rows = [
+                {
+                    "expression": expression(self.skeletons[i], self.constants[i]),
+                    "skeleton": self.skeletons[i].sympy,
+                    "loss": self.losses[i],
+                    "complexity": len(self.skeletons[i]),
+                    "log_prob": self.log_probs[i],
+                    "origin": self.origins[i],
+                }
+                for i in kept
+            ]
         equations, order = candidate_table(rows, complexity_penalty, variance)
         order = np.asarray(kept)[order]
         with np.errstate(over="ignore"):
