@@ -388,7 +388,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             rows.extend(found)
             if self.refinement_ is not None:  # skipped when a row of the network fits exactly
                 self.timings_["refinement"] = time.perf_counter() - moment
-        self._select(rows, problem, request.seed, budget.end)
+        self._select(rows, problem, request.seed, budget.refits_end)
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,

@@ -492,3 +492,29 @@ def test_decomposition_stage_is_skipped_when_the_network_sees_every_feature(regr
     regressor.set_params(search_settings=SearchSettings(decompose=True), refine=None).fit(*xy)
     assert "decomposed" not in set(regressor.equations_["origin"])
     assert regressor.timings_["decomposition"] == 0.0
+
+
+def test_the_selections_refits_stop_halfway_through_the_reserve(tiny_model, xy, monkeypatch, manual_clock):
+    """Pruning, the variable test and the exact constants stop at ``refits_end``, so that
+    writing the table and the selected equation (which no deadline interrupts) has the
+    rest of the reserve."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search.table import CandidateRows
+
+    budgets, deadlines = [], []
+    search, add_pruned = neural_search.search, CandidateRows.add_pruned
+
+    def recording_search(model, points, problem, request, budget):
+        budgets.append(budget)
+        return search(model, points, problem, request, budget)
+
+    def recording_add_pruned(self, problem, complexity_penalty, deadline, seed=0):
+        deadlines.append(deadline)
+        return add_pruned(self, problem, complexity_penalty, deadline, seed)
+
+    monkeypatch.setattr(neural_search, "search", recording_search)
+    monkeypatch.setattr(CandidateRows, "add_pruned", recording_add_pruned)
+    X, y = xy
+    NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_time=30.0, refine=None, random_state=0).fit(X, y)
+    (budget,), (deadline,) = budgets, deadlines
+    assert deadline.at == budget.refits_end.at == pytest.approx(budget.started + 30.0 - 0.15)
