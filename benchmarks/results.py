@@ -223,9 +223,17 @@ def machine_info() -> dict:
 
 
 def portable_command(command: str) -> str:
-    """``command`` with every absolute path relative to the current directory (the
-    repository root, where the runs start), so that no host's layout is recorded."""
-    return shlex.join(os.path.relpath(word) if os.path.isabs(word) else word for word in shlex.split(command))
+    """``command`` with every absolute path inside the current directory (the
+    repository root, where the runs start) made relative to it, so that no host's
+    layout is recorded."""
+    here = Path.cwd()
+
+    def portable(word: str) -> str:
+        if os.path.isabs(word) and Path(word).is_relative_to(here):
+            return Path(word).relative_to(here).as_posix()
+        return word
+
+    return shlex.join(portable(word) for word in shlex.split(command))
 
 
 def write_metadata(out: Path, profile: Profile, command: str | None, n_tasks: int) -> None:
