@@ -112,7 +112,11 @@ def least_squares_run(
     padded = len(y) > len(free)
     best_seen = {"cost": np.inf, "constants": None}
 
+    every = free == list(range(program.n_constants))  # all constants free: no gather or scatter
+
     def full(values):
+        if every:
+            return values[: len(free)].copy()
         constants = base.copy()
         constants[free] = values[: len(free)]
         return constants
@@ -130,7 +134,8 @@ def least_squares_run(
 
     def jacobian(values):
         J = np.zeros((len(y), len(free) + padded))
-        J[:, : len(free)] = code.values_and_jacobian(X, full(values))[1][:, free] / column_scale
+        jacobian_of_all = code.values_and_jacobian(X, full(values))[1]
+        J[:, : len(free)] = (jacobian_of_all if every else jacobian_of_all[:, free]) / column_scale
         J[~np.isfinite(J)] = 0.0
         return J
 
