@@ -136,12 +136,6 @@ def _holds_operon(budget: Budget, settings: OperonSettings, n_points: int) -> bo
     return False
 
 
-def _half_of_the_time_to(deadline: Deadline | None) -> Deadline | None:
-    """A deadline halfway between now and ``deadline``: the reduction's share of the
-    network's time, so that decoding and fitting keep the rest."""
-    return None if deadline is None else Deadline(deadline.at - 0.5 * deadline.left(), deadline.clock)
-
-
 def _is_number(value) -> bool:
     return isinstance(value, Real | np.number) and not isinstance(value, np.complexfloating)
 
@@ -471,9 +465,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         combined = None
         if split is None and request.settings.reduce and problem.X.shape[1] > n_variables:
             moment = time.perf_counter()
-            combined = reduction(
-                problem.X, problem.y, n_variables, request.seed, _half_of_the_time_to(budget.network_end)
-            )
+            # the reduction has half of the network's time; decoding and fitting keep the rest
+            end = None if budget.network_end is None else budget.network_end.halfway()
+            combined = reduction(problem.X, problem.y, n_variables, request.seed, end)
             self.timings_["reduction"] = time.perf_counter() - moment
         features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split, combined)
         target = problem.y if split is None else split.target(problem.X, problem.y)

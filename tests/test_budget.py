@@ -79,3 +79,9 @@ def test_search_settings_reject_values_out_of_range(field, value):
 def test_operon_settings_reject_values_out_of_range(field, value):
     with pytest.raises(ValueError, match=f"OperonSettings.{field}"):
         OperonSettings(**{field: value})
+
+
+def test_halfway_is_halfway_between_now_and_the_deadline_on_its_clock():
+    clock = FixedClock(2.0)
+    halfway = Deadline(10.0, clock).halfway()
+    assert halfway.at == 6.0 and halfway.clock is clock

@@ -6,6 +6,10 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
 
 - ``bench_fit``: speed of ``NeSymReSRegressor.fit`` by stage and beam size, and of
   ``predict`` (``fit-speed/fit_benchmark.md``);
+- ``time_contract``: wall time of fits against the promise of ``max_time``, idle or
+  beside CPU-bound processes (``time-contract/idle.md``, ``time-contract/busy.md``);
+- ``budget_curve``: two methods of a result CSV per dataset and budget, with the paired
+  difference (``time-contract/curve*.md``);
 - ``compare_models``: saved models at one beam size over several seeds, through the
   runner (``model-comparison/``);
 - ``bench_pretraining``: host time per training step before and after (``loop``), the

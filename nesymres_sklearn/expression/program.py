@@ -61,14 +61,14 @@ class PrefixProgram:
         """Values at the rows of ``X`` (shape ``(n, d)``); NaN where undefined."""
         X, constants = self._checked(X, constants)
         with np.errstate(all="ignore"):
-            values = compiled(self._key).values(X, constants)
+            values = self.compiled.values(X, constants)
         return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],))
 
     def value_and_jacobian(self, X: np.ndarray, constants: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
         """Values, shape ``(n,)``, and their derivatives by the constants, ``(n, k)``."""
         X, constants = self._checked(X, constants)
         with np.errstate(all="ignore"):
-            values, jacobian = compiled(self._key).values_and_jacobian(X, constants)
+            values, jacobian = self.compiled.values_and_jacobian(X, constants)
         return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],)), jacobian
 
     def _checked(self, X, constants) -> tuple[np.ndarray, np.ndarray]:
@@ -126,9 +126,7 @@ class _Writer:
         self.numbers: dict[str, np.float64] = {}
 
     def source(self, name: str) -> str:
-        position, (value, derivatives) = self._node(0)
-        if position != len(self.tokens):
-            raise ValueError(f"Not a single prefix expression: {' '.join(self.tokens)}")
+        _, (value, derivatives) = self._node(0)
         body = self.lines
         if self.with_jacobian:
             body = [*body, f"J = np.zeros((X.shape[0], {self.n_constants}))"]

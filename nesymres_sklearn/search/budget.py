@@ -37,6 +37,10 @@ class Deadline:
         """Seconds until the deadline (negative once it passed)."""
         return self.at - self.clock()
 
+    def halfway(self) -> Deadline:
+        """The deadline halfway between now and this one."""
+        return Deadline(self.at - 0.5 * self.left(), self.clock)
+
 
 @dataclass(frozen=True)
 class Budget:
