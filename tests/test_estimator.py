@@ -14,7 +14,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.network.weights import _cache
-from nesymres_sklearn.search.selection import COLUMNS
+from nesymres_sklearn.search.selection.scores import COLUMNS
 
 
 @pytest.fixture
@@ -409,7 +409,7 @@ def test_the_deadline_only_cuts_the_fixed_sequence_of_fits_short(tiny_model, xy,
     """Every constant fit of a candidate takes 1 s of the injected clock: a larger budget
     fits a longer prefix of the same candidates, so it has the smaller one's rows and
     never selects a worse-scoring equation."""
-    from nesymres_sklearn.search import candidates
+    from nesymres_sklearn.search.fitting import candidates
 
     fit_constants = candidates.fit_constants
 
@@ -499,7 +499,7 @@ def test_the_selections_refits_stop_halfway_through_the_reserve(tiny_model, xy, 
     writing the table and the selected equation (which no deadline interrupts) has the
     rest of the reserve."""
     from nesymres_sklearn import neural_search
-    from nesymres_sklearn.search.table import CandidateRows
+    from nesymres_sklearn.search.selection.table import CandidateRows
 
     budgets, deadlines = [], []
     search, add_pruned = neural_search.search, CandidateRows.add_pruned

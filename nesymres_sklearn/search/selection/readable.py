@@ -22,10 +22,11 @@ import sympy
 # sum; imported here, that happens at import time, not inside a fit's time budget.
 import sympy.tensor.tensor  # noqa: F401
 
-from ..expression.skeleton import Skeleton
-from .budget import Deadline
-from .fitting import least_squares_run, mse, variance
-from .selection import FVU_FLOOR
+from ...expression.skeleton import Skeleton
+from ..budget import Deadline
+from ..fitting.constants import least_squares_run, mse
+from ..problem import variance
+from .scores import FVU_FLOOR
 
 MAX_DENOMINATOR = 12
 # Larger constants stay floats: an integer such as 9061438163468778 is not readable.

@@ -7,7 +7,7 @@ constant, its mean on the data, so is each variable wherever it occurs, and each
 constant that multiplies, divides or is added is tried away (``c*A -> A``,
 ``A/c -> A``, ``A + c -> A``), the other constants refitted; parts without variables
 are folded into one constant.
-A change is kept when the row's selection score (:mod:`.selection`) does not get worse,
+A change is kept when the row's selection score (:mod:`.scores`) does not get worse,
 so neutral parts always go, and a small term of an approximate fit goes when its
 tokens cost more than the error it removes. Parts and variables whose replacement
 alone raises the score by more than ``MAX_SCORE_RISE`` are not refitted.
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..expression.program import PrefixProgram
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, token_arity, variable_index
-from .budget import Deadline
-from .fitting import least_squares_run, mse, variance
-from .selection import log_fvu, lowest, scores
+from ...expression.program import PrefixProgram
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT, token_arity, variable_index
+from ..budget import Deadline
+from ..fitting.constants import least_squares_run, mse
+from ..problem import variance
+from .scores import log_fvu, lowest, scores
 
 MAX_SCORE_RISE = 1.0
 # Refits tried per pruned row, at most.
