@@ -10,6 +10,8 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
   beside CPU-bound processes (``time-contract/idle.md``, ``time-contract/busy.md``);
 - ``budget_curve``: two methods of a result CSV per dataset and budget, with the paired
   difference (``time-contract/curve*.md``);
+- ``same_equations``: whether a change of code leaves the selected equations as they
+  were, from two checkouts (``refactors/refactor-38-equations.md``);
 - ``compare_models``: saved models at one beam size over several seeds, through the
   runner (``model-comparison/``);
 - ``bench_pretraining``: host time per training step before and after (``loop``), the
