@@ -1,0 +1,189 @@
+"""The units stage of ``fit``: the problem in dimensionless groups, and its candidates
+back over the features.
+
+Given the units of the features and of ``y`` (:mod:`.parsing`), ``y = m(x) *
+f(pi_1, ..., pi_k)`` (:mod:`.groups`). The network's problem is the groups, each
+divided by the power of ten that keeps it in the network's range, and ``y / m(x)``,
+divided by another; its candidates come back with the groups substituted, times
+``c * m(x)``. With no group (``y`` is ``m(x)`` times a constant), the candidate
+``c * m(x)`` is the whole answer; it joins the candidates in every case. Candidates
+over the features that are not dimensionally consistent (:mod:`.consistency`) are set
+aside, unless none of the rest explains at least ``MIN_R2`` of ``y``'s variance.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import sympy
+
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT, variable_index, variable_token
+from ..search.fitting import mse
+from ..search.problem import Problem
+from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
+from ..search.table import CandidateRows
+from .consistency import is_consistent
+from .groups import PiGroups, dimension_matrix, pi_groups
+from .parsing import parse_units
+
+#: The consistent candidates must explain at least this share of y's variance, else
+#: every candidate stays (with a warning). Chosen on the validation set of
+#: dimensionally consistent laws (``benchmarks/studies/units_threshold.py``).
+MIN_R2 = 0.9
+
+Fitted = tuple[Skeleton, np.ndarray, float]
+
+
+@dataclass(frozen=True)
+class Units:
+    """The units of the features (``X_units``) and of ``y`` (``y_units``) as given,
+    their exponents over the ``bases`` (rows of ``features``: one per feature;
+    ``target``: y's), and the groups and monomial of the problem."""
+
+    X_units: tuple[str, ...]
+    y_units: str
+    bases: tuple[str, ...]
+    features: np.ndarray
+    target: np.ndarray
+    groups: PiGroups
+
+    @classmethod
+    def parse(cls, X_units, y_units, n_features: int) -> Units | None:
+        """The units of a problem with ``n_features`` features; ``None`` when neither is
+        given. Raises a ``ValueError`` that names the problem with bad units."""
+        parsed = parse_units(X_units, y_units, n_features)
+        if parsed is None:
+            return None
+        features, target = parsed
+        bases, rows = dimension_matrix(features, target)
+        matrix = np.array([[float(v) for v in row] for row in rows]).reshape(len(bases), n_features + 1)
+        return cls(
+            tuple(X_units),
+            y_units,
+            tuple(bases),
+            matrix[:, :n_features].T.copy(),
+            matrix[:, n_features].copy(),
+            pi_groups(features, target),
+        )
+
+    def dimensionless(self, problem: Problem) -> Dimensionless:
+        """The network's problem in the groups, for ``problem`` over the features."""
+        Z = self.groups.groups(problem.X)
+        scales = np.array([power_of_ten(Z[:, k], FEATURE_BAND) for k in range(Z.shape[1])])
+        target = problem.y / self.groups.monomial_values(problem.X)
+        target_scale = power_of_ten(target, TARGET_BAND)
+        seen = Problem(Z / scales, target / target_scale, problem.weights)
+        return Dimensionless(seen, self.groups, scales, target_scale)
+
+    def consistent(self, rows: CandidateRows, problem: Problem, symbols) -> CandidateRows:
+        """The rows whose equations over the features' ``symbols`` are dimensionally
+        consistent, when the best of them explains at least ``MIN_R2`` of the variance
+        of ``problem.y``; else all rows, with a warning."""
+        dimensions = dict(zip(symbols, self.features))
+        kept = [
+            i
+            for i, (skeleton, constants) in enumerate(zip(rows.skeletons, rows.constants))
+            if is_consistent(skeleton.expression(constants, symbols), dimensions, self.target)
+        ]
+        losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
+        best = np.nanmin(losses, initial=np.inf)
+        if not best <= (1 - MIN_R2) * problem.scale:
+            warnings.warn(
+                f"No dimensionally consistent candidate explains {MIN_R2:.0%} of y's variance (in the units "
+                f"X_units={list(self.X_units)}, y_units={self.y_units!r}); the selection considers every "
+                "candidate. Check the units, or whether y depends on a quantity that is not a column of X.",
+                UserWarning,
+                stacklevel=5,
+            )
+            return rows
+        consistent = CandidateRows()
+        for i in kept:
+            consistent.add(
+                rows.skeletons[i],
+                rows.constants[i],
+                rows.losses[i],
+                rows.log_probs[i],
+                rows.origins[i],
+                rows.fixed_work[i],
+            )
+        consistent.set_aside.update(rows.set_aside)
+        return consistent
+
+
+@dataclass(frozen=True)
+class Dimensionless:
+    """The network's ``problem``: the ``groups`` divided by ``scales`` and ``y`` divided
+    by the monomial and by ``target_scale``."""
+
+    problem: Problem
+    groups: PiGroups
+    scales: np.ndarray
+    target_scale: float
+
+    def symbols(self, feature_symbols) -> list[sympy.Symbol]:
+        """One symbol per group, named as the group is written with ``feature_symbols``."""
+        return [sympy.Symbol(name) for name in self.groups.describe(feature_symbols)]
+
+    def back(self, skeleton: Skeleton, constants: np.ndarray, whole: Problem) -> Fitted:
+        """A candidate over the groups as one over the features of ``whole``, with its
+        mean squared error there: ``c * m(x) * skeleton(pi(x))``."""
+        monomial = _power_tokens(self.groups.monomial)
+        tokens = ["mul", CONSTANT, *(["mul", *monomial] if monomial else [])]
+        values = [self.target_scale]
+        given = iter(np.asarray(constants, dtype=np.float64))
+        for token in skeleton.tokens:
+            index = variable_index(token)
+            if index is None:
+                tokens.append(token)
+                if token == CONSTANT:
+                    values.append(next(given))
+            elif self.scales[index] == 1:
+                tokens += _power_tokens(self.groups.exponents[index])
+            else:
+                tokens += ["mul", CONSTANT, *_power_tokens(self.groups.exponents[index])]
+                values.append(1 / float(self.scales[index]))
+        return _fitted(Skeleton(tuple(tokens)), np.array(values, dtype=np.float64), whole)
+
+    def monomial_candidate(self, whole: Problem) -> Fitted:
+        """``c * m(x)`` over the features of ``whole``, ``c`` fitted in closed form."""
+        monomial = _power_tokens(self.groups.monomial)
+        skeleton = Skeleton(("mul", CONSTANT, *monomial) if monomial else (CONSTANT,))
+        m = self.groups.monomial_values(whole.X)
+        weights = np.ones_like(m) if whole.weights is None else whole.weights
+        with np.errstate(all="ignore"):
+            c = np.sum(weights * whole.y * m) / np.sum(weights * m * m)
+        return _fitted(skeleton, np.array([c if np.isfinite(c) else 1.0]), whole)
+
+    def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
+        """Every row of ``rows`` (over the groups) over the features of ``whole``."""
+        found = CandidateRows()
+        for skeleton, constants, log_prob, origin, fixed in zip(
+            rows.skeletons, rows.constants, rows.log_probs, rows.origins, rows.fixed_work
+        ):
+            found.add(*self.back(skeleton, constants, whole), log_prob, origin, fixed)
+        return found
+
+
+def _fitted(skeleton: Skeleton, constants: np.ndarray, whole: Problem) -> Fitted:
+    return skeleton, constants, mse(skeleton.program, whole.X, whole.y, constants, whole.weights)
+
+
+def _power_tokens(exponents) -> list[str]:
+    """Tokens of the product of each feature to its (rational) exponent; none when all are 0."""
+    factors = []
+    for j, exponent in enumerate(exponents):
+        b, x = Fraction(exponent), variable_token(j)
+        if b == 1:
+            factors.append([x])
+        elif b.denominator == 1 and b != 0:
+            factors.append(["pow", x, str(b.numerator)])
+        elif b != 0:
+            factors.append(["pow", x, "div", str(b.numerator), str(b.denominator)])
+    tokens: list[str] = []
+    for factor in factors[:-1]:
+        tokens += ["mul", *factor]
+    return tokens + factors[-1] if factors else []
