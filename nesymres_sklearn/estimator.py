@@ -26,6 +26,7 @@ from .search.selection.final import Writer, select
 from .search.selection.table import CandidateRows, CandidateTable
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
 from .search.variables.routing import route
+from .units.stage import Units, fitted_attributes
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +191,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Feature names, when ``X`` had string column names.
+    X_units_, y_units_ : list of str and str, or None
+        The units given to ``fit`` (``None`` without).
+    pi_groups_ : list of str or None
+        With units: the dimensionless groups of the features (:mod:`.units`).
 
     Examples
     --------
@@ -260,7 +265,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         return tags
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, X_units=None, y_units=None):
         """Find an equation ``y = f(X)``.
 
         Parameters
@@ -272,6 +277,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the squared errors in the constant fitting and
             the selection; points of weight 0 are left out entirely.
+        X_units, y_units : list of str and str, default=None
+            The unit of each column of ``X`` (matched by position) and of ``y``, as pint
+            reads them (``"kg/m^3"``, ``"Pa*s"``, ``""``): the network then reads
+            dimensionless groups, and inconsistent candidates are set aside.
 
         Returns
         -------
@@ -281,16 +290,17 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         previous = self.__dict__.copy()
         try:
             with progress(self.verbose):
-                return self._fit(X, y, sample_weight)
+                return self._fit(X, y, sample_weight, X_units, y_units)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(previous)
             raise
 
-    def _fit(self, X, y, sample_weight):
+    def _fit(self, X, y, sample_weight, X_units, y_units):
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
         X, y, weights = self._validated(X, y, sample_weight)
+        units = Units.parse(X_units, y_units, self.n_features_in_)
         operon = None if self.refine is None else operon_stage(required=self.refine == "operon")
         moment = time.perf_counter()
         network = neural_search.load_network(self.model, self.revision, self.device)
@@ -305,6 +315,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             operon, budget = None, settings.budget(self.max_time, refined=False)
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         symbols = feature_symbols(names)
+        self.X_units_, self.y_units_, self.pi_groups_ = fitted_attributes(units, symbols)
         if np.ptp(y) == 0:
             return self._fit_constant(float(y[0]), symbols, timings)
         scaling = Scaling.for_data(X, y)
@@ -314,13 +325,15 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         )
         decomposed, timings["decomposition"] = neural_search.decomposed_rows(network, problem, request, budget)
         n_variables = network.config.n_variables
-        seen = route(problem, n_variables, request.seed, settings.reduce, budget.network_end)
-        message = seen.warning(symbols, self.model, n_variables, refined=operon is not None)
+        reduced = None if units is None else units.dimensionless(problem)
+        searched, names = (problem, symbols) if reduced is None else (reduced.problem, reduced.symbols(symbols))
+        seen = route(searched, n_variables, request.seed, settings.reduce, budget.network_end)
+        message = seen.warning(names, self.model, n_variables, refined=operon is not None)
         if message is not None:
             warnings.warn(message, UserWarning, stacklevel=3)
         logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
-        found = neural_search.network_rows(network, problem, seen, request, budget)
-        rows = found.rows
+        found = neural_search.network_rows(network, searched, seen, request, budget)
+        rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
         rows.extend(decomposed)
         refinement = None
         if operon is not None:
@@ -331,9 +344,11 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
         writer = Writer(scaling, symbols)
-        table = select(rows, problem, self.complexity_penalty, writer, request.seed, budget.refits_end)
+        keep = None if units is None else lambda candidates: units.consistent(candidates, problem, symbols)
+        table = select(rows, problem, self.complexity_penalty, writer, request.seed, budget.refits_end, keep)
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
-        self._set_fitted(table, writer, timings, found.rounds, seen.columns, seen.inputs(symbols), refinement)
+        columns = seen.columns if reduced is None else reduced.columns(seen.columns)
+        self._set_fitted(table, writer, timings, found.rounds, columns, seen.inputs(names), refinement)
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,

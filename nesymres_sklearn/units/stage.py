@@ -4,9 +4,11 @@ back over the features.
 Given the units of the features and of ``y`` (:mod:`.parsing`), ``y = m(x) *
 f(pi_1, ..., pi_k)`` (:mod:`.groups`). The network's problem is the groups, each
 divided by the power of ten that keeps it in the network's range, and ``y / m(x)``,
-divided by another; its candidates come back with the groups substituted, times
-``c * m(x)``. With no group (``y`` is ``m(x)`` times a constant), the candidate
-``c * m(x)`` is the whole answer; it joins the candidates in every case. Candidates
+divided by another; the routing of many variables (:mod:`..search.variables.routing`)
+applies to the groups as to features, and the candidates come back with the groups
+substituted, times ``c * m(x)``. With no group (``y`` is ``m(x)`` times a constant),
+the network reads the features as they are; the candidate ``c * m(x)`` joins the
+candidates in every case. Candidates
 over the features that are not dimensionally consistent (:mod:`.consistency`) are set
 aside, unless none of the rest explains at least ``MIN_R2`` of ``y``'s variance.
 """
@@ -22,10 +24,10 @@ import sympy
 
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_index, variable_token
-from ..search.fitting import mse
+from ..search.fitting.constants import mse
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
-from ..search.table import CandidateRows
+from ..search.selection.table import CandidateRows
 from .consistency import is_consistent
 from .groups import PiGroups, dimension_matrix, pi_groups
 from .parsing import parse_units
@@ -70,8 +72,11 @@ class Units:
             pi_groups(features, target),
         )
 
-    def dimensionless(self, problem: Problem) -> Dimensionless:
-        """The network's problem in the groups, for ``problem`` over the features."""
+    def dimensionless(self, problem: Problem) -> Dimensionless | None:
+        """The network's problem in the groups, for ``problem`` over the features;
+        ``None`` without groups."""
+        if not self.groups.n_groups:
+            return None
         Z = self.groups.groups(problem.X)
         scales = np.array([power_of_ten(Z[:, k], FEATURE_BAND) for k in range(Z.shape[1])])
         target = problem.y / self.groups.monomial_values(problem.X)
@@ -79,19 +84,33 @@ class Units:
         seen = Problem(Z / scales, target / target_scale, problem.weights)
         return Dimensionless(seen, self.groups, scales, target_scale)
 
+    def rows(self, found: CandidateRows, whole: Problem, dimensionless: Dimensionless | None) -> CandidateRows:
+        """The network's rows over the features of ``whole`` (``found`` over the groups
+        of ``dimensionless``, or over the features when there is none), with ``c * m(x)``."""
+        rows = found if dimensionless is None else dimensionless.back_rows(found, whole)
+        monomial = _power_tokens(self.groups.monomial)
+        skeleton = Skeleton(("mul", CONSTANT, *monomial) if monomial else (CONSTANT,))
+        m = self.groups.monomial_values(whole.X)
+        weights = np.ones_like(m) if whole.weights is None else whole.weights
+        with np.errstate(all="ignore"):
+            c = np.sum(weights * whole.y * m) / np.sum(weights * m * m)
+        rows.add(*_fitted(skeleton, np.array([c if np.isfinite(c) else 1.0]), whole), float("-inf"), "units")
+        return rows
+
     def consistent(self, rows: CandidateRows, problem: Problem, symbols) -> CandidateRows:
         """The rows whose equations over the features' ``symbols`` are dimensionally
         consistent, when the best of them explains at least ``MIN_R2`` of the variance
-        of ``problem.y``; else all rows, with a warning."""
+        of ``problem.y``; else all rows, with a warning (when some are inconsistent)."""
         dimensions = dict(zip(symbols, self.features))
         kept = [
             i
             for i, (skeleton, constants) in enumerate(zip(rows.skeletons, rows.constants))
             if is_consistent(skeleton.expression(constants, symbols), dimensions, self.target)
         ]
+        if len(kept) == len(rows):
+            return rows
         losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
-        best = np.nanmin(losses, initial=np.inf)
-        if not best <= (1 - MIN_R2) * problem.scale:
+        if not np.nanmin(losses, initial=np.inf) <= (1 - MIN_R2) * problem.scale:
             warnings.warn(
                 f"No dimensionally consistent candidate explains {MIN_R2:.0%} of y's variance (in the units "
                 f"X_units={list(self.X_units)}, y_units={self.y_units!r}); the selection considers every "
@@ -114,6 +133,14 @@ class Units:
         return consistent
 
 
+def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, str | None, list[str] | None]:
+    """``X_units_``, ``y_units_`` and ``pi_groups_`` (written with the features'
+    ``symbols``); ``None`` each without ``units``."""
+    if units is None:
+        return None, None, None
+    return list(units.X_units), units.y_units, units.groups.describe(symbols)
+
+
 @dataclass(frozen=True)
 class Dimensionless:
     """The network's ``problem``: the ``groups`` divided by ``scales`` and ``y`` divided
@@ -127,6 +154,10 @@ class Dimensionless:
     def symbols(self, feature_symbols) -> list[sympy.Symbol]:
         """One symbol per group, named as the group is written with ``feature_symbols``."""
         return [sympy.Symbol(name) for name in self.groups.describe(feature_symbols)]
+
+    def columns(self, groups: np.ndarray) -> np.ndarray:
+        """The features that take part in the ``groups`` (indices)."""
+        return np.flatnonzero(np.any(self.groups.exponents[groups] != 0, axis=0))
 
     def back(self, skeleton: Skeleton, constants: np.ndarray, whole: Problem) -> Fitted:
         """A candidate over the groups as one over the features of ``whole``, with its
@@ -147,16 +178,6 @@ class Dimensionless:
                 tokens += ["mul", CONSTANT, *_power_tokens(self.groups.exponents[index])]
                 values.append(1 / float(self.scales[index]))
         return _fitted(Skeleton(tuple(tokens)), np.array(values, dtype=np.float64), whole)
-
-    def monomial_candidate(self, whole: Problem) -> Fitted:
-        """``c * m(x)`` over the features of ``whole``, ``c`` fitted in closed form."""
-        monomial = _power_tokens(self.groups.monomial)
-        skeleton = Skeleton(("mul", CONSTANT, *monomial) if monomial else (CONSTANT,))
-        m = self.groups.monomial_values(whole.X)
-        weights = np.ones_like(m) if whole.weights is None else whole.weights
-        with np.errstate(all="ignore"):
-            c = np.sum(weights * whole.y * m) / np.sum(weights * m * m)
-        return _fitted(skeleton, np.array([c if np.isfinite(c) else 1.0]), whole)
 
     def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
         """Every row of ``rows`` (over the groups) over the features of ``whole``."""

@@ -3,6 +3,7 @@ equation, written over the features in the units of the data."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,11 +51,15 @@ def select(
     writer: Writer,
     seed: int,
     deadline: Deadline | None,
+    keep: Callable[[CandidateRows], CandidateRows] | None = None,
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
-    support set aside (shuffled with ``seed``), the selected constants re-spelled exactly
-    where the fit allows (refits until ``deadline``)."""
+    support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
+    (such as the dimensionally consistent ones), the selected constants re-spelled
+    exactly where the fit allows (refits until ``deadline``)."""
     rows.add_pruned(problem, complexity_penalty, deadline, seed)
+    if keep is not None:
+        rows = keep(rows)
     table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
