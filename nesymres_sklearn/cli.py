@@ -104,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed Operon's search with the network's candidates: 'auto' (the default: Operon when pyoperon is "
         "installed), 'operon' (pyoperon needed) or 'none' (the network alone)",
     )
+    parser.add_argument(
+        "--x-units",
+        type=lambda text: [unit.strip() for unit in text.split(",")],
+        help="units of the feature columns, in order, comma-separated as pint reads them, e.g. 'm/s,s,m' "
+        "(empty for dimensionless); with --y-units, dimensional analysis",
+    )
+    parser.add_argument("--y-units", help="unit of the target, e.g. 'm' ('' for dimensionless); with --x-units")
     parser.add_argument("--random-state", type=_integer(0, 2**32 - 1), default=0)
     parser.add_argument("--top", type=_integer(0), default=5, help="also list this many candidates (0: none)")
     parser.add_argument("--verbose", action="store_true")
@@ -258,13 +265,15 @@ def main(argv=None) -> int:
                 refine=None if args.refine == "none" else args.refine,
                 random_state=args.random_state,
                 verbose=int(args.verbose),
-            ).fit(X, y)
+            ).fit(X, y, X_units=args.x_units, y_units=args.y_units)
     except (ValueError, OSError, ImportError) as error:
         print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 1
     for warning in caught:  # one line each, without Python's source path
         print(f"{PROG}: note: {' '.join(str(warning.message).split())}", file=sys.stderr)
     print(f"Equation: {regressor.expression_}")
+    if regressor.pi_groups_ is not None:
+        print(f"Dimensionless groups: {', '.join(regressor.pi_groups_) or 'none'}")
     print(f"R^2 on the data: {regressor.score(X, y):.6f}")
     print(f"Fit time: {sum(regressor.timings_.values()):.2f} s")
     if args.top:

@@ -43,9 +43,9 @@ def test_decoding_and_time_budget_options(tiny_model, capsys, monkeypatch):
     seen = {}
     original_fit = cli.NeSymReSRegressor.fit
 
-    def recording_fit(self, X, y):
+    def recording_fit(self, X, y, **units):
         seen.update(decoding=self.decoding, max_time=self.max_time, refine=self.refine)
-        return original_fit(self, X, y)
+        return original_fit(self, X, y, **units)
 
     monkeypatch.setattr(cli.NeSymReSRegressor, "fit", recording_fit)
     argv = ["--example", "--model", str(tiny_model), "--beam-size", "2", "--decoding", "sample", "--max-time", "0.5"]
@@ -227,3 +227,19 @@ def test_more_features_than_variables_is_a_one_line_note(tiny_model, tmp_path, c
 def test_the_command_line_module_imports_no_torch():
     code = "import sys, nesymres_sklearn.cli; assert 'torch' not in sys.modules, 'torch was imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_units_options_reach_the_fit_and_print_the_groups(tiny_model, tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(30, 3))
+    rows = "\n".join(",".join(f"{v:.6f}" for v in (*x, x[2] * np.sin(x[0] * x[1] / x[2]))) for x in X)
+    (tmp_path / "d.csv").write_text("v,t,x,y\n" + rows + "\n")
+    argv = [str(tmp_path / "d.csv"), "--model", str(tiny_model), "--beam-size", "2", "--refine", "none"]
+    assert main([*argv, "--x-units", "m/s, s, m", "--y-units", "m"]) == 0
+    assert "Dimensionless groups: t*v/x" in capsys.readouterr().out
+
+
+def test_bad_units_are_one_line_on_stderr(tiny_model, capsys):
+    argv = ["--example", "--model", str(tiny_model), "--beam-size", "2", "--x-units", "m,degC", "--y-units", "m"]
+    assert main(argv) == 1
+    assert "X_units[1] = 'degC' has an offset" in capsys.readouterr().err

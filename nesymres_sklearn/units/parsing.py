@@ -13,8 +13,6 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import cache
 
-import pint
-
 #: Dimensions of one quantity: base dimension (pint's name, e.g. ``"[length]"``) ->
 #: exponent; dimensionless is ``{}``.
 Dimensions = dict[str, Fraction]
@@ -24,8 +22,11 @@ MAX_DENOMINATOR = 12
 
 
 @cache
-def _registry() -> pint.UnitRegistry:
-    """pint's application registry (built once per process, on first use)."""
+def _registry():
+    """pint's application registry (imported and built once per process, on first use:
+    the package stays light to import)."""
+    import pint
+
     return pint.get_application_registry()
 
 

@@ -1,0 +1,138 @@
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.expression.export import feature_symbols
+from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.table import CandidateRows
+from nesymres_sklearn.units.consistency import is_consistent
+from nesymres_sklearn.units.stage import MIN_R2, Units
+
+SYMBOLS = feature_symbols(["v", "t", "x"])
+
+
+@pytest.fixture
+def motion():
+    """``x * sin(v*t/x)`` over v, t, x: one group, monomial ``x``."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(64, 3))
+    return X, X[:, 2] * np.sin(X[:, 0] * X[:, 1] / X[:, 2])
+
+
+def test_the_network_problem_is_the_groups_and_y_over_the_monomial(motion):
+    X, y = motion
+    units = Units.parse(["m/s", "s", "m"], "m", 3)
+    dimensionless = units.dimensionless(Problem(X, y))
+    group = X[:, 0] * X[:, 1] / X[:, 2]
+    assert np.allclose(dimensionless.problem.X[:, 0] * dimensionless.scales[0], group)
+    assert np.abs(dimensionless.problem.X).max() <= 10  # in the network's range
+    assert np.allclose(dimensionless.problem.y * dimensionless.target_scale, np.sin(group))
+    assert [str(s) for s in dimensionless.symbols(SYMBOLS)] == ["t*v/x"]
+
+
+def test_a_candidate_over_the_groups_comes_back_over_the_features_with_its_loss(motion):
+    X, y = motion
+    whole = Problem(X, y)
+    dimensionless = Units.parse(["m/s", "s", "m"], "m", 3).dimensionless(whole)
+    # the network's variable is the group divided by its scale: sin(c * x_1) with c = scale is the law
+    skeleton, constants, loss = dimensionless.back(
+        Skeleton(("sin", "mul", "c", "x_1")), np.array([dimensionless.scales[0]]), whole
+    )
+    assert loss < 1e-20
+    expression = skeleton.expression(constants, SYMBOLS)
+    assert expression.free_symbols == set(SYMBOLS)
+    units = Units.parse(["m/s", "s", "m"], "m", 3)
+    assert is_consistent(expression, dict(zip(SYMBOLS, units.features)), units.target)
+
+
+def test_the_monomial_candidate_is_exact_when_y_is_a_constant_times_it():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 5, size=(40, 2))  # spring constant, mass
+    y = 2 * np.pi * np.sqrt(X[:, 1] / X[:, 0])  # period
+    whole = Problem(X, y)
+    units = Units.parse(["N/m", "kg"], "s", 2)
+    skeleton, constants, loss = units.dimensionless(whole).monomial_candidate(whole)
+    assert units.groups.n_groups == 0
+    assert loss < 1e-20 and np.isclose(constants[0], 2 * np.pi)
+
+
+def _rows(*fitted):
+    rows = CandidateRows()
+    for tokens, constants, loss in fitted:
+        rows.add(Skeleton(tokens), np.array(constants, dtype=float), loss, 0.0, "beam")
+    return rows
+
+
+def test_inconsistent_candidates_are_set_aside(motion):
+    X, y = motion
+    problem = Problem(X, y)
+    units = Units.parse(["m/s", "s", "m"], "m", 3)
+    rows = _rows(
+        (("add", "x_1", "x_2"), [], 0.0),  # v + t: the lowest loss, but inconsistent
+        (("mul", "x_3", "sin", "div", "mul", "x_1", "x_2", "x_3"), [], 0.0),
+    )
+    kept = units.consistent(rows, problem, SYMBOLS)
+    assert [str(s) for s in kept.skeletons] == ["mul x_3 sin div mul x_1 x_2 x_3"]
+
+
+def test_when_nothing_consistent_fits_every_candidate_stays_with_a_warning(motion):
+    X, y = motion
+    problem = Problem(X, y)
+    units = Units.parse(["m/s", "s", "m"], "m", 3)
+    poor = (1 - MIN_R2) * problem.scale * 2
+    rows = _rows((("add", "x_1", "x_2"), [], 0.0), (("x_3",), [], poor))
+    with pytest.warns(UserWarning, match="No dimensionally consistent candidate explains 90%"):
+        kept = units.consistent(rows, problem, SYMBOLS)
+    assert len(kept) == 2
+
+
+@pytest.fixture
+def units_regressor(tiny_model):
+    return NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0, refine=None)
+
+
+def test_fit_with_units_reads_the_groups_and_keeps_the_features(units_regressor, motion):
+    X, y = motion
+    frame = pd.DataFrame(X, columns=["v", "t", "x"])
+    reg = units_regressor.fit(frame, y, X_units=["m/s", "s", "m"], y_units="m")
+    assert reg.X_units_ == ["m/s", "s", "m"] and reg.y_units_ == "m"
+    assert reg.pi_groups_ == ["t*v/x"]
+    assert reg.network_inputs_ == ["t*v/x"]
+    names = {"v", "t", "x"}
+    assert {s.name for s in reg.expression_.free_symbols} <= names
+    dimensions = dict(zip(feature_symbols(["v", "t", "x"]), reg._units.features))
+    for expression in reg.equations_["expression"]:
+        assert is_consistent(expression, dimensions, reg._units.target)
+    assert reg.predict(frame).shape == (64,)
+    restored = pickle.loads(pickle.dumps(reg))
+    assert np.allclose(restored.predict(frame), reg.predict(frame))
+
+
+def test_fit_with_units_and_no_group_returns_the_monomial(units_regressor):
+    rng = np.random.default_rng(2)
+    X = rng.uniform(1, 5, size=(40, 3))  # length, gravity, mass
+    y = 2 * np.pi * np.sqrt(X[:, 0] / X[:, 1])
+    reg = units_regressor.fit(X, y, X_units=["m", "m/s^2", "kg"], y_units="s")
+    assert reg.pi_groups_ == []  # the mass is the only one of its dimension: it cannot take part
+    assert {s.name for s in reg.expression_.free_symbols} == {"x0", "x1"}
+    assert np.allclose(reg.predict(X), y)
+
+
+def test_fit_without_units_has_none_of_them(units_regressor, motion):
+    reg = units_regressor.fit(*motion)
+    assert reg.X_units_ is None and reg.y_units_ is None and reg.pi_groups_ is None
+
+
+def test_bad_units_raise_and_leave_the_estimator_as_it_was(units_regressor, motion):
+    X, y = motion
+    reg = units_regressor.fit(X, y)
+    before = reg.expression_
+    with pytest.raises(ValueError, match="X_units has 2 units but X has 3 features"):
+        reg.fit(X, y, X_units=["m", "s"], y_units="m")
+    with pytest.raises(ValueError, match="No product of powers"):
+        reg.fit(X, y, X_units=["m", "m", "m"], y_units="s")
+    assert reg.expression_ == before and reg.X_units_ is None
