@@ -295,3 +295,25 @@ def test_target_noise_is_seeded_and_scaled_to_the_rms_of_the_clean_targets(aifey
         assert abs(np.corrcoef(unit, other)[0, 1]) < 0.05
     assert np.array_equal(equation.sample_train(20_000, seed=1, noise=0.0)[1], clean)
     assert not np.array_equal(aifeynman["AIF-06"].target_noise(clean, 1, 0.1), noisy - clean)
+
+
+def test_every_aifeynman_equation_has_units_in_which_it_is_dimensionally_consistent():
+    from nesymres_sklearn.expression.prefix import variable_symbols
+    from nesymres_sklearn.units.consistency import dimension
+    from nesymres_sklearn.units.stage import Units
+
+    equations = load_dataset("aifeynman") + load_dataset("aifeynman-many")
+    assert len(equations) == 100
+    for equation in equations:
+        X_units, y_units = equation.units
+        units = Units.parse(X_units, y_units, equation.n_variables)
+        dimensions = dict(zip(variable_symbols(equation.n_variables), units.features))
+        assert np.allclose(dimension(equation.sympy_expr, dimensions), units.target), equation.name
+
+
+def test_units_of_some_aifeynman_equations_as_published():
+    aifeynman = {e.name: e for e in load_dataset("aifeynman")}
+    assert aifeynman["AIF-08"].metadata["feynman_id"] == "I.14.3"  # U = m*g*z
+    assert aifeynman["AIF-08"].units == (["kg", "m/s^2", "m"], "m^2*kg/s^2")
+    assert aifeynman["AIF-01"].units == (["1"], "1")
+    assert load_dataset("nguyen")[0].units is None

@@ -108,6 +108,15 @@ class Equation:
         return len(self.supports)
 
     @property
+    def units(self) -> tuple[list[str], str] | None:
+        """The units of ``x_1 .. x_n`` and of the target (``X_units``, ``y_units`` of
+        ``NeSymReSRegressor.fit``), from the columns ``X_units`` (separated by ``;``) and
+        ``y_units``; ``None`` for datasets without units."""
+        if "X_units" not in self.metadata:
+            return None
+        return self.metadata["X_units"].split(";"), self.metadata["y_units"]
+
+    @property
     def ood_supports(self) -> tuple[tuple[float, float], ...]:
         return tuple(extend_support(low, high) for low, high in self.supports)
 
@@ -187,7 +196,8 @@ class Equation:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, comment="#", dtype={"name": str, "expression": str}, skipinitialspace=True)
+    text = {"name": str, "expression": str, "X_units": str, "y_units": str}
+    return pd.read_csv(path, comment="#", dtype=text, skipinitialspace=True)
 
 
 def _row_supports(row: pd.Series, name: str) -> tuple[tuple[float, float], ...]:
