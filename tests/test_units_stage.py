@@ -8,7 +8,7 @@ from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.problem import Problem
-from nesymres_sklearn.search.table import CandidateRows
+from nesymres_sklearn.search.selection.table import CandidateRows
 from nesymres_sklearn.units.consistency import is_consistent
 from nesymres_sklearn.units.stage import MIN_R2, Units
 
@@ -49,15 +49,17 @@ def test_a_candidate_over_the_groups_comes_back_over_the_features_with_its_loss(
     assert is_consistent(expression, dict(zip(SYMBOLS, units.features)), units.target)
 
 
-def test_the_monomial_candidate_is_exact_when_y_is_a_constant_times_it():
+def test_without_groups_the_network_reads_the_features_and_the_monomial_candidate_is_exact():
     rng = np.random.default_rng(1)
     X = rng.uniform(1, 5, size=(40, 2))  # spring constant, mass
     y = 2 * np.pi * np.sqrt(X[:, 1] / X[:, 0])  # period
     whole = Problem(X, y)
     units = Units.parse(["N/m", "kg"], "s", 2)
-    skeleton, constants, loss = units.dimensionless(whole).monomial_candidate(whole)
-    assert units.groups.n_groups == 0
-    assert loss < 1e-20 and np.isclose(constants[0], 2 * np.pi)
+    assert units.dimensionless(whole) is None
+    rows = units.rows(CandidateRows(), whole, None)
+    assert [str(s) for s in rows.skeletons] == ["mul c mul pow x_1 div -1 2 pow x_2 div 1 2"]
+    assert rows.losses[0] < 1e-20 and np.isclose(rows.constants[0][0], 2 * np.pi)
+    assert rows.origins == ["units"]
 
 
 def _rows(*fitted):
@@ -104,9 +106,10 @@ def test_fit_with_units_reads_the_groups_and_keeps_the_features(units_regressor,
     assert reg.network_inputs_ == ["t*v/x"]
     names = {"v", "t", "x"}
     assert {s.name for s in reg.expression_.free_symbols} <= names
-    dimensions = dict(zip(feature_symbols(["v", "t", "x"]), reg._units.features))
+    units = Units.parse(["m/s", "s", "m"], "m", 3)
+    dimensions = dict(zip(feature_symbols(["v", "t", "x"]), units.features))
     for expression in reg.equations_["expression"]:
-        assert is_consistent(expression, dimensions, reg._units.target)
+        assert is_consistent(expression, dimensions, units.target)
     assert reg.predict(frame).shape == (64,)
     restored = pickle.loads(pickle.dumps(reg))
     assert np.allclose(restored.predict(frame), reg.predict(frame))
