@@ -22,7 +22,8 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 # Per package, lower layers first.
 LAYERS = {
     "nesymres_sklearn": [
-        "expression", "shared_setting", "progress", "network", "search", "operon", "original", "neural_search",
+        "expression", "shared_setting", "progress", "network", "search", "units", "operon", "original",
+        "neural_search",
         "estimator", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
@@ -78,6 +79,11 @@ TORCH_FREE = [
     "nesymres_sklearn.search.variables.power_factor",
     "nesymres_sklearn.search.variables.power_law",
     "nesymres_sklearn.search.variables.reduction",
+    "nesymres_sklearn.units",
+    "nesymres_sklearn.units.parsing",
+    "nesymres_sklearn.units.groups",
+    "nesymres_sklearn.units.consistency",
+    "nesymres_sklearn.units.stage",
     "nesymres_sklearn.search.variables.routing",
     "nesymres_sklearn.search.variables.surrogate",
     "nesymres_sklearn.operon",
