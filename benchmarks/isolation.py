@@ -48,7 +48,7 @@ def evaluate_task(task: Task, n_threads: int = 1) -> dict:
                 task.value, time_budget=task.time_budget, random_state=task.seed, **task.options
             )
             fit_start = time.perf_counter()
-            adapter.fit(X, y)
+            adapter.fit(X, y, units=task.equation.units)
             row["fit_time"] = time.perf_counter() - fit_start
             row["expression"] = adapter.expression()
             for kind in ("iid", "ood"):

@@ -28,6 +28,7 @@ def _check_fitted(adapter, X):
 def test_registry():
     assert set(METHODS) == {
         *("nesymres", "nesymres-anytime", "nesymres-operon", "nesymres-operon-decomposed", "nesymres-auto"),
+        "nesymres-operon-units",
         *("gplearn", "gpr", "operon", "operon-timed", "dsr", "pysr"),
     }
     for name, cls in METHODS.items():
@@ -45,6 +46,18 @@ def test_nesymres_adapter(product):
     assert adapter.model_.max_time is None  # fixed work: the swept knob is the beam size
     assert adapter.model_.refine is None  # the network alone
     _check_fitted(adapter, X)
+
+
+def test_units_adapter_passes_the_equations_units_and_needs_them(product):
+    from benchmarks.methods.nesymres import NeSymReSUnitsAdapter
+
+    X, y = product
+    adapter = NeSymReSUnitsAdapter(0.5, random_state=0, beam_size=2).fit(X, y, units=(["m", "s"], "m*s"))
+    assert adapter.model_.X_units_ == ["m", "s"] and adapter.model_.y_units_ == "m*s"
+    assert adapter.model_.refine == "operon" and adapter.model_.max_time == 0.5
+    _check_fitted(adapter, X)
+    with pytest.raises(ValueError, match="needs a dataset with units"):
+        NeSymReSUnitsAdapter(0.5, random_state=0).fit(X, y)
 
 
 def test_nesymres_auto_adapter_is_fixed_work_with_refine_auto(product):

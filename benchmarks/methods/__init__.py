@@ -12,6 +12,7 @@ from .nesymres import (
     NeSymReSAutoAdapter,
     NeSymReSDecomposedAdapter,
     NeSymReSOperonAdapter,
+    NeSymReSUnitsAdapter,
 )
 from .operon import OperonAdapter, OperonTimedAdapter
 from .pysr import PySRAdapter
@@ -23,6 +24,7 @@ METHODS: dict[str, type[Adapter]] = {
         NeSymReSAdapter,
         NeSymReSAnytimeAdapter,
         NeSymReSOperonAdapter,
+        NeSymReSUnitsAdapter,
         NeSymReSDecomposedAdapter,
         NeSymReSAutoAdapter,
         GplearnAdapter,

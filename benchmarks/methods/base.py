@@ -99,7 +99,10 @@ class Adapter:
         the most expensive fits first so that every worker stays busy to the end."""
         return float(value) * n_points
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> Adapter:
+    def fit(self, X: np.ndarray, y: np.ndarray, units: tuple[list[str], str] | None = None) -> Adapter:
+        """Fit on ``X``, ``y``; ``units`` (the equation's ``X_units`` and ``y_units``,
+        :attr:`benchmarks.datasets.Equation.units`) are there for the methods that read them."""
+        self.units = units
         self._fit(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
         return self
 

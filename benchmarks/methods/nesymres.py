@@ -93,6 +93,26 @@ class NeSymReSOperonAdapter(NeSymReSAdapter):
         ).fit(X, y)
 
 
+class NeSymReSUnitsAdapter(NeSymReSOperonAdapter):
+    """The hybrid given the equation's physical units (``X_units``, ``y_units``): the
+    network reads dimensionless groups and inconsistent candidates are set aside.
+    Compare with ``nesymres-operon`` at the same ``max_time``. An equation without
+    units is an error (the method needs them)."""
+
+    name = "nesymres-operon-units"
+
+    def _fit(self, X, y):
+        from nesymres_sklearn import NeSymReSRegressor
+
+        if self.units is None:
+            raise ValueError("nesymres-operon-units needs a dataset with units (columns X_units, y_units)")
+        X_units, y_units = self.units
+        options = {"model": "bundled", "n_restarts": 4, "device": "cpu", "beam_size": 32, **self.options}
+        self.model_ = NeSymReSRegressor(
+            refine="operon", max_time=float(self.value), random_state=self.random_state, n_jobs=1, **options
+        ).fit(X, y, X_units=X_units, y_units=y_units)
+
+
 class NeSymReSDecomposedAdapter(NeSymReSOperonAdapter):
     """The hybrid with the decomposition into separable parts switched on
     (``SearchSettings(decompose=True)``); compare with ``nesymres-operon`` at the same
