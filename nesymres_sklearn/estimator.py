@@ -300,9 +300,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
         X, y, weights = self._validated(X, y, sample_weight)
-        units = Units.parse(X_units, y_units, self.n_features_in_)
         operon = None if self.refine is None else operon_stage(required=self.refine == "operon")
         moment = time.perf_counter()
+        units = Units.parse(X_units, y_units, self.n_features_in_)  # pint's first use loads it, as the network
         network = neural_search.load_network(self.model, self.revision, self.device)
         timings = dict.fromkeys(TIMINGS, 0.0)
         timings["loading"] = time.perf_counter() - moment  # the first fit of a process loads it; not in max_time
@@ -344,7 +344,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
         writer = Writer(scaling, symbols)
-        keep = None if units is None else lambda candidates: units.consistent(candidates, problem, symbols)
+        keep = (
+            None if units is None else lambda candidates: units.consistent(candidates, problem, settings.units_min_r2)
+        )
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, budget.refits_end, keep)
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
         columns = seen.columns if reduced is None else reduced.columns(seen.columns)

@@ -10,7 +10,7 @@ from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.table import CandidateRows
 from nesymres_sklearn.units.consistency import is_consistent
-from nesymres_sklearn.units.stage import MIN_R2, Units
+from nesymres_sklearn.units.stage import Units
 
 SYMBOLS = feature_symbols(["v", "t", "x"])
 
@@ -46,7 +46,7 @@ def test_a_candidate_over_the_groups_comes_back_over_the_features_with_its_loss(
     expression = skeleton.expression(constants, SYMBOLS)
     assert expression.free_symbols == set(SYMBOLS)
     units = Units.parse(["m/s", "s", "m"], "m", 3)
-    assert is_consistent(expression, dict(zip(SYMBOLS, units.features)), units.target)
+    assert is_consistent(skeleton.tokens, units.features, units.target, constants)
 
 
 def test_without_groups_the_network_reads_the_features_and_the_monomial_candidate_is_exact():
@@ -77,7 +77,7 @@ def test_inconsistent_candidates_are_set_aside(motion):
         (("add", "x_1", "x_2"), [], 0.0),  # v + t: the lowest loss, but inconsistent
         (("mul", "x_3", "sin", "div", "mul", "x_1", "x_2", "x_3"), [], 0.0),
     )
-    kept = units.consistent(rows, problem, SYMBOLS)
+    kept = units.consistent(rows, problem, 0.9)
     assert [str(s) for s in kept.skeletons] == ["mul x_3 sin div mul x_1 x_2 x_3"]
 
 
@@ -85,10 +85,10 @@ def test_when_nothing_consistent_fits_every_candidate_stays_with_a_warning(motio
     X, y = motion
     problem = Problem(X, y)
     units = Units.parse(["m/s", "s", "m"], "m", 3)
-    poor = (1 - MIN_R2) * problem.scale * 2
+    poor = 0.2 * problem.scale  # R^2 of 0.8
     rows = _rows((("add", "x_1", "x_2"), [], 0.0), (("x_3",), [], poor))
     with pytest.warns(UserWarning, match="No dimensionally consistent candidate explains 90%"):
-        kept = units.consistent(rows, problem, SYMBOLS)
+        kept = units.consistent(rows, problem, 0.9)
     assert len(kept) == 2
 
 
@@ -107,9 +107,8 @@ def test_fit_with_units_reads_the_groups_and_keeps_the_features(units_regressor,
     names = {"v", "t", "x"}
     assert {s.name for s in reg.expression_.free_symbols} <= names
     units = Units.parse(["m/s", "s", "m"], "m", 3)
-    dimensions = dict(zip(feature_symbols(["v", "t", "x"]), units.features))
-    for expression in reg.equations_["expression"]:
-        assert is_consistent(expression, dimensions, units.target)
+    for skeleton, constants, _ in reg._fitted:
+        assert is_consistent(skeleton.tokens, units.features, units.target, constants)
     assert reg.predict(frame).shape == (64,)
     restored = pickle.loads(pickle.dumps(reg))
     assert np.allclose(restored.predict(frame), reg.predict(frame))

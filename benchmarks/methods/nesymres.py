@@ -101,6 +101,14 @@ class NeSymReSUnitsAdapter(NeSymReSOperonAdapter):
 
     name = "nesymres-operon-units"
 
+    @classmethod
+    def preload(cls) -> None:
+        """Also pint's unit definitions, loaded once per worker as the network is."""
+        super().preload()
+        from nesymres_sklearn.units.parsing import unit_registry
+
+        unit_registry()
+
     def _fit(self, X, y):
         from nesymres_sklearn import NeSymReSRegressor
 

@@ -22,9 +22,10 @@ MAX_DENOMINATOR = 12
 
 
 @cache
-def _registry():
-    """pint's application registry (imported and built once per process, on first use:
-    the package stays light to import)."""
+def unit_registry():
+    """pint's application registry, imported and built once per process on first use
+    (seconds: pint reads its unit definitions), so that the package stays light to
+    import; a process that fits with units can call it up front."""
     import pint
 
     return pint.get_application_registry()
@@ -36,7 +37,7 @@ def parse_unit(text, where: str) -> Dimensions:
         raise TypeError(
             f"{where} must be a unit string such as 'kg/m^3' or '' (dimensionless), got {type(text).__name__} {text!r}."
         )
-    registry = _registry()
+    registry = unit_registry()
     try:
         one, two = registry.Quantity(1.0, text), registry.Quantity(2.0, text)
         base_one, base_two = one.to_base_units().magnitude, two.to_base_units().magnitude

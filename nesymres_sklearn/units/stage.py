@@ -10,7 +10,8 @@ substituted, times ``c * m(x)``. With no group (``y`` is ``m(x)`` times a consta
 the network reads the features as they are; the candidate ``c * m(x)`` joins the
 candidates in every case. Candidates
 over the features that are not dimensionally consistent (:mod:`.consistency`) are set
-aside, unless none of the rest explains at least ``MIN_R2`` of ``y``'s variance.
+aside, unless none of the rest explains enough of ``y``'s variance
+(``SearchSettings.units_min_r2``).
 """
 
 from __future__ import annotations
@@ -31,11 +32,6 @@ from ..search.selection.table import CandidateRows
 from .consistency import is_consistent
 from .groups import PiGroups, dimension_matrix, pi_groups
 from .parsing import parse_units
-
-#: The consistent candidates must explain at least this share of y's variance, else
-#: every candidate stays (with a warning). Chosen on the validation set of
-#: dimensionally consistent laws (``benchmarks/studies/units_threshold.py``).
-MIN_R2 = 0.9
 
 Fitted = tuple[Skeleton, np.ndarray, float]
 
@@ -79,10 +75,11 @@ class Units:
             return None
         Z = self.groups.groups(problem.X)
         scales = np.array([power_of_ten(Z[:, k], FEATURE_BAND) for k in range(Z.shape[1])])
-        target = problem.y / self.groups.monomial_values(problem.X)
+        monomial = self.groups.monomial_values(problem.X)
+        target = problem.y / monomial
         target_scale = power_of_ten(target, TARGET_BAND)
         seen = Problem(Z / scales, target / target_scale, problem.weights)
-        return Dimensionless(seen, self.groups, scales, target_scale)
+        return Dimensionless(seen, self.groups, scales, target_scale, target_scale * monomial)
 
     def rows(self, found: CandidateRows, whole: Problem, dimensionless: Dimensionless | None) -> CandidateRows:
         """The network's rows over the features of ``whole`` (``found`` over the groups
@@ -94,25 +91,26 @@ class Units:
         weights = np.ones_like(m) if whole.weights is None else whole.weights
         with np.errstate(all="ignore"):
             c = np.sum(weights * whole.y * m) / np.sum(weights * m * m)
-        rows.add(*_fitted(skeleton, np.array([c if np.isfinite(c) else 1.0]), whole), float("-inf"), "units")
+        constants = np.array([c if np.isfinite(c) else 1.0])
+        loss = mse(skeleton.program, whole.X, whole.y, constants, whole.weights)
+        rows.add(skeleton, constants, loss, float("-inf"), "units")
         return rows
 
-    def consistent(self, rows: CandidateRows, problem: Problem, symbols) -> CandidateRows:
-        """The rows whose equations over the features' ``symbols`` are dimensionally
-        consistent, when the best of them explains at least ``MIN_R2`` of the variance
-        of ``problem.y``; else all rows, with a warning (when some are inconsistent)."""
-        dimensions = dict(zip(symbols, self.features))
+    def consistent(self, rows: CandidateRows, problem: Problem, min_r2: float) -> CandidateRows:
+        """The rows that are dimensionally consistent with the units, when the best of
+        them explains at least ``min_r2`` of the variance of ``problem.y``; else all
+        rows, with a warning (when some are inconsistent)."""
         kept = [
             i
             for i, (skeleton, constants) in enumerate(zip(rows.skeletons, rows.constants))
-            if is_consistent(skeleton.expression(constants, symbols), dimensions, self.target)
+            if is_consistent(skeleton.tokens, self.features, self.target, constants)
         ]
         if len(kept) == len(rows):
             return rows
         losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
-        if not np.nanmin(losses, initial=np.inf) <= (1 - MIN_R2) * problem.scale:
+        if not np.nanmin(losses, initial=np.inf) <= (1 - min_r2) * problem.scale:
             warnings.warn(
-                f"No dimensionally consistent candidate explains {MIN_R2:.0%} of y's variance (in the units "
+                f"No dimensionally consistent candidate explains {min_r2:.0%} of y's variance (in the units "
                 f"X_units={list(self.X_units)}, y_units={self.y_units!r}); the selection considers every "
                 "candidate. Check the units, or whether y depends on a quantity that is not a column of X.",
                 UserWarning,
@@ -144,12 +142,14 @@ def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, s
 @dataclass(frozen=True)
 class Dimensionless:
     """The network's ``problem``: the ``groups`` divided by ``scales`` and ``y`` divided
-    by the monomial and by ``target_scale``."""
+    by the monomial and by ``target_scale``; ``factor`` is their product on the points,
+    which turns the network's predictions into predictions of ``y``."""
 
     problem: Problem
     groups: PiGroups
     scales: np.ndarray
     target_scale: float
+    factor: np.ndarray
 
     def symbols(self, feature_symbols) -> list[sympy.Symbol]:
         """One symbol per group, named as the group is written with ``feature_symbols``."""
@@ -160,8 +160,10 @@ class Dimensionless:
         return np.flatnonzero(np.any(self.groups.exponents[groups] != 0, axis=0))
 
     def back(self, skeleton: Skeleton, constants: np.ndarray, whole: Problem) -> Fitted:
-        """A candidate over the groups as one over the features of ``whole``, with its
-        mean squared error there: ``c * m(x) * skeleton(pi(x))``."""
+        """A candidate over the groups as one over the features of ``whole`` (the
+        problem this one was made from): ``c * m(x) * skeleton(pi(x))``, with its mean
+        squared error there (from the candidate's values on the groups: its program,
+        compiled to fit it, is not compiled again)."""
         monomial = _power_tokens(self.groups.monomial)
         tokens = ["mul", CONSTANT, *(["mul", *monomial] if monomial else [])]
         values = [self.target_scale]
@@ -177,7 +179,10 @@ class Dimensionless:
             else:
                 tokens += ["mul", CONSTANT, *_power_tokens(self.groups.exponents[index])]
                 values.append(1 / float(self.scales[index]))
-        return _fitted(Skeleton(tuple(tokens)), np.array(values, dtype=np.float64), whole)
+        predictions = self.factor * skeleton.program(self.problem.X, constants)
+        with np.errstate(all="ignore"):
+            loss = float(np.average((whole.y - predictions) ** 2, weights=whole.weights))
+        return Skeleton(tuple(tokens)), np.array(values, dtype=np.float64), loss if np.isfinite(loss) else np.inf
 
     def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
         """Every row of ``rows`` (over the groups) over the features of ``whole``."""
@@ -187,10 +192,6 @@ class Dimensionless:
         ):
             found.add(*self.back(skeleton, constants, whole), log_prob, origin, fixed)
         return found
-
-
-def _fitted(skeleton: Skeleton, constants: np.ndarray, whole: Problem) -> Fitted:
-    return skeleton, constants, mse(skeleton.program, whole.X, whole.y, constants, whole.weights)
 
 
 def _power_tokens(exponents) -> list[str]:

@@ -165,7 +165,12 @@ def prune(
             *_variable_removals(tokens, values, X, weights),
         ]
         trials = [_folded(*trial, X) for trial in trials]
-        judged = sorted((score(*trial)[0], len(trial[0]), i) for i, trial in enumerate(trials))
+        # each trial compiles a program: a long skeleton's many trials must not outlast the deadline
+        judged = sorted(
+            (score(*trial)[0], len(trial[0]), i)
+            for i, trial in enumerate(trials)
+            if deadline is None or not deadline.passed()
+        )
         for trial_score, _, i in judged:
             trial_tokens, trial_values = trials[i]
             if trial_score > best:
