@@ -163,7 +163,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
         ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
-        ``decomposed``, ``operon`` or ``constant``; a pruned row keeps the origin of the
+        ``decomposed``, ``operon``, ``units`` or ``constant``; a pruned row keeps the origin of the
         row it was pruned from). Rows that use a variable the data do not support
         (:mod:`.search.selection.variable_support`) are left out.
     best_index_ : int
