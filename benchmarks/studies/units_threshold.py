@@ -15,7 +15,7 @@ alone when the best of them explains at least ``t`` of ``y``'s variance on the
 training points, else all rows, and the lowest score wins. The report gives, per
 threshold, the share of laws whose selected row has R² >= 0.99 on 2,000 new points of
 the same supports (A1-like) and the median of that R²; the threshold kept is the
-smallest of the best.
+smallest of those with the largest share, then the largest median.
 
 Usage::
 
@@ -132,8 +132,8 @@ def main(argv=None) -> None:
     for threshold in THRESHOLDS:
         r2 = np.array([selected(result["rows"], threshold) for result in results])
         table.append((threshold, float(np.mean(r2 >= 0.99)), float(np.median(r2))))
-    best = max(share for _, share, _ in table)
-    chosen = min(threshold for threshold, share, _ in table if share == best)
+    best = max((share, median) for _, share, median in table)
+    chosen = min(threshold for threshold, share, median in table if (share, median) == best)
     lines = [
         f"# Units: the fallback threshold on {len(results)} dimensionally consistent laws",
         "",
@@ -146,7 +146,7 @@ def main(argv=None) -> None:
         "|---:|---:|---:|",
         *(f"| {threshold} | {share:.3f} | {median:.4f} |" for threshold, share, median in table),
         "",
-        f"Kept: {chosen} (the smallest of the best).",
+        f"Kept: {chosen} (the smallest with the largest share, then the largest median).",
     ]
     report = "\n".join(lines) + "\n"
     print(report)
