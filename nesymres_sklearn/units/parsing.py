@@ -28,7 +28,9 @@ def unit_registry():
     import; a process that fits with units can call it up front."""
     import pint
 
-    return pint.get_application_registry()
+    registry = pint.get_application_registry()
+    registry.Quantity(1.0, "m")  # the registry reads its definitions on first use: now
+    return registry
 
 
 def parse_unit(text, where: str) -> Dimensions:
