@@ -45,7 +45,7 @@ class SearchSettings:
         split off, look for at most that many combinations of the features that ``y``
         depends on (groups of powers such as ``x1*x2/x3``, differences such as
         ``x2 - x1``) and let the network work on them (:mod:`.reduction`).
-    units_min_r2 : float, default=0.9
+    units_min_r2 : float, default=0.99
         With units (``X_units``, ``y_units``), the dimensionally inconsistent
         candidates are set aside while the best consistent one explains at least this
         share of ``y``'s variance; else all stay (:mod:`nesymres_sklearn.units.stage`).
@@ -61,7 +61,7 @@ class SearchSettings:
     reserve_seconds: float = 0.3
     decompose: bool = False
     reduce: bool = True
-    units_min_r2: float = 0.9
+    units_min_r2: float = 0.99
 
     def __post_init__(self):
         for name, minimum in (("samples_per_round", 1), ("stale_rounds", 0), ("n_scaled", 0)):
