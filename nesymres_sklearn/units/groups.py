@@ -95,39 +95,40 @@ def pi_groups(features: Sequence[Dimensions], target: Dimensions) -> PiGroups:
             monomial[list(repeating)] = solution[:, n]
         elif np.any(d != 0):
             raise ValueError(_no_monomial(features, target))
-        groups = []
-        for j in (j for j in range(n) if j not in repeating):
-            row = np.zeros(n)
-            row[j] = 1.0
-            if rank:
-                row[list(repeating)] = -solution[:, j]
-            groups.append(_integers(row))
+        rest = [j for j in range(n) if j not in repeating]
+        rows = np.zeros((len(rest), n))
+        rows[np.arange(len(rest)), rest] = 1.0
+        if rank:
+            rows[:, list(repeating)] = -solution[:, rest].T
+        groups = _integers(rows)
         denominators = _denominators(monomial)
         cost = (
             int(np.sum(denominators > 2)),
             int(np.sum(denominators > 1)),
-            float(np.abs(monomial).sum()) + sum(int(np.abs(g).sum()) for g in groups),
+            float(np.abs(monomial).sum()) + int(np.abs(groups).sum()),
         )
         if best_cost is None or cost < best_cost:
             best_cost, best = cost, (groups, monomial)
     groups, monomial = best
     exact = tuple(Fraction(float(b)).limit_denominator(MAX_DENOMINATOR) for b in monomial)
-    return PiGroups(np.array(groups, dtype=np.int64).reshape(len(groups), n), exact)
+    return PiGroups(groups, exact)
 
 
 def _denominators(values: np.ndarray) -> np.ndarray:
     """The denominator of each of ``values`` (fractions with denominators up to ``MAX_DENOMINATOR``)."""
-    multiples = np.arange(1, MAX_DENOMINATOR + 1)[:, None] * values[None, :]
+    multiples = np.arange(1, MAX_DENOMINATOR + 1).reshape(-1, *([1] * values.ndim)) * values
     whole = np.abs(multiples - np.round(multiples)) < 1e-9
     if not whole.any(axis=0).all():
         raise ValueError(f"exponents {values} are not fractions with denominators up to {MAX_DENOMINATOR}")
     return whole.argmax(axis=0) + 1
 
 
-def _integers(row: np.ndarray) -> np.ndarray:
-    """``row`` (rational entries) times the least common denominator: the smallest integers."""
-    whole = np.round(row * np.lcm.reduce(_denominators(row))).astype(np.int64)
-    return whole // (np.gcd.reduce(whole) or 1)
+def _integers(rows: np.ndarray) -> np.ndarray:
+    """Each of ``rows`` (rational entries) times its least common denominator, divided by
+    the greatest common divisor: the smallest integers."""
+    whole = np.round(rows * np.lcm.reduce(_denominators(rows), axis=1)[:, None]).astype(np.int64)
+    divisors = np.gcd.reduce(whole, axis=1)
+    return whole // np.where(divisors == 0, 1, divisors)[:, None]
 
 
 def _no_monomial(features: Sequence[Dimensions], target: Dimensions) -> str:
