@@ -20,13 +20,14 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .operon.settings import OperonSettings
-from .search.budget import Budget, Deadline
+from .search.budget import Budget
 from .search.features import linear_skeleton, on_features, relevant_features
 from .search.fitting import fit_constants, mse
+from .search.folding import folded
 from .search.power_factor import PowerFactor, power_factor
 from .search.power_law import power_law
 from .search.problem import Problem
-from .search.readable import exact_constants, fold_float_factors, tidy_numbers
+from .search.readable import exact_constants, tidy_numbers
 from .search.reduction import Reduction, reduction
 from .search.scaling import Scaling
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
@@ -385,7 +386,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             rows.extend(found)
             if self.refinement_ is not None:  # skipped when a row of the network fits exactly
                 self.timings_["refinement"] = time.perf_counter() - moment
-        self._select(rows, problem, request.seed, budget.refits_end)
+        self._select(rows, problem, request.seed)
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,
@@ -529,14 +530,15 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.timings_["decomposition"] = time.perf_counter() - moment
         return rows
 
-    def _select(self, rows: CandidateRows, problem: Problem, seed: int, deadline: Deadline | None) -> None:
+    def _select(self, rows: CandidateRows, problem: Problem, seed: int) -> None:
         """``equations_``, ``best_index_`` and ``expression_``: the best row pruned, rows
         with variables the data do not support set aside (shuffled with ``seed``), the
-        selected constants re-spelled exactly where the fit allows (until ``deadline``)."""
+        selected constants re-spelled exactly where the fit allows. Fixed work, never
+        cut by the clock: the same rows give the same equation."""
         moment = time.perf_counter()
-        rows.add_pruned(problem, self.complexity_penalty, deadline, seed)
+        rows.add_pruned(problem, self.complexity_penalty, seed)
         self._set_table(rows.table(self.complexity_penalty, problem.scale, self._loss_scale(), self._expression))
-        self._make_readable(problem, deadline)
+        self._make_readable(problem)
         self.timings_["selection"] = time.perf_counter() - moment
 
     def _features_for_network(
@@ -633,14 +635,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
             return self._scaling.unscale_expression(skeleton.expression(constants, self._symbols), self._symbols)
         expression = tidy_numbers(skeleton.expression(exact, self._symbols, evaluate=True))
         unscaled = self._scaling.unscale_expression(expression, self._symbols, evaluate=True)
-        return tidy_numbers(fold_float_factors(unscaled))
+        return folded(unscaled)
 
-    def _make_readable(self, problem: Problem, deadline: Deadline | None) -> None:
-        """Re-spell the selected equation's constants exactly where the fit allows
-        (until ``deadline``)."""
+    def _make_readable(self, problem: Problem) -> None:
+        """Re-spell the selected equation's constants exactly where the fit allows."""
         row = self.best_index_
         skeleton, constants, _ = self._fitted[row]
-        exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, deadline)
+        exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights)
         values = np.array([float(c) for c in exact])
         self._fitted[row] = (skeleton, values, exact)
         with np.errstate(over="ignore"):

@@ -57,6 +57,24 @@ class _DeadlinePassed(Exception):
     pass
 
 
+class Evaluations:
+    """A number of residual evaluations that the least-squares runs of one task share:
+    a bound on its work that, unlike a :class:`.budget.Deadline`, does not depend on
+    the clock (the selection's refits, so that the selected equation does not either)."""
+
+    def __init__(self, limit: int):
+        self.left = limit
+
+    def take(self) -> bool:
+        """Spend one evaluation; ``False`` when none is left."""
+        self.left -= 1
+        return self.left >= 0
+
+    @property
+    def spent(self) -> bool:
+        return self.left <= 0
+
+
 def variance(y: np.ndarray, weights: np.ndarray | None = None) -> float:
     """The (weighted) variance of ``y``."""
     if weights is None:
@@ -80,6 +98,7 @@ def least_squares_run(
     fixed: np.ndarray | None = None,
     free: list[int] | None = None,
     deadline: Deadline | None = None,
+    evaluations: Evaluations | None = None,
     weights: np.ndarray | None = None,
     x_scale: float | str = "jac",
 ) -> np.ndarray | None:
@@ -90,7 +109,8 @@ def least_squares_run(
     MINPACK itself does; 1.0 leaves them unscaled).
 
     Returns the full constant vector with the lowest cost it evaluated, or ``None``
-    when the ``deadline`` passed before the first evaluation.
+    when the ``deadline`` passed, or the shared ``evaluations`` were spent, before the
+    first evaluation.
     """
     scale = np.sqrt(len(y) * (variance(y, weights) or 1.0))
     if weights is not None:
@@ -122,7 +142,7 @@ def least_squares_run(
         return constants
 
     def residuals(values):
-        if deadline is not None and deadline.passed():
+        if (deadline is not None and deadline.passed()) or (evaluations is not None and not evaluations.take()):
             raise _DeadlinePassed
         constants = full(values)
         r = (code.values(X, constants) - y) / scale
