@@ -30,10 +30,9 @@ def test_a_negligible_term_is_dropped_and_a_used_variable_kept():
 # The best row of a fit of x0*sin(x1) on U(1, 5)**3 at max_time=0.5 (Operon's, issue 39): a line in x1
 # disguised as 52.7*log(0.0219*x1 + 1.09) inside the sine, x2 used with a factor of 5e-6.
 DISGUISED = Skeleton(
-    tuple(
-        "add c mul c mul add mul c x_1 c mul c sin mul c ln mul add mul c x_2 c add mul c x_3 c".split()
-    )
-)
+    ("add", "c", "mul", "c", "mul", "add", "mul", "c", "x_1", "c", "mul", "c", "sin", "mul", "c", "ln",
+     "mul", "add", "mul", "c", "x_2", "c", "add", "mul", "c", "x_3", "c")
+)  # fmt: skip
 DISGUISED_CONSTANTS = np.array(
     [1.10650252e-03, 9.94824069e-01, 1.04980124, 1.79950700e-03, 9.59367870e-01, 5.26578938e01,
      2.18632088e-02, 1.08846735, -4.99721679e-06, 9.17383785e-01]
