@@ -21,12 +21,12 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 # Per package, lower layers first.
 LAYERS = {
     "nesymres_sklearn": [
-        "expression", "shared_setting", "network", "search", "operon", "original", "neural_search", "estimator",
-        "cli", "__main__",
+        "expression", "shared_setting", "inputs", "network", "search", "operon", "original", "neural_search",
+        "estimator", "cli", "__main__",
     ],
     "pretraining": [
-        "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config", "evaluation",
-        "curves", "train", "validate", "window",
+        "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
+        "evaluation", "curves", "train", "validate", "window",
     ],
     "benchmarks": [
         "datasets", "metrics", "profiles", "methods", "tasks", "isolation", "results", "backends", "report",
