@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 import warnings
-from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,87 +18,23 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .inputs import check_columns, check_target, warn_few_points, warn_outside_domain, warn_repeated_columns
+from .operon.plan import holds_operon, operon_stage
 from .operon.settings import OperonSettings
-from .search.budget import Budget
-from .search.features import linear_skeleton, on_features, relevant_features
-from .search.fitting import fit_constants, mse
-from .search.folding import folded
-from .search.power_factor import PowerFactor, power_factor
-from .search.power_law import power_law
+from .progress import progress
 from .search.problem import Problem
-from .search.readable import exact_constants, tidy_numbers
-from .search.reduction import Reduction, reduction
 from .search.scaling import Scaling
+from .search.selection.final import Writer, select
+from .search.selection.table import CandidateRows, CandidateTable
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
-from .search.table import CandidateRows, CandidateTable
-from .shared_setting import SharedSetting
+from .search.variables.routing import route
 
 logger = logging.getLogger(__name__)
 
 MIN_POINTS = 3
-PACKAGE_LOGGER = logging.getLogger(__name__.rsplit(".", 1)[0])
-
-_package_logging = SharedSetting()
-
-
-@contextmanager
-def _progress(verbose: int):
-    """Progress messages of the package on stderr for the duration of a fit when
-    ``verbose`` is positive, without a logging set-up (one configured by the user is
-    used instead); none at ``verbose=0``. Fits in threads of one process share the
-    setting (:class:`.SharedSetting`)."""
-
-    def apply():
-        level, handler = PACKAGE_LOGGER.level, None
-        PACKAGE_LOGGER.setLevel(logging.INFO if verbose else logging.WARNING)
-        if verbose and not PACKAGE_LOGGER.hasHandlers():
-            handler = logging.StreamHandler(sys.stderr)
-            handler.setFormatter(logging.Formatter("[NeSymReS] %(message)s"))
-            PACKAGE_LOGGER.addHandler(handler)
-
-        def restore():
-            PACKAGE_LOGGER.setLevel(level)
-            if handler is not None:
-                PACKAGE_LOGGER.removeHandler(handler)
-
-        return restore
-
-    with _package_logging.held(apply):
-        yield
-
-
-def _operon_stage(required: bool):
-    """The Operon stage (:func:`.operon.stage.refine_candidates`); without pyoperon, an
-    error that says how to install it when ``required``, else ``None``."""
-    try:
-        from .operon.stage import refine_candidates
-    except ModuleNotFoundError as error:
-        if error.name is None or not error.name.startswith("pyoperon"):
-            raise
-        if not required:
-            return None
-        raise ImportError(
-            'refine="operon" needs pyoperon, which is not installed: pip install "nesymres-sklearn[operon]" '
-            "(or pip install pyoperon)."
-        ) from None
-    return refine_candidates
-
-
-def _holds_operon(budget: Budget, settings: OperonSettings, n_points: int) -> bool:
-    """Whether Operon's share of the ``budget`` holds its first generation on
-    ``n_points`` (:func:`.operon.refine.minimum_seconds`); with a smaller budget the
-    network has all of it."""
-    if budget.max_time is None:
-        return True
-    from .operon.refine import minimum_seconds
-
-    window = budget.refinement_end.at - budget.network_end.at
-    if window >= minimum_seconds(settings, n_points):
-        return True
-    logger.info(
-        "Operon's share of max_time (%.3fs) is too short for its first generation: the network has all.", window
-    )
-    return False
+#: The stages timed in ``timings_``.
+TIMINGS = (
+    "loading", "encoding", "decoding", "constant_fitting", "decomposition", "reduction", "refinement", "selection"
+)  # fmt: skip
 
 
 class NeSymReSRegressor(RegressorMixin, BaseEstimator):
@@ -188,7 +122,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
         ``decomposed``, ``operon`` or ``constant``; a pruned row keeps the origin of the
         row it was pruned from). Rows that use a variable the data do not support
-        (:mod:`.search.variable_support`) are left out.
+        (:mod:`.search.selection.variable_support`) are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     timings_ : dict
@@ -304,7 +238,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         """
         previous = self.__dict__.copy()
         try:
-            with _progress(self.verbose):
+            with progress(self.verbose):
                 return self._fit(X, y, sample_weight)
         except BaseException:
             self.__dict__.clear()
@@ -315,42 +249,55 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
         X, y, weights = self._validated(X, y, sample_weight)
-        operon = None if self.refine is None else _operon_stage(required=self.refine == "operon")
+        operon = None if self.refine is None else operon_stage(required=self.refine == "operon")
         moment = time.perf_counter()
         network = neural_search.load_network(self.model, self.revision, self.device)
-        loading = time.perf_counter() - moment  # the first fit of a process loads it; not part of max_time
+        timings = dict.fromkeys(TIMINGS, 0.0)
+        timings["loading"] = time.perf_counter() - moment  # the first fit of a process loads it; not in max_time
         settings = self.search_settings or SearchSettings()
         rng = check_random_state(self.random_state)
         X, y, weights = self._subsample(X, y, weights, rng)
         operon_settings = self.operon_settings or OperonSettings()
         budget = settings.budget(self.max_time, refined=operon is not None)
-        if operon is not None and not _holds_operon(budget, operon_settings, len(y)):
+        if operon is not None and not holds_operon(budget, operon_settings, len(y)):
             operon, budget = None, settings.budget(self.max_time, refined=False)
-        self._start_fitted_attributes()
-        self.timings_["loading"] = loading
+        names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
+        symbols = feature_symbols(names)
         if np.ptp(y) == 0:
-            return self._fit_constant(float(y[0]))
-        self._scaling = Scaling.for_data(X, y)
-        problem = Problem(self._scaling.scale_X(X), self._scaling.scale_y(y), weights)
+            return self._fit_constant(float(y[0]), symbols, timings)
+        scaling = Scaling.for_data(X, y)
+        problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
             self.decoding, self.beam_size, self.n_restarts, self.n_jobs, int(rng.randint(2**31)), settings
         )
-        decomposed = self._decomposition_stage(neural_search, network, problem, request, budget)
-        rows = self._network_stage(neural_search, network, problem, request, budget, refined=operon is not None)
+        decomposed, timings["decomposition"] = neural_search.decomposed_rows(network, problem, request, budget)
+        n_variables = network.config.n_variables
+        seen = route(problem, n_variables, request.seed, settings.reduce, budget.network_end)
+        message = seen.warning(symbols, self.model, n_variables, refined=operon is not None)
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=3)
+        logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
+        found = neural_search.network_rows(network, problem, seen, request, budget)
+        rows = found.rows
         rows.extend(decomposed)
+        refinement = None
         if operon is not None:
             moment = time.perf_counter()
-            found, self.refinement_ = operon(rows, problem, operon_settings, request.seed, budget)
-            rows.extend(found)
-            if self.refinement_ is not None:  # skipped when a row of the network fits exactly
-                self.timings_["refinement"] = time.perf_counter() - moment
-        self._select(rows, problem, request.seed)
-        warn_few_points(len(problem.y), len(self._fitted[self.best_index_][1]))
+            operon_rows, refinement = operon(rows, problem, operon_settings, request.seed, budget)
+            rows.extend(operon_rows)
+            if refinement is not None:  # skipped when a row of the network fits exactly
+                timings["refinement"] = time.perf_counter() - moment
+        moment = time.perf_counter()
+        writer = Writer(scaling, symbols)
+        table = select(rows, problem, self.complexity_penalty, writer, request.seed)
+        warn_few_points(len(y), len(table.fitted[table.best_index][1]))
+        timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
+        self._set_fitted(table, writer, timings, found.rounds, seen.columns, seen.inputs(symbols), refinement)
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,
             len(rows),
-            self.n_rounds_,
+            found.rounds,
             budget.elapsed(),
         )
         return self
@@ -381,171 +328,22 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         keep = rng.choice(len(X), size=self.max_points, replace=False)
         return X[keep], y[keep], None if weights is None else weights[keep] / weights[keep].mean()
 
-    def _start_fitted_attributes(self) -> None:
-        names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
-        self._symbols = feature_symbols(names)
-        self.timings_ = dict.fromkeys(
-            (
-                "loading",
-                "encoding",
-                "decoding",
-                "constant_fitting",
-                "decomposition",
-                "reduction",
-                "refinement",
-                "selection",
-            ),
-            0.0,
-        )
-        self.n_rounds_ = 0
-        self.features_seen_by_network_ = np.arange(self.n_features_in_)
-        self.network_inputs_ = [str(symbol) for symbol in self._symbols]
-        self.refinement_ = None
-
-    def _fit_constant(self, value: float) -> NeSymReSRegressor:
+    def _fit_constant(self, value: float, symbols, timings: dict) -> NeSymReSRegressor:
         warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
-        self._scaling = Scaling.identity(self.n_features_in_)
+        writer = Writer(Scaling.identity(self.n_features_in_), symbols)
         rows = CandidateRows()
         rows.add(Skeleton(("c",)), np.array([value]), 0.0, 0.0, "constant")
-        self._set_table(rows.table(self.complexity_penalty, 1.0, 1.0, self._expression))
+        table = rows.table(self.complexity_penalty, 1.0, 1.0, writer)
+        self._set_fitted(table, writer, timings, 0, np.arange(self.n_features_in_), list(map(str, symbols)), None)
         return self
 
-    def _network_stage(
-        self, neural_search, network, problem: Problem, request: SearchRequest, budget: Budget, refined: bool
-    ) -> CandidateRows:
-        """The network's candidates, fitted, over all features (with the linear and
-        the power-law candidates when the network sees only some of them). When a
-        power-law factor of the other features splits off (:mod:`.search.power_factor`),
-        the network works on the rest and its skeletons come back times that factor.
-        Otherwise, when ``y`` depends on at most the network's variables' worth of
-        combinations of the features (:mod:`.search.reduction`), the network works on
-        those and its skeletons come back with them substituted."""
-        n_variables = network.config.n_variables
-        split = power_factor(problem.X, problem.y, n_variables, problem.weights)
-        combined = None
-        if split is None and request.settings.reduce and problem.X.shape[1] > n_variables:
-            moment = time.perf_counter()
-            # the reduction has half of the network's time; decoding and fitting keep the rest
-            end = None if budget.network_end is None else budget.network_end.halfway()
-            combined = reduction(problem.X, problem.y, n_variables, request.seed, end)
-            self.timings_["reduction"] = time.perf_counter() - moment
-        features = self._features_for_network(problem.X, problem.y, n_variables, request.seed, refined, split, combined)
-        target = problem.y if split is None else split.target(problem.X, problem.y)
-        inputs = problem.X[:, features] if combined is None else combined.features(problem.X)
-        seen = Problem(inputs, target, problem.weights)
-        logger.info("Searching %d points with %s (scaling %s)", len(problem.y), self.model, self._scaling)
-        moment = time.perf_counter()
-        found = neural_search.propose_and_fit(network, seen, request, budget)
-        self.timings_["decoding"], self.timings_["constant_fitting"] = found.decoding_seconds, found.fitting_seconds
-        self.timings_["encoding"] = max(
-            0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds
-        )
-        self.n_rounds_ = found.rounds
-        rows = CandidateRows()
-        for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
-            skeleton, constants, loss = on_features(candidate.skeleton, features), fit.constants, fit.mse
-            if combined is not None:  # the same function of the same target: the loss stands
-                skeleton, constants = combined.substituted(candidate.skeleton, constants)
-            if split is not None:
-                skeleton, constants = split.times(skeleton, constants)
-                loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
-            rows.add(skeleton, constants, loss, candidate.log_prob, candidate.origin, index < found.first_round)
-        if len(features) < self.n_features_in_ or combined is not None:
-            linear = linear_skeleton(self.n_features_in_)
-            fit = fit_constants(
-                linear.program, problem.X, problem.y, 1, np.random.default_rng(request.seed), None, problem.weights
-            )
-            rows.add(linear, fit.constants, fit.mse, float("-inf"), "linear")
-            power = power_law(problem.X, problem.y, problem.weights)
-            if power is not None:
-                rows.add(*power, float("-inf"), "power")
-        return rows
-
-    def _decomposition_stage(
-        self, neural_search, network, problem: Problem, request: SearchRequest, budget: Budget
-    ) -> CandidateRows:
-        """With more features than the network's variables (and
-        ``search_settings.decompose``), equations assembled from separable parts that
-        the network solves (:mod:`.search.decomposition`; origin ``"decomposed"``).
-        Each part's search is its first round only (fixed work); none starts after
-        ``budget.network_end``."""
-        rows = CandidateRows()
-        n_variables = network.config.n_variables
-        if not request.settings.decompose or self.n_features_in_ <= n_variables:
-            return rows
-        # Imported when the stage runs (it is off by default): the estimator stays light to import.
-        from .search.decomposition import decomposed_candidates
-
-        moment = time.perf_counter()
-
-        def solve(part: Problem):
-            found = neural_search.propose_and_fit(network, part, request, Budget.start(None, refined=False))
-            return [(c.skeleton, fit.constants, fit.mse) for c, fit in zip(found.candidates, found.fits)]
-
-        for skeleton, constants, loss in decomposed_candidates(
-            problem, n_variables, request.seed, solve, budget.network_end
-        ):
-            rows.add(skeleton, constants, loss, float("-inf"), "decomposed")
-        self.timings_["decomposition"] = time.perf_counter() - moment
-        return rows
-
-    def _select(self, rows: CandidateRows, problem: Problem, seed: int) -> None:
-        """``equations_``, ``best_index_`` and ``expression_``: the best row pruned, rows
-        with variables the data do not support set aside (shuffled with ``seed``), the
-        selected constants re-spelled exactly where the fit allows. Fixed work, never
-        cut by the clock: the same rows give the same equation."""
-        moment = time.perf_counter()
-        rows.add_pruned(problem, self.complexity_penalty, seed)
-        self._set_table(rows.table(self.complexity_penalty, problem.scale, self._loss_scale(), self._expression))
-        self._make_readable(problem)
-        self.timings_["selection"] = time.perf_counter() - moment
-
-    def _features_for_network(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        n_variables: int,
-        seed: int,
-        refined: bool,
-        split: PowerFactor | None = None,
-        combined: Reduction | None = None,
-    ) -> np.ndarray:
-        """All columns when the network takes them, else the rest of a power-law
-        ``split``, the columns of the ``combined`` features, or the most relevant ones
-        (with a warning that says which, and whether Operon, ``refined``, searches over
-        all of them)."""
-        if split is not None:
-            features = split.rest
-        elif combined is not None:
-            features = combined.columns
-        else:
-            features = relevant_features(X, y, n_variables, seed)
-        if len(features) < X.shape[1] or combined is not None:
-            names = ", ".join(str(self._symbols[j]) for j in features)
-            rest = (
-                "Operon searches over all of them"
-                if refined
-                else "install pyoperon and pass refine='operon' to search over all of them"
-            )
-            if combined is not None:
-                written = ", ".join(combined.describe(self._symbols))
-                chosen = f"{written}, the combinations of the features that y depends on in the data"
-            elif split is None:
-                chosen = f"the {n_variables} most relevant to y ({names}; mutual information and rank correlation)"
-            else:
-                factor = ", ".join(str(self._symbols[j]) for j in split.exponents)
-                chosen = f"{names}, with y divided by a power law of {factor} that the data show"
-            warnings.warn(
-                f"X has {X.shape[1]} features but the model {self.model!r} takes {n_variables} variables: the network "
-                f"works on {chosen}, and a linear and a power-law candidate use all; {rest}.",
-                UserWarning,
-                stacklevel=4,
-            )
-        self.features_seen_by_network_ = features
-        self.network_inputs_ = (
-            [str(self._symbols[j]) for j in features] if combined is None else combined.describe(self._symbols)
-        )
-        return features
+    def _set_fitted(self, table: CandidateTable, writer: Writer, timings, rounds, columns, inputs, refinement) -> None:
+        """Every fitted attribute, from what the stages returned."""
+        self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
+        self.expression_ = self.equations_.loc[self.best_index_, "expression"]
+        self._scaling, self._symbols = writer.scaling, writer.symbols
+        self.timings_, self.n_rounds_, self.refinement_ = timings, rounds, refinement
+        self.features_seen_by_network_, self.network_inputs_ = columns, inputs
 
     def predict(self, X, index=None):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
@@ -594,36 +392,4 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         return int(index) % n_rows
 
     def _expression(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
-        """The row's equation over the features: as written, or with ``exact``
-        constants, the units folded into them and SymPy's automatic evaluation (the
-        selected row: a canonical expression, equal to itself after pickling)."""
-        if exact is None:
-            return self._scaling.unscale_expression(skeleton.expression(constants, self._symbols), self._symbols)
-        expression = tidy_numbers(skeleton.expression(exact, self._symbols, evaluate=True))
-        unscaled = self._scaling.unscale_expression(expression, self._symbols, evaluate=True)
-        return folded(unscaled)
-
-    def _make_readable(self, problem: Problem) -> None:
-        """Re-spell the selected equation's constants exactly where the fit allows."""
-        row = self.best_index_
-        skeleton, constants, _ = self._fitted[row]
-        exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights)
-        values = np.array([float(c) for c in exact])
-        self._fitted[row] = (skeleton, values, exact)
-        with np.errstate(over="ignore"):
-            self.equations_.loc[row, "loss"] = (
-                mse(skeleton.program, problem.X, problem.y, values, problem.weights) * self._loss_scale()
-            )
-        self.expression_ = self._expression(*self._fitted[row])
-        self.equations_.loc[row, "expression"] = self.expression_
-
-    def _loss_scale(self) -> np.float64:
-        """Losses in the search's units times this are in the units of ``y`` (inf for
-        ``y`` near the largest float64)."""
-        with np.errstate(over="ignore"):
-            return np.float64(self._scaling.y_scale) ** 2
-
-    def _set_table(self, table: CandidateTable) -> None:
-        """``equations_``, ``best_index_``, ``expression_`` and the fitted rows behind them."""
-        self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
-        self.expression_ = self.equations_.loc[self.best_index_, "expression"]
+        return Writer(self._scaling, self._symbols)(skeleton, constants, exact)

@@ -1,4 +1,5 @@
-"""The network's part of ``fit``: load the model, encode the points, run the search.
+"""The network's part of ``fit``: load the model, encode the points, run the search,
+and write its candidates over all features (:mod:`.search.variables.routing`).
 
 This is the only module of the estimator's path that needs torch. The estimator
 imports it on its first ``fit``, so unpickling a fitted estimator and predicting with
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import time
 import warnings
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -22,7 +25,9 @@ from .network.weights import ModelSource, load_model, resolve_device
 from .search.anytime import SearchResult, search
 from .search.budget import Budget
 from .search.problem import Problem
+from .search.selection.table import CandidateRows
 from .search.settings import SearchRequest
+from .search.variables.routing import Route
 from .shared_setting import SharedSetting
 
 _torch_threads = SharedSetting()
@@ -102,3 +107,59 @@ def propose_and_fit(network: NeSymReSModel, problem: Problem, request: SearchReq
     points = torch.from_numpy(encode_points(X, y, network.config.n_variables, network.config.encoding))
     with _single_thread_on_cpu(device):
         return search(network, points.to(device), problem, request, budget)
+
+
+@dataclass(frozen=True)
+class NetworkRows:
+    """The network's fitted candidates over all features, its decoding ``rounds`` and
+    the seconds spent in ``encoding``, ``decoding`` and ``constant_fitting``."""
+
+    rows: CandidateRows
+    rounds: int
+    timings: dict[str, float]
+
+
+def network_rows(
+    network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget
+) -> NetworkRows:
+    """The candidates of the network for what it reads of ``problem`` (``route``), over
+    all features, with the linear and power-law ones when it does not see them all."""
+    moment = time.perf_counter()
+    found = propose_and_fit(network, route.problem, request, budget)
+    encoding = max(0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds)
+    rows = CandidateRows()
+    for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
+        skeleton, constants, loss = route.back(candidate.skeleton, fit.constants, fit.mse, problem)
+        rows.add(skeleton, constants, loss, candidate.log_prob, candidate.origin, index < found.first_round)
+    for skeleton, constants, loss, origin in route.all_feature_candidates(problem, request.seed):
+        rows.add(skeleton, constants, loss, float("-inf"), origin)
+    timings = {"encoding": encoding, "decoding": found.decoding_seconds, "constant_fitting": found.fitting_seconds}
+    return NetworkRows(rows, found.rounds, timings)
+
+
+def decomposed_rows(
+    network: NeSymReSModel, problem: Problem, request: SearchRequest, budget: Budget
+) -> tuple[CandidateRows, float]:
+    """With more features than the network's variables (and
+    ``search_settings.decompose``), equations assembled from separable parts that the
+    network solves (:mod:`.search.variables.decomposition`; origin ``"decomposed"``),
+    and the seconds it took. Each part's search is its first round only (fixed work, on
+    the fit's clock); none starts after ``budget.network_end``."""
+    rows = CandidateRows()
+    n_variables = network.config.n_variables
+    if not request.settings.decompose or problem.X.shape[1] <= n_variables:
+        return rows, 0.0
+    # Imported when the stage runs (it is off by default).
+    from .search.variables.decomposition import decomposed_candidates
+
+    moment = time.perf_counter()
+    fixed_work = replace(budget, max_time=None)
+
+    def solve(part: Problem):
+        found = propose_and_fit(network, part, request, fixed_work)
+        return [(c.skeleton, fit.constants, fit.mse) for c, fit in zip(found.candidates, found.fits)]
+
+    parts = decomposed_candidates(problem, n_variables, request.seed, solve, budget.network_end)
+    for skeleton, constants, loss in parts:
+        rows.add(skeleton, constants, loss, float("-inf"), "decomposed")
+    return rows, time.perf_counter() - moment

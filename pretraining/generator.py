@@ -246,16 +246,18 @@ def _has_unwritable_exponent(expr: sympy.Expr) -> bool:
 
 
 @dataclass
-class Skeleton:
-    """A generated skeleton: simplified prefix tokens and the attached version."""
+class GeneratedSkeleton:
+    """A generated skeleton: simplified prefix tokens and the attached version (the
+    package's own :class:`nesymres_sklearn.expression.skeleton.Skeleton` is a checked,
+    compiled skeleton; this is the generator's record)."""
 
     tokens: list[str]
     attached: list[str]
     kinds: list[str]
 
 
-def simplify_to_skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton | str:
-    """Simplify a vocabulary prefix expression; a :class:`Skeleton` or a rejection reason
+def simplify_to_skeleton(prefix: list[str], config: GeneratorConfig) -> GeneratedSkeleton | str:
+    """Simplify a vocabulary prefix expression; a :class:`GeneratedSkeleton` or a rejection reason
     (``"timeout"`` after ``config.simplify_timeout`` seconds, which cover SymPy's
     construction too: its evaluation of numbers can hang; see :mod:`.time_limit`)."""
     try:
@@ -264,7 +266,7 @@ def simplify_to_skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton
         return "timeout"
 
 
-def _skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton | str:
+def _skeleton(prefix: list[str], config: GeneratorConfig) -> GeneratedSkeleton | str:
     """:func:`simplify_to_skeleton` without a time limit."""
     # Symbols without assumptions: sympy keeps sqrt(x**2) instead of writing Abs(x).
     symbols = [sympy.Symbol(variable_token(i)) for i in range(config.n_variables)]
@@ -288,7 +290,7 @@ def _skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton | str:
     if len(tokens) + TARGET_OVERHEAD > config.max_length:
         return "too_long"
     attached, kinds = attach_constants(tokens)
-    return Skeleton(tokens, attached, kinds)
+    return GeneratedSkeleton(tokens, attached, kinds)
 
 
 # Small trees recur (about 45% of the trees of a large bank repeat an earlier one), so
@@ -297,7 +299,7 @@ _MEMO: dict = {}
 _MEMO_SIZE = 300_000
 
 
-def memoised_skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton | str:
+def memoised_skeleton(prefix: list[str], config: GeneratorConfig) -> GeneratedSkeleton | str:
     """:func:`simplify_to_skeleton`, remembered per process (the result is a pure function
     of the prefix and the settings it reads, except for timeouts)."""
     key = (tuple(prefix), config.n_variables, config.simplification, config.simplify_timeout, config.max_length)
@@ -311,14 +313,14 @@ def memoised_skeleton(prefix: list[str], config: GeneratorConfig) -> Skeleton | 
     return result
 
 
-def generate_skeletons(n_attempts: int, seed, config: GeneratorConfig) -> tuple[list[Skeleton], Counter]:
+def generate_skeletons(n_attempts: int, seed, config: GeneratorConfig) -> tuple[list[GeneratedSkeleton], Counter]:
     """Sample ``n_attempts`` trees and return the skeletons and the rejection counts.
 
     ``seed`` is anything :func:`numpy.random.default_rng` accepts; the result is a
     pure function of ``seed`` and ``config``.
     """
     rng = np.random.default_rng(seed)
-    skeletons: list[Skeleton] = []
+    skeletons: list[GeneratedSkeleton] = []
     rejected: Counter = Counter()
     for _ in range(n_attempts):
         tree = compact_variables(sample_tree(rng, config))

@@ -4,9 +4,10 @@ no cycle, and the modules that must not import torch.
 *Upward* imports. The three packages stand in the order of ``PACKAGES``: the estimator,
 then the pretraining that trains its networks, then the benchmarks that measure both.
 Within a package, ``LAYERS`` lists its sub-packages and top-level modules from the bottom
-up. A module may import from its own layer, from the layers before it and from earlier
-packages; anything else (a later layer of its package, or a later package) is an upward
-import. An import counts wherever it stands, at module level or inside a function. A
+up, and likewise within a sub-package that has an entry of its own (``search``). A module
+may import from its own layer, from the layers before it and from earlier packages;
+anything else (a later layer of its package or sub-package, or a later package) is an
+upward import. An import counts wherever it stands, at module level or inside a function. A
 package's root ``__init__`` belongs to no layer (it only re-exports) and is below its
 package's layers.
 """
@@ -21,8 +22,11 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 # Per package, lower layers first.
 LAYERS = {
     "nesymres_sklearn": [
-        "expression", "shared_setting", "inputs", "network", "search", "operon", "original", "neural_search",
-        "estimator", "cli", "__main__",
+        "expression", "shared_setting", "progress", "inputs", "network", "search", "operon", "original",
+        "neural_search", "estimator", "cli", "__main__",
+    ],
+    "nesymres_sklearn.search": [
+        "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables", "anytime",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
@@ -42,6 +46,7 @@ TORCH_FREE = [
     "nesymres_sklearn.__main__",
     "nesymres_sklearn.expression",
     "nesymres_sklearn.expression.export",
+    "nesymres_sklearn.expression.monomial",
     "nesymres_sklearn.expression.operators",
     "nesymres_sklearn.expression.placeholders",
     "nesymres_sklearn.expression.prefix",
@@ -49,25 +54,36 @@ TORCH_FREE = [
     "nesymres_sklearn.expression.skeleton",
     "nesymres_sklearn.expression.tokens",
     "nesymres_sklearn.shared_setting",
+    "nesymres_sklearn.progress",
+    "nesymres_sklearn.inputs",
     "nesymres_sklearn.search",
     "nesymres_sklearn.search.budget",
-    "nesymres_sklearn.search.candidates",
-    "nesymres_sklearn.search.decomposition",
-    "nesymres_sklearn.search.features",
-    "nesymres_sklearn.search.fitting",
-    "nesymres_sklearn.search.linear_scaling",
-    "nesymres_sklearn.search.polynomial",
-    "nesymres_sklearn.search.power_factor",
-    "nesymres_sklearn.search.power_law",
     "nesymres_sklearn.search.problem",
-    "nesymres_sklearn.search.pruning",
-    "nesymres_sklearn.search.readable",
     "nesymres_sklearn.search.scaling",
-    "nesymres_sklearn.search.selection",
     "nesymres_sklearn.search.settings",
-    "nesymres_sklearn.search.table",
-    "nesymres_sklearn.search.variable_support",
+    "nesymres_sklearn.search.fitting",
+    "nesymres_sklearn.search.fitting.candidates",
+    "nesymres_sklearn.search.fitting.constants",
+    "nesymres_sklearn.search.fitting.linear_scaling",
+    "nesymres_sklearn.search.fitting.polynomial",
+    "nesymres_sklearn.search.selection",
+    "nesymres_sklearn.search.selection.final",
+    "nesymres_sklearn.search.selection.folding",
+    "nesymres_sklearn.search.selection.pruning",
+    "nesymres_sklearn.search.selection.readable",
+    "nesymres_sklearn.search.selection.scores",
+    "nesymres_sklearn.search.selection.table",
+    "nesymres_sklearn.search.selection.variable_support",
+    "nesymres_sklearn.search.variables",
+    "nesymres_sklearn.search.variables.decomposition",
+    "nesymres_sklearn.search.variables.features",
+    "nesymres_sklearn.search.variables.power_factor",
+    "nesymres_sklearn.search.variables.power_law",
+    "nesymres_sklearn.search.variables.reduction",
+    "nesymres_sklearn.search.variables.routing",
+    "nesymres_sklearn.search.variables.surrogate",
     "nesymres_sklearn.operon",
+    "nesymres_sklearn.operon.plan",
     "nesymres_sklearn.operon.refine",
     "nesymres_sklearn.operon.settings",
     "nesymres_sklearn.operon.stage",
@@ -130,17 +146,35 @@ LOADS = {
 }
 
 
-def rank(name: str) -> tuple[int, int]:
-    """(package, layer); a package's root is below its layers."""
+def layers_of(name: str) -> list[tuple[list[str], str]]:
+    """For each layered level above ``name``: that level's layers and ``name``'s part there."""
     parts = name.split(".")
-    return PACKAGES.index(parts[0]), LAYERS[parts[0]].index(parts[1]) if len(parts) > 1 else -1
+    levels = []
+    for depth in range(1, len(parts)):
+        layers = LAYERS.get(".".join(parts[:depth]))
+        if layers is None:
+            break
+        levels.append((layers, parts[depth]))
+    return levels
+
+
+def rank(name: str) -> tuple[int, ...]:
+    """(package, layer, layer within a layered sub-package, ...); a package's root is
+    below its layers."""
+    return (PACKAGES.index(name.split(".")[0]), *(layers.index(part) for layers, part in layers_of(name)))
 
 
 LAYERED = sorted(name for name in MODULES if "." in name)
 
 
 def test_every_module_has_a_layer():
-    assert [name for name in LAYERED if name.split(".")[1] not in LAYERS[name.split(".")[0]]] == []
+    assert [name for name in LAYERED if any(part not in layers for layers, part in layers_of(name))] == []
+
+
+def test_a_sub_package_import_goes_up_when_it_goes_to_a_later_layer():
+    assert rank("nesymres_sklearn.search.variables.routing") > rank("nesymres_sklearn.search.selection.table")
+    assert rank("nesymres_sklearn.search.budget") < rank("nesymres_sklearn.search.fitting.constants")
+    assert rank("nesymres_sklearn.search") < rank("nesymres_sklearn.search.budget") < rank("nesymres_sklearn.operon")
 
 
 @pytest.mark.parametrize("name", LAYERED)

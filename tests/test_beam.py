@@ -4,8 +4,8 @@ import torch
 from nesymres_sklearn.expression.prefix import is_valid_prefix
 from nesymres_sklearn.network.encoding import encode_points
 from nesymres_sklearn.network.weights import load_model
-from nesymres_sklearn.search.beam import constrained_search as beam_search
-from nesymres_sklearn.search.decoding import DECODERS, decode
+from nesymres_sklearn.search.decoding.beam import constrained_search as beam_search
+from nesymres_sklearn.search.decoding.registry import DECODERS, decode
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.candidates import Hypothesis, fit_candidates, skeleton_candidates
+from nesymres_sklearn.search.decoding.hypothesis import Hypothesis
+from nesymres_sklearn.search.fitting.candidates import fit_candidates, skeleton_candidates
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchRequest
 

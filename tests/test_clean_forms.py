@@ -9,8 +9,8 @@ import pytest
 import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.search.readable import fold_float_factors
 from nesymres_sklearn.search.scaling import Scaling
+from nesymres_sklearn.search.selection.readable import fold_float_factors
 
 x0, x1 = sympy.symbols("x0 x1", real=True)
 RNG = np.random.default_rng(0)

@@ -14,7 +14,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.network.weights import _cache
-from nesymres_sklearn.search.selection import COLUMNS
+from nesymres_sklearn.search.selection.scores import COLUMNS
 
 
 @pytest.fixture
@@ -409,7 +409,7 @@ def test_the_deadline_only_cuts_the_fixed_sequence_of_fits_short(tiny_model, xy,
     """Every constant fit of a candidate takes 1 s of the injected clock: a larger budget
     fits a longer prefix of the same candidates, so it has the smaller one's rows and
     never selects a worse-scoring equation."""
-    from nesymres_sklearn.search import candidates
+    from nesymres_sklearn.search.fitting import candidates
 
     fit_constants = candidates.fit_constants
 
@@ -500,7 +500,7 @@ def test_the_selection_runs_in_full_whatever_the_time_left(monkeypatch, manual_c
     law, from the same table, as one with time to spare (issue 39: the printed law
     depended on the machine's speed). The bundled model's beam of 4 finds
     ``x0*sin(c*sqrt(c*x1 + c))`` here, which pruning refits as ``x0*sin(x1)``."""
-    from nesymres_sklearn.search.table import CandidateRows
+    from nesymres_sklearn.search.selection.table import CandidateRows
 
     X = np.random.default_rng(0).uniform(1, 5, (200, 3))
     y = X[:, 0] * np.sin(X[:, 1])

@@ -95,7 +95,7 @@ def test_extreme_constant_targets_predict_finite_values(regressor):
 
 
 def test_no_finite_candidate_says_what_to_do(regressor, xy, monkeypatch):
-    from nesymres_sklearn.search import table
+    from nesymres_sklearn.search.selection import table
 
     def nothing_finite(equations):
         raise ValueError("No candidate equation is finite on the training data.")

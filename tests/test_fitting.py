@@ -7,7 +7,7 @@ import pytest
 
 from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitting import fit_constants, least_squares_run, mse
+from nesymres_sklearn.search.fitting.constants import fit_constants, least_squares_run, mse
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ def mkl_buffers():
 
 def child_state(_):
     # What a fit in the child needs: the package's locks free, one torch thread, no MKL buffers.
-    locks = (estimator._package_logging._lock, neural_search._torch_threads._lock, weights._cache_lock)
+    locks = (progress._package_logging._lock, neural_search._torch_threads._lock, weights._cache_lock)
     free = [lock.acquire(timeout=5) for lock in locks]
     for lock, taken in zip(locks, free):
         if taken:
@@ -57,7 +57,7 @@ with ThreadPoolExecutor(2) as threads:
 print("PARENT BUFFERS", mkl_buffers())
 pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
 # the workers fork while the package's locks are held, as when another thread is inside a fit
-with estimator._package_logging._lock, neural_search._torch_threads._lock, weights._cache_lock:
+with progress._package_logging._lock, neural_search._torch_threads._lock, weights._cache_lock:
     futures = [pool.submit(child_state, i) for i in range(2)]
 try:
     found = [future.result(timeout=60) for future in futures]

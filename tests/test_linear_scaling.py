@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.search.candidates import Candidate
-from nesymres_sklearn.search.fitting import fit_constants, mse
-from nesymres_sklearn.search.linear_scaling import is_scaled, outer_scaling, scaled_candidates
+from nesymres_sklearn.search.fitting.candidates import Candidate
+from nesymres_sklearn.search.fitting.constants import fit_constants, mse
+from nesymres_sklearn.search.fitting.linear_scaling import is_scaled, outer_scaling, scaled_candidates
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchSettings
 

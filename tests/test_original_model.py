@@ -25,7 +25,7 @@ from nesymres_sklearn.network.vocabulary import Vocabulary
 from nesymres_sklearn.network.weights import load_folder
 from nesymres_sklearn.original.beam import hypothesis_tokens, original_finished
 from nesymres_sklearn.original.checkpoint import ORIGINAL_TOKENS, convert_checkpoint
-from nesymres_sklearn.search.decoding import decode as beam_search
+from nesymres_sklearn.search.decoding.registry import decode as beam_search
 
 pytestmark = pytest.mark.usefixtures("conversion_cache")
 

@@ -1,7 +1,7 @@
 import numpy as np
 
-from nesymres_sklearn.search.fitting import fit_constants
-from nesymres_sklearn.search.polynomial import exact_polynomial, monomials
+from nesymres_sklearn.search.fitting.constants import fit_constants
+from nesymres_sklearn.search.fitting.polynomial import exact_polynomial, monomials
 
 rng = np.random.default_rng(0)
 

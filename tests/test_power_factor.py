@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.search.power_factor import power_factor
+from nesymres_sklearn.search.variables.power_factor import power_factor
 
 X = np.random.default_rng(0).uniform(1, 5, (128, 6))
 

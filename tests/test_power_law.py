@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.search.power_law import power_law, power_law_skeleton
+from nesymres_sklearn.search.variables.power_law import power_law, power_law_skeleton
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(0.5, 3.0, (100, 5))

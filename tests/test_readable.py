@@ -3,7 +3,7 @@ import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.search.readable import exact_constants, simple_numbers, tidy_numbers
+from nesymres_sklearn.search.selection.readable import exact_constants, simple_numbers, tidy_numbers
 
 X = np.random.default_rng(0).uniform(1, 5, size=(100, 2))
 

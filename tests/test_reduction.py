@@ -5,7 +5,7 @@ import sympy
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.reduction import Reduction, reduction
+from nesymres_sklearn.search.variables.reduction import Reduction, reduction
 
 X = np.random.default_rng(0).uniform(1, 5, (200, 5))
 SYMBOLS = sympy.symbols("x0:5")

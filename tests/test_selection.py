@@ -1,7 +1,14 @@
 import numpy as np
 import pytest
 
-from nesymres_sklearn.search.selection import COLUMNS, FVU_FLOOR, best_index, candidate_table, log_fvu, pareto_front
+from nesymres_sklearn.search.selection.scores import (
+    COLUMNS,
+    FVU_FLOOR,
+    best_index,
+    candidate_table,
+    log_fvu,
+    pareto_front,
+)
 
 
 def rows(*pairs):

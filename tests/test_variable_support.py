@@ -1,11 +1,11 @@
 import numpy as np
 
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.search.fitting import least_squares_run, mse
+from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
 from nesymres_sklearn.search.problem import Problem
-from nesymres_sklearn.search.pruning import prune
-from nesymres_sklearn.search.table import CandidateRows
-from nesymres_sklearn.search.variable_support import unsupported_variables
+from nesymres_sklearn.search.selection.pruning import prune
+from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.selection.variable_support import unsupported_variables
 
 X = np.random.default_rng(5).uniform(-3, 3, (200, 3))
 y = np.sin(X[:, 0]) + X[:, 1] ** 2  # x2 unused

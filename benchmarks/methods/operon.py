@@ -67,7 +67,7 @@ class OperonTimedAdapter(Adapter):
         from nesymres_sklearn.operon.refine import refine
         from nesymres_sklearn.operon.settings import OperonSettings
         from nesymres_sklearn.search.budget import Budget
-        from nesymres_sklearn.search.fitting import mse
+        from nesymres_sklearn.search.fitting.constants import mse
 
         budget = Budget.start(float(self.value), refined=True, reserve_seconds=0.0)
         found = refine(X, y, [], OperonSettings(), self.random_state, deadline=budget.end)

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from pretraining.generator import (
+    GeneratedSkeleton,
     GeneratorConfig,
-    Skeleton,
     compact_variables,
     sample_tree,
     simplify_to_skeleton,
@@ -53,11 +53,15 @@ def main(argv=None) -> None:
     full, full_seconds = skeletons(prefixes, GeneratorConfig(simplification="full"))
     automatic, automatic_seconds = skeletons(prefixes, GeneratorConfig(simplification="automatic"))
     both = [
-        (f.tokens, a.tokens) for f, a in zip(full, automatic) if isinstance(f, Skeleton) and isinstance(a, Skeleton)
+        (f.tokens, a.tokens)
+        for f, a in zip(full, automatic)
+        if isinstance(f, GeneratedSkeleton) and isinstance(a, GeneratedSkeleton)
     ]
     same = sum(f == a for f, a in both)
     differ = [(len(a) - len(f)) for f, a in both if f != a]
-    outcome = sum((isinstance(f, Skeleton)) == (isinstance(a, Skeleton)) for f, a in zip(full, automatic))
+    outcome = sum(
+        (isinstance(f, GeneratedSkeleton)) == (isinstance(a, GeneratedSkeleton)) for f, a in zip(full, automatic)
+    )
     lines = [
         "# Generator simplification: `sympy.simplify` against automatic evaluation",
         "",
@@ -69,9 +73,9 @@ def main(argv=None) -> None:
         "| mode | ms per tree | skeletons kept |",
         "|---|---:|---:|",
         f"| full (`sympy.simplify`, the paper) | {full_seconds * 1e3:.2f} | "
-        f"{sum(isinstance(f, Skeleton) for f in full)} |",
+        f"{sum(isinstance(f, GeneratedSkeleton) for f in full)} |",
         f"| automatic (evaluation on construction) | {automatic_seconds * 1e3:.2f} | "
-        f"{sum(isinstance(a, Skeleton) for a in automatic)} |",
+        f"{sum(isinstance(a, GeneratedSkeleton) for a in automatic)} |",
         "",
         f"- Speed-up: {full_seconds / automatic_seconds:.1f}x.",
         f"- Same outcome (kept or rejected) for {outcome} of {args.n_trees} trees.",

@@ -30,7 +30,7 @@ from benchmarks.datasets import load_dataset
 from benchmarks.methods.base import rename_features
 from benchmarks.metrics import accuracy_a1, symbolic_solution
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.search.selection import lowest, scores
+from nesymres_sklearn.search.selection.scores import lowest, scores
 
 # name -> estimator parameters
 SETTINGS = {

@@ -12,7 +12,7 @@ and returns a :class:`DecodingState` (the cached keys and values); each
 into the layers.
 
 The config names the number encoding (:mod:`.encoding`) and the decoding method
-(:mod:`nesymres_sklearn.search.decoding`) by registry names, so the authors' published
+(:mod:`nesymres_sklearn.search.decoding.registry`) by registry names, so the authors' published
 checkpoints (:mod:`nesymres_sklearn.original`) run on the same classes.
 """
 
@@ -69,7 +69,7 @@ class ModelConfig:
       for ``len(vocabulary)``. The original has 60 slots for 34 tokens; the extra slots
       take part in every softmax but are never proposed;
     * ``search``: name of the decoding method used by default
-      (:mod:`nesymres_sklearn.search.decoding`: ``"constrained"``; ``"original"`` is
+      (:mod:`nesymres_sklearn.search.decoding.registry`: ``"constrained"``; ``"original"`` is
       registered by :mod:`nesymres_sklearn.original`).
     """
 

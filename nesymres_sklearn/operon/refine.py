@@ -33,7 +33,7 @@ from pyoperon.sklearn import SymbolicRegressor
 
 from ..expression.skeleton import Skeleton
 from ..search.budget import Deadline
-from ..search.fitting import least_squares_run
+from ..search.fitting.constants import least_squares_run
 from .settings import OperonSettings
 from .trees import OPERON_SYMBOLS, NotConvertible, from_operon, to_operon
 

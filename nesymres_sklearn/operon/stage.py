@@ -7,9 +7,9 @@ import logging
 import time
 
 from ..search.budget import Budget
-from ..search.fitting import mse
+from ..search.fitting.constants import mse
 from ..search.problem import Problem
-from ..search.table import CandidateRows
+from ..search.selection.table import CandidateRows
 from .refine import minimum_seconds, refine
 from .settings import OperonSettings
 

@@ -4,7 +4,7 @@ Importing this package registers
 
 * their number encoding as ``"original"`` in :data:`nesymres_sklearn.network.encoding.ENCODINGS`
   (:mod:`.encoding`);
-* their beam search as ``"original"`` in :data:`nesymres_sklearn.search.decoding.DECODERS`
+* their beam search as ``"original"`` in :data:`nesymres_sklearn.search.decoding.registry.DECODERS`
   (:mod:`.beam`);
 * the conversion of their ``.ckpt`` files in :data:`nesymres_sklearn.network.weights.CONVERTERS`
   (:mod:`.checkpoint`).

@@ -22,8 +22,8 @@ from ..expression.prefix import is_valid_prefix
 from ..expression.tokens import token_arity, variable_index
 from ..network.model import NeSymReSModel
 from ..network.vocabulary import Vocabulary
-from ..search.candidates import Hypothesis
-from ..search.decoding import DECODERS
+from ..search.decoding.hypothesis import Hypothesis
+from ..search.decoding.registry import DECODERS
 
 NAME = "original"
 # Initial score of the rows other than the first.
@@ -32,7 +32,7 @@ _EMPTY_ROW_SCORE = -1e9
 
 def original_search(model: NeSymReSModel, points: torch.Tensor, beam_size: int, n_features: int) -> list[Hypothesis]:
     """The authors' search; arguments as for
-    :func:`nesymres_sklearn.search.beam.constrained_search`."""
+    :func:`nesymres_sklearn.search.decoding.beam.constrained_search`."""
     hypotheses = []
     for score, ids in original_finished(model, points, beam_size):
         tokens = hypothesis_tokens(ids, model.vocab, n_features)

@@ -29,11 +29,11 @@ import torch
 
 from ..network.model import NeSymReSModel
 from .budget import Budget
-from .candidates import Candidate, fit_candidates, skeleton_candidates
-from .decoding import decode
-from .fitting import ConstantFit
-from .linear_scaling import scaled_candidates
-from .polynomial import exact_polynomial
+from .decoding.registry import decode
+from .fitting.candidates import Candidate, fit_candidates, skeleton_candidates
+from .fitting.constants import ConstantFit
+from .fitting.linear_scaling import scaled_candidates
+from .fitting.polynomial import exact_polynomial
 from .problem import Problem
 from .settings import SearchRequest
 

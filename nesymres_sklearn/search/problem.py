@@ -7,7 +7,15 @@ from functools import cached_property
 
 import numpy as np
 
-from .fitting import EXACT_FIT, variance
+# A fit whose normalised MSE is this small is exact (the search stops restarting).
+EXACT_FIT = 1e-14
+
+
+def variance(y: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """The (weighted) variance of ``y``."""
+    if weights is None:
+        return float(np.var(y))
+    return float(np.average((y - np.average(y, weights=weights)) ** 2, weights=weights))
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT
-from .budget import Deadline
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT
+from ..budget import Deadline
+from ..problem import Problem
+from ..settings import SearchSettings
 from .candidates import Candidate
-from .fitting import ConstantFit, least_squares_run, mse
-from .problem import Problem
-from .settings import SearchSettings
+from .constants import ConstantFit, least_squares_run, mse
 
 MIN_GAIN = 0.1
 

@@ -8,17 +8,13 @@ and ``j`` interact when ``f(a_i, a_j, c) + f(b_i, b_j, c) != f(a_i, b_j, c) + f(
 a_j, c)`` for points ``a``, ``b``, ``c`` (the rest of the features taken from ``c``);
 the finest separation is the connected components of the graph of interacting pairs.
 
-The test needs ``f`` at points that are not in the data, so it runs on a smooth
-:class:`Surrogate` fitted to the data: kernel ridge regression with a Gaussian kernel
-on standardised features. Its ridge averages noise out, it interpolates smooth
-functions well from a few hundred points, it is exact in closed form (one Cholesky
-factorisation per setting, on at most ``SURROGATE_POINTS`` points, no iterative
-training), and its length scale and ridge are chosen on held-out points, whose error
-also sets the test's tolerance. A pair interacts when the root mean square of the
-mixed difference over ``N_PAIRS`` random triples exceeds ``TOLERANCE`` times the spread
-of ``y``, or twice the surrogate's held-out error when that is larger; no decomposition
-is offered when the surrogate explains less than ``MIN_SURROGATE_R2`` of ``y``'s
-variance on held-out points.
+The test needs ``f`` at points that are not in the data, so it runs on the smooth
+:class:`.Surrogate` (a Gaussian process) fitted to at most ``SURROGATE_POINTS`` of
+them; its leave-one-out error also sets the test's tolerance. A pair interacts when the
+root mean square of the mixed difference over ``N_PAIRS`` random triples exceeds
+``TOLERANCE`` times the spread of ``y``, or twice the surrogate's leave-one-out root mean
+square error when that is larger; no decomposition is offered when the surrogate
+explains less than ``MIN_SURROGATE_R2`` of ``y``'s variance on left-out points.
 
 Each group's part is the surrogate's partial function: the surrogate on the data with
 the other features held at their medians (its exponential for multiplicative
@@ -35,90 +31,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from threadpoolctl import threadpool_limits
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT
-from ..shared_setting import SharedSetting
-from .budget import Deadline
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT
+from ..budget import Deadline
+from ..fitting.constants import least_squares_run, mse
+from ..problem import Problem
 from .features import on_features
-from .fitting import least_squares_run, mse
 from .power_law import keeps_one_sign
-from .problem import Problem
+from .surrogate import Surrogate, one_blas_thread
 
 #: Points the surrogate is fitted on (a random subset of larger data).
 SURROGATE_POINTS = 256
-#: Share of them held out to choose the surrogate's length scale and ridge.
-HELD_OUT_SHARE = 0.25
-#: Length scales (times the square root of the number of features) and ridges tried.
-LENGTH_SCALES = (1.0, 2.0, 4.0, 8.0)
-RIDGES = (1e-6, 1e-3)
 #: Random triples of points per pair of features.
 N_PAIRS = 128
 #: A pair interacts when its mixed difference exceeds this share of the spread of y.
 TOLERANCE = 0.05
-#: Below this share of y's variance explained on held-out points, no decomposition.
+#: Below this share of y's variance explained on left-out points, no decomposition.
 MIN_SURROGATE_R2 = 0.95
 #: Per token, in the score that picks a part's second candidate (beside its best fit).
 COMPLEXITY_PENALTY = 0.01
-
-_blas_threads = SharedSetting()
-
-
-def _one_blas_thread():
-    """One BLAS thread: the surrogate's small factorisations took 40-80 ms with one and
-    up to 7 s with several on the busy 2-core development machine."""
-    return threadpool_limits(limits=1, user_api="blas").restore_original_limits
-
-
-class Surrogate:
-    """A smooth function fitted to ``(X, y)``: Gaussian-kernel ridge regression on
-    standardised features, the length scale and ridge chosen on held-out points.
-    ``error`` is the held-out root mean square error in units of the spread of ``y``."""
-
-    def __init__(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator):
-        if len(X) > SURROGATE_POINTS:
-            keep = rng.choice(len(X), SURROGATE_POINTS, replace=False)
-            X, y = X[keep], y[keep]
-        self._center, self._spread = X.mean(axis=0), X.std(axis=0)
-        self._spread[self._spread == 0] = 1.0
-        self._y_center, self._y_spread = float(np.mean(y)), float(np.std(y)) or 1.0
-        Z, t = self._standardised(X), (y - self._y_center) / self._y_spread
-        order = rng.permutation(len(Z))
-        held_out, kept = order[: int(HELD_OUT_SHARE * len(Z))], order[int(HELD_OUT_SHARE * len(Z)) :]
-        self.error, best = np.inf, (LENGTH_SCALES[0], RIDGES[0])
-        for length, ridge in itertools.product(LENGTH_SCALES, RIDGES):
-            self._length = length * np.sqrt(Z.shape[1])
-            if not self._solve(Z[kept], t[kept], ridge):
-                continue
-            error = float(np.sqrt(np.mean((self._kernel(Z[held_out]) @ self._weights - t[held_out]) ** 2)))
-            if error < self.error:
-                self.error, best = error, (length, ridge)
-        self._length = best[0] * np.sqrt(Z.shape[1])
-        if not self._solve(Z, t, best[1]):
-            self.error = np.inf
-
-    def _standardised(self, X: np.ndarray) -> np.ndarray:
-        return (X - self._center) / self._spread
-
-    def _kernel(self, Z: np.ndarray) -> np.ndarray:
-        squared = (Z**2).sum(axis=1)[:, None] + (self._points**2).sum(axis=1)[None, :] - 2 * Z @ self._points.T
-        return np.exp(-np.maximum(squared, 0.0) / (2 * self._length**2))
-
-    def _solve(self, Z: np.ndarray, t: np.ndarray, ridge: float) -> bool:
-        """Fit the weights on ``(Z, t)``; ``False`` when the kernel matrix is singular."""
-        self._points = Z
-        matrix = self._kernel(Z)
-        matrix[np.diag_indices_from(matrix)] += ridge
-        try:
-            self._weights = cho_solve(cho_factor(matrix), t)
-        except LinAlgError:
-            return False
-        return bool(np.all(np.isfinite(self._weights)))
-
-    def __call__(self, X: np.ndarray) -> np.ndarray:
-        return self._y_center + self._y_spread * (self._kernel(self._standardised(X)) @ self._weights)
 
 
 def interactions(surrogate: Callable, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -192,11 +124,12 @@ def _separation(
     """The finest separation of ``target`` (``y``, or ``log|y|`` for ``"mul"``) when
     the surrogate is good enough, it has at least two groups and none is larger than
     ``max_group``."""
-    surrogate = Surrogate(X, target, rng)
-    if not surrogate.error**2 < 1 - MIN_SURROGATE_R2:
+    sample = rng.choice(len(X), min(len(X), SURROGATE_POINTS), replace=False)
+    surrogate = Surrogate(X[sample], target[sample], int(rng.integers(2**31)))
+    if not surrogate.error < 1 - MIN_SURROGATE_R2:
         return None
     spread = float(np.std(target))
-    threshold = max(TOLERANCE, 2 * surrogate.error) * spread
+    threshold = max(TOLERANCE, 2 * np.sqrt(surrogate.error)) * spread
     groups = separable_groups(interactions(surrogate, X, rng), threshold)
     if len(groups) < 2 or max(map(len, groups)) > max_group:
         return None
@@ -211,7 +144,7 @@ def decompose(X: np.ndarray, y: np.ndarray, max_group: int, seed: int) -> Decomp
     """The additive separation of ``y`` into groups of at most ``max_group`` features,
     else the multiplicative one when ``y`` keeps one sign, else ``None``."""
     rng = np.random.default_rng(seed)
-    with _blas_threads.held(_one_blas_thread):
+    with one_blas_thread():
         found = _separation(X, y, "add", max_group, rng)
         if found is None and keeps_one_sign(y):
             found = _separation(X, np.log(np.abs(y)), "mul", max_group, rng)

@@ -22,9 +22,10 @@ import sympy
 # sum; imported here, that happens at import time, not inside a fit's time budget.
 import sympy.tensor.tensor  # noqa: F401
 
-from ..expression.skeleton import Skeleton
-from .fitting import Evaluations, least_squares_run, mse, variance
-from .selection import FVU_FLOOR
+from ...expression.skeleton import Skeleton
+from ..fitting.constants import Evaluations, least_squares_run, mse
+from ..problem import variance
+from .scores import FVU_FLOOR
 
 MAX_DENOMINATOR = 12
 # Larger constants stay floats: an integer such as 9061438163468778 is not readable.

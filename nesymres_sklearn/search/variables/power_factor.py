@@ -31,10 +31,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT
-from .power_law import MAX_EXPONENT, keeps_one_sign, monomial_tokens
-from .scaling import TARGET_BAND, power_of_ten
+from ...expression.monomial import monomial_tokens
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT
+from ..scaling import TARGET_BAND, power_of_ten
+from .power_law import MAX_EXPONENT, keeps_one_sign
 
 MIN_DEPARTURE = 0.05
 MIN_R2 = 0.99

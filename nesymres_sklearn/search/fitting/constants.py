@@ -31,11 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares, leastsq
 
-from ..expression.program import PrefixProgram
-from .budget import Deadline
+from ...expression.program import PrefixProgram
+from ..budget import Deadline
+from ..problem import EXACT_FIT, variance
 
-# Stop restarting once the normalised MSE is this small: the fit is exact.
-EXACT_FIT = 1e-14
 # Residual given to points where the skeleton is undefined (in units of std(y)).
 UNDEFINED_RESIDUAL = 1e3
 # Evaluations per start: skeletons that do not fit by then rarely win.
@@ -73,13 +72,6 @@ class Evaluations:
     @property
     def spent(self) -> bool:
         return self.left <= 0
-
-
-def variance(y: np.ndarray, weights: np.ndarray | None = None) -> float:
-    """The (weighted) variance of ``y``."""
-    if weights is None:
-        return float(np.var(y))
-    return float(np.average((y - np.average(y, weights=weights)) ** 2, weights=weights))
 
 
 def mse(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants, weights: np.ndarray | None = None) -> float:

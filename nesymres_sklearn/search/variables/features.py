@@ -18,8 +18,8 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn.feature_selection import mutual_info_regression
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, variable_index, variable_token
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT, variable_index, variable_token
 
 
 def relevance(X: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:

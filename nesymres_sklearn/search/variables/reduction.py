@@ -40,30 +40,23 @@ from __future__ import annotations
 
 import itertools
 import time
-import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.optimize import minimize
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-from threadpoolctl import threadpool_limits
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, variable_index, variable_token
-from .budget import Deadline
-from .power_law import MAX_EXPONENT, keeps_one_sign, monomial_tokens
-from .scaling import FEATURE_BAND, power_of_ten
+from ...expression.monomial import monomial_tokens
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT, variable_index, variable_token
+from ..budget import Deadline
+from ..scaling import FEATURE_BAND, power_of_ten
+from .power_law import MAX_EXPONENT, keeps_one_sign
+from .surrogate import OutOfTime, Surrogate, one_blas_thread
 
 #: Points the Gaussian processes are fitted on (a random subset of larger data).
 SURROGATE_POINTS = 128
 #: Fewer distinct points than this give no reduction.
 MIN_POINTS = 20
-#: Steps of the search for each Gaussian process's kernel parameters.
-MAX_ITERATIONS = 20
 #: Rounded bases verified for each number of combinations.
 CANDIDATES_PER_RANK = 2
 #: Leave-one-out share of y's variance the combinations must explain.
@@ -157,64 +150,6 @@ class Reduction:
         return written
 
 
-class _OutOfTime(Exception):
-    """The deadline passed while a Gaussian process was fitted."""
-
-
-def _optimizer_until(deadline: Deadline | None):
-    """scikit-learn's L-BFGS-B search of the kernel's parameters, stopped after
-    ``MAX_ITERATIONS`` steps; it raises :class:`_OutOfTime` once ``deadline`` passes."""
-
-    def optimizer(objective, start, bounds):
-        def timed(theta):
-            if deadline is not None and deadline.passed():
-                raise _OutOfTime
-            return objective(theta)
-
-        found = minimize(timed, start, method="L-BFGS-B", jac=True, bounds=bounds, options={"maxiter": MAX_ITERATIONS})
-        return found.x, found.fun
-
-    return optimizer
-
-
-class _Process:
-    """A Gaussian process on standardised columns: its leave-one-out unexplained share
-    of the target's variance, and (``gradients``) its gradients at the points."""
-
-    def __init__(self, T: np.ndarray, target: np.ndarray, seed: int, deadline: Deadline | None = None):
-        self._center, self._spread = T.mean(axis=0), T.std(axis=0)
-        self._spread[self._spread == 0] = 1.0
-        self.points = (T - self._center) / self._spread
-        kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(np.ones(T.shape[1]), (0.1, 1e3)) + WhiteKernel(
-            1e-5, (1e-10, 1e-1)
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            self.model = GaussianProcessRegressor(
-                kernel, optimizer=_optimizer_until(deadline), normalize_y=True, random_state=seed
-            )
-            self.model.fit(self.points, target)
-        # leave-one-out residuals of the normalised target, on the fitted kernel alone
-        # (the fit's own factor holds scikit-learn's jitter, which moves near-exact errors)
-        normalised = (target - target.mean()) / (target.std() or 1.0)
-        try:
-            inverse = cho_solve(cho_factor(self.model.kernel_(self.points)), np.eye(len(target)))
-        except LinAlgError:
-            self.error = 1.0
-            return
-        self.error = float(np.mean(((inverse @ normalised) / np.diag(inverse)) ** 2))
-
-    def gradients(self) -> np.ndarray:
-        """The gradients of the fitted mean at the points, in the unstandardised columns."""
-        product = self.model.kernel_.k1  # the constant times the Gaussian kernel
-        K = product(self.points, self.points)
-        length = product.k2.length_scale
-        weighted = K * self.model.alpha_.ravel()[None, :]
-        # d/dz_q sum_n w_n k(z_q, z_n) = sum_n w_n k(z_q, z_n) (z_n - z_q) / length**2
-        G = (weighted @ self.points - weighted.sum(axis=1)[:, None] * self.points) / length**2
-        return G / self._spread
-
-
 def _rounded_bases(directions: np.ndarray, step: float) -> list[np.ndarray]:
     """Simple bases of the span of the rows of ``directions``: the identity in each
     choice of pivot columns (among the ``PIVOT_COLUMNS`` that weigh most in the span),
@@ -266,13 +201,13 @@ def _reduce(
     and the seconds the Gaussian process on all the columns took."""
     clock = time.perf_counter if deadline is None else deadline.clock  # the budget's clock, when there is one
     moment = clock()
-    full = _Process(T, target, seed, deadline)
+    full = Surrogate(T, target, seed, deadline)
     seconds = clock() - moment
     return _verified(T, target, full, most, step, seed, deadline), seconds
 
 
 def _verified(
-    T: np.ndarray, target: np.ndarray, full: _Process, most: int, step: float, seed: int, deadline: Deadline | None
+    T: np.ndarray, target: np.ndarray, full: Surrogate, most: int, step: float, seed: int, deadline: Deadline | None
 ) -> tuple | None:
     """The proposals from ``full``'s gradients, verified (see ``_reduce``)."""
     if deadline is not None and deadline.passed():
@@ -289,7 +224,7 @@ def _verified(
         for basis in _simplest(_rounded_bases(directions[:r], step), unit)[:CANDIDATES_PER_RANK]:
             if deadline is not None and deadline.passed():
                 return None
-            error = _Process(T @ basis.T, target, seed, deadline).error
+            error = Surrogate(T @ basis.T, target, seed, deadline).error
             if error <= 1 - MIN_R2 and (error <= MAX_ERROR_RATIO * full.error or error <= EXACT_ERROR):
                 passed.append((error, basis))
                 if error <= EXACT_ERROR:
@@ -310,7 +245,7 @@ def _toward_zero(T: np.ndarray, target: np.ndarray, basis: np.ndarray, error: fl
         return basis, error
     if np.linalg.matrix_rank(simpler) < len(simpler):
         return basis, error
-    simpler_error = _Process(T @ simpler.T, target, seed).error
+    simpler_error = Surrogate(T @ simpler.T, target, seed).error
     return (simpler, simpler_error) if simpler_error < error else (basis, error)
 
 
@@ -331,7 +266,7 @@ def reduction(
     systems = [(True, 0.5, in_logs)] if np.all(X > 0) else []
     systems.append((False, 1.0, y[sample]))
     found, seconds = None, 0.0
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         for logarithmic, step, target in systems:
             most = n_variables if found is None else len(found[1]) - 1  # logs win a tie
             if most < 1 or (deadline is not None and deadline.left() <= seconds):  # it would end after it
@@ -339,7 +274,7 @@ def reduction(
             T = np.log(X[sample]) if logarithmic else X[sample]
             try:
                 result, seconds = _reduce(T, target, most, step, seed, deadline)
-            except _OutOfTime:
+            except OutOfTime:
                 break
             if result is not None:
                 found = (logarithmic, *result)

@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import torch
 
-from ..network.model import NeSymReSModel
+from ...network.model import NeSymReSModel
 from .beam import constrained_search
-from .candidates import Hypothesis
+from .hypothesis import Hypothesis
 from .sampling import sample_skeletons
 
 Decoder = Callable[..., list[Hypothesis]]

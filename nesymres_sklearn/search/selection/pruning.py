@@ -10,7 +10,7 @@ are folded into one constant. A part of more than ``LINE`` tokens in one variabl
 tried as its least-squares line in it, refitted with the rest: over the data's range
 ``c*log(c*x + c)`` can be a line in disguise, and ``sin(52.7*log(0.02*x + 0.998))`` is
 ``sin(x)`` once the line is refitted.
-A change is kept when the row's selection score (:mod:`.selection`) does not get worse,
+A change is kept when the row's selection score (:mod:`.scores`) does not get worse,
 so neutral parts always go, and a small term of an approximate fit goes when its
 tokens cost more than the error it removes. Parts and variables whose replacement
 alone raises the score by more than ``MAX_SCORE_RISE`` are not refitted.
@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..expression.program import PrefixProgram
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, token_arity, variable_index
-from .fitting import Evaluations, least_squares_run, mse, variance
-from .selection import log_fvu, lowest, scores
+from ...expression.program import PrefixProgram
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT, token_arity, variable_index
+from ..fitting.constants import Evaluations, least_squares_run, mse
+from ..problem import variance
+from .scores import log_fvu, lowest, scores
 
 MAX_SCORE_RISE = 1.0
 # Refits tried per pruned row, at most.

@@ -16,10 +16,10 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT
-from .fitting import variance
-from .power_law import monomial_tokens
+from ...expression.monomial import monomial_tokens
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT
+from ..problem import variance
 
 # Total degree of the monomials tried, by number of features.
 MAX_DEGREE = {1: 6, 2: 4, 3: 3}

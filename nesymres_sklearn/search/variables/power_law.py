@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, variable_token
+from ...expression.monomial import monomial_tokens
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT
 
 # Exponents beyond this magnitude are not written (the vocabulary's integers end at 5).
 MAX_EXPONENT = 5
@@ -23,31 +24,6 @@ MAX_EXPONENT = 5
 def keeps_one_sign(values: np.ndarray) -> bool:
     """Whether every value is positive, or every value negative (none is 0)."""
     return bool(np.all(values > 0) or np.all(values < 0))
-
-
-def _factor(column: int, exponent: float) -> list[str]:
-    """Tokens of ``x**|exponent|`` for a positive multiple of one half."""
-    whole, half = divmod(round(2 * abs(exponent)), 2)
-    x = variable_token(column)
-    parts = ([[x]] if whole == 1 else [["pow", x, str(whole)]] if whole > 1 else []) + ([["sqrt", x]] if half else [])
-    return _product(parts)
-
-
-def _product(factors: list[list[str]]) -> list[str]:
-    tokens: list[str] = []
-    for factor in factors[:-1]:
-        tokens += ["mul", *factor]
-    return tokens + factors[-1]
-
-
-def monomial_tokens(exponents: dict[int, float]) -> list[str]:
-    """Tokens of the product of each column to its exponent (multiples of one half, none
-    0; integers up to 6 for exact polynomials)."""
-    numerator = [_factor(j, b) for j, b in sorted(exponents.items()) if b > 0]
-    denominator = [_factor(j, b) for j, b in sorted(exponents.items()) if b < 0]
-    if not denominator:
-        return _product(numerator)
-    return ["div", *(_product(numerator) if numerator else ["1"]), *_product(denominator)]
 
 
 def power_law_skeleton(exponents: dict[int, float]) -> Skeleton:

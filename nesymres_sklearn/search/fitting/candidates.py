@@ -4,7 +4,7 @@ Each hypothesis is a skeleton in prefix notation. Skeletons are de-duplicated up
 the order of the operands of sums and products. A skeleton without any placeholder is
 also tried with placeholders attached by the paper's rule (``sin(x)`` can become
 ``c*sin(c*x + c)``) when that gives at most ``MAX_ATTACHED_CONSTANTS`` constants.
-Then the constants of every candidate are fitted (:mod:`.fitting`).
+Then the constants of every candidate are fitted (:mod:`.constants`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 from joblib import Parallel, delayed
 
-from ..expression.skeleton import Skeleton
-from .budget import Deadline
-from .fitting import ConstantFit, fit_constants
-from .problem import Problem
-from .settings import SearchRequest
+from ...expression.skeleton import Skeleton
+from ..budget import Deadline
+from ..decoding.hypothesis import Hypothesis
+from ..problem import Problem
+from ..settings import SearchRequest
+from .constants import ConstantFit, fit_constants
 
 # Longer skeletons are not tried with attached placeholders: fitting in many
 # dimensions costs more than the candidate is likely to be worth.
@@ -27,15 +28,6 @@ MAX_ATTACHED_CONSTANTS = 8
 BASELINE = ("c",)
 #: Origins fitted even after the deadline: the baseline and the exact polynomial.
 ALWAYS_FITTED = ("baseline", "polynomial")
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """A decoded skeleton: prefix tokens (without start/end) and its score (summed
-    log-probability, unless the decoding method says otherwise)."""
-
-    tokens: tuple[str, ...]
-    log_prob: float
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The candidate table: rows as the stages gather them, then sorted and selected
-(:mod:`.selection`) into what the estimator shows as ``equations_``."""
+(:mod:`.scores`) into what the estimator shows as ``equations_``."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from ..expression.program import PrefixProgram
-from ..expression.skeleton import Skeleton
-from .fitting import Evaluations, least_squares_run
-from .problem import Problem
+from ...expression.program import PrefixProgram
+from ...expression.skeleton import Skeleton
+from ..fitting.constants import Evaluations, least_squares_run
+from ..problem import Problem
 from .pruning import prune, prune_best, variable_replaced
-from .selection import best_index, candidate_table, log_fvu, lowest, scores
+from .scores import best_index, candidate_table, log_fvu, lowest, scores
 from .variable_support import unsupported_variables
 
 # Rounds of setting aside unsupported variables, at most.

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import torch
 
-from ..expression.tokens import variable_index
-from ..network.model import NeSymReSModel
-from .candidates import Hypothesis
+from ...expression.tokens import variable_index
+from ...network.model import NeSymReSModel
+from .hypothesis import Hypothesis
 
 
 class PrefixGrammar:

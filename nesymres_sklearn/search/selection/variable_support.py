@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..expression.program import PrefixProgram
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import variable_index
-from .fitting import Evaluations, least_squares_run, mse
+from ...expression.program import PrefixProgram
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import variable_index
+from ..fitting.constants import Evaluations, least_squares_run, mse
 from .pruning import variable_replaced, variables_of
-from .selection import log_fvu
+from .scores import log_fvu
 
 SHUFFLES = 5
 MIN_GAIN_RATIO = 4.0

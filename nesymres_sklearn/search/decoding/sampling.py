@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import torch
 
-from ..network.model import NeSymReSModel
+from ...network.model import NeSymReSModel
 from .beam import PrefixGrammar
-from .candidates import Hypothesis
+from .hypothesis import Hypothesis
 
 
 @torch.inference_mode()

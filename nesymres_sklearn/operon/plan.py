@@ -1,0 +1,45 @@
+"""Whether Operon runs in a fit: pyoperon is installed, and its share of the budget
+holds its first generation. Importable without pyoperon."""
+
+from __future__ import annotations
+
+import logging
+
+from ..search.budget import Budget
+from .settings import OperonSettings
+
+logger = logging.getLogger(__name__)
+
+
+def operon_stage(required: bool):
+    """The Operon stage (:func:`.operon.stage.refine_candidates`); without pyoperon, an
+    error that says how to install it when ``required``, else ``None``."""
+    try:
+        from .stage import refine_candidates
+    except ModuleNotFoundError as error:
+        if error.name is None or not error.name.startswith("pyoperon"):
+            raise
+        if not required:
+            return None
+        raise ImportError(
+            'refine="operon" needs pyoperon, which is not installed: pip install "nesymres-sklearn[operon]" '
+            "(or pip install pyoperon)."
+        ) from None
+    return refine_candidates
+
+
+def holds_operon(budget: Budget, settings: OperonSettings, n_points: int) -> bool:
+    """Whether Operon's share of the ``budget`` holds its first generation on
+    ``n_points`` (:func:`.operon.refine.minimum_seconds`); with a smaller budget the
+    network has all of it."""
+    if budget.max_time is None:
+        return True
+    from .refine import minimum_seconds
+
+    window = budget.refinement_end.at - budget.network_end.at
+    if window >= minimum_seconds(settings, n_points):
+        return True
+    logger.info(
+        "Operon's share of max_time (%.3fs) is too short for its first generation: the network has all.", window
+    )
+    return False

@@ -1,0 +1,69 @@
+"""The selection stage: from every fitted candidate to ``equations_`` and the selected
+equation, written over the features in the units of the data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from ...expression.skeleton import Skeleton
+from ..fitting.constants import mse
+from ..problem import Problem
+from ..scaling import Scaling
+from .folding import folded
+from .readable import exact_constants, tidy_numbers
+from .table import CandidateRows, CandidateTable
+
+
+@dataclass(frozen=True)
+class Writer:
+    """Writes a row over the feature ``symbols`` in the units of the data (``scaling``
+    maps the search's units back)."""
+
+    scaling: Scaling
+    symbols: tuple[sympy.Symbol, ...]
+
+    def __call__(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
+        """The row's equation: as written, or with ``exact`` constants, the units folded
+        into them and SymPy's automatic evaluation (the selected row: a canonical
+        expression, equal to itself after pickling)."""
+        if exact is None:
+            return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
+        expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))
+        unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
+        return folded(unscaled)
+
+    @property
+    def loss_scale(self) -> np.float64:
+        """Losses in the search's units times this are in the units of ``y`` (inf for
+        ``y`` near the largest float64)."""
+        with np.errstate(over="ignore"):
+            return np.float64(self.scaling.y_scale) ** 2
+
+
+def select(
+    rows: CandidateRows,
+    problem: Problem,
+    complexity_penalty: float,
+    writer: Writer,
+    seed: int,
+) -> CandidateTable:
+    """The table of ``rows``: the best row pruned, rows with variables the data do not
+    support set aside (shuffled with ``seed``), the selected constants re-spelled exactly
+    where the fit allows. Fixed work that no clock cuts (each step's refits share a
+    number of evaluations): the same rows always give the same equation."""
+    rows.add_pruned(problem, complexity_penalty, seed)
+    table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
+    row = table.best_index
+    skeleton, constants, _ = table.fitted[row]
+    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights)
+    values = np.array([float(c) for c in exact])
+    table.fitted[row] = (skeleton, values, exact)
+    with np.errstate(over="ignore"):
+        table.equations.loc[row, "loss"] = (
+            mse(skeleton.program, problem.X, problem.y, values, problem.weights) * writer.loss_scale
+        )
+    table.equations.loc[row, "expression"] = writer(*table.fitted[row])
+    return table

@@ -1,0 +1,132 @@
+"""What the network reads when ``X`` has more features than it has variables, and how
+its candidates come back over all of them.
+
+In order of preference:
+
+1. a power-law factor of some features splits off (:mod:`.power_factor`): the network
+   works on the rest of them, with ``y`` divided by the factor, and its skeletons come
+   back times the factor;
+2. ``y`` depends on at most the network's variables' worth of combinations of the
+   features (:mod:`.reduction`, when ``reduce``): the network works on those, and its
+   skeletons come back with them substituted;
+3. else the most relevant features (:mod:`.features`).
+
+Whenever the network does not see every feature as it is, a linear and a power-law
+candidate over all features join its candidates, and :meth:`Route.warning` says what
+it works on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...expression.skeleton import Skeleton
+from ..budget import Deadline
+from ..fitting.constants import fit_constants, mse
+from ..problem import Problem
+from .features import linear_skeleton, on_features, relevant_features
+from .power_factor import PowerFactor, power_factor
+from .power_law import power_law
+from .reduction import Reduction, reduction
+
+Fitted = tuple[Skeleton, np.ndarray, float]
+
+
+@dataclass(frozen=True)
+class Route:
+    """The network's ``problem`` (its inputs, target and weights), the ``columns`` of
+    ``X`` that it reads, the power-law ``split`` or the ``combined`` features it works
+    on (at most one of them), and the seconds the reduction took."""
+
+    problem: Problem
+    columns: np.ndarray
+    n_features: int
+    split: PowerFactor | None = None
+    combined: Reduction | None = None
+    reduction_seconds: float = 0.0
+
+    @property
+    def sees_all(self) -> bool:
+        """Whether the network reads every feature as it is."""
+        return len(self.columns) == self.n_features and self.combined is None
+
+    def inputs(self, symbols) -> list[str]:
+        """What each of the network's variables stands for, written with ``symbols``."""
+        if self.combined is not None:
+            return self.combined.describe(symbols)
+        return [str(symbols[j]) for j in self.columns]
+
+    def back(self, skeleton: Skeleton, constants: np.ndarray, loss: float, whole: Problem) -> Fitted:
+        """A candidate of the network, fitted with mean squared error ``loss``, over all
+        the features of the ``whole`` problem."""
+        if self.combined is not None:  # the same function of the same target: the loss stands
+            return (*self.combined.substituted(skeleton, constants), loss)
+        skeleton = on_features(skeleton, self.columns)
+        if self.split is None:
+            return skeleton, constants, loss
+        skeleton, constants = self.split.times(skeleton, constants)
+        return skeleton, constants, mse(skeleton.program, whole.X, whole.y, constants, whole.weights)
+
+    def all_feature_candidates(self, whole: Problem, seed: int) -> list[tuple[Skeleton, np.ndarray, float, str]]:
+        """The linear and the power-law candidates over all features (skeleton,
+        constants, loss, origin), when the network does not see them all."""
+        if self.sees_all:
+            return []
+        linear = linear_skeleton(self.n_features)
+        fit = fit_constants(linear.program, whole.X, whole.y, 1, np.random.default_rng(seed), None, whole.weights)
+        found = [(linear, fit.constants, fit.mse, "linear")]
+        power = power_law(whole.X, whole.y, whole.weights)
+        if power is not None:
+            found.append((*power, "power"))
+        return found
+
+    def warning(self, symbols, model: str, n_variables: int, refined: bool) -> str | None:
+        """What the network works on when it does not see every feature (``refined``:
+        whether Operon searches over all of them); ``None`` when it sees them all."""
+        if self.sees_all:
+            return None
+        names = ", ".join(str(symbols[j]) for j in self.columns)
+        if self.combined is not None:
+            written = ", ".join(self.combined.describe(symbols))
+            chosen = f"{written}, the combinations of the features that y depends on in the data"
+        elif self.split is None:
+            chosen = f"the {n_variables} most relevant to y ({names}; mutual information and rank correlation)"
+        else:
+            factor = ", ".join(str(symbols[j]) for j in self.split.exponents)
+            chosen = f"{names}, with y divided by a power law of {factor} that the data show"
+        rest = (
+            "Operon searches over all of them"
+            if refined
+            else "install pyoperon and pass refine='operon' to search over all of them"
+        )
+        return (
+            f"X has {self.n_features} features but the model {model!r} takes {n_variables} variables: the network "
+            f"works on {chosen}, and a linear and a power-law candidate use all; {rest}."
+        )
+
+
+def route(problem: Problem, n_variables: int, seed: int, reduce: bool, network_end: Deadline | None) -> Route:
+    """What the network reads of ``problem`` (see the module docstring). The reduction,
+    when tried, has half of the time left until ``network_end``; decoding and fitting
+    keep the rest."""
+    n_features = problem.X.shape[1]
+    split = power_factor(problem.X, problem.y, n_variables, problem.weights)
+    if split is not None:
+        seen = Problem(problem.X[:, split.rest], split.target(problem.X, problem.y), problem.weights)
+        return Route(seen, split.rest, n_features, split=split)
+    seconds, combined = 0.0, None
+    if reduce and n_features > n_variables:
+        moment = time.perf_counter()
+        end = None if network_end is None else network_end.halfway()
+        combined = reduction(problem.X, problem.y, n_variables, seed, end)
+        seconds = time.perf_counter() - moment
+    if combined is not None:
+        seen = Problem(combined.features(problem.X), problem.y, problem.weights)
+        return Route(seen, combined.columns, n_features, combined=combined, reduction_seconds=seconds)
+    columns = relevant_features(problem.X, problem.y, n_variables, seed)
+    return Route(
+        Problem(problem.X[:, columns], problem.y, problem.weights), columns, n_features, reduction_seconds=seconds
+    )
