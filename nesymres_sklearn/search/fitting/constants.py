@@ -52,7 +52,7 @@ class ConstantFit:
     n_restarts_run: int
 
 
-class _DeadlinePassed(Exception):
+class _Stopped(Exception):
     pass
 
 
@@ -135,7 +135,7 @@ def least_squares_run(
 
     def residuals(values):
         if (deadline is not None and deadline.passed()) or (evaluations is not None and not evaluations.take()):
-            raise _DeadlinePassed
+            raise _Stopped
         constants = full(values)
         r = (code.values(X, constants) - y) / scale
         r = np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
@@ -152,7 +152,7 @@ def least_squares_run(
         return J
 
     start = np.asarray(start, dtype=np.float64)
-    with np.errstate(all="ignore"), warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
+    with np.errstate(all="ignore"), warnings.catch_warnings(), contextlib.suppress(_Stopped):
         warnings.simplefilter("ignore")
         if padded:
             diag = None if isinstance(x_scale, str) else np.full(len(free) + 1, 1.0 / x_scale)
