@@ -1,9 +1,9 @@
 """Plots and markdown tables from a result CSV of :mod:`benchmarks.runner`.
 
-- ``<name>_<dataset>_time.png``: accuracy against mean fit time per dataset, one curve
+- ``<name>-<dataset>-time.png``: accuracy against mean fit time per dataset, one curve
   per method through its settings (the paper's accuracy-vs-time figures), with four
   panels A1/A2 x iid/ood and error bars of one standard error of the mean.
-- ``<name>_points.png``: accuracy against the number of training points, for the
+- ``<name>-points.png``: accuracy against the number of training points, for the
   method settings run with several sizes (the paper's accuracy-vs-points figure).
 - ``<name>.md``: one table per dataset, plus the run's command and machine. With
   ``--docs``, the same text replaces the block between ``<!-- results:start -->``
@@ -386,10 +386,10 @@ def write_report(
     docs_dir = Path(docs).parent if docs else out_dir
     if not summary.empty:
         for dataset in dict.fromkeys(summary["dataset"]):
-            path = plot_accuracy_vs_time(summary, dataset, out_dir / f"{name}_{dataset}_time.png")
+            path = plot_accuracy_vs_time(summary, dataset, out_dir / f"{name}-{dataset}-time.png")
             images[dataset] = _relative(path, docs_dir)
             written.append(path)
-        path = plot_accuracy_vs_points(summary, out_dir / f"{name}_points.png")
+        path = plot_accuracy_vs_points(summary, out_dir / f"{name}-points.png")
         if path is not None:
             images["points"] = _relative(path, docs_dir)
             written.append(path)

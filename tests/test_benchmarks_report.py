@@ -77,6 +77,19 @@ def test_committed_results_and_labels_use_the_registered_method_names():
         assert set(load_results(path)["method"]) <= set(METHODS), path
 
 
+def test_committed_result_files_follow_the_naming_rule():
+    """benchmarks/results/README.md: lowercase words and numbers joined by hyphens, then the extension."""
+    import re
+    from pathlib import Path
+
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    rule = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*(\.[a-z]+)*")
+    paths = [path.relative_to(results) for path in results.rglob("*") if path.name != "README.md"]
+    assert len(paths) > 100
+    offenders = [str(path) for path in paths if not all(rule.fullmatch(part) for part in path.parts)]
+    assert not offenders, f"rename to lowercase-with-hyphens: {offenders}"
+
+
 def test_summary_and_tables_keep_noise_levels_apart():
     frame = pd.DataFrame(
         {

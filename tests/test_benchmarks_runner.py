@@ -208,7 +208,7 @@ def test_quick_profile_end_to_end_and_resume(tmp_path):
     docs.write_text("# Benchmarks\n\nintro\n\n<!-- results:start -->\nold\n<!-- results:end -->\n\noutro\n")
     written = write_report(out, tmp_path / "report", docs)
     names = {p.name for p in written}
-    assert {"quick_aifeynman_time.png", "quick_nguyen_time.png", "quick.md", "benchmarks.md"} <= names
+    assert {"quick-aifeynman-time.png", "quick-nguyen-time.png", "quick.md", "benchmarks.md"} <= names
     text = docs.read_text()
     assert "old" not in text and "intro" in text and "outro" in text
     assert "| NeSymReS | beam_size=1 |" in text and "| Gaussian Process | n_restarts_optimizer=1 |" in text

@@ -1,5 +1,6 @@
 """The Python blocks of README.md and docs/usage.md run, in order, each page in one
-namespace; a block right after ``<!-- docs-test: skip (reason) -->`` is not run."""
+namespace; a block right after ``<!-- docs-test: skip (reason) -->`` is not run. Every
+relative link and every cited repository path of the pages exists."""
 
 import re
 import warnings
@@ -36,3 +37,36 @@ def test_the_python_blocks_of_the_docs_run(page):
         warnings.simplefilter("ignore", UserWarning)
         for block in python_blocks(page):
             exec(compile(block, page, "exec"), namespace)
+
+
+PAGES = ["README.md", "benchmarks/results/README.md", *(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+CITED = re.compile(r"`((?:benchmarks|docs|tests|nesymres_sklearn)/[^`\s<]+)`")
+
+
+def alternatives(path: str) -> list[str]:
+    """``a/{b,c}.md`` as ``a/b.md`` and ``a/c.md``."""
+    match = re.search(r"\{([^}]+)\}", path)
+    if match is None:
+        return [path]
+    return [
+        full
+        for part in match[1].split(",")
+        for full in alternatives(path[: match.start()] + part + path[match.end() :])
+    ]
+
+
+def test_alternatives_expand_every_brace():
+    assert alternatives("r/{a,b}-{x,y}.md") == ["r/a-x.md", "r/a-y.md", "r/b-x.md", "r/b-y.md"]
+    assert alternatives("r/a.md") == ["r/a.md"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_links_and_cited_paths_of_the_docs_exist(page):
+    text = (ROOT / page).read_text()
+    folder = (ROOT / page).parent
+    targets = [target.split("#")[0] for target in LINK.findall(text) if not target.startswith(("http", "#"))]
+    missing = [target for target in targets if not (folder / target).exists()]
+    for cited in CITED.findall(text):
+        missing += [path for path in alternatives(cited.rstrip(".,:;")) if not list(ROOT.glob(path))]
+    assert not missing, f"{page} names files that do not exist: {missing}"

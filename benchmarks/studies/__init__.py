@@ -5,26 +5,28 @@ They are not part of the benchmark harness (``benchmarks.runner`` and what it us
 each runs as ``python -m benchmarks.studies.NAME --help`` from the repository root:
 
 - ``bench_fit``: speed of ``NeSymReSRegressor.fit`` by stage and beam size, and of
-  ``predict`` (``fit-speed/fit_benchmark.md``);
+  ``predict`` (``fit-speed/fit-benchmark.md``);
 - ``time_contract``: wall time of fits against the promise of ``max_time``, idle or
   beside CPU-bound processes (``time-contract/idle.md``, ``time-contract/busy.md``);
 - ``budget_curve``: two methods of a result CSV per dataset and budget, with the paired
   difference (``time-contract/curve*.md``);
+- ``same_equations``: whether a change of code leaves the selected equations as they
+  were, from two checkouts (``refactors/refactor-38-equations.md``);
 - ``compare_models``: saved models at one beam size over several seeds, through the
   runner (``model-comparison/``);
 - ``bench_pretraining``: host time per training step before and after (``loop``), the
   loader on a large bank (``data``), and throughput of bank generation, batch sampling
-  and training (``pretraining/pretraining_<mode>.md``, ``pretraining/pretraining_benchmark.md``);
+  and training (``pretraining/pretraining-<mode>.md``, ``pretraining/pretraining-benchmark.md``);
 - ``batch_scaling``: larger batches at equal equations, rate scaled
-  (``pretraining/batch_scaling.md``);
+  (``pretraining/batch-scaling.md``);
 - ``bench_simplification``: ``sympy.simplify`` against automatic evaluation in the
-  generator (``pretraining/simplification_benchmark.md``);
+  generator (``pretraining/simplification-benchmark.md``);
 - ``bank_statistics``: what training draws from a skeleton bank under each weighting
-  (``pretraining/bank_statistics.md``);
+  (``pretraining/bank-statistics.md``);
 - ``size_selection``: model sizes compared from short training runs
-  (``pretraining/size_selection.md``);
+  (``pretraining/size-selection.md``);
 - ``data_scaling``: validation accuracy against bank size at equal compute
-  (``pretraining/data_scaling.md``);
+  (``pretraining/data-scaling.md``);
 - ``dsr_nguyen``: our DSR re-implementation on Nguyen-1..8 against the DSR paper's
-  recovery rates (``dsr/dsr_nguyen.md``).
+  recovery rates (``dsr/dsr-nguyen.md``).
 """

@@ -14,7 +14,7 @@ Usage::
 
     python -m benchmarks.studies.batch_scaling --bank bank --out-dir runs/batch-scaling --model-size tiny \\
         --equations 384000 --batch-sizes 64 256 1024 --base-batch 64 --base-rate 4e-4 --power 0.5 \\
-        --num-workers 0 --num-threads 1 --out benchmarks/results/pretraining/batch_scaling.md
+        --num-workers 0 --num-threads 1 --out benchmarks/results/pretraining/batch-scaling.md
 """
 
 from __future__ import annotations

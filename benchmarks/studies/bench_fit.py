@@ -8,7 +8,7 @@ then measures ``predict`` throughput in rows per second. The equations are six o
 AI-Feynman style, or with ``--dataset`` every equation of a benchmark set (training
 points of seed 0, 1, ... per repeat).
 
-    python -m benchmarks.studies.bench_fit --out benchmarks/results/fit-speed/fit_benchmark.md
+    python -m benchmarks.studies.bench_fit --out benchmarks/results/fit-speed/fit-benchmark.md
     python -m benchmarks.studies.bench_fit --dataset aifeynman --beam-sizes 32 --repeats 1
 """
 

@@ -4,13 +4,14 @@ Each configuration runs in a fresh Python process and searches twice: the first
 search pays what a user's first search pays (the torch import and the model load, in
 every worker), the second shows the steady state (joblib keeps its worker processes,
 and with them the imported torch and the loaded model). Configurations:
-``GridSearchCV`` over ``beam_size`` with ``n_jobs=1``; with ``n_jobs=2`` on joblib's
+``GridSearchCV`` over ``beam_size`` of the default estimator (``refine="auto"``: the
+network, then Operon) with ``n_jobs=1``; with ``n_jobs=2`` on joblib's
 default process backend (loky) and on the threading backend; and with ``n_jobs=1`` but
 the estimator's own ``n_jobs=2`` (constant fitting in worker processes).
 
 Command::
 
-    python -m benchmarks.studies.bench_grid_parallel --out benchmarks/results/fit-speed/grid_parallel.md
+    python -m benchmarks.studies.bench_grid_parallel --out benchmarks/results/fit-speed/grid-parallel.md
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ grid = {{"beam_size": {beams}}}
 seconds = []
 for _ in range(2):
     moment = time.perf_counter()
-    estimator = NeSymReSRegressor(random_state=0, n_jobs={estimator_jobs}, device="cpu", refine=None)
+    estimator = NeSymReSRegressor(random_state=0, n_jobs={estimator_jobs})
     search = GridSearchCV(estimator, grid, cv={cv}, n_jobs={grid_jobs})
     if {backend!r} is None:
         search.fit(X, y)
@@ -68,14 +69,17 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--beams", type=int, nargs="+", default=[4, 8, 16, 32])
     parser.add_argument("--cv", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/fit-speed/grid_parallel.md"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/fit-speed/grid-parallel.md"))
     args = parser.parse_args(argv)
     lines = [
         "# Parallel grid search over NeSymReSRegressor",
         "",
-        f"`GridSearchCV(NeSymReSRegressor(), {{'beam_size': {args.beams}}}, cv={args.cv})` on 200 points of "
+        f"`GridSearchCV(NeSymReSRegressor(random_state=0), {{'beam_size': {args.beams}}}, cv={args.cv})` "
+        f'(the default estimator: the bundled model, then Operon; `refine="auto"`) on 200 points of '
         f"`x0*sin(x1) + x1`, {len(args.beams) * args.cv} fits, each configuration in a fresh Python process "
-        f"({os.cpu_count()} cores).",
+        f"({os.cpu_count()} cores). Load average at the start (1/5/15 min): "
+        + "/".join(f"{load:.1f}" for load in os.getloadavg())
+        + ".",
         "",
         "| configuration | first search (s) | second search (s) |",
         "|---|---:|---:|",
@@ -83,7 +87,8 @@ def main(argv=None) -> None:
     for name, configuration in CONFIGURATIONS.items():
         first, second = measure(configuration, args.beams, args.cv)["seconds"]
         lines.append(f"| {name} | {first:.1f} | {second:.1f} |")
-    lines += ["", "Command: `python -m benchmarks.studies.bench_grid_parallel`", ""]
+    lines += ["", "Load average at the end (1/5/15 min): " + "/".join(f"{load:.1f}" for load in os.getloadavg()) + "."]
+    lines += ["", f"Command: `python -m benchmarks.studies.bench_grid_parallel --out {args.out}`", ""]
     args.out.write_text("\n".join(lines))
 
 

@@ -1,23 +1,21 @@
 """Throughput of the pretraining pipeline on this machine (a script, not a test).
 
 One mode per subcommand, each writing its own Markdown table (default
-``benchmarks/results/pretraining/pretraining_<mode>.md``; ``--out`` overrides it). Every table heads
+``benchmarks/results/pretraining/pretraining-<mode>.md``; ``--out`` overrides it). Every table heads
 with the command line, the machine (cores, torch version and threads) and the load
 average at the start, and ends with the load average at the end.
 
 ``loop``
     The training loop alone, on batches made beforehand (generation excluded), model on
-    the CPU: the host time per step of the step as it was at commit f647fb9
-    (:func:`legacy_train_step_f647fb9`: float32 encoded points made in the worker,
-    torch's default Adam/AdamW, which is a for-loop over the parameters on CPU, default
-    ``clip_grad_norm_``, the loss read with ``.item()`` every step) against the library's
-    step now (:func:`pretraining.train.train_step`: half-precision codes expanded in the
-    step, fused optimiser, the loss summed on the device), on the same batches at equal
-    batch size; ``--compile`` adds the library step through ``torch.compile``,
-    ``--tiny-batch`` both steps at batch 2 with 10 points, where compute is negligible
-    and the time is the per-step host overhead (dispatch, optimiser, syncs) that bounds
-    a GPU run. A second table breaks the library step down by operator
-    (``torch.profiler``, self CPU time; with ``--tiny-batch`` a third at batch 2).
+    the CPU: the host time per step of the library's step
+    (:func:`pretraining.train.train_step`: half-precision codes expanded in the step,
+    fused optimiser, the loss summed on the device); ``--compile`` adds it through
+    ``torch.compile``, ``--tiny-batch`` the same at batch 2 with 10 points, where compute
+    is negligible and the time is the per-step host overhead (dispatch, optimiser, syncs)
+    that bounds a GPU run. A second table breaks the step down by operator
+    (``torch.profiler``, self CPU time; with ``--tiny-batch`` a third at batch 2). The
+    step before its rework (commit f647fb9) against after is in the committed
+    ``benchmarks/results/pretraining/pretraining-loop.md``.
 ``data``
     The data alone: ``N`` DataLoader workers (:func:`pretraining.data.batch_loader`) on
     a bank of realistic size, batches as in the GPU runs (256 equations, 50-200 points,
@@ -35,7 +33,7 @@ average at the start, and ends with the load average at the end.
     ``--log-every`` window after the first.
 ``all``
     ``bank``, ``sampling``, ``sizes`` and ``steady`` in one go, into
-    ``benchmarks/results/pretraining/pretraining_benchmark.md`` (also when no mode is given).
+    ``benchmarks/results/pretraining/pretraining-benchmark.md`` (also when no mode is given).
 
 ``sampling``, ``sizes``, ``steady`` and ``loop`` use ``--bank FOLDER``, or else a
 temporary bank of ``--n-skeletons`` skeletons built first.
@@ -74,23 +72,23 @@ import numpy as np
 import pandas as pd
 import torch
 
-from nesymres_sklearn.network.model import MODEL_SIZES, NeSymReSModel, config_for_size
+from nesymres_sklearn.network.model import MODEL_SIZES, config_for_size
 from pretraining import data as pretraining_data
 from pretraining.bank import SkeletonBank, build_bank
 from pretraining.config import TrainConfig
-from pretraining.data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng, points_from_codes
-from pretraining.runtime import Ranks, autocast, autocast_dtype
+from pretraining.data import BatchConfig, BatchStream, EquationSampler, batch_loader, batch_rng
+from pretraining.runtime import Ranks, autocast_dtype
 from pretraining.train import Runtime, State, learning_rate, loss_function, make_state, train_step
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "pretraining"
 OUTPUTS = {
-    "loop": "pretraining_loop.md",
-    "data": "pretraining_data.md",
-    "bank": "pretraining_bank.md",
-    "sampling": "pretraining_sampling.md",
-    "sizes": "pretraining_sizes.md",
-    "steady": "pretraining_steady.md",
-    "all": "pretraining_benchmark.md",
+    "loop": "pretraining-loop.md",
+    "data": "pretraining-data.md",
+    "bank": "pretraining-bank.md",
+    "sampling": "pretraining-sampling.md",
+    "sizes": "pretraining-sizes.md",
+    "steady": "pretraining-steady.md",
+    "all": "pretraining-benchmark.md",
 }
 SEED = 0
 
@@ -211,57 +209,7 @@ def sampling_section(bank: SkeletonBank) -> list[str]:
     return lines
 
 
-# --- the training step: f647fb9's and the library's ------------------------------
-
-
-def legacy_make_state(config: TrainConfig, model_config, runtime: Runtime) -> State:
-    """``make_state`` as at commit f647fb9 (reference for :func:`legacy_train_step_f647fb9`):
-    the same initial weights as :func:`pretraining.train.make_state`, and the optimiser
-    with torch's default implementation (on CPU a for-loop over the parameters)."""
-    torch.manual_seed(config.run.seed)
-    model = NeSymReSModel(model_config).to(runtime.device)
-    settings = config.optimisation
-    if settings.optimizer == "adamw":
-        optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
-    else:
-        optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
-    scaler = torch.amp.GradScaler(runtime.device.type, enabled=runtime.autocast_dtype == torch.float16)
-    return State(model, optimizer, scaler)
-
-
-def legacy_train_step_f647fb9(batch: dict, model, state: State, config: TrainConfig, runtime: Runtime) -> tuple:
-    """Reference, benchmark code only: ``_train_step`` of ``pretraining/train.py`` at
-    commit f647fb9. ``batch["points"]`` is the float32 encoder input ``(B, N, 16 (d + 1))``
-    that the loader worker made; returns the loss tensor and the number of equations
-    (the loop then read the loss with ``.item()``: :func:`legacy_loop_iteration`)."""
-    points = batch["points"].to(runtime.device, non_blocking=True)
-    targets = batch["targets"].to(runtime.device, non_blocking=True)
-    with autocast(runtime.device, runtime.autocast_dtype):
-        _, loss = model(points, targets[:, :-1], targets[:, 1:])
-    for group in state.optimizer.param_groups:
-        group["lr"] = config.optimisation.rate_at(state.step, config.schedule.max_steps)
-    state.optimizer.zero_grad(set_to_none=True)
-    state.scaler.scale(loss).backward()
-    if config.optimisation.grad_clip:
-        state.scaler.unscale_(state.optimizer)
-        torch.nn.utils.clip_grad_norm_(state.model.parameters(), config.optimisation.grad_clip)
-    state.scaler.step(state.optimizer)
-    state.scaler.update()
-    return loss, len(targets)
-
-
-def legacy_loop_iteration(state: State, config: TrainConfig, runtime: Runtime) -> Callable[[dict], torch.Tensor]:
-    """One iteration of f647fb9's loop without DDP, logging or checkpoints: the step, and
-    the loss read on the host (``loss.item()``) for the meter."""
-    meter = {"loss": 0.0}
-
-    def iteration(batch: dict) -> torch.Tensor:
-        loss, _ = legacy_train_step_f647fb9(batch, state.model, state, config, runtime)
-        state.step += 1
-        meter["loss"] += loss.item()
-        return loss.detach()
-
-    return iteration
+# --- the training step --------------------------------------------------------------
 
 
 def library_loop_iteration(
@@ -300,11 +248,6 @@ def make_batches(sampler: EquationSampler, n_batches: int, batch_size: int | Non
     return [sampler.batch(batch_rng(SEED, 0, index), batch_size) for index in range(n_batches)]
 
 
-def legacy_batches(batches: list[dict]) -> list[dict]:
-    """The same batches as f647fb9's loader made them: float32 encoded ``points``."""
-    return [{"points": points_from_codes(batch["codes"]), "targets": batch["targets"]} for batch in batches]
-
-
 @dataclass
 class Contender:
     """A loop iteration timed on its batches."""
@@ -323,8 +266,7 @@ class Contender:
 
     @property
     def mean_points(self) -> float:
-        key = "codes" if "codes" in self.batches[0] else "points"
-        return float(np.mean([batch[key].shape[1] for batch in self.batches]))
+        return float(np.mean([batch["codes"].shape[1] for batch in self.batches]))
 
     def summary(self) -> dict:
         q1, median, q3 = np.percentile(self.seconds, [25, 50, 75])
@@ -395,25 +337,20 @@ def _profile_table(title: str, rows: list[dict], totals: dict, steps: int) -> li
 
 
 def bench_loop(args, bank: SkeletonBank) -> tuple[list[str], dict]:
-    """The ``loop`` tables: host time per step before and after, and the profile of the
-    library step. Also returns the contenders' results by label."""
+    """The ``loop`` tables: host time per step, and the profile of the step. Also
+    returns the contenders' results by label."""
     config = loop_config(args.model_size, args.batch_size, args.points, args.threads)
     model_config = config_for_size(args.model_size, bank.n_variables)
     runtime = cpu_runtime(config)
     sampler = EquationSampler(bank, config.data, model_config.n_variables, max_length=model_config.max_length)
     n_distinct = min(args.warmup_steps + args.steps, args.distinct_batches)
     batches = make_batches(sampler, n_distinct)
-    before = legacy_make_state(config, model_config, runtime)
-    after = make_state(config, model_config, runtime)
-    before_iteration = legacy_loop_iteration(before, config, runtime)
-    after_iteration = library_loop_iteration(after, config, runtime)
-    contenders = [
-        Contender("before (f647fb9)", before_iteration, legacy_batches(batches)),
-        Contender("after", after_iteration, batches),
-    ]
+    state = make_state(config, model_config, runtime)
+    step_iteration = library_loop_iteration(state, config, runtime)
+    contenders = [Contender("step", step_iteration, batches)]
     if args.compile:
         compiled = library_loop_iteration(make_state(config, model_config, runtime), config, runtime, compile=True)
-        contenders.append(Contender("after, compiled", compiled, batches))
+        contenders.append(Contender("step, compiled", compiled, batches))
     time_contenders(contenders, args.warmup_steps, args.steps)
     tiny = []
     if args.tiny_batch:
@@ -423,29 +360,24 @@ def bench_loop(args, bank: SkeletonBank) -> tuple[list[str], dict]:
         )
         tiny_batches = make_batches(tiny_sampler, min(args.warmup_steps + args.tiny_steps, args.distinct_batches))
         tiny = [
-            Contender(f"{contender.label}, tiny batch", contender.iteration,
-                      legacy_batches(tiny_batches) if contender.label.startswith("before") else tiny_batches)
-            for contender in contenders
-        ]  # fmt: skip
+            Contender(f"{contender.label}, tiny batch", contender.iteration, tiny_batches) for contender in contenders
+        ]
         time_contenders(tiny, args.warmup_steps, args.tiny_steps)
-    parameters = sum(p.numel() for p in after.model.parameters())
+    parameters = sum(p.numel() for p in state.model.parameters())
     lines = [
         _bank_line(bank, args.bank),
         "",
         f"Model {args.model_size} ({parameters:,} parameters) on the CPU, fp32, {torch.get_num_threads()} torch "
         f"thread(s). Batches made beforehand with `EquationSampler.batch` ({n_distinct} distinct, used in turn; "
-        f"{args.points} points drawn per equation, each batch cut to its fewest valid points), generation excluded; "
-        "before and after see the same batches (before: their codes expanded to float32 points beforehand, as "
-        "f647fb9's loader workers made them; after: the codes, expanded in the step).",
+        f"{args.points} points drawn per equation, each batch cut to its fewest valid points), generation excluded.",
         "",
-        "Timed per step (`time.perf_counter`), one loop iteration without logging: *before* is "
-        "`legacy_train_step_f647fb9` (torch's default Adam, a for-loop on CPU; default `clip_grad_norm_`) and "
-        "`loss.item()`; *after* is `pretraining.train.learning_rate` + `train_step` (fused Adam, "
-        "`clip_grad_norm_(foreach=True)`, `points_from_codes` in the loss) + the clock + the loss added on the "
-        f"device. {args.warmup_steps} warm-up step(s) each (the first reported alone, compilation included), then "
-        f"the contenders take turns at every step; median and interquartile range of the timed steps. The loss at "
-        "the first step (same initial weights, same batch) checks that both steps train on the same data; the "
-        "tiny-batch rows go on with the same models, trained alike so far.",
+        "Timed per step (`time.perf_counter`), one loop iteration without logging: "
+        "`pretraining.train.learning_rate` + `train_step` (fused Adam, `clip_grad_norm_(foreach=True)`, "
+        "`points_from_codes` in the loss) + the clock + the loss added on the device. "
+        f"{args.warmup_steps} warm-up step(s) each (the first reported alone, compilation included), then the "
+        "contenders take turns at every step; median and interquartile range of the timed steps. The loss at the "
+        "first step (same initial weights, same batch) checks that the contenders train on the same data; the "
+        "tiny-batch rows go on with the same models.",
         "",
         "## Host time per step",
         "",
@@ -460,45 +392,39 @@ def bench_loop(args, bank: SkeletonBank) -> tuple[list[str], dict]:
             r, first_loss=contender.first_loss, first_seconds=contender.first_seconds,
             warmup_seconds=contender.warmup_seconds,
         )  # fmt: skip
-        print(contender.label, results[contender.label], flush=True)
         lines.append(
             f"| {contender.label} | {contender.batch_size} | {contender.mean_points:.0f} | {len(contender.seconds)} | "
             f"{1000 * r['median']:.2f} | {1000 * r['q1']:.2f}-{1000 * r['q3']:.2f} | {r['per_second']:.0f} | "
             f"{contender.first_seconds:.3f} | {contender.first_loss:.6f} |"
         )
     lines.append("")
-    for group, suffix in ((contenders, ""), (tiny, ", tiny batch")):
-        if not group:
-            continue
-        old = results[f"before (f647fb9){suffix}"]["median"]
-        for label in (f"after{suffix}", f"after, compiled{suffix}"):
-            if label in results:
-                lines.append(f"- {label}: {results[label]['median'] / old:.2f} times the median time of before.")
     if args.compile:
+        for suffix in ("", ", tiny batch") if tiny else ("",):
+            ratio = results[f"step, compiled{suffix}"]["median"] / results[f"step{suffix}"]["median"]
+            lines.append(f"- step, compiled{suffix}: {ratio:.2f} times the median time of the uncompiled step.")
         lines.append(
-            f"- torch.compile: first step {results['after, compiled']['first_seconds']:.1f} s and "
-            f"{args.warmup_steps} warm-up step(s) {results['after, compiled']['warmup_seconds']:.1f} s, compilation "
-            f"included (uncompiled: {results['after']['first_seconds']:.2f} s and "
-            f"{results['after']['warmup_seconds']:.2f} s)."
+            f"- torch.compile: first step {results['step, compiled']['first_seconds']:.1f} s and "
+            f"{args.warmup_steps} warm-up step(s) {results['step, compiled']['warmup_seconds']:.1f} s, compilation "
+            f"included (uncompiled: {results['step']['first_seconds']:.2f} s and "
+            f"{results['step']['warmup_seconds']:.2f} s)."
         )
     lines.append(
-        "- On the CPU the copies to the device are no-ops and `points_from_codes` is real work in the after step "
-        "(before, the worker had expanded the points); on a GPU the expansion is a few kernels and the copy 16 times "
-        "smaller."
+        "- On the CPU the copies to the device are no-ops and `points_from_codes` is real work; on a GPU the "
+        "expansion is a few kernels."
     )
     if args.profile_steps:
-        rows, totals = profile_iteration(after_iteration, batches, args.profile_steps)
+        rows, totals = profile_iteration(step_iteration, batches, args.profile_steps)
         lines += [""] + _profile_table(
-            f"## Where the after step spends its host time (batch {args.batch_size}, top {len(rows)} operators "
+            f"## Where the step spends its host time (batch {args.batch_size}, top {len(rows)} operators "
             "by self CPU time)",
             rows,
             totals,
             args.profile_steps,
         )
         if tiny:
-            rows, totals = profile_iteration(after_iteration, tiny[1].batches, args.profile_steps)
+            rows, totals = profile_iteration(step_iteration, tiny[0].batches, args.profile_steps)
             lines += [""] + _profile_table(
-                f"## Where the after step spends its host time at batch 2 (top {len(rows)} operators)",
+                f"## Where the step spends its host time at batch 2 (top {len(rows)} operators)",
                 rows,
                 totals,
                 args.profile_steps,
@@ -707,16 +633,16 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--n-skeletons", type=int, default=1000, help="size of the temporary bank")
 
     sizes = tuple(MODEL_SIZES)
-    loop = mode("loop", "host time per training step, f647fb9's step against the library's (CPU)")
+    loop = mode("loop", "host time per training step of the library's step (CPU)")
     bank_options(loop)
     loop.add_argument("--model-size", default="small", choices=sizes)
     loop.add_argument("--batch-size", type=int, default=256)
     loop.add_argument("--points", type=int, default=125, help="points drawn per equation (fixed)")
-    loop.add_argument("--steps", type=int, default=20, help="timed steps of each step function")
+    loop.add_argument("--steps", type=int, default=20, help="timed steps of each contender")
     loop.add_argument("--warmup-steps", type=int, default=3, help="untimed steps first (at least 1)")
     loop.add_argument("--threads", type=int, default=1, help="torch threads")
     loop.add_argument("--compile", action="store_true", help="also time the library step through torch.compile")
-    loop.add_argument("--tiny-batch", action="store_true", help="also time both steps at batch 2, 10 points")
+    loop.add_argument("--tiny-batch", action="store_true", help="also time the step(s) at batch 2, 10 points")
     loop.add_argument("--tiny-steps", type=int, default=100, help="timed steps at the tiny batch")
     loop.add_argument("--profile-steps", type=int, default=5, help="steps profiled (0: no profile)")
     loop.add_argument("--distinct-batches", type=int, default=16, help="at most this many batches, used in turn")
@@ -801,7 +727,7 @@ def run_mode(args) -> list[str]:
 
 
 TITLES = {
-    "loop": "Training loop: host time per step, before and after",
+    "loop": "Training loop: host time per step",
     "data": "Pretraining data: equations/s of the loader workers",
     "bank": "Skeleton bank generation",
     "sampling": "Batch sampling",

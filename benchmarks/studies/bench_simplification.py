@@ -4,7 +4,7 @@ not a test).
 Samples trees with the paper's generator settings and turns each into a skeleton twice,
 with ``simplification="full"`` and ``"automatic"``: time per tree on one core, how often
 the two skeletons are identical, and their lengths. Writes
-``benchmarks/results/pretraining/simplification_benchmark.md``.
+``benchmarks/results/pretraining/simplification-benchmark.md``.
 
 Usage::
 
@@ -30,7 +30,7 @@ from pretraining.generator import (
     tree_to_prefix,
 )
 
-RESULTS = Path(__file__).resolve().parents[1] / "results" / "pretraining" / "simplification_benchmark.md"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "pretraining" / "simplification-benchmark.md"
 
 
 def sample_prefixes(n_trees: int, seed: int, config: GeneratorConfig) -> list[list[str]]:

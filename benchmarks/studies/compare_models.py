@@ -11,7 +11,7 @@ Usage::
 
     python -m benchmarks.studies.compare_models bundled=nesymres_sklearn/weights candidate=runs/small/model \\
         --seeds 0 1 2 --n-jobs 2 --csv-dir benchmarks/results/model-comparison/NAME \\
-        --out benchmarks/results/model-comparison/model_comparison_NAME.md
+        --out benchmarks/results/model-comparison/model-comparison-NAME.md
 """
 
 from __future__ import annotations

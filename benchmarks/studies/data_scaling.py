@@ -8,7 +8,7 @@ the number of training skeletons.
 Usage::
 
     python -m benchmarks.studies.data_scaling runs/data-10k runs/data-100k runs/data-1m --max-step 2000 \\
-        --out benchmarks/results/pretraining/data_scaling.md --plot docs/figures/data-scaling.png
+        --out benchmarks/results/pretraining/data-scaling.md --plot docs/figures/data-scaling.png
 """
 
 from __future__ import annotations

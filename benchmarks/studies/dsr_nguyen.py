@@ -8,7 +8,7 @@ per problem next to the rate the paper reports (Petersen et al., ICLR 2021, Tabl
 DSR, 100 runs per problem, 2M expressions per run)::
 
     python -m benchmarks.studies.dsr_nguyen --n-expressions 200000 --seeds 0 1 2 \\
-        --out benchmarks/results/dsr/dsr_nguyen.csv
+        --out benchmarks/results/dsr/dsr-nguyen.csv
 
 An expression counts as recovered when it equals the true one to 1e-9 (relative) on
 1,000 iid test points; with no fitted constants that is symbolic equivalence (an
@@ -150,7 +150,7 @@ def main(argv=None) -> int:
     parser.add_argument("--time-budget", type=float, default=120.0, help="soft per-run stop (s)")
     parser.add_argument("--time-limit", type=float, default=300.0, help="hard per-run limit (s)")
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--out", default="benchmarks/results/dsr/dsr_nguyen.csv")
+    parser.add_argument("--out", default="benchmarks/results/dsr/dsr-nguyen.csv")
     args = parser.parse_args(argv)
     command = "python -m benchmarks.studies.dsr_nguyen " + shlex.join(sys.argv[1:] if argv is None else argv)
     profile = Profile(

@@ -10,7 +10,7 @@ as the runner samples them).
 Command::
 
     python -m benchmarks.studies.hybrid_descent --dataset aifeynman --max-time 1 --seeds 0 1 2 \\
-        --out benchmarks/results/hybrid/hybrid_descent.md
+        --out benchmarks/results/hybrid/hybrid-descent.md
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def main(argv=None) -> None:
     parser.add_argument("--dataset", default="aifeynman")
     parser.add_argument("--max-time", type=float, default=1.0)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/hybrid/hybrid_descent.md"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/hybrid/hybrid-descent.md"))
     args = parser.parse_args(argv)
 
     from nesymres_sklearn import NeSymReSRegressor

@@ -13,8 +13,8 @@ the same method in a run of earlier code), labelled with that file's name.
 
 Command line::
 
-    python -m benchmarks.studies.paired_difference benchmarks/results/hybrid/hybrid_v3.csv \\
-        nesymres-operon operon-timed --metric a1_ood --out benchmarks/results/hybrid/hybrid_v3_paired.md
+    python -m benchmarks.studies.paired_difference benchmarks/results/hybrid/hybrid-v3.csv \\
+        nesymres-operon operon-timed --metric a1_ood --out benchmarks/results/hybrid/hybrid-v3-paired.md
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ constants. Only validation sets are used (never the sets reported in
 Command line::
 
     python -m benchmarks.studies.search_settings --study linear-scaling --seeds 0 1 \\
-        --n-jobs 2 --out benchmarks/results/search-settings/linear_scaling.md
+        --n-jobs 2 --out benchmarks/results/search-settings/linear-scaling.md
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the table also gives the accuracy on the seen and on the unseen equations.
 Command line::
 
     python -m benchmarks.studies.seen_skeletons --bank bank --results benchmarks/results/laptop/laptop.csv \\
-        --method nesymres --value 32 --out benchmarks/results/seen-skeletons/seen_skeletons.md
+        --method nesymres --value 32 --out benchmarks/results/seen-skeletons/seen-skeletons.md
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the number of equations the run's throughput gives in that budget (NaN with fewe
 Usage::
 
     python -m benchmarks.studies.size_selection tiny=runs/tiny small=runs/small medium=runs/medium \\
-        --budget-hours 2.5 --out benchmarks/results/pretraining/size_selection.md \\
+        --budget-hours 2.5 --out benchmarks/results/pretraining/size-selection.md \\
         --plot docs/figures/size-selection.png
 """
 

@@ -12,7 +12,7 @@ the sets reported in ``docs/benchmarks.md``).
 Command line::
 
     python -m benchmarks.studies.tune_selection --datasets validation-wc validation-fc \\
-        --settings beam32 beam32-t1 sample64 --out benchmarks/results/search-settings/selection_tuning.md
+        --settings beam32 beam32-t1 sample64 --out benchmarks/results/search-settings/selection-tuning.md
 """
 
 from __future__ import annotations
