@@ -17,6 +17,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
+from .inputs import check_columns, check_target, warn_few_points, warn_outside_domain, warn_repeated_columns
 from .operon.plan import holds_operon, operon_stage
 from .operon.settings import OperonSettings
 from .progress import progress
@@ -35,49 +36,6 @@ MIN_POINTS = 3
 TIMINGS = (
     "loading", "encoding", "decoding", "constant_fitting", "decomposition", "reduction", "refinement", "selection"
 )  # fmt: skip
-
-
-def _check_target(y) -> None:
-    """A clear error for targets that are not numbers (before NumPy raises its own)."""
-    values = np.asarray(y)
-    if values.dtype.kind in "USV" or (values.dtype.kind == "O" and values.size and not _all_numbers(values)):
-        example = next(v for v in values.ravel() if not _is_number(v))
-        example = example.item() if isinstance(example, np.generic) else example
-        raise ValueError(
-            f"y must hold numbers (this is a regressor), but it holds {values.dtype} values such as {example!r}. "
-            "Convert it to floats, e.g. pandas.to_numeric(y), or encode categories before fitting."
-        )
-
-
-def _check_boolean_target(y) -> None:
-    """A clear error for a boolean ``y``: a classification target, not a quantity to regress."""
-    if np.asarray(y).dtype.kind == "b":
-        raise ValueError(
-            "y is boolean, a classification target, but NeSymReSRegressor is a regressor: it finds an equation "
-            "for a numeric y. Use a classifier (e.g. sklearn.linear_model.LogisticRegression), or pass "
-            "y.astype(float) to fit the 0/1 values as numbers."
-        )
-
-
-def _check_unique_columns(X) -> None:
-    """scikit-learn's kind of error for repeated column names (before narwhals raises its own)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or not hasattr(columns, "duplicated"):
-        return
-    repeated = list(dict.fromkeys(columns[columns.duplicated()]))
-    if repeated:
-        raise ValueError(
-            f"Feature names must be unique, but X has repeated column names: {', '.join(map(repr, repeated))}. "
-            "Rename the columns, e.g. X.columns = [...]."
-        )
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, Real | np.number) and not isinstance(value, np.complexfloating)
-
-
-def _all_numbers(values: np.ndarray) -> bool:
-    return all(_is_number(v) or v is None for v in values.ravel())
 
 
 class NeSymReSRegressor(RegressorMixin, BaseEstimator):
@@ -344,10 +302,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
         writer = Writer(scaling, symbols)
-        keep = (
-            None if units is None else lambda candidates: units.consistent(candidates, problem, settings.units_min_r2)
-        )
-        table = select(rows, problem, self.complexity_penalty, writer, request.seed, budget.refits_end, keep)
+        keep = None if units is None else lambda found: units.consistent(found, problem, settings.units_min_r2)
+        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep)
+        warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
         columns = seen.columns if reduced is None else reduced.columns(seen.columns)
         self._set_fitted(table, writer, timings, found.rounds, columns, seen.inputs(names), refinement)
@@ -364,10 +321,10 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         """The parameters checked; ``X``, ``y`` as float64 and the sample weights
         normalised to mean 1, without the points of weight 0."""
         self._validate_params()
-        _check_target(y)
-        _check_boolean_target(y)
-        _check_unique_columns(X)
+        check_target(y)
+        check_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
+        warn_repeated_columns(X, getattr(self, "feature_names_in_", [f"x{i}" for i in range(X.shape[1])]))
         y = y.astype(np.float64)  # integers count as numbers
         if sample_weight is None:
             return X, y, None
@@ -406,12 +363,15 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X, index=None):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
 
-        ``index`` picks another row of ``equations_`` (default: ``best_index_``).
+        ``index`` picks another row of ``equations_`` (default: ``best_index_``;
+        negative as in Python, ``-1`` the last). A ``RuntimeWarning`` names the points
+        outside the equation's domain, where the prediction is NaN or infinite.
         """
         check_is_fitted(self, "expression_")
+        check_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         skeleton, constants, _ = self._fitted[self._row(index)]
-        return self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
+        return warn_outside_domain(self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X))))
 
     def sympy(self, index=None) -> sympy.Expr:
         """The fitted equation (or row ``index`` of ``equations_``) as a SymPy expression."""
@@ -438,9 +398,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     def _row(self, index) -> int:
         if index is None:
             return self.best_index_
-        if not (isinstance(index, Integral) and 0 <= index < len(self.equations_)):
-            raise IndexError(f"index must be a row of equations_ (0 to {len(self.equations_) - 1}), got {index!r}.")
-        return int(index)
+        n_rows = len(self.equations_)
+        if not (isinstance(index, Integral) and -n_rows <= index < n_rows):
+            raise IndexError(
+                f"index must be a row of equations_ (0 to {n_rows - 1}, or -{n_rows} to -1 from the end), "
+                f"got {index!r}."
+            )
+        return int(index) % n_rows
 
     def _expression(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
         return Writer(self._scaling, self._symbols)(skeleton, constants, exact)
