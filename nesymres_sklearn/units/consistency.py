@@ -103,10 +103,12 @@ class _Reader:
         operator = OPERATORS[token]
         if operator.arity == 2:
             (a, u), (b, v) = self.read(), self.read()
-            value = None if u is None or v is None else float(operator.numpy(u, v))
+            with np.errstate(all="ignore"):  # a value outside the domain is NaN: an unknown exponent
+                value = None if u is None or v is None else float(operator.numpy(u, v))
             return self._binary(token, a, b, v), value
         a, u = self.read()
-        value = None if u is None else float(operator.numpy(u))
+        with np.errstate(all="ignore"):
+            value = None if u is None else float(operator.numpy(u))
         if token == "abs":
             return a, value
         if token == "sqrt":
