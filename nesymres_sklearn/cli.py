@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .display import top_rows
 from .estimator import NeSymReSRegressor
 
 PROG = "nesymres-fit"
@@ -264,12 +265,12 @@ def main(argv=None) -> int:
         return 1
     for warning in caught:  # one line each, without Python's source path
         print(f"{PROG}: note: {' '.join(str(warning.message).split())}", file=sys.stderr)
-    print(f"Equation: {regressor.expression_}")
+    print(f"Equation: {regressor.equation()}")
+    print(f"Full precision: {regressor.expression_}")
     print(f"R^2 on the data: {regressor.score(X, y):.6f}")
     print(f"Fit time: {sum(regressor.timings_.values()):.2f} s")
     if args.top:
-        fitted = regressor.equations_[np.isfinite(regressor.equations_["loss"])]
-        table = fitted[["expression", "loss", "complexity"]].head(args.top)
+        table = top_rows(regressor.equations_[np.isfinite(regressor.equations_["loss"])], rows=args.top)
         print(f"Top {len(table)} candidate{'s' * (len(table) != 1)}:")
         print(table.to_string())
     return 0

@@ -15,6 +15,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .callables import ExportMixin
+from .display import ReadableMixin
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .operon.plan import holds_operon, operon_stage
@@ -26,6 +28,7 @@ from .search.selection.final import Writer, select
 from .search.selection.table import CandidateRows, CandidateTable
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
 from .search.variables.routing import route
+from .uncertainty import selected_uncertainty
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +82,7 @@ def _all_numbers(values: np.ndarray) -> bool:
     return all(_is_number(v) or v is None for v in values.ravel())
 
 
-class NeSymReSRegressor(RegressorMixin, BaseEstimator):
+class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimator):
     """Neural symbolic regression: a pretrained Transformer proposes equation
     skeletons, Levenberg-Marquardt fits their constants, the best equation is kept.
 
@@ -167,6 +170,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         (:mod:`.search.selection.variable_support`) are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
+    constants_std_ : ndarray
+        Standard errors of the selected row's constants (``c_0, c_1, ...`` of its
+        ``skeleton``) by the delta method (:mod:`.uncertainty`; docs/usage.md).
     timings_ : dict
         Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
         ``decomposition`` (its parts' searches included), ``reduction`` (finding the
@@ -306,7 +312,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         symbols = feature_symbols(names)
         if np.ptp(y) == 0:
-            return self._fit_constant(float(y[0]), symbols, timings)
+            return self._fit_constant(Problem(X, y, weights), symbols, timings)
         scaling = Scaling.for_data(X, y)
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
@@ -333,7 +339,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         writer = Writer(scaling, symbols)
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, budget.refits_end)
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
-        self._set_fitted(table, writer, timings, found.rounds, seen.columns, seen.inputs(symbols), refinement)
+        self._set_fitted(table, writer, timings, found.rounds, seen.columns, seen.inputs(symbols), refinement, problem)
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,
@@ -369,32 +375,39 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         keep = rng.choice(len(X), size=self.max_points, replace=False)
         return X[keep], y[keep], None if weights is None else weights[keep] / weights[keep].mean()
 
-    def _fit_constant(self, value: float, symbols, timings: dict) -> NeSymReSRegressor:
+    def _fit_constant(self, problem: Problem, symbols, timings: dict) -> NeSymReSRegressor:
+        value = float(problem.y[0])
         warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
         writer = Writer(Scaling.identity(self.n_features_in_), symbols)
         rows = CandidateRows()
         rows.add(Skeleton(("c",)), np.array([value]), 0.0, 0.0, "constant")
         table = rows.table(self.complexity_penalty, 1.0, 1.0, writer)
-        self._set_fitted(table, writer, timings, 0, np.arange(self.n_features_in_), list(map(str, symbols)), None)
+        inputs = list(map(str, symbols))
+        self._set_fitted(table, writer, timings, 0, np.arange(self.n_features_in_), inputs, None, problem)
         return self
 
-    def _set_fitted(self, table: CandidateTable, writer: Writer, timings, rounds, columns, inputs, refinement) -> None:
+    def _set_fitted(self, table: CandidateTable, writer: Writer, timings, rounds, columns, inputs, refinement, problem):
         """Every fitted attribute, from what the stages returned."""
+        self._uncertainty = selected_uncertainty(table, problem, writer.scaling)
+        self.constants_std_ = self._uncertainty.covariance.std
         self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]
         self._scaling, self._symbols = writer.scaling, writer.symbols
         self.timings_, self.n_rounds_, self.refinement_ = timings, rounds, refinement
         self.features_seen_by_network_, self.network_inputs_ = columns, inputs
 
-    def predict(self, X, index=None):
+    def predict(self, X, index=None, return_std=False):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
 
         ``index`` picks another row of ``equations_`` (default: ``best_index_``).
+        ``return_std=True`` (the selected row only) also returns the standard deviation
+        of a fresh observation at each point by the delta method (:mod:`.uncertainty`).
         """
         check_is_fitted(self, "expression_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         skeleton, constants, _ = self._fitted[self._row(index)]
-        return self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
+        prediction = self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
+        return (prediction, self._uncertainty.prediction_std(X, self._row(index))) if return_std else prediction
 
     def sympy(self, index=None) -> sympy.Expr:
         """The fitted equation (or row ``index`` of ``equations_``) as a SymPy expression."""
