@@ -19,6 +19,7 @@ from .callables import ExportMixin
 from .display import ReadableMixin
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
+from .guesses import Guesses
 from .operon.plan import holds_operon, operon_stage
 from .operon.settings import OperonSettings
 from .progress import progress
@@ -147,6 +148,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     operon_settings : OperonSettings, default=None
         Operon's settings (``nesymres_sklearn.operon.settings.OperonSettings``:
         population, generations without ``max_time``, ...); ``None``: their defaults.
+    guesses : list of str or sympy.Expr, default=None
+        Equations you suspect, over the feature names (``"2.5*x0*sin(x1)"``): fitted like
+        any candidate, they compete in the selection and seed Operon (:mod:`.guesses`).
 
     With more features than the model has variables, the network works on the most
     relevant ones (mutual information and rank correlation with ``y``; a warning names
@@ -165,14 +169,13 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
         ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
-        ``decomposed``, ``operon`` or ``constant``; a pruned row keeps the origin of the
-        row it was pruned from). Rows that use a variable the data do not support
+        ``decomposed``, ``guess``, ``operon`` or ``constant``; a pruned row keeps the origin
+        of the row it was pruned from). Rows that use a variable the data do not support
         (:mod:`.search.selection.variable_support`) are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     constants_std_ : ndarray
-        Standard errors of the selected row's constants (``c_0, c_1, ...`` of its
-        ``skeleton``) by the delta method (:mod:`.uncertainty`; docs/usage.md).
+        Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
         Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
         ``decomposition`` (its parts' searches included), ``reduction`` (finding the
@@ -225,6 +228,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         "verbose": ["verbose"],
         "search_settings": [SearchSettings, None],
         "operon_settings": [OperonSettings, None],
+        "guesses": [list, None],
     }
 
     def __init__(
@@ -244,6 +248,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         verbose=0,
         search_settings=None,
         operon_settings=None,
+        guesses=None,
     ):
         self.model = model
         self.revision = revision
@@ -260,6 +265,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self.verbose = verbose
         self.search_settings = search_settings
         self.operon_settings = operon_settings
+        self.guesses = guesses
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -297,6 +303,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
         X, y, weights = self._validated(X, y, sample_weight)
+        names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
+        symbols = feature_symbols(names)
+        guesses = Guesses.parse(self.guesses, names, symbols)
         operon = None if self.refine is None else operon_stage(required=self.refine == "operon")
         moment = time.perf_counter()
         network = neural_search.load_network(self.model, self.revision, self.device)
@@ -309,8 +318,6 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         budget = settings.budget(self.max_time, refined=operon is not None)
         if operon is not None and not holds_operon(budget, operon_settings, len(y)):
             operon, budget = None, settings.budget(self.max_time, refined=False)
-        names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
-        symbols = feature_symbols(names)
         if np.ptp(y) == 0:
             return self._fit_constant(Problem(X, y, weights), symbols, timings)
         scaling = Scaling.for_data(X, y)
@@ -328,6 +335,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         found = neural_search.network_rows(network, problem, seen, request, budget)
         rows = found.rows
         rows.extend(decomposed)
+        rows.extend(guesses.rows(problem, scaling, request))
         refinement = None
         if operon is not None:
             moment = time.perf_counter()
@@ -400,8 +408,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
 
         ``index`` picks another row of ``equations_`` (default: ``best_index_``).
-        ``return_std=True`` (the selected row only) also returns the standard deviation
-        of a fresh observation at each point by the delta method (:mod:`.uncertainty`).
+        ``return_std=True`` (the selected row only): also a fresh point's standard deviation (:mod:`.uncertainty`).
         """
         check_is_fitted(self, "expression_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
