@@ -2,6 +2,7 @@
 linear in its constants, coverage on simulated noise, and the estimator's
 ``constants_std_`` and ``predict(X, return_std=True)``."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -113,3 +114,12 @@ def test_the_bundled_models_fit_of_a_law_linear_in_its_constant_gets_its_ols_sta
     coefficient, expected = ols_standard_errors((X[:, 0] / X[:, 1])[:, None], y, np.ones(200))
     assert float(reg.expression_.atoms(sympy.Float).pop()) == pytest.approx(coefficient[0], rel=1e-9)
     np.testing.assert_allclose(reg.constants_std_, expected, rtol=1e-8)
+
+
+def test_error_bars_survive_pickling(tiny_model):
+    X = np.random.default_rng(2).uniform(1, 5, size=(40, 2))
+    y = X[:, 0] + np.random.default_rng(3).normal(0, 0.1, 40)
+    reg = NeSymReSRegressor(model=str(tiny_model), beam_size=2, refine=None, random_state=0).fit(X, y)
+    restored = pickle.loads(pickle.dumps(reg))
+    np.testing.assert_array_equal(restored.predict(X, return_std=True)[1], reg.predict(X, return_std=True)[1])
+    np.testing.assert_array_equal(restored.constants_std_, reg.constants_std_)
