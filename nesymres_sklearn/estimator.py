@@ -24,6 +24,7 @@ from .input_checks import check_boolean_target, check_target, check_unique_colum
 from .operon.plan import holds_operon, operon_stage
 from .operon.settings import OperonSettings
 from .progress import progress
+from .restrictions import Restrictions
 from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.selection.final import Writer, select
@@ -109,6 +110,12 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     guesses : list of str or sympy.Expr, default=None
         Equations you suspect, over the feature names (``"2.5*x0*sin(x1)"``): fitted like
         any candidate, they compete in the selection and seed Operon (:mod:`.guesses`).
+    operators : list of str, default=None
+        The operators candidates may use, by the operator table's names (``"sin"``,
+        ``"pow"``, ``"ln"``, ...); others are set aside, and Operon searches with these
+        only (:mod:`.restrictions`). ``None``: all that the network knows.
+    max_complexity : int, default=None
+        Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
 
     With more features than the model has variables, the network works on the most
     relevant ones (mutual information and rank correlation with ``y``; a warning names
@@ -187,6 +194,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         "search_settings": [SearchSettings, None],
         "operon_settings": [OperonSettings, None],
         "guesses": [list, None],
+        "operators": [list, tuple, None],
+        "max_complexity": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -207,6 +216,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         search_settings=None,
         operon_settings=None,
         guesses=None,
+        operators=None,
+        max_complexity=None,
     ):
         self.model = model
         self.revision = revision
@@ -224,6 +235,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self.search_settings = search_settings
         self.operon_settings = operon_settings
         self.guesses = guesses
+        self.operators = operators
+        self.max_complexity = max_complexity
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -264,6 +277,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         symbols = feature_symbols(names)
         guesses = Guesses.parse(self.guesses, names, symbols)
+        restrictions = Restrictions.parse(self.operators, self.max_complexity)
         operon = None if self.refine is None else operon_stage(required=self.refine == "operon")
         moment = time.perf_counter()
         network = neural_search.load_network(self.model, self.revision, self.device)
@@ -294,11 +308,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         rows = found.rows
         rows.extend(decomposed)
         rows.extend(guesses.rows(problem, scaling, request))
+        rows = restrictions.kept(rows)
         refinement = None
         if operon is not None:
             moment = time.perf_counter()
-            operon_rows, refinement = operon(rows, problem, operon_settings, request.seed, budget)
-            rows.extend(operon_rows)
+            operon_rows, refinement = operon(
+                rows, problem, operon_settings, request.seed, budget, restrictions.operators
+            )
+            rows.extend(restrictions.kept(operon_rows))
             if refinement is not None:  # skipped when a row of the network fits exactly
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()

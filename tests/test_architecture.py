@@ -23,7 +23,8 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 LAYERS = {
     "nesymres_sklearn": [
         "expression", "shared_setting", "progress", "network", "search", "operon", "original", "neural_search",
-        "display", "uncertainty", "callables", "guesses", "input_checks", "estimator", "cli", "__main__",
+        "display", "uncertainty", "callables", "guesses", "restrictions", "input_checks", "estimator", "cli",
+        "__main__",
     ],
     "nesymres_sklearn.search": [
         "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables", "anytime",
@@ -47,6 +48,7 @@ TORCH_FREE = [
     "nesymres_sklearn.display",
     "nesymres_sklearn.guesses",
     "nesymres_sklearn.input_checks",
+    "nesymres_sklearn.restrictions",
     "nesymres_sklearn.uncertainty",
     "nesymres_sklearn.__main__",
     "nesymres_sklearn.expression",

@@ -94,7 +94,7 @@ def test_guesses_seed_operon_as_fixed_work(tiny_model, monkeypatch):
     seeds = []
 
     def recording_stage(required):
-        def stage(rows, problem, settings, seed, budget):
+        def stage(rows, problem, settings, seed, budget, operators):
             seeds.extend(str(skeleton) for skeleton, _ in rows.best_first(fixed_work_only=True))
             return CandidateRows(), None
 
