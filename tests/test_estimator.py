@@ -326,8 +326,8 @@ def manual_clock(monkeypatch):
         clock.advance(10.0)
         return decode(*args, **kwargs)
 
-    def slow_regressor(settings, seed):
-        regressor = regressor_for(settings, seed)
+    def slow_regressor(*args):
+        regressor = regressor_for(*args)
         fit = regressor.fit
 
         def slow_fit(X, y):
