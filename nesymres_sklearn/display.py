@@ -21,18 +21,32 @@ class ReadableMixin:
 
     def equation(self, precision=PRECISION, index=None) -> sympy.Expr:
         """The fitted equation (or row ``index`` of ``equations_``) with its floating-point
-        constants to ``precision`` significant digits (``expression_`` keeps them all)."""
-        return rounded(self.sympy(index), precision)
+        constants to ``precision`` significant digits (``expression_`` keeps them all); a
+        list with several targets."""
+        expression = self.sympy(index)
+        if isinstance(expression, list):
+            return [rounded(e, precision) for e in expression]
+        return rounded(expression, precision)
 
     def __repr__(self, N_CHAR_MAX=700):
         parameters = super().__repr__(N_CHAR_MAX)
         if not hasattr(self, "equations_"):
             return parameters
+        if isinstance(self.equations_, list):  # several targets
+            summaries = [summary_text(f"target {j}:", *fitted) for j, fitted in enumerate(self._targets())]
+            return "\n".join([parameters, *summaries])
         return summary_text(parameters, self.equations_, self.best_index_)
 
     def _html_repr(self):
         diagram = super()._html_repr()
-        return summary_html(diagram, self.equations_, self.best_index_) if hasattr(self, "equations_") else diagram
+        if not hasattr(self, "equations_"):
+            return diagram
+        if isinstance(self.equations_, list):  # several targets
+            return "".join([diagram, *(summary_html(f"<p>Target {j}:</p>", *t) for j, t in enumerate(self._targets()))])
+        return summary_html(diagram, self.equations_, self.best_index_)
+
+    def _targets(self) -> list[tuple[pd.DataFrame, int]]:
+        return list(zip(self.equations_, self.best_index_))
 
 
 def rounded(expression: sympy.Expr, precision: int = PRECISION) -> sympy.Expr:

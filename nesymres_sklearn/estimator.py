@@ -21,6 +21,7 @@ from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
 from .input_checks import check_boolean_target, check_target, check_unique_columns
+from .multioutput import PER_TARGET, fit_targets, n_targets, predict_targets, show_targets
 from .operon.plan import holds_operon, operon_stage
 from .operon.settings import OperonSettings
 from .progress import progress
@@ -241,6 +242,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.target_tags.multi_output = True  # one equation per column of y (.multioutput)
         return tags
 
     def fit(self, X, y, sample_weight=None):
@@ -251,7 +253,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         X : array-like of shape (n_samples, n_features)
             Any number of features; beyond the model's variables (3 for the bundled
             model) the network works on the most relevant ones.
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Several targets: one equation per column, fitted in parallel (:mod:`.multioutput`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the squared errors in the constant fitting and
             the selection; points of weight 0 are left out entirely.
@@ -273,6 +276,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     def _fit(self, X, y, sample_weight):
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
+        if n_targets(y) > 1:
+            return fit_targets(self, X, y, sample_weight)
         X, y, weights = self._validated(X, y, sample_weight)
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         symbols = feature_symbols(names)
@@ -371,6 +376,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
 
     def _set_fitted(self, table: CandidateTable, writer: Writer, timings, rounds, columns, inputs, refinement, problem):
         """Every fitted attribute, from what the stages returned."""
+        self.__dict__.pop("estimators_", None)  # a previous fit's targets
         self._uncertainty = selected_uncertainty(table, problem, writer.scaling)
         self.constants_std_ = self._uncertainty.covariance.std
         self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
@@ -386,29 +392,38 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         ``return_std=True`` (the selected row only): also a fresh point's standard deviation (:mod:`.uncertainty`).
         """
         check_is_fitted(self, "expression_")
+        if hasattr(self, "estimators_"):
+            return predict_targets(self.estimators_, X, index, return_std)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         skeleton, constants, _ = self._fitted[self._row(index)]
         prediction = self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
         return (prediction, self._uncertainty.prediction_std(X, self._row(index))) if return_std else prediction
 
     def sympy(self, index=None) -> sympy.Expr:
-        """The fitted equation (or row ``index`` of ``equations_``) as a SymPy expression."""
+        """The fitted equation (or row ``index`` of ``equations_``) in SymPy (a list with several targets)."""
         check_is_fitted(self, "expression_")
+        if hasattr(self, "estimators_"):
+            return [column.sympy(index) for column in self.estimators_]
         return self.equations_.loc[self._row(index), "expression"]
 
     def latex(self, index=None) -> str:
-        """The fitted equation (or row ``index`` of ``equations_``) in LaTeX."""
-        return to_latex(self.sympy(index))
+        """The fitted equation (or row ``index`` of ``equations_``) in LaTeX (a list with several targets)."""
+        expression = self.sympy(index)
+        return [to_latex(e) for e in expression] if isinstance(expression, list) else to_latex(expression)
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: the estimator keeps its table
+        if "estimators_" in state:  # each target pickles its own table
+            return {name: value for name, value in state.items() if name not in PER_TARGET}
         if "equations_" in state:  # SymPy re-evaluates unpickled trees: rebuild them as written
             state["equations_"] = state["equations_"].drop(columns=["expression", "skeleton"])
         return state
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        if "equations_" in state:
+        if "estimators_" in state:
+            show_targets(self)
+        elif "equations_" in state:
             expressions = [self._expression(*fitted) for fitted in self._fitted]
             self.equations_.insert(0, "expression", expressions)
             self.equations_.insert(1, "skeleton", [skeleton.sympy for skeleton, _, _ in self._fitted])

@@ -23,7 +23,8 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 LAYERS = {
     "nesymres_sklearn": [
         "expression", "shared_setting", "progress", "network", "search", "operon", "original", "neural_search",
-        "display", "uncertainty", "callables", "guesses", "restrictions", "input_checks", "estimator", "cli",
+        "display", "uncertainty", "callables", "guesses", "restrictions", "input_checks", "multioutput",
+        "estimator", "cli",
         "__main__",
     ],
     "nesymres_sklearn.search": [
@@ -49,6 +50,7 @@ TORCH_FREE = [
     "nesymres_sklearn.guesses",
     "nesymres_sklearn.input_checks",
     "nesymres_sklearn.restrictions",
+    "nesymres_sklearn.multioutput",
     "nesymres_sklearn.uncertainty",
     "nesymres_sklearn.__main__",
     "nesymres_sklearn.expression",

@@ -21,8 +21,11 @@ class ExportMixin:
         """The fitted equation (or row ``index`` of ``equations_``) as ``f(X)`` in
         ``backend``: ``"numpy"`` or ``"jax"``, a function of an array of shape
         ``(n_samples, n_features_in_)``; ``"torch"``, an ``nn.Module`` whose
-        floating-point constants are parameters."""
-        return to_callable(self.sympy(index), self._symbols, backend)
+        floating-point constants are parameters. With several targets, a list of them."""
+        expression = self.sympy(index)
+        if isinstance(expression, list):
+            return [column.to_callable(backend, index) for column in self.estimators_]
+        return to_callable(expression, self._symbols, backend)
 
 
 def to_callable(expression: sympy.Expr, symbols: Sequence[sympy.Symbol], backend: str = "numpy") -> Callable:
