@@ -22,8 +22,12 @@ PER_TARGET = (
 
 
 def n_targets(y) -> int:
-    """Columns of ``y``: 1 for a vector (or a single column)."""
-    shape = np.shape(y)
+    """Columns of ``y``: 1 for a vector, a single column, or a ``y`` that the
+    validation will reject (ragged lists)."""
+    try:
+        shape = np.asarray(y).shape
+    except ValueError:
+        return 1
     return shape[1] if len(shape) == 2 else 1
 
 
