@@ -24,7 +24,7 @@ LAYERS = {
     "nesymres_sklearn": [
         "expression", "shared_setting", "progress", "network", "search", "operon", "original", "neural_search",
         "display", "uncertainty", "callables", "guesses", "restrictions", "input_checks", "multioutput",
-        "estimator", "cli",
+        "estimator", "plot", "cli",
         "__main__",
     ],
     "nesymres_sklearn.search": [
@@ -51,6 +51,7 @@ TORCH_FREE = [
     "nesymres_sklearn.input_checks",
     "nesymres_sklearn.restrictions",
     "nesymres_sklearn.multioutput",
+    "nesymres_sklearn.plot",
     "nesymres_sklearn.uncertainty",
     "nesymres_sklearn.__main__",
     "nesymres_sklearn.expression",
