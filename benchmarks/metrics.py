@@ -20,8 +20,8 @@ extended by ``hi - lo`` on both sides (ood), see :mod:`benchmarks.datasets`.
   0), the model's difference from the true model simplifies to a constant, or its
   ratio to it to a non-zero constant. So ``2.0001*x_1 + 5`` solves ``2*x_1`` and
   ``3*sin(x_1)`` solves ``sin(x_1)``, but ``sin(1.1*x_1)`` does not. Simplification
-  stops after ``SIMPLIFY_SECONDS`` (where a timer can interrupt it: the main thread of
-  a Unix process); an expression not shown to be a solution by then, or on which
+  stops after ``SIMPLIFY_SECONDS`` (in a worker process, :mod:`pretraining.time_limit`);
+  an expression not shown to be a solution by then, or on which
   SymPy fails (``SYMPY_FAILURES``), is not one.
 - *Model size*: nodes of the SymPy expression after the same rounding and
   simplification; the *relative size* divides it by the true model's size.
@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from pretraining.generator import SimplifyTimeout, time_limit
+from pretraining.time_limit import TimeLimitExceeded, call_with_time_limit
 
 A1_ATOL = 1e-3
 A1_RTOL = 0.05
@@ -138,14 +138,18 @@ def symbolic_solution(model, truth, seconds: float = SIMPLIFY_SECONDS) -> bool:
     over ``x_1, x_2, ...``; see the module docstring)."""
     model, truth = round_floats(_parsed(model)), round_floats(_parsed(truth))
     try:
-        with time_limit(seconds):
-            difference = round_floats(sympy.simplify(truth - model, ratio=1))
-            if difference == 0 or difference.is_constant():
-                return True
-            ratio = round_floats(sympy.simplify(model / truth, ratio=1))
-            return bool(ratio.is_constant() and ratio != 0)
-    except (SimplifyTimeout, *SYMPY_FAILURES):
+        return call_with_time_limit(seconds, _solves, model, truth)
+    except (TimeLimitExceeded, *SYMPY_FAILURES):
         return False
+
+
+def _solves(model: sympy.Expr, truth: sympy.Expr) -> bool:
+    """:func:`symbolic_solution` of rounded expressions, without a time limit."""
+    difference = round_floats(sympy.simplify(truth - model, ratio=1))
+    if difference == 0 or difference.is_constant():
+        return True
+    ratio = round_floats(sympy.simplify(model / truth, ratio=1))
+    return bool(ratio.is_constant() and ratio != 0)
 
 
 def model_size(expression, seconds: float = SIMPLIFY_SECONDS) -> int:
@@ -153,10 +157,16 @@ def model_size(expression, seconds: float = SIMPLIFY_SECONDS) -> int:
     written, when simplification does not finish within ``seconds``)."""
     expression = round_floats(_parsed(expression))
     try:
-        with time_limit(seconds):
-            expression = round_floats(sympy.simplify(expression, ratio=1))
-    except (SimplifyTimeout, *SYMPY_FAILURES):
-        pass
+        return call_with_time_limit(seconds, _simplified_size, expression)
+    except (TimeLimitExceeded, *SYMPY_FAILURES):
+        return _size(expression)
+
+
+def _simplified_size(expression: sympy.Expr) -> int:
+    return _size(round_floats(sympy.simplify(expression, ratio=1)))
+
+
+def _size(expression: sympy.Expr) -> int:
     return sum(1 for _ in sympy.preorder_traversal(expression))
 
 

@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import sympy
+from sklearn.metrics import r2_score
 
 from .display import top_rows
 from .estimator import NeSymReSRegressor
@@ -112,7 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _number(text: str) -> float | None:
-    """``text`` as a float, or None when it is not a number."""
+    """``text`` as a float, or None when it is not a number (Python's digit
+    separators, ``1_000``, included: a CSV number has none)."""
+    if "_" in text:
+        return None
     try:
         return float(text)
     except ValueError:
@@ -120,7 +125,8 @@ def _number(text: str) -> float | None:
 
 
 def _read_rows(path: str, delimiter: str) -> list[tuple[int, list[str]]]:
-    """Non-blank rows of a UTF-8 CSV file with the line each ends on."""
+    """Non-blank rows of a UTF-8 CSV file with the line each ends on; rows whose first
+    field starts with ``#`` are comments, left out."""
     try:
         with open(path, "rb") as file:
             data = file.read()
@@ -142,7 +148,11 @@ def _read_rows(path: str, delimiter: str) -> list[tuple[int, list[str]]]:
         rows = [(reader.line_num, row) for row in reader]
     except csv.Error as error:
         raise DataError(f"{path}: line {reader.line_num}: {error}") from None
-    return [(line, [field.strip() for field in row]) for line, row in rows if any(field.strip() for field in row)]
+    return [
+        (line, [field.strip() for field in row])
+        for line, row in rows
+        if any(field.strip() for field in row) and not row[0].lstrip().startswith("#")
+    ]
 
 
 def _one_column(path: str, line: int, field: str, delimiter: str) -> DataError:
@@ -184,6 +194,11 @@ def _column_values(path: str, name: str, cells: list[tuple[int, str]]) -> np.nda
         )
     if not cell:
         raise DataError(f"{path}: line {line}: column {name!r} is empty; fill in or remove rows with missing values")
+    if "_" in cell and _number(cell.replace("_", "")) is not None:
+        raise DataError(
+            f"{path}: line {line}: {cell!r} in column {name!r} has digit separators; "
+            f"write the number without them ({cell.replace('_', '')!r})"
+        )
     if all(_number(cell) is None for _, cell in cells if cell):
         raise DataError(
             f"{path}: column {name!r} holds text ({cell!r} on line {line}), not numbers; "
@@ -229,6 +244,13 @@ def read_csv(path: str, *, target: str | None = None, delimiter: str = ",", head
     return pd.DataFrame(columns), y, notes
 
 
+def _r_squared(predicted: np.ndarray, y: np.ndarray) -> float:
+    """R² of ``predicted`` against ``y``, both divided by the largest magnitude of ``y``
+    first, so that values near 1e300 do not overflow its sums of squares."""
+    scale = float(np.max(np.abs(y))) or 1.0
+    return float(r2_score(y / scale, predicted / scale))
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -265,9 +287,9 @@ def main(argv=None) -> int:
         return 1
     for warning in caught:  # one line each, without Python's source path
         print(f"{PROG}: note: {' '.join(str(warning.message).split())}", file=sys.stderr)
-    print(f"Equation: {regressor.equation()}")
-    print(f"Full precision: {regressor.expression_}")
-    print(f"R^2 on the data: {regressor.score(X, y):.6f}")
+    print(f"Equation: {sympy.sstr(regressor.equation(), min=-4, max=6)}")
+    print(f"Full precision: {sympy.sstr(regressor.expression_, min=-4, max=6)}")
+    print(f"R^2 on the data: {_r_squared(regressor.predict(X), np.asarray(y)):.6f}")
     print(f"Fit time: {sum(regressor.timings_.values()):.2f} s")
     if args.top:
         table = top_rows(regressor.equations_[np.isfinite(regressor.equations_["loss"])], rows=args.top)

@@ -20,7 +20,7 @@ from .display import ReadableMixin
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
-from .input_checks import check_boolean_target, check_target, check_unique_columns
+from .inputs import check_columns, check_target, warn_few_points, warn_outside_domain, warn_repeated_columns
 from .multioutput import PER_TARGET, fit_targets, n_targets, predict_targets, show_targets
 from .operon.plan import holds_operon, operon_stage
 from .operon.settings import OperonSettings
@@ -325,7 +325,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
         writer = Writer(scaling, symbols)
-        table = select(rows, problem, self.complexity_penalty, writer, request.seed, budget.refits_end)
+        table = select(rows, problem, self.complexity_penalty, writer, request.seed)
+        warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
         self._set_fitted(table, writer, timings, found.rounds, seen.columns, seen.inputs(symbols), refinement, problem)
         logger.info(
@@ -342,9 +343,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         normalised to mean 1, without the points of weight 0."""
         self._validate_params()
         check_target(y)
-        check_boolean_target(y)
-        check_unique_columns(X)
+        check_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
+        warn_repeated_columns(X, getattr(self, "feature_names_in_", [f"x{i}" for i in range(X.shape[1])]))
         y = y.astype(np.float64)  # integers count as numbers
         if sample_weight is None:
             return X, y, None
@@ -388,15 +389,19 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     def predict(self, X, index=None, return_std=False):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
 
-        ``index`` picks another row of ``equations_`` (default: ``best_index_``).
+        ``index`` picks another row of ``equations_`` (default: ``best_index_``;
+        negative as in Python, ``-1`` the last). A ``RuntimeWarning`` names the points
+        outside the equation's domain, where the prediction is NaN or infinite.
         ``return_std=True`` (the selected row only): also a fresh point's standard deviation (:mod:`.uncertainty`).
         """
         check_is_fitted(self, "expression_")
         if hasattr(self, "estimators_"):
             return predict_targets(self.estimators_, X, index, return_std)
+        check_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         skeleton, constants, _ = self._fitted[self._row(index)]
         prediction = self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
+        prediction = warn_outside_domain(prediction)
         return (prediction, self._uncertainty.prediction_std(X, self._row(index))) if return_std else prediction
 
     def sympy(self, index=None) -> sympy.Expr:
@@ -431,9 +436,13 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     def _row(self, index) -> int:
         if index is None:
             return self.best_index_
-        if not (isinstance(index, Integral) and 0 <= index < len(self.equations_)):
-            raise IndexError(f"index must be a row of equations_ (0 to {len(self.equations_) - 1}), got {index!r}.")
-        return int(index)
+        n_rows = len(self.equations_)
+        if not (isinstance(index, Integral) and -n_rows <= index < n_rows):
+            raise IndexError(
+                f"index must be a row of equations_ (0 to {n_rows - 1}, or -{n_rows} to -1 from the end), "
+                f"got {index!r}."
+            )
+        return int(index) % n_rows
 
     def _expression(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
         return Writer(self._scaling, self._symbols)(skeleton, constants, exact)

@@ -27,10 +27,7 @@ rejected with reason ``"exponent"``).
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -40,6 +37,8 @@ from nesymres_sklearn.expression.operators import OPERATORS, PAPER_OPERATORS
 from nesymres_sklearn.expression.placeholders import attach_constants
 from nesymres_sklearn.expression.prefix import prefix_to_sympy, skeletonize
 from nesymres_sklearn.expression.tokens import INTEGERS, variable_index, variable_token
+
+from .time_limit import TimeLimitExceeded, call_with_time_limit
 
 logger = logging.getLogger(__name__)
 
@@ -235,40 +234,6 @@ def tree_to_prefix(tree: list[str], rng: np.random.Generator, config: GeneratorC
     return emit()
 
 
-class SimplifyTimeout(Exception):
-    """:func:`sympy.simplify` ran out of time."""
-
-
-@contextmanager
-def time_limit(seconds: float):
-    """Raise :class:`SimplifyTimeout` in the block after ``seconds`` (wall clock).
-
-    Uses ``SIGALRM``, so the limit is enforced only in the main thread of a process on
-    POSIX systems (joblib's default process workers qualify); elsewhere the block
-    runs without a limit.
-    """
-    usable = (
-        seconds
-        and seconds > 0
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not usable:
-        yield
-        return
-
-    def handler(signum, frame):
-        raise SimplifyTimeout()
-
-    previous = signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 _BAD_ATOMS = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.I)
 
 
@@ -292,16 +257,23 @@ class GeneratedSkeleton:
 
 
 def simplify_to_skeleton(prefix: list[str], config: GeneratorConfig) -> GeneratedSkeleton | str:
-    """Simplify a vocabulary prefix expression; a :class:`GeneratedSkeleton` or a rejection reason."""
+    """Simplify a vocabulary prefix expression; a :class:`GeneratedSkeleton` or a rejection reason
+    (``"timeout"`` after ``config.simplify_timeout`` seconds, which cover SymPy's
+    construction too: its evaluation of numbers can hang; see :mod:`.time_limit`)."""
+    try:
+        return call_with_time_limit(config.simplify_timeout, _skeleton, prefix, config)
+    except TimeLimitExceeded:
+        return "timeout"
+
+
+def _skeleton(prefix: list[str], config: GeneratorConfig) -> GeneratedSkeleton | str:
+    """:func:`simplify_to_skeleton` without a time limit."""
     # Symbols without assumptions: sympy keeps sqrt(x**2) instead of writing Abs(x).
     symbols = [sympy.Symbol(variable_token(i)) for i in range(config.n_variables)]
-    try:  # the limit covers construction too: SymPy's evaluation of numbers can hang
-        with time_limit(config.simplify_timeout):
-            expr = prefix_to_sympy(prefix, symbols)
-            if config.simplification == "full":
-                expr = sympy.simplify(expr)
-    except SimplifyTimeout:
-        return "timeout"
+    try:
+        expr = prefix_to_sympy(prefix, symbols)
+        if config.simplification == "full":
+            expr = sympy.simplify(expr)
     except (RecursionError, ValueError, TypeError, ZeroDivisionError, OverflowError):
         return "unwritable"
     if any(expr.has(atom) for atom in _BAD_ATOMS):

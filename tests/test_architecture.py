@@ -22,17 +22,16 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 # Per package, lower layers first.
 LAYERS = {
     "nesymres_sklearn": [
-        "expression", "shared_setting", "progress", "network", "search", "operon", "original", "neural_search",
-        "display", "uncertainty", "callables", "guesses", "restrictions", "input_checks", "multioutput",
-        "estimator", "plot", "cli",
-        "__main__",
+        "expression", "shared_setting", "progress", "inputs", "network", "search", "operon", "original",
+        "neural_search", "display", "uncertainty", "callables", "guesses", "restrictions", "multioutput", "estimator",
+        "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
         "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables", "anytime",
     ],
     "pretraining": [
-        "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config", "evaluation",
-        "curves", "train", "validate", "window",
+        "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
+        "evaluation", "curves", "train", "validate", "window",
     ],
     "benchmarks": [
         "datasets", "metrics", "profiles", "methods", "tasks", "isolation", "results", "backends", "report",
@@ -48,7 +47,6 @@ TORCH_FREE = [
     "nesymres_sklearn.callables",
     "nesymres_sklearn.display",
     "nesymres_sklearn.guesses",
-    "nesymres_sklearn.input_checks",
     "nesymres_sklearn.restrictions",
     "nesymres_sklearn.multioutput",
     "nesymres_sklearn.plot",
@@ -65,6 +63,7 @@ TORCH_FREE = [
     "nesymres_sklearn.expression.tokens",
     "nesymres_sklearn.shared_setting",
     "nesymres_sklearn.progress",
+    "nesymres_sklearn.inputs",
     "nesymres_sklearn.search",
     "nesymres_sklearn.search.budget",
     "nesymres_sklearn.search.problem",
@@ -77,6 +76,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.fitting.polynomial",
     "nesymres_sklearn.search.selection",
     "nesymres_sklearn.search.selection.final",
+    "nesymres_sklearn.search.selection.folding",
     "nesymres_sklearn.search.selection.pruning",
     "nesymres_sklearn.search.selection.readable",
     "nesymres_sklearn.search.selection.scores",

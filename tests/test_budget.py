@@ -19,7 +19,6 @@ def test_without_max_time_no_stage_has_a_deadline():
     budget = Budget.start(None, refined=True, clock=FixedClock(5.0))
     assert budget.started == 5.0 and budget.reserve == 0.0
     assert budget.network_end is None and budget.refinement_end is None and budget.end is None
-    assert budget.refits_end is None
 
 
 @pytest.mark.parametrize(
@@ -36,8 +35,7 @@ def test_the_stages_end_in_order_on_the_injected_clock(max_time, refined, networ
     assert budget.network_end.at - 100.0 == pytest.approx(network)
     assert budget.refinement_end.at - 100.0 == pytest.approx(refinement)
     assert budget.end.at == 100.0 + max_time
-    assert budget.refits_end.at == pytest.approx(100.0 + (max_time + refinement) / 2)  # halfway through the reserve
-    assert budget.network_end.at <= budget.refinement_end.at < budget.refits_end.at < budget.end.at
+    assert budget.network_end.at <= budget.refinement_end.at < budget.end.at
     clock.now = 100.0 + network + 0.01
     assert budget.network_end.passed() and not budget.end.passed()
     assert budget.end.left() == pytest.approx(max_time - network - 0.01)

@@ -56,3 +56,14 @@ def test_float_factors_mixed_with_irrationals_become_one_float():
     assert folded == sympy.Float(0.5 * 2**0.5) * sympy.sin(x0) + x1
     exact = sympy.sqrt(2) * sympy.exp(-(x0**2) / 2) / (2 * sympy.sqrt(sympy.pi))
     assert fold_float_factors(exact) == exact  # exact constants stay exact
+
+
+def test_a_term_a_millionth_of_the_variance_is_found_in_the_remainder():
+    """docs/usage.md: in sin(x0) + x1 with x1 in [1000, 2000], sin is a wiggle the
+    network cannot see beside x1; fitted on its own, the remainder is sin(x0)."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(1, 5, 200), rng.uniform(1000, 2000, 200)])
+    y = np.sin(X[:, 0]) + X[:, 1]
+    assert np.var(np.sin(X[:, 0])) / np.var(y) < 1e-5
+    remainder = NeSymReSRegressor(refine=None, random_state=0).fit(X, y - X[:, 1])
+    assert remainder.expression_ == sympy.sin(x0)

@@ -87,7 +87,7 @@ def test_headerless_csv_is_read_as_data_with_a_note(tiny_model, tmp_path, capsys
 
 
 def test_no_header_flag(tiny_model, tmp_path, capsys):
-    path = write_points(tmp_path / "d.csv", header=None)
+    path = write_points(tmp_path / "d.csv", n_points=40, header=None)
     assert main([str(path), "--no-header", "--target", "x0", "--model", str(tiny_model), "--beam-size", "2"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
@@ -113,6 +113,7 @@ def test_no_header_flag(tiny_model, tmp_path, capsys):
         ("a,a,y\n0,2,3\n1,3,4\n", "columns 1 and 2 are both named 'a'"),
         (bytes(range(256)), "d.csv: binary content, not a CSV text file"),
         ("é,b,y\n1,2,3\n".encode("latin-1"), "not UTF-8 text (byte 0xe9); save it as UTF-8"),
+        ("a,b,y\n1,2,3\n1_000,5,6\n", "line 3: '1_000' in column 'a' has digit separators; write the number without"),
     ],
     ids=[
         "ragged",
@@ -131,6 +132,7 @@ def test_no_header_flag(tiny_model, tmp_path, capsys):
         "duplicate",
         "binary",
         "latin-1",
+        "digit-separators",
     ],
 )
 def test_unusable_csv_is_one_line_on_stderr(tiny_model, tmp_path, capsys, content, expected):
@@ -217,7 +219,8 @@ def test_a_decimal_comma_gets_a_hint(tiny_model, tmp_path, capsys):
 
 def test_more_features_than_variables_is_a_one_line_note(tiny_model, tmp_path, capsys):
     X, y = example_data(40)
-    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 0] + 1, "d": X[:, 1] * 2, "y": y})
+    others = np.random.default_rng(1).uniform(1, 5, (len(y), 2))
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": others[:, 0], "d": others[:, 1], "y": y})
     frame.to_csv(tmp_path / "d.csv", index=False)
     assert main([str(tmp_path / "d.csv"), "--model", str(tiny_model), "--beam-size", "2", "--refine", "none"]) == 0
     note = error_line(capsys.readouterr().err)
@@ -227,3 +230,23 @@ def test_more_features_than_variables_is_a_one_line_note(tiny_model, tmp_path, c
 def test_the_command_line_module_imports_no_torch():
     code = "import sys, nesymres_sklearn.cli; assert 'torch' not in sys.modules, 'torch was imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_comment_lines_are_left_out(tiny_model, tmp_path, capsys):
+    X, y = example_data(20)
+    lines = [f"{a},{b},{c}" for a, b, c in zip(X[:, 0], X[:, 1], y)]
+    path = tmp_path / "d.csv"
+    path.write_text("# measured on 2026-11-26, units: m, s\na,b,y\n" + "\n".join(lines[:10]) + "\n# a pause\n"
+                    + "\n".join(lines[10:]) + "\n")  # fmt: skip
+    assert main([str(path), "--model", str(tiny_model), "--beam-size", "2", "--top", "0"]) == 0
+    assert f"Data: 20 rows of {path}; target y, features a, b" in capsys.readouterr().out
+
+
+def test_values_near_the_largest_float_print_an_exact_fit_without_overflow(tmp_path, capsys):
+    X, _ = example_data(50)
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"a": X[:, 0], "y": 1e300 * X[:, 0]}).to_csv(path, index=False)
+    assert main([str(path), "--beam-size", "8", "--refine", "none", "--top", "0"]) == 0
+    captured = capsys.readouterr()
+    assert "Equation: 1.0e+300*a" in captured.out and "R^2 on the data: 1.000000" in captured.out
+    assert "overflow" not in captured.err

@@ -27,6 +27,25 @@ def test_a_negligible_term_is_dropped_and_a_used_variable_kept():
     assert prune(skeleton, np.array([0.5]), X, used, 0.01)[0] == skeleton
 
 
+# The best row of a fit of x0*sin(x1) on U(1, 5)**3 at max_time=0.5 (Operon's, issue 39): a line in x1
+# disguised as 52.7*log(0.0219*x1 + 1.09) inside the sine, x2 used with a factor of 5e-6.
+DISGUISED = Skeleton(
+    ("add", "c", "mul", "c", "mul", "add", "mul", "c", "x_1", "c", "mul", "c", "sin", "mul", "c", "ln",
+     "mul", "add", "mul", "c", "x_2", "c", "add", "mul", "c", "x_3", "c")
+)  # fmt: skip
+DISGUISED_CONSTANTS = np.array(
+    [1.10650252e-03, 9.94824069e-01, 1.04980124, 1.79950700e-03, 9.59367870e-01, 5.26578938e01,
+     2.18632088e-02, 1.08846735, -4.99721679e-06, 9.17383785e-01]
+)  # fmt: skip
+
+
+def test_a_part_in_one_variable_that_is_a_line_over_the_data_is_refitted_as_one():
+    X_positive = np.random.default_rng(0).uniform(1, 5, (200, 3))
+    target = X_positive[:, 0] * np.sin(X_positive[:, 1])
+    pruned, constants, loss = prune(DISGUISED, DISGUISED_CONSTANTS, X_positive, target, 0.01)
+    assert pruned.tokens == ("mul", "x_1", "sin", "x_2") and len(constants) == 0 and loss < 1e-20
+
+
 def test_prune_best_prunes_the_lowest_score_and_says_when_nothing_changes():
     plain = Skeleton(("mul", "x_1", "sin", "x_2"))
     spurious = Skeleton(("div", "mul", "c", "mul", "x_1", "sin", "x_2", "add", "x_3", "c"))

@@ -45,7 +45,7 @@ def test_rows_with_an_unsupported_variable_are_set_aside_and_the_row_without_it_
     rows.add(Skeleton(("c",)), np.array([y.mean()]), float(np.var(y)), 0.0, "baseline")
     rows.add(approximate, constants, loss, -1.0, "operon", fixed_work=False)
     problem = Problem(X, y)
-    rows.add_pruned(problem, 0.01, deadline=None, seed=0)
+    rows.add_pruned(problem, 0.01, seed=0)
     assert rows.set_aside == {"x_3"}
     table = rows.table(0.01, problem.scale, 1.0, lambda skeleton, values: skeleton.sympy)
     assert len(table.fitted) == len(rows) - 1  # the row with x2 is left out of the table
@@ -60,5 +60,5 @@ def test_an_exact_best_row_is_not_tested():
     rows = CandidateRows()
     exact = Skeleton(("add", "sin", "x_1", "pow", "x_2", "2"))
     rows.add(exact, np.array([]), 0.0, -1.0, "beam")
-    rows.add_pruned(Problem(X, y), 0.01, deadline=None, seed=0)
+    rows.add_pruned(Problem(X, y), 0.01, seed=0)
     assert rows.set_aside == set() and len(rows) == 1

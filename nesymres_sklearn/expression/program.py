@@ -16,8 +16,7 @@ disagree. The generated source is built from token names the table and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -81,24 +80,43 @@ class PrefixProgram:
         return X, constants
 
 
-@dataclass(frozen=True)
 class CompiledProgram:
-    """The two functions compiled from one token sequence, and their source."""
+    """The two functions compiled from one token sequence: ``values`` at once,
+    ``values_and_jacobian`` on its first use (a program evaluated once, such as a
+    pruning trial, never pays for its Jacobian's code)."""
 
-    values: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    values_and_jacobian: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
-    source: str
+    def __init__(self, tokens: tuple[str, ...]):
+        self.tokens = tokens
+        self.values, self._values_source = _compiled_function(tokens, with_jacobian=False)
+
+    @cached_property
+    def _jacobian(self) -> tuple[Callable, str]:
+        return _compiled_function(self.tokens, with_jacobian=True)
+
+    @property
+    def values_and_jacobian(self) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        return self._jacobian[0]
+
+    @property
+    def source(self) -> str:
+        """The generated source of both functions."""
+        return self._values_source + self._jacobian[1]
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def compiled(tokens: tuple[str, ...]) -> CompiledProgram:
     """The compiled functions of ``tokens`` (a checked prefix expression), cached."""
-    values_writer = _Writer(tokens, with_jacobian=False)
-    values_source = values_writer.source("values")
-    jacobian_source = _Writer(tokens, with_jacobian=True).source("values_and_jacobian")
-    namespace = {"np": np, **_OPERATOR_FUNCTIONS, **values_writer.numbers}
-    exec(compile(values_source + jacobian_source, f"<program {' '.join(tokens)}>", "exec"), namespace)  # noqa: S102
-    return CompiledProgram(namespace["values"], namespace["values_and_jacobian"], values_source + jacobian_source)
+    return CompiledProgram(tokens)
+
+
+def _compiled_function(tokens: tuple[str, ...], with_jacobian: bool) -> tuple[Callable, str]:
+    """``values`` or ``values_and_jacobian`` of ``tokens``, compiled, and its source."""
+    name = "values_and_jacobian" if with_jacobian else "values"
+    writer = _Writer(tokens, with_jacobian=with_jacobian)
+    source = writer.source(name)
+    namespace = {"np": np, **_OPERATOR_FUNCTIONS, **writer.numbers}
+    exec(compile(source, f"<program {' '.join(tokens)}>", "exec"), namespace)  # noqa: S102
+    return namespace[name], source
 
 
 # The operator table's functions, by the names the generated code calls them.

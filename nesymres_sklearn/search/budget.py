@@ -1,10 +1,11 @@
 """The time budget of one ``fit``: when each stage ends.
 
-With ``max_time``, a fit has five moments, all on one clock: its start, the end of the
+With ``max_time``, a fit has four moments, all on one clock: its start, the end of the
 network's rounds (their constant fitting included), the end of the refinement
-(Operon), the end of the selection's refits, and the final end. The refinement ends
-``reserve`` seconds before the final end, kept for the selection: its refits have the
-first half, writing the table and the selected equation the second; the network
+(Operon), and the final end. The refinement ends ``reserve`` seconds before the final
+end, kept for the selection, which is fixed work that no deadline cuts (its refits
+share a number of evaluations instead, so the selected equation does not depend on
+the clock); the network
 takes ``network_share`` of the time up to the refinement's end when a refinement
 follows, all of it otherwise. Without ``max_time`` no stage has a deadline (fixed
 work). Every stage asks the :class:`Budget` (or the :class:`Deadline` it hands out),
@@ -87,13 +88,6 @@ class Budget:
         """When the network's rounds and their constant fitting stop."""
         share = self.network_share if self.refined else 1.0
         return None if self.max_time is None else self._after(share * (self.max_time - self.reserve))
-
-    @property
-    def refits_end(self) -> Deadline | None:
-        """When the selection's refits (pruning, the variable test, exact constants)
-        stop: halfway through the reserve, so that writing the table and the selected
-        equation, which no deadline interrupts, has the other half."""
-        return None if self.max_time is None else self._after(self.max_time - self.reserve / 2)
 
     @property
     def end(self) -> Deadline | None:

@@ -25,6 +25,8 @@ import sympy
 # as pretraining keeps them.
 FEATURE_BAND = (0.1, 10.0)
 TARGET_BAND = (0.1, 1000.0)
+# Powers of ten up to 10**6 are written exactly in the equation over the raw features, larger ones as floats.
+EXACT_POWERS = 6
 
 
 def power_of_ten(values: np.ndarray, band: tuple[float, float]) -> float:
@@ -73,18 +75,22 @@ class Scaling:
         """``expression`` over scaled features -> the same equation over the raw ones.
 
         ``evaluate=False`` keeps the tree as written (see ``Skeleton.expression``);
-        ``evaluate=True`` writes the powers of ten exactly and lets SymPy fold them into
-        the constants, so that ``log(10*x)`` over ``x/10`` reads ``log(x)``.
+        ``evaluate=True`` writes the powers of ten exactly (floats beyond
+        ``10**EXACT_POWERS``) and lets SymPy fold them into the constants, so that
+        ``log(10*x)`` over ``x/10`` reads ``log(x)``.
         """
         if self.is_identity:
             return expression
         with sympy.evaluate(evaluate):
-            number = _exact_power_of_ten if evaluate else sympy.Float
+            number = _power_of_ten if evaluate else sympy.Float
             substitutions = {s: s / number(scale) for s, scale in zip(symbols, self.x_scales) if scale != 1.0}
             raw = expression.xreplace(substitutions) if substitutions else expression
             return raw if self.y_scale == 1.0 else number(self.y_scale) * raw
 
 
-def _exact_power_of_ten(scale: float) -> sympy.Rational:
-    """The power of ten ``scale`` stands for, as an exact SymPy number."""
-    return sympy.Integer(10) ** round(math.log10(scale))
+def _power_of_ten(scale: float) -> sympy.Number:
+    """The power of ten ``scale`` stands for: an exact SymPy number up to
+    ``EXACT_POWERS`` (``1000``, ``1/1000``), a float beyond (``1.0e+30``, not thirty
+    zeros)."""
+    exponent = round(math.log10(scale))
+    return sympy.Integer(10) ** exponent if abs(exponent) <= EXACT_POWERS else sympy.Float(10.0**exponent)

@@ -82,7 +82,8 @@ def fit_candidates(
 
     def fit(index: int, n_restarts: int, previous: ConstantFit | None) -> ConstantFit | None:
         candidate = candidates[index]
-        if previous is None and deadline is not None and deadline.passed() and candidate.origin not in ALWAYS_FITTED:
+        always = candidate.origin in ALWAYS_FITTED
+        if previous is None and deadline is not None and deadline.passed() and not always:
             return None
         return fit_constants(
             candidate.skeleton.program,
@@ -90,7 +91,7 @@ def fit_candidates(
             problem.y,
             n_restarts,
             rngs[index],
-            deadline,
+            None if always else deadline,  # a deadline would leave their first start's constants at 1
             problem.weights,
             request.settings.lm_x_scale,
             previous,

@@ -52,8 +52,26 @@ class ConstantFit:
     n_restarts_run: int
 
 
-class _DeadlinePassed(Exception):
+class _Stopped(Exception):
     pass
+
+
+class Evaluations:
+    """A number of residual evaluations that the least-squares runs of one task share:
+    a bound on its work that, unlike a :class:`.budget.Deadline`, does not depend on
+    the clock (the selection's refits, so that the selected equation does not either)."""
+
+    def __init__(self, limit: int):
+        self.left = limit
+
+    def take(self) -> bool:
+        """Spend one evaluation; ``False`` when none is left."""
+        self.left -= 1
+        return self.left >= 0
+
+    @property
+    def spent(self) -> bool:
+        return self.left <= 0
 
 
 def mse(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants, weights: np.ndarray | None = None) -> float:
@@ -72,6 +90,7 @@ def least_squares_run(
     fixed: np.ndarray | None = None,
     free: list[int] | None = None,
     deadline: Deadline | None = None,
+    evaluations: Evaluations | None = None,
     weights: np.ndarray | None = None,
     x_scale: float | str = "jac",
 ) -> np.ndarray | None:
@@ -82,7 +101,8 @@ def least_squares_run(
     MINPACK itself does; 1.0 leaves them unscaled).
 
     Returns the full constant vector with the lowest cost it evaluated, or ``None``
-    when the ``deadline`` passed before the first evaluation.
+    when the ``deadline`` passed, or the shared ``evaluations`` were spent, before the
+    first evaluation.
     """
     scale = np.sqrt(len(y) * (variance(y, weights) or 1.0))
     if weights is not None:
@@ -114,8 +134,8 @@ def least_squares_run(
         return constants
 
     def residuals(values):
-        if deadline is not None and deadline.passed():
-            raise _DeadlinePassed
+        if (deadline is not None and deadline.passed()) or (evaluations is not None and not evaluations.take()):
+            raise _Stopped
         constants = full(values)
         r = (code.values(X, constants) - y) / scale
         r = np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
@@ -132,7 +152,7 @@ def least_squares_run(
         return J
 
     start = np.asarray(start, dtype=np.float64)
-    with np.errstate(all="ignore"), warnings.catch_warnings(), contextlib.suppress(_DeadlinePassed):
+    with np.errstate(all="ignore"), warnings.catch_warnings(), contextlib.suppress(_Stopped):
         warnings.simplefilter("ignore")
         if padded:
             diag = None if isinstance(x_scale, str) else np.full(len(free) + 1, 1.0 / x_scale)

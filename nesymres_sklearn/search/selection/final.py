@@ -9,11 +9,11 @@ import numpy as np
 import sympy
 
 from ...expression.skeleton import Skeleton
-from ..budget import Deadline
 from ..fitting.constants import mse
 from ..problem import Problem
 from ..scaling import Scaling
-from .readable import exact_constants, fold_float_factors, tidy_numbers
+from .folding import folded
+from .readable import exact_constants, tidy_numbers
 from .table import CandidateRows, CandidateTable
 
 
@@ -33,7 +33,7 @@ class Writer:
             return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
         expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))
         unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
-        return tidy_numbers(fold_float_factors(unscaled))
+        return folded(unscaled)
 
     @property
     def loss_scale(self) -> np.float64:
@@ -49,16 +49,16 @@ def select(
     complexity_penalty: float,
     writer: Writer,
     seed: int,
-    deadline: Deadline | None,
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), the selected constants re-spelled exactly
-    where the fit allows (refits until ``deadline``)."""
-    rows.add_pruned(problem, complexity_penalty, deadline, seed)
+    where the fit allows. Fixed work that no clock cuts (each step's refits share a
+    number of evaluations): the same rows always give the same equation."""
+    rows.add_pruned(problem, complexity_penalty, seed)
     table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
-    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, deadline)
+    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights)
     values = np.array([float(c) for c in exact])
     table.fitted[row] = (skeleton, values, exact)
     with np.errstate(over="ignore"):

@@ -6,7 +6,10 @@ A fitted constant can make a part of an equation numerically neutral: in
 constant, its mean on the data, so is each variable wherever it occurs, and each
 constant that multiplies, divides or is added is tried away (``c*A -> A``,
 ``A/c -> A``, ``A + c -> A``), the other constants refitted; parts without variables
-are folded into one constant.
+are folded into one constant. A part of more than ``LINE`` tokens in one variable is
+tried as its least-squares line in it, refitted with the rest: over the data's range
+``c*log(c*x + c)`` can be a line in disguise, and ``sin(52.7*log(0.02*x + 0.998))`` is
+``sin(x)`` once the line is refitted.
 A change is kept when the row's selection score (:mod:`.scores`) does not get worse,
 so neutral parts always go, and a small term of an approximate fit goes when its
 tokens cost more than the error it removes. Parts and variables whose replacement
@@ -20,14 +23,15 @@ import numpy as np
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, token_arity, variable_index
-from ..budget import Deadline
-from ..fitting.constants import least_squares_run, mse
+from ..fitting.constants import Evaluations, least_squares_run, mse
 from ..problem import variance
 from .scores import log_fvu, lowest, scores
 
 MAX_SCORE_RISE = 1.0
 # Refits tried per pruned row, at most.
 MAX_REFITS = 24
+# Tokens of a line, ``c*x + c``: longer parts in one variable are tried as one.
+LINE = ("add", "mul", CONSTANT, "x", CONSTANT)
 
 
 def _ends(tokens: list[str]) -> list[int]:
@@ -90,6 +94,36 @@ def _subtree_replacements(tokens, constants, X, weights):
     return found
 
 
+def _lines(tokens, constants, X, weights):
+    """Each part of more than ``len(LINE)`` tokens (not the whole row) whose variables
+    are one column, as the (``weights``-weighted) least-squares line of its values on
+    ``X`` in that column."""
+    ends = _ends(tokens)
+    found = []
+    for start in range(1, len(tokens)):
+        end = ends[start]
+        part = tokens[start:end]
+        variables = {t for t in part if variable_index(t) is not None}
+        if end - start <= len(LINE) or len(variables) != 1:
+            continue
+        (variable,) = variables
+        column = X[:, variable_index(variable)]
+        first, inside = _constants_before(tokens, start), sum(t == CONSTANT for t in part)
+        with np.errstate(all="ignore"):
+            values = PrefixProgram(part)(X, constants[first : first + inside])
+        if np.ptp(column) == 0 or not np.all(np.isfinite(values)):
+            continue
+        slope, intercept = np.polyfit(column, values, 1, w=None if weights is None else np.sqrt(weights))
+        line = [token if token != "x" else variable for token in LINE]
+        found.append(
+            (
+                [*tokens[:start], *line, *tokens[end:]],
+                np.concatenate([constants[:first], [slope, intercept], constants[first + inside :]]),
+            )
+        )
+    return found
+
+
 def variables_of(tokens) -> list[str]:
     """The variable tokens of ``tokens``, each once, sorted."""
     return sorted({t for t in tokens if variable_index(t) is not None})
@@ -141,11 +175,11 @@ def prune(
     y: np.ndarray,
     complexity_penalty: float,
     weights: np.ndarray | None = None,
-    deadline: Deadline | None = None,
+    evaluations: Evaluations | None = None,
 ) -> tuple[Skeleton, np.ndarray, float]:
     """``skeleton`` and ``constants`` with the parts that do not pay for their tokens
     removed, and the MSE on ``(X, y)`` (``weights``, mean 1, weight the errors); stops
-    trying after the ``deadline``."""
+    trying once the refits have spent the shared ``evaluations``."""
     scale = variance(y, weights) or 1.0
 
     def score(tokens, values):
@@ -156,9 +190,10 @@ def prune(
     best, loss = score(tokens, values)
     refits = 0
     changed = True
-    while changed and (deadline is None or not deadline.passed()):
+    while changed and (evaluations is None or not evaluations.spent):
         changed = False
-        removals = _constant_removals(tokens, values)  # judged after a refit: the others compensate
+        # judged after a refit: the others compensate
+        removals = [*_constant_removals(tokens, values), *_lines(tokens, values, X, weights)]
         trials = [
             *removals,
             *_subtree_replacements(tokens, values, X, weights),
@@ -175,7 +210,7 @@ def prune(
                     continue
                 refits += 1
                 refitted = least_squares_run(
-                    PrefixProgram(trial_tokens), X, y, trial_values, weights=weights, deadline=deadline
+                    PrefixProgram(trial_tokens), X, y, trial_values, weights=weights, evaluations=evaluations
                 )
                 trial_values = trial_values if refitted is None else refitted
                 trial_score = score(trial_tokens, trial_values)[0]
@@ -195,12 +230,12 @@ def prune_best(
     y: np.ndarray,
     complexity_penalty: float,
     weights: np.ndarray | None = None,
-    deadline: Deadline | None = None,
+    evaluations: Evaluations | None = None,
 ) -> tuple[int, Skeleton, np.ndarray, float] | None:
     """The row with the lowest selection score, pruned (:func:`prune`): its index and
     the pruned skeleton, constants and MSE; ``None`` when nothing could be removed."""
     variances = variance(y, weights) or 1.0
     complexity = [len(skeleton) for skeleton in skeletons]
     row = lowest(scores(log_fvu(np.asarray(losses, dtype=np.float64), variances), complexity, complexity_penalty))
-    skeleton, values, loss = prune(skeletons[row], constants[row], X, y, complexity_penalty, weights, deadline)
+    skeleton, values, loss = prune(skeletons[row], constants[row], X, y, complexity_penalty, weights, evaluations)
     return None if len(skeleton) == len(skeletons[row]) else (row, skeleton, values, loss)

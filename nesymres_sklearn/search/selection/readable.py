@@ -23,8 +23,7 @@ import sympy
 import sympy.tensor.tensor  # noqa: F401
 
 from ...expression.skeleton import Skeleton
-from ..budget import Deadline
-from ..fitting.constants import least_squares_run, mse
+from ..fitting.constants import Evaluations, least_squares_run, mse
 from ..problem import variance
 from .scores import FVU_FLOOR
 
@@ -34,6 +33,9 @@ MAX_READABLE_MAGNITUDE = 1e4
 FVU_TOLERANCE = 1e-9
 # A constant is only re-spelled when the simple number is this close (relative).
 MAX_RELATIVE_CHANGE = 1e-3
+# Residual evaluations that the refits of one equation's constants share (a bound on the
+# work, not on the clock: the same row always gets the same constants).
+READABLE_EVALUATIONS = 400
 
 
 def nearest_simple_numbers(value: float) -> list[sympy.Expr]:
@@ -68,12 +70,14 @@ def exact_constants(
     X: np.ndarray,
     y: np.ndarray,
     weights: np.ndarray | None = None,
-    deadline: Deadline | None = None,
+    evaluations: Evaluations | None = None,
 ) -> list:
     """``constants`` with each one replaced by a simple exact number where that keeps
     the fit (the constants not yet replaced are re-fitted around it); the others stay
-    floats. ``weights`` (mean 1) weight the squared errors; after the ``deadline`` no
-    further constant is tried."""
+    floats. ``weights`` (mean 1) weight the squared errors; once the refits have spent
+    the ``evaluations`` (default: ``READABLE_EVALUATIONS``) no further constant is
+    tried."""
+    evaluations = Evaluations(READABLE_EVALUATIONS) if evaluations is None else evaluations
     scale = variance(y, weights) or 1.0
 
     def fvu(values):
@@ -84,7 +88,7 @@ def exact_constants(
         if not free:
             return values
         found = least_squares_run(
-            skeleton.program, X, y, values[free], fixed=values, free=free, weights=weights, deadline=deadline
+            skeleton.program, X, y, values[free], fixed=values, free=free, weights=weights, evaluations=evaluations
         )
         return values if found is None else found
 
@@ -93,7 +97,7 @@ def exact_constants(
     reference = fvu(values)
     allowed = max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
     for i in range(len(values)):
-        if deadline is not None and deadline.passed():
+        if evaluations.spent:
             break
         for number in simple_numbers(float(values[i])):
             trial = values.copy()

@@ -12,8 +12,7 @@ import sympy
 
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
-from ..budget import Deadline
-from ..fitting.constants import least_squares_run
+from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import Problem
 from .pruning import prune, prune_best, variable_replaced
 from .scores import best_index, candidate_table, log_fvu, lowest, scores
@@ -21,6 +20,10 @@ from .variable_support import unsupported_variables
 
 # Rounds of setting aside unsupported variables, at most.
 MAX_SUPPORT_ROUNDS = 3
+# Residual evaluations that the refits of the pruning and the variable test share: a
+# bound on their work that does not depend on the clock, so that the same rows always
+# give the same selected equation (about 20 ms on 200 points of a 10-token equation).
+SELECTION_EVALUATIONS = 600
 
 
 @dataclass
@@ -81,12 +84,14 @@ class CandidateRows:
             if np.isfinite(self.losses[i]) and (self.fixed_work[i] or not fixed_work_only)
         ]
 
-    def add_pruned(self, problem: Problem, complexity_penalty: float, deadline: Deadline | None, seed: int = 0) -> None:
+    def add_pruned(self, problem: Problem, complexity_penalty: float, seed: int = 0) -> None:
         """The best-scoring row with the parts that do not pay for their tokens dropped
         (:func:`.pruning.prune_best`), as a row of the same origin. While that best row
         fits only approximately and uses a variable that the data do not support
         (:mod:`.variable_support`), the rows that use it are set aside and the row with
-        the variable replaced by its mean (refitted, pruned) joins. Until ``deadline``."""
+        the variable replaced by its mean (refitted, pruned) joins. The refits share
+        ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read."""
+        evaluations = Evaluations(SELECTION_EVALUATIONS)
         for _ in range(MAX_SUPPORT_ROUNDS):
             kept = [i for i in range(len(self)) if not self._set_aside(i)]
             pruned = prune_best(
@@ -97,7 +102,7 @@ class CandidateRows:
                 problem.y,
                 complexity_penalty,
                 problem.weights,
-                deadline,
+                evaluations,
             )
             if pruned is not None:
                 row, skeleton, constants, loss = pruned
@@ -105,13 +110,15 @@ class CandidateRows:
                 self.add(skeleton, constants, loss, self.log_probs[row], self.origins[row], self.fixed_work[row])
                 kept.append(len(self) - 1)
             best = kept[self._lowest_score(kept, complexity_penalty, problem.scale)]
-            if problem.is_exact(self.losses[best]) or (deadline is not None and deadline.passed()):
+            if problem.is_exact(self.losses[best]) or evaluations.spent:
                 return
             skeleton, constants = self.skeletons[best], self.constants[best]
             unsupported = unsupported_variables(
-                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, deadline
+                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations
             )
-            reduced = self._without(best, unsupported, problem, complexity_penalty, deadline) if unsupported else None
+            if not unsupported:
+                return
+            reduced = self._without(best, unsupported, problem, complexity_penalty, evaluations)
             if reduced is None:
                 return
             self.set_aside.update(unsupported)
@@ -125,17 +132,19 @@ class CandidateRows:
         losses = np.array([self.losses[i] for i in rows], dtype=np.float64)
         return lowest(scores(log_fvu(losses, variance), [len(self.skeletons[i]) for i in rows], complexity_penalty))
 
-    def _without(self, row, variables, problem, complexity_penalty, deadline):
+    def _without(self, row, variables, problem, complexity_penalty, evaluations):
         """Row ``row`` with ``variables`` replaced by their means, refitted and pruned:
         skeleton, constants and loss; ``None`` when it is not finite."""
         tokens, values = list(self.skeletons[row].tokens), self.constants[row]
         for variable in variables:
             tokens, values = variable_replaced(tokens, values, variable, problem.X, problem.weights)
         program = PrefixProgram(tokens)
-        refitted = least_squares_run(program, problem.X, problem.y, values, weights=problem.weights, deadline=deadline)
+        refitted = least_squares_run(
+            program, problem.X, problem.y, values, weights=problem.weights, evaluations=evaluations
+        )
         values = values if refitted is None else refitted
         skeleton, values, loss = prune(
-            Skeleton(tuple(tokens)), values, problem.X, problem.y, complexity_penalty, problem.weights, deadline
+            Skeleton(tuple(tokens)), values, problem.X, problem.y, complexity_penalty, problem.weights, evaluations
         )
         return (skeleton, values, loss) if np.isfinite(loss) else None
 

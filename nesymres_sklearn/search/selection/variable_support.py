@@ -23,8 +23,7 @@ import numpy as np
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import variable_index
-from ..budget import Deadline
-from ..fitting.constants import least_squares_run, mse
+from ..fitting.constants import Evaluations, least_squares_run, mse
 from .pruning import variable_replaced, variables_of
 from .scores import log_fvu
 
@@ -34,12 +33,12 @@ MIN_GAIN_RATIO = 4.0
 MAX_SPURIOUS_GAIN = float(np.log(1.5))
 
 
-def _refitted_loss(tokens, start, X, y, weights, deadline) -> float:
+def _refitted_loss(tokens, start, X, y, weights, evaluations) -> float:
     """The lowest MSE of ``tokens`` on ``(X, y)`` from ``start`` and after one refit from it."""
     program = PrefixProgram(tokens)
     loss = mse(program, X, y, start, weights)
     if len(start):
-        refitted = least_squares_run(program, X, y, start, weights=weights, deadline=deadline)
+        refitted = least_squares_run(program, X, y, start, weights=weights, evaluations=evaluations)
         if refitted is not None:
             loss = min(loss, mse(program, X, y, refitted, weights))
     return loss
@@ -53,30 +52,32 @@ def unsupported_variables(
     scale: float,
     weights: np.ndarray | None = None,
     seed: int = 0,
-    deadline: Deadline | None = None,
+    evaluations: Evaluations | None = None,
 ) -> list[str]:
     """The variables (tokens such as ``x_3``) of ``skeleton`` with ``constants`` whose
     gain on ``(X, y)`` is neither above ``MIN_GAIN_RATIO`` times that of any shuffled
     copy of their column nor above ``MAX_SPURIOUS_GAIN``; ``scale`` is the variance of
-    ``y``. Variables not tested before the ``deadline`` count as supported."""
+    ``y``. Variables not tested before the refits spent the shared ``evaluations`` count
+    as supported."""
     tokens, constants = list(skeleton.tokens), np.asarray(constants, dtype=np.float64)
     # refitted as the comparisons are, so that a better optimum of the other constants
     # is not credited to the shuffled copies
-    loss = _refitted_loss(tokens, constants, X, y, weights, deadline)
+    loss = _refitted_loss(tokens, constants, X, y, weights, evaluations)
     rng = np.random.default_rng(seed)
     unsupported = []
     for variable in variables_of(tokens):
-        if deadline is not None and deadline.passed():
+        if evaluations is not None and evaluations.spent:
             break
         column = variable_index(variable)
-        without = _refitted_loss(*variable_replaced(tokens, constants, variable, X, weights), X, y, weights, deadline)
+        replaced = variable_replaced(tokens, constants, variable, X, weights)
+        without = _refitted_loss(*replaced, X, y, weights, evaluations)
         if not np.isfinite(without):  # the equation needs the variable to be defined: nothing to compare
             continue
         shuffled_losses = []
         for _ in range(SHUFFLES):
             shuffled = X.copy()
             shuffled[:, column] = rng.permutation(shuffled[:, column])
-            shuffled_losses.append(_refitted_loss(tokens, constants, shuffled, y, weights, deadline))
+            shuffled_losses.append(_refitted_loss(tokens, constants, shuffled, y, weights, evaluations))
         floor, gains = log_fvu([without], scale)[0], log_fvu(shuffled_losses, scale)
         gain = floor - log_fvu([loss], scale)[0]
         shuffled_gain = max(0.0, float(np.max(floor - gains)))

@@ -1,0 +1,136 @@
+"""Checks of what a user passes to the estimator: errors that name the problem and the
+fix before NumPy or scikit-learn raise their own, and warnings for data that fit but
+mislead (too few points for the constants, repeated columns, predictions outside the
+equation's domain)."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Real
+
+import numpy as np
+
+# Columns this correlated are the same quantity up to units and offset.
+COLLINEAR = 1 - 1e-10
+# Rows named in a warning, at most.
+NAMED_ROWS = 5
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, Real | np.number) and not isinstance(value, np.complexfloating)
+
+
+def _non_number(values) -> object | None:
+    """The first value of ``values`` that is not a number (``None`` and NaN count as
+    numbers: missing values get scikit-learn's own error), or ``None``."""
+    for value in np.asarray(values, dtype=object).ravel():
+        if not (_is_number(value) or value is None):
+            return value.item() if isinstance(value, np.generic) else value
+    return None
+
+
+def check_target(y) -> None:
+    """A clear error for a ``y`` of text or booleans (a classification target)."""
+    values = np.asarray(y)
+    if values.dtype.kind == "b":
+        raise ValueError(
+            "y is boolean, a classification target, but NeSymReSRegressor is a regressor: it finds an equation "
+            "for a numeric y. Use a classifier (e.g. sklearn.linear_model.LogisticRegression), or pass "
+            "y.astype(float) to fit the 0/1 values as numbers."
+        )
+    if values.dtype.kind in "USVO" and values.size:
+        example = _non_number(values)
+        if example is not None:
+            raise ValueError(
+                f"y must hold numbers (this is a regressor), but it holds {values.dtype} values such as "
+                f"{example!r}. Convert it to floats, e.g. pandas.to_numeric(y), or encode categories before fitting."
+            )
+
+
+def check_columns(X) -> None:
+    """For a DataFrame ``X``: errors that name a column with a blank or repeated name,
+    dates or times, or categories and text (scikit-learn would say only "could not
+    convert string to float")."""
+    columns = getattr(X, "columns", None)
+    dtypes = getattr(X, "dtypes", None)
+    if columns is None or dtypes is None:
+        return
+    blank = [position for position, name in enumerate(columns) if isinstance(name, str) and not name.strip()]
+    if blank:
+        raise ValueError(
+            f"Column {blank[0]} of X has a blank name ({columns[blank[0]]!r}), which the equation could not show. "
+            "Name every column (X.columns = [...]), or pass X.to_numpy() to get the names x0, x1, ..."
+        )
+    if hasattr(columns, "duplicated"):
+        repeated = list(dict.fromkeys(columns[columns.duplicated()]))
+        if repeated:
+            raise ValueError(
+                f"Feature names must be unique, but X has repeated column names: {', '.join(map(repr, repeated))}. "
+                "Rename the columns, e.g. X.columns = [...]."
+            )
+    for name, dtype in zip(columns, dtypes):
+        if dtype.kind in "mM":
+            raise ValueError(
+                f"Column {name!r} of X holds dates or times ({dtype}), not numbers. Convert it to a number of "
+                f"seconds or days, e.g. (X[{name!r}] - X[{name!r}].min()).dt.total_seconds(), or drop it."
+            )
+        if dtype.kind in "OUSV" or str(dtype) in ("category", "string"):
+            example = _non_number(X[name])
+            if example is not None:
+                raise ValueError(
+                    f"Column {name!r} of X holds {dtype} values such as {example!r}, not numbers. Encode it "
+                    "(e.g. pandas.get_dummies or sklearn.preprocessing.OneHotEncoder in a Pipeline), convert it "
+                    f"with pandas.to_numeric, or drop it."
+                )
+
+
+def warn_repeated_columns(X: np.ndarray, names) -> None:
+    """A warning naming each pair of columns of ``X`` that are equal up to a factor and
+    an offset: the equation can use either, and which one is chance."""
+    spread = np.ptp(X, axis=0) > 0
+    if X.shape[1] < 2 or spread.sum() < 2:
+        return
+    varying = np.flatnonzero(spread)
+    with np.errstate(all="ignore"):
+        correlation = np.corrcoef(X[:, varying], rowvar=False)
+    pairs = [
+        f"{names[varying[i]]} and {names[varying[j]]}"
+        for i in range(len(varying))
+        for j in range(i + 1, len(varying))
+        if abs(correlation[i, j]) >= COLLINEAR
+    ]
+    if pairs:
+        warnings.warn(
+            f"Columns of X are the same quantity up to a factor and an offset: {'; '.join(pairs)}. The equation may "
+            "use either column of a pair, or both; drop one of each pair for an equation you can read.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def warn_few_points(n_points: int, n_constants: int) -> None:
+    """A warning when the selected equation has at least as many constants as there
+    are points: its constants pass through the points rather than fit a law."""
+    if n_points <= n_constants:
+        warnings.warn(
+            f"The selected equation has {n_constants} constants, fitted to only {n_points} points: it passes "
+            "through them rather than fitting a law, and may predict badly elsewhere. Pass more points.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def warn_outside_domain(values: np.ndarray) -> np.ndarray:
+    """``values`` (predictions), with a ``RuntimeWarning`` that says how many and which
+    rows are NaN or infinite: points outside the equation's domain (``log`` of a
+    negative number, a division by zero) or beyond float64's range."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        rows = ", ".join(map(str, bad[:NAMED_ROWS])) + (", ..." if len(bad) > NAMED_ROWS else "")
+        warnings.warn(
+            f"{len(bad)} of {len(values)} points lie outside the equation's domain or range (rows {rows}): their "
+            "predictions are NaN or infinite. Check them against the range of the training data.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return values

@@ -1,0 +1,83 @@
+"""The selected equation over the raw features, with the units folded into its constants.
+
+Undoing the units (:meth:`.scaling.Scaling.unscale_expression`) puts powers of ten
+inside the equation: ``1000*sqrt(x0**2/1000000 + x1**2/1000000)``, ``1000/(1000*x0 -
+3000)``, or ``x1*log(1000*x0) - 6.90775527898214*x1``, where a fitted constant has
+absorbed ``log(1000)``. :func:`folded` writes the shortest of three equal forms: the
+equation as it is, with the common factors of its sums pulled out
+(:func:`sympy.factor_terms`: ``sqrt(x0**2 + x1**2)``, ``1/(x0 - 3)``), and, when it
+holds floats, with each ``log(k*A)`` of a positive number ``k`` split into ``log(A) +
+log(k)`` and the terms that then cancel to rounding (below ``NEGLIGIBLE`` of the
+largest of them) dropped (``x1*log(x0)``). Every step is an identity, so the three forms
+are the same function; the work depends on the expression alone, not on the data or
+the clock.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy
+
+from .readable import fold_float_factors, tidy_numbers
+
+# Terms whose sum is this small next to the largest of them cancel: only rounding is left.
+NEGLIGIBLE = 1e-12
+
+
+def folded(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` (over the raw features, SymPy's evaluation applied) in its
+    shortest equal form (see the module docstring), its floats that are simple numbers
+    written exactly (:func:`.readable.tidy_numbers`)."""
+    expression = tidy_numbers(fold_float_factors(expression))
+    forms = [expression, sympy.factor_terms(expression)]
+    split = _logs_split(expression)
+    if split is not None:
+        forms.append(sympy.factor_terms(tidy_numbers(split)))
+    return min(forms, key=_size)  # the first of the shortest: the equation as it is on ties
+
+
+def _size(expression: sympy.Expr) -> int:
+    return sum(1 for _ in sympy.preorder_traversal(expression))
+
+
+def _logs_split(expression: sympy.Expr) -> sympy.Expr | None:
+    """``expression`` with every ``log(k*A)`` (``k`` a positive number other than 1)
+    written ``log(A) + log(k)``, products expanded and the terms that cancel dropped;
+    ``None`` when it has no such log or no float to cancel against."""
+    logs = [
+        term
+        for term in expression.atoms(sympy.log)
+        if term.args[0].is_Mul and term.args[0].as_coeff_Mul()[0].is_positive and term.args[0].as_coeff_Mul()[0] != 1
+    ]
+    if not logs or not expression.has(sympy.Float):
+        return None
+    values: dict[sympy.Dummy, sympy.Float] = {}
+    replacements = {}
+    for term in logs:
+        factor, rest = term.args[0].as_coeff_Mul()
+        number = sympy.Dummy()  # log(k) stays apart from the floats until the sums are judged
+        values[number] = sympy.Float(math.log(float(factor)))
+        replacements[term] = number + sympy.log(rest)
+    split = sympy.expand_mul(expression.xreplace(replacements))
+    split = split.replace(lambda e: e.is_Add, lambda e: _cancelled(e, values))
+    return split.xreplace(values)
+
+
+def _cancelled(total: sympy.Add, values: dict[sympy.Dummy, sympy.Float]) -> sympy.Expr:
+    """The sum ``total`` with its terms grouped by their part that holds variables;
+    a group of several terms whose numbers (``values`` for the split logs) add up to
+    less than ``NEGLIGIBLE`` of the largest of them is dropped, the others are summed."""
+    variables = total.free_symbols - set(values)
+    groups: dict[sympy.Expr, list[sympy.Expr]] = {}
+    for term in total.args:
+        number, rest = term.as_independent(*variables, as_Add=False)
+        groups.setdefault(rest, []).append(number)
+    kept = []
+    for rest, numbers in groups.items():
+        if len(numbers) > 1:
+            magnitudes = [abs(float(number.xreplace(values))) for number in numbers]
+            if abs(float(sympy.Add(*numbers).xreplace(values))) <= NEGLIGIBLE * max(magnitudes):
+                continue
+        kept.append(sympy.Add(*numbers) * rest)
+    return sympy.Add(*kept)

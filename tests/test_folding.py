@@ -1,0 +1,54 @@
+"""The selected equation as a person writes it: the units folded into its constants,
+no rescaling left in print, powers of ten beyond 1e6 as floats (issue 39)."""
+
+import numpy as np
+import pytest
+import sympy
+
+from nesymres_sklearn.search.scaling import Scaling
+from nesymres_sklearn.search.selection.folding import folded
+
+x0, x1 = sympy.symbols("x0 x1", real=True)
+LOG_1E3 = sympy.Float(np.log(1e-3))  # what a fit over x0/1e-3 absorbs into a constant
+
+
+def written(expression, scaling):
+    """The selected row's path: over the search's units, then unscaled and folded."""
+    return folded(scaling.unscale_expression(expression, [x0, x1], evaluate=True))
+
+
+@pytest.mark.parametrize(
+    "scaled, scaling, expected",
+    [
+        (x1 * sympy.log(x0) + LOG_1E3 * x1, Scaling((1e-3, 1.0), 1.0), x1 * sympy.log(x0)),
+        ((x1 - 1) * sympy.log(x0) + sympy.log(x0) + LOG_1E3 * x1, Scaling((1e-3, 1.0), 1.0), x1 * sympy.log(x0)),
+        (sympy.sin(x1 + sympy.log(x0) + LOG_1E3), Scaling((1e-3, 1.0), 1.0), sympy.sin(x1 + sympy.log(x0))),
+        (sympy.sqrt(x0**2 + x1**2), Scaling((1e3, 1e3), 1e3), sympy.sqrt(x0**2 + x1**2)),
+        (1 / (1000 * x0 - 3000), Scaling((1.0, 1.0), 1e3), 1 / (x0 - 3)),
+    ],
+    ids=["log", "log-regrouped", "log-inside", "sqrt", "pole"],
+)
+def test_the_rescaling_does_not_show_in_print(scaled, scaling, expected):
+    assert written(scaled, scaling) == expected
+
+
+@pytest.mark.parametrize("power", [30, 300, -30, 8])
+def test_powers_of_ten_beyond_a_million_stay_floats(power):
+    expression = written(x0 * sympy.sin(x1), Scaling((1.0, 1.0), 10.0**power))
+    assert expression == sympy.Float(10.0**power) * x0 * sympy.sin(x1)
+    assert len(str(expression)) < 30  # never a 31- or 301-digit integer
+    assert sympy.sstr(expression, min=-4, max=6) == f"1.0e{power:+d}*x0*sin(x1)"
+
+
+def test_small_powers_of_ten_stay_exact():
+    assert written(x0, Scaling((1.0, 1.0), 1e3)) == 1000 * x0
+    assert written(x0, Scaling((1e-3, 1.0), 1.0)) == 1000 * x0
+
+
+def test_every_form_is_the_same_function():
+    offset = x1 * sympy.log(1000 * x0) + sympy.Float(2.7182818) * x1  # log(1000) joins the float
+    assert folded(offset) == x1 * (sympy.log(x0) + sympy.Float(2.7182818 + np.log(1000)))
+    points = {x0: 0.0123, x1: 4.56}
+    assert float(folded(offset).subs(points)) == pytest.approx(float(offset.subs(points)), rel=1e-12)
+    exact = x1 * sympy.log(1000 * x0)  # no float to cancel against: the law as fitted
+    assert folded(exact) == exact
