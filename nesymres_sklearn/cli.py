@@ -16,6 +16,7 @@ import pandas as pd
 import sympy
 from sklearn.metrics import r2_score
 
+from .display import top_rows
 from .estimator import NeSymReSRegressor
 
 PROG = "nesymres-fit"
@@ -293,14 +294,14 @@ def main(argv=None) -> int:
         return 1
     for warning in caught:  # one line each, without Python's source path
         print(f"{PROG}: note: {' '.join(str(warning.message).split())}", file=sys.stderr)
-    print(f"Equation: {sympy.sstr(regressor.expression_, min=-4, max=6)}")
+    print(f"Equation: {sympy.sstr(regressor.equation(), min=-4, max=6)}")
+    print(f"Full precision: {sympy.sstr(regressor.expression_, min=-4, max=6)}")
     if regressor.pi_groups_ is not None:
         print(f"Dimensionless groups: {', '.join(regressor.pi_groups_) or 'none'}")
     print(f"R^2 on the data: {_r_squared(regressor.predict(X), np.asarray(y)):.6f}")
     print(f"Fit time: {sum(regressor.timings_.values()):.2f} s")
     if args.top:
-        fitted = regressor.equations_[np.isfinite(regressor.equations_["loss"])]
-        table = fitted[["expression", "loss", "complexity"]].head(args.top)
+        table = top_rows(regressor.equations_[np.isfinite(regressor.equations_["loss"])], rows=args.top)
         print(f"Top {len(table)} candidate{'s' * (len(table) != 1)}:")
         print(table.to_string())
     return 0

@@ -15,18 +15,24 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .callables import ExportMixin
+from .display import ReadableMixin
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
+from .guesses import Guesses
 from .inputs import check_columns, check_target, warn_few_points, warn_outside_domain, warn_repeated_columns
+from .multioutput import PER_TARGET, fit_targets, n_targets, predict_targets, show_targets
 from .operon.plan import holds_operon, operon_stage
 from .operon.settings import OperonSettings
 from .progress import progress
+from .restrictions import Restrictions
 from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.selection.final import Writer, select
 from .search.selection.table import CandidateRows, CandidateTable
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
 from .search.variables.routing import route
+from .uncertainty import selected_uncertainty
 from .units.stage import Units, fitted_attributes
 
 logger = logging.getLogger(__name__)
@@ -38,7 +44,7 @@ TIMINGS = (
 )  # fmt: skip
 
 
-class NeSymReSRegressor(RegressorMixin, BaseEstimator):
+class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimator):
     """Neural symbolic regression: a pretrained Transformer proposes equation
     skeletons, Levenberg-Marquardt fits their constants, the best equation is kept.
 
@@ -103,6 +109,15 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     operon_settings : OperonSettings, default=None
         Operon's settings (``nesymres_sklearn.operon.settings.OperonSettings``:
         population, generations without ``max_time``, ...); ``None``: their defaults.
+    guesses : list of str or sympy.Expr, default=None
+        Equations you suspect, over the feature names (``"2.5*x0*sin(x1)"``): fitted like
+        any candidate, they compete in the selection and seed Operon (:mod:`.guesses`).
+    operators : list of str, default=None
+        The operators candidates may use, by the operator table's names (``"sin"``,
+        ``"pow"``, ``"ln"``, ...); others are set aside, and Operon searches with these
+        only (:mod:`.restrictions`). ``None``: all that the network knows.
+    max_complexity : int, default=None
+        Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
 
     With more features than the model has variables, the network works on the most
     relevant ones (mutual information and rank correlation with ``y``; a warning names
@@ -121,11 +136,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
         ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
-        ``decomposed``, ``operon``, ``units`` or ``constant``; a pruned row keeps the origin of the
-        row it was pruned from). Rows that use a variable the data do not support
+        ``decomposed``, ``guess``, ``operon``, ``units`` or ``constant``; a pruned row keeps
+        the origin of the row it was pruned from). Rows that use a variable the data do not support
         (:mod:`.search.selection.variable_support`) are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
+    constants_std_ : ndarray
+        Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
         Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
         ``decomposition`` (its parts' searches included), ``reduction`` (finding the
@@ -182,6 +199,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         "verbose": ["verbose"],
         "search_settings": [SearchSettings, None],
         "operon_settings": [OperonSettings, None],
+        "guesses": [list, None],
+        "operators": [list, tuple, None],
+        "max_complexity": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -201,6 +221,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         verbose=0,
         search_settings=None,
         operon_settings=None,
+        guesses=None,
+        operators=None,
+        max_complexity=None,
     ):
         self.model = model
         self.revision = revision
@@ -217,10 +240,14 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         self.verbose = verbose
         self.search_settings = search_settings
         self.operon_settings = operon_settings
+        self.guesses = guesses
+        self.operators = operators
+        self.max_complexity = max_complexity
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.target_tags.multi_output = True  # one equation per column of y (.multioutput)
         return tags
 
     def fit(self, X, y, sample_weight=None, X_units=None, y_units=None):
@@ -231,7 +258,8 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Any number of features; beyond the model's variables (3 for the bundled
             model) the network works on the most relevant ones.
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Several targets: one equation per column, fitted in parallel (:mod:`.multioutput`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the squared errors in the constant fitting and
             the selection; points of weight 0 are left out entirely.
@@ -257,7 +285,13 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight, X_units, y_units):
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
+        if n_targets(y) > 1:
+            return fit_targets(self, X, y, sample_weight)
         X, y, weights = self._validated(X, y, sample_weight)
+        names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
+        symbols = feature_symbols(names)
+        guesses = Guesses.parse(self.guesses, names, symbols)
+        restrictions = Restrictions.parse(self.operators, self.max_complexity)
         operon = None if self.refine is None else operon_stage(required=self.refine == "operon")
         moment = time.perf_counter()
         units = Units.parse(X_units, y_units, self.n_features_in_)  # pint's first use loads it, as the network
@@ -271,11 +305,9 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         budget = settings.budget(self.max_time, refined=operon is not None)
         if operon is not None and not holds_operon(budget, operon_settings, len(y)):
             operon, budget = None, settings.budget(self.max_time, refined=False)
-        names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
-        symbols = feature_symbols(names)
         self.X_units_, self.y_units_, self.pi_groups_ = fitted_attributes(units, symbols)
         if np.ptp(y) == 0:
-            return self._fit_constant(float(y[0]), symbols, timings)
+            return self._fit_constant(Problem(X, y, weights), symbols, timings)
         scaling = Scaling.for_data(X, y)
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
@@ -284,20 +316,24 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         decomposed, timings["decomposition"] = neural_search.decomposed_rows(network, problem, request, budget)
         n_variables = network.config.n_variables
         reduced = None if units is None else units.dimensionless(problem)
-        searched, names = (problem, symbols) if reduced is None else (reduced.problem, reduced.symbols(symbols))
+        searched, seen_symbols = (problem, symbols) if reduced is None else (reduced.problem, reduced.symbols(symbols))
         seen = route(searched, n_variables, request.seed, settings.reduce, budget.network_end)
-        message = seen.warning(names, self.model, n_variables, refined=operon is not None)
+        message = seen.warning(seen_symbols, self.model, n_variables, refined=operon is not None)
         if message is not None:
             warnings.warn(message, UserWarning, stacklevel=3)
         logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
         found = neural_search.network_rows(network, searched, seen, request, budget)
         rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
         rows.extend(decomposed)
+        rows.extend(guesses.rows(problem, scaling, request))
+        rows = restrictions.kept(rows)
         refinement = None
         if operon is not None:
             moment = time.perf_counter()
-            operon_rows, refinement = operon(rows, problem, operon_settings, request.seed, budget)
-            rows.extend(operon_rows)
+            operon_rows, refinement = operon(
+                rows, problem, operon_settings, request.seed, budget, restrictions.operators
+            )
+            rows.extend(restrictions.kept(operon_rows))
             if refinement is not None:  # skipped when a row of the network fits exactly
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
@@ -307,7 +343,7 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
         columns = seen.columns if reduced is None else reduced.columns(seen.columns)
-        self._set_fitted(table, writer, timings, found.rounds, columns, seen.inputs(names), refinement)
+        self._set_fitted(table, writer, timings, found.rounds, columns, seen.inputs(seen_symbols), refinement, problem)
         logger.info(
             "Selected %s (%d candidates, %d rounds) in %.3fs",
             self.expression_,
@@ -343,54 +379,71 @@ class NeSymReSRegressor(RegressorMixin, BaseEstimator):
         keep = rng.choice(len(X), size=self.max_points, replace=False)
         return X[keep], y[keep], None if weights is None else weights[keep] / weights[keep].mean()
 
-    def _fit_constant(self, value: float, symbols, timings: dict) -> NeSymReSRegressor:
+    def _fit_constant(self, problem: Problem, symbols, timings: dict) -> NeSymReSRegressor:
+        value = float(problem.y[0])
         warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
         writer = Writer(Scaling.identity(self.n_features_in_), symbols)
         rows = CandidateRows()
         rows.add(Skeleton(("c",)), np.array([value]), 0.0, 0.0, "constant")
         table = rows.table(self.complexity_penalty, 1.0, 1.0, writer)
-        self._set_fitted(table, writer, timings, 0, np.arange(self.n_features_in_), list(map(str, symbols)), None)
+        inputs = list(map(str, symbols))
+        self._set_fitted(table, writer, timings, 0, np.arange(self.n_features_in_), inputs, None, problem)
         return self
 
-    def _set_fitted(self, table: CandidateTable, writer: Writer, timings, rounds, columns, inputs, refinement) -> None:
+    def _set_fitted(self, table: CandidateTable, writer: Writer, timings, rounds, columns, inputs, refinement, problem):
         """Every fitted attribute, from what the stages returned."""
+        self.__dict__.pop("estimators_", None)  # a previous fit's targets
+        self._uncertainty = selected_uncertainty(table, problem, writer.scaling)
+        self.constants_std_ = self._uncertainty.covariance.std
         self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]
         self._scaling, self._symbols = writer.scaling, writer.symbols
         self.timings_, self.n_rounds_, self.refinement_ = timings, rounds, refinement
         self.features_seen_by_network_, self.network_inputs_ = columns, inputs
 
-    def predict(self, X, index=None):
+    def predict(self, X, index=None, return_std=False):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
 
         ``index`` picks another row of ``equations_`` (default: ``best_index_``;
         negative as in Python, ``-1`` the last). A ``RuntimeWarning`` names the points
         outside the equation's domain, where the prediction is NaN or infinite.
+        ``return_std=True`` (the selected row only): also a fresh point's standard deviation (:mod:`.uncertainty`).
         """
         check_is_fitted(self, "expression_")
+        if hasattr(self, "estimators_"):
+            return predict_targets(self.estimators_, X, index, return_std)
         check_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         skeleton, constants, _ = self._fitted[self._row(index)]
-        return warn_outside_domain(self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X))))
+        prediction = self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
+        prediction = warn_outside_domain(prediction)
+        return (prediction, self._uncertainty.prediction_std(X, self._row(index))) if return_std else prediction
 
     def sympy(self, index=None) -> sympy.Expr:
-        """The fitted equation (or row ``index`` of ``equations_``) as a SymPy expression."""
+        """The fitted equation (or row ``index`` of ``equations_``) in SymPy (a list with several targets)."""
         check_is_fitted(self, "expression_")
+        if hasattr(self, "estimators_"):
+            return [column.sympy(index) for column in self.estimators_]
         return self.equations_.loc[self._row(index), "expression"]
 
     def latex(self, index=None) -> str:
-        """The fitted equation (or row ``index`` of ``equations_``) in LaTeX."""
-        return to_latex(self.sympy(index))
+        """The fitted equation (or row ``index`` of ``equations_``) in LaTeX (a list with several targets)."""
+        expression = self.sympy(index)
+        return [to_latex(e) for e in expression] if isinstance(expression, list) else to_latex(expression)
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: the estimator keeps its table
+        if "estimators_" in state:  # each target pickles its own table
+            return {name: value for name, value in state.items() if name not in PER_TARGET}
         if "equations_" in state:  # SymPy re-evaluates unpickled trees: rebuild them as written
             state["equations_"] = state["equations_"].drop(columns=["expression", "skeleton"])
         return state
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        if "equations_" in state:
+        if "estimators_" in state:
+            show_targets(self)
+        elif "equations_" in state:
             expressions = [self._expression(*fitted) for fitted in self._fitted]
             self.equations_.insert(0, "expression", expressions)
             self.equations_.insert(1, "skeleton", [skeleton.sympy for skeleton, _, _ in self._fitted])

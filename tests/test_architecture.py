@@ -23,7 +23,8 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 LAYERS = {
     "nesymres_sklearn": [
         "expression", "shared_setting", "progress", "inputs", "network", "search", "units", "operon", "original",
-        "neural_search", "estimator", "cli", "__main__",
+        "neural_search", "display", "uncertainty", "callables", "guesses", "restrictions", "multioutput", "estimator",
+        "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
         "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables", "anytime",
@@ -43,6 +44,13 @@ TORCH_FREE = [
     "nesymres_sklearn",
     "nesymres_sklearn.estimator",
     "nesymres_sklearn.cli",
+    "nesymres_sklearn.callables",
+    "nesymres_sklearn.display",
+    "nesymres_sklearn.guesses",
+    "nesymres_sklearn.restrictions",
+    "nesymres_sklearn.multioutput",
+    "nesymres_sklearn.plot",
+    "nesymres_sklearn.uncertainty",
     "nesymres_sklearn.__main__",
     "nesymres_sklearn.expression",
     "nesymres_sklearn.expression.export",

@@ -229,7 +229,7 @@ def test_any_row_can_be_predicted_printed_and_the_front_is_marked(regressor, xy)
         (np.array([[1.0, np.inf]] * 10), np.ones(10), ValueError, "Input X contains infinity"),
         (np.ones((10, 2)), np.r_[np.ones(9), np.nan], ValueError, "Input y contains NaN"),
         (np.ones((10, 2)), np.ones(9), ValueError, "inconsistent numbers of samples"),
-        (np.ones((10, 2)), np.ones((10, 2)), ValueError, "y should be a 1d array"),
+        (np.ones((10, 2)), np.ones((10, 2, 2)), ValueError, "Found array with dim 3"),  # (10, 2): two targets
         (np.ones(10), np.ones(10), ValueError, "Expected 2D array"),
         (np.array([["a", "b"]] * 10), np.ones(10), ValueError, "could not convert string to float"),
         (np.ones((2, 2)), np.ones(2), ValueError, "while a minimum of 3 is required"),
@@ -326,8 +326,8 @@ def manual_clock(monkeypatch):
         clock.advance(10.0)
         return decode(*args, **kwargs)
 
-    def slow_regressor(settings, seed):
-        regressor = regressor_for(settings, seed)
+    def slow_regressor(*args):
+        regressor = regressor_for(*args)
         fit = regressor.fit
 
         def slow_fit(X, y):

@@ -152,7 +152,7 @@ def sympy_to_prefix(expr: sympy.Expr, skeleton: bool = False) -> list[str]:
     placeholder ``c``; otherwise such numbers raise ``ValueError``.
     """
     tokens: list[str] = []
-    _write_prefix(sympy.sympify(expr), tokens, skeleton)
+    _write_prefix(sympy.sympify(expr), tokens, [] if skeleton else None)
     return tokens
 
 
@@ -161,50 +161,61 @@ def skeletonize(expr: sympy.Expr) -> list[str]:
     return sympy_to_prefix(expr, skeleton=True)
 
 
-def _write_number(number: sympy.Expr, tokens: list[str], skeleton: bool) -> None:
+def skeletonize_with_numbers(expr: sympy.Expr) -> tuple[list[str], list[float]]:
+    """:func:`skeletonize`, and the value each placeholder stood for, in token order
+    (1 for a symbol ``c...``)."""
+    tokens: list[str] = []
+    numbers: list[float] = []
+    _write_prefix(sympy.sympify(expr), tokens, numbers)
+    return tokens, numbers
+
+
+def _write_number(number: sympy.Expr, tokens: list[str], numbers: list | None) -> None:
     if number.is_Integer and int(number) in INTEGERS:
         tokens.append(str(int(number)))
     elif number.is_Rational and int(number.p) in INTEGERS and int(number.q) in INTEGERS:
         tokens.extend(["div", str(int(number.p)), str(int(number.q))])
-    elif skeleton and number.is_finite and number.is_real:
+    elif numbers is not None and number.is_finite and number.is_real:
         tokens.append(CONSTANT)
+        numbers.append(float(number))
     else:
         raise ValueError(f"The number {number} has no token; skeletonize the expression first.")
 
 
-def _write_chain(operator: str, args: Sequence[sympy.Expr], tokens: list[str], skeleton: bool) -> None:
+def _write_chain(operator: str, args: Sequence[sympy.Expr], tokens: list[str], numbers: list | None) -> None:
     for arg in args[:-1]:
         tokens.append(operator)
-        _write_prefix(arg, tokens, skeleton)
-    _write_prefix(args[-1], tokens, skeleton)
+        _write_prefix(arg, tokens, numbers)
+    _write_prefix(args[-1], tokens, numbers)
 
 
-def _write_prefix(expr: sympy.Expr, tokens: list[str], skeleton: bool) -> None:
+def _write_prefix(expr: sympy.Expr, tokens: list[str], numbers: list | None) -> None:
     if expr.is_Symbol:
         name = expr.name
         if variable_index(name) is not None:
             tokens.append(name)
-        elif skeleton and name.startswith(CONSTANT):
+        elif numbers is not None and name.startswith(CONSTANT):
             tokens.append(CONSTANT)
+            numbers.append(1.0)
         else:
             raise ValueError(f"Symbol {name!r} is neither a variable x_i nor a constant.")
     elif expr.is_Number or expr.is_NumberSymbol:
-        _write_number(expr, tokens, skeleton)
+        _write_number(expr, tokens, numbers)
     elif expr.is_Add:
-        _write_chain("add", expr.args, tokens, skeleton)
+        _write_chain("add", expr.args, tokens, numbers)
     elif expr.is_Mul:
-        _write_chain("mul", expr.args, tokens, skeleton)
+        _write_chain("mul", expr.args, tokens, numbers)
     elif expr.is_Pow:
         base, exponent = expr.args
         if exponent == sympy.Rational(1, 2):
             tokens.append("sqrt")
-            _write_prefix(base, tokens, skeleton)
+            _write_prefix(base, tokens, numbers)
         else:
             tokens.append("pow")
-            _write_prefix(base, tokens, skeleton)
-            _write_prefix(exponent, tokens, skeleton)
+            _write_prefix(base, tokens, numbers)
+            _write_prefix(exponent, tokens, numbers)
     elif expr.func in TOKEN_OF_SYMPY_CLASS:
         tokens.append(TOKEN_OF_SYMPY_CLASS[expr.func])
-        _write_prefix(expr.args[0], tokens, skeleton)
+        _write_prefix(expr.args[0], tokens, numbers)
     else:
         raise ValueError(f"Cannot write {expr} ({expr.func.__name__}) with the vocabulary.")

@@ -98,9 +98,9 @@ def contains_structure(model: Skeleton, seeds: list[Skeleton]) -> bool:
     return False
 
 
-def _regressor(settings: OperonSettings, seed: int) -> SymbolicRegressor:
+def _regressor(settings: OperonSettings, seed: int, symbols: str = OPERON_SYMBOLS) -> SymbolicRegressor:
     return SymbolicRegressor(
-        allowed_symbols=OPERON_SYMBOLS,
+        allowed_symbols=symbols,
         population_size=settings.population_size,
         pool_size=settings.population_size,
         generations=0,
@@ -148,11 +148,13 @@ def refine(
     seed: int,
     deadline: Deadline | None = None,
     weights: np.ndarray | None = None,
+    symbols: str = OPERON_SYMBOLS,
 ) -> Refinement:
     """Run Operon on ``(X, y)`` from a population seeded with ``seeds`` (best first),
-    until the ``deadline``. Operon's own search is unweighted; ``weights`` weight the
+    until the ``deadline``, with the function set ``symbols`` (Operon's
+    ``allowed_symbols``). Operon's own search is unweighted; ``weights`` weight the
     final refit of the constants."""
-    regressor = _regressor(settings, seed)
+    regressor = _regressor(settings, seed, symbols)
     regressor.fit(X, y)
     hashes = list(regressor.variables_)  # in feature order
     trees = _seed_trees(seeds[: math.floor(settings.max_seed_share * settings.population_size)], X, hashes)

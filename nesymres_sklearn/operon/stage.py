@@ -12,12 +12,18 @@ from ..search.problem import Problem
 from ..search.selection.table import CandidateRows
 from .refine import minimum_seconds, refine
 from .settings import OperonSettings
+from .trees import operon_symbols
 
 logger = logging.getLogger(__name__)
 
 
 def refine_candidates(
-    rows: CandidateRows, problem: Problem, settings: OperonSettings, seed: int, budget: Budget
+    rows: CandidateRows,
+    problem: Problem,
+    settings: OperonSettings,
+    seed: int,
+    budget: Budget,
+    operators: frozenset[str] | None = None,
 ) -> tuple[CandidateRows, dict | None]:
     """Operon's models as rows (origin ``"operon"``) and what ran (the estimator's
     ``refinement_``); no rows and ``None`` when a row already fits exactly or the time
@@ -27,7 +33,8 @@ def refine_candidates(
     Operon is seeded with the finite rows of fixed work (the network's first round,
     the linear candidate), best first: the rows of later rounds depend on the clock,
     and seeding them would make a larger budget start a different run instead of
-    continuing the smaller one's (:mod:`.refine`). It runs until ``refinement_end``."""
+    continuing the smaller one's (:mod:`.refine`). It runs until ``refinement_end``,
+    with the allowed ``operators`` only (our tokens; ``None``: its whole function set)."""
     found = CandidateRows()
     if problem.is_exact(min(rows.losses)):
         logger.info("Operon skipped: a candidate of the network fits exactly.")
@@ -38,7 +45,7 @@ def refine_candidates(
         return found, None
     moment = time.perf_counter()
     seeds = rows.best_first(fixed_work_only=True)
-    refined = refine(problem.X, problem.y, seeds, settings, seed, end, problem.weights)
+    refined = refine(problem.X, problem.y, seeds, settings, seed, end, problem.weights, operon_symbols(operators))
     for skeleton, values in zip(refined.skeletons, refined.constants):
         loss = mse(skeleton.program, problem.X, problem.y, values, problem.weights)
         found.add(skeleton, values, loss, float("-inf"), "operon")

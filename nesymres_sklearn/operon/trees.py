@@ -53,6 +53,30 @@ _BACK = {
 }
 
 
+#: Operon's name of each of our tokens it has.
+_OPERON_NAMES = {
+    "add": "add",
+    "mul": "mul",
+    "div": "div",
+    "sin": "sin",
+    "cos": "cos",
+    "exp": "exp",
+    "ln": "log",
+    "sqrt": "sqrt",
+}
+
+
+def operon_symbols(operators: frozenset[str] | None) -> str:
+    """Operon's ``allowed_symbols`` for the allowed ``operators`` (our tokens; ``None``:
+    all of :data:`OPERON_SYMBOLS`). Operon's ``sub`` is written back with ``add`` and ``mul``."""
+    if operators is None:
+        return OPERON_SYMBOLS
+    names = [name for token, name in _OPERON_NAMES.items() if token in operators]
+    if {"add", "mul"} <= operators:
+        names.append("sub")
+    return ",".join(["constant", "variable", *names])
+
+
 class NotConvertible(ValueError):
     """A skeleton with an operator outside Operon's function set."""
 

@@ -62,6 +62,15 @@ class CandidateRows:
         for column, values in zip(self._columns(), other._columns()):
             column.extend(values)
 
+    def where(self, keep: Callable[[Skeleton], bool]) -> CandidateRows:
+        """The rows whose skeleton ``keep`` accepts (and the variables set aside)."""
+        kept = CandidateRows()
+        for row in zip(*self._columns()):
+            if keep(row[0]):
+                kept.add(*row)
+        kept.set_aside.update(self.set_aside)
+        return kept
+
     def _columns(self) -> tuple[list, ...]:
         return self.skeletons, self.constants, self.losses, self.log_probs, self.origins, self.fixed_work
 

@@ -1,0 +1,66 @@
+"""Several targets: ``y`` of shape ``(n_samples, k)`` gives one equation per column.
+
+Each column is fitted by its own clone of the estimator (whose ``n_jobs`` is then
+``None``), the columns in parallel with the estimator's ``n_jobs`` (joblib). The
+estimator keeps the clones in ``estimators_`` and shows their fitted attributes as
+lists over the targets (:data:`PER_TARGET`); ``predict`` stacks their predictions into
+``(n_samples, k)``. A ``y`` of shape ``(n_samples, 1)`` is one target, with
+scikit-learn's ``DataConversionWarning``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+
+#: The fitted attributes shown as one list over the targets.
+PER_TARGET = (
+    "expression_", "equations_", "best_index_", "constants_std_", "timings_", "n_rounds_",
+    "features_seen_by_network_", "network_inputs_", "refinement_",
+)  # fmt: skip
+
+
+def n_targets(y) -> int:
+    """Columns of ``y``: 1 for a vector, a single column, or a ``y`` that the
+    validation will reject (ragged lists)."""
+    try:
+        shape = np.asarray(y).shape
+    except ValueError:
+        return 1
+    return shape[1] if len(shape) == 2 else 1
+
+
+def fit_targets(estimator, X, y, sample_weight):
+    """``estimator`` fitted to each column of ``y``: ``estimators_``, the lists of
+    :data:`PER_TARGET`, and the features seen."""
+    estimator._validate_params()
+    columns = np.asarray(y)
+    single = clone(estimator).set_params(n_jobs=None)
+    fitted = Parallel(n_jobs=estimator.n_jobs)(
+        delayed(clone(single).fit)(X, columns[:, j], sample_weight) for j in range(columns.shape[1])
+    )
+    estimator.estimators_ = fitted
+    show_targets(estimator)
+    estimator.n_features_in_ = fitted[0].n_features_in_
+    if hasattr(fitted[0], "feature_names_in_"):
+        estimator.feature_names_in_ = fitted[0].feature_names_in_
+    return estimator
+
+
+def show_targets(estimator) -> None:
+    """The lists of :data:`PER_TARGET` from ``estimator.estimators_``."""
+    for name in PER_TARGET:
+        setattr(estimator, name, [getattr(column, name) for column in estimator.estimators_])
+
+
+def predict_targets(estimators: list, X, index, return_std: bool):
+    """Each target's prediction (and standard deviation) as the columns of ``(n_samples, k)``."""
+    if index is not None:
+        raise ValueError(
+            "index picks a row of one target's equations_; with several targets use estimators_[j].predict(X, index=i)."
+        )
+    results = [column.predict(X, return_std=return_std) for column in estimators]
+    if not return_std:
+        return np.column_stack(results)
+    return np.column_stack([mean for mean, _ in results]), np.column_stack([std for _, std in results])
