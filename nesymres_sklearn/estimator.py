@@ -166,10 +166,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Feature names, when ``X`` had string column names.
-    X_units_, y_units_ : list of str and str, or None
-        The units given to ``fit`` (``None`` without).
-    pi_groups_ : list of str or None
-        With units: the dimensionless groups of the features (:mod:`.units`).
+    X_units_, y_units_, pi_groups_ : list of str, str and list of str, or None
+        The units given to ``fit`` and the features' dimensionless groups (:mod:`.units`).
 
     Examples
     --------
@@ -264,9 +262,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             Non-negative weights of the squared errors in the constant fitting and
             the selection; points of weight 0 are left out entirely.
         X_units, y_units : list of str and str, default=None
-            The unit of each column of ``X`` (matched by position) and of ``y``, as pint
-            reads them (``"kg/m^3"``, ``"Pa*s"``, ``""``): the network then reads
-            dimensionless groups, and inconsistent candidates are set aside.
+            Units of the columns of ``X`` (by position) and of ``y`` as pint reads them
+            (``"kg/m^3"``, ``""``): the network reads dimensionless groups (``docs/usage.md``).
 
         Returns
         -------
@@ -338,7 +335,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
         writer = Writer(scaling, symbols)
-        keep = None if units is None else lambda found: units.consistent(found, problem, settings.units_min_r2)
+        keep = None if units is None else units.keep(problem, settings.units_min_r2)
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep)
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}

@@ -96,6 +96,10 @@ class Units:
         rows.add(skeleton, constants, loss, float("-inf"), "units")
         return rows
 
+    def keep(self, problem: Problem, min_r2: float):
+        """The selection's filter of the rows of ``problem`` (:meth:`consistent`)."""
+        return lambda rows: self.consistent(rows, problem, min_r2)
+
     def consistent(self, rows: CandidateRows, problem: Problem, min_r2: float) -> CandidateRows:
         """The rows that are dimensionally consistent with the units, when the best of
         them explains at least ``min_r2`` of the variance of ``problem.y``; else all
