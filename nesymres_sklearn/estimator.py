@@ -13,14 +13,14 @@ import sympy
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .callables import ExportMixin
 from .display import ReadableMixin
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
-from .inputs import check_columns, check_target, warn_few_points, warn_outside_domain, warn_repeated_columns
+from .inputs import MIN_POINTS, check_columns, subsample, validated, warn_few_points, warn_outside_domain
 from .multioutput import PER_TARGET, fit_targets, n_targets, predict_targets, show_targets
 from .operon.plan import holds_operon, operon_stage
 from .operon.settings import OperonSettings
@@ -37,7 +37,6 @@ from .units.stage import Units, fitted_attributes
 
 logger = logging.getLogger(__name__)
 
-MIN_POINTS = 3
 #: The stages timed in ``timings_``.
 TIMINGS = (
     "loading", "encoding", "decoding", "constant_fitting", "decomposition", "reduction", "refinement", "selection"
@@ -284,7 +283,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
 
         if n_targets(y) > 1:
             return fit_targets(self, X, y, sample_weight)
-        X, y, weights = self._validated(X, y, sample_weight)
+        X, y, weights = validated(self, X, y, sample_weight)
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         symbols = feature_symbols(names)
         guesses = Guesses.parse(self.guesses, names, symbols)
@@ -297,14 +296,13 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         timings["loading"] = time.perf_counter() - moment  # the first fit of a process loads it; not in max_time
         settings = self.search_settings or SearchSettings()
         rng = check_random_state(self.random_state)
-        X, y, weights = self._subsample(X, y, weights, rng)
+        X, y, weights = subsample(X, y, weights, self.max_points, rng)
         operon_settings = self.operon_settings or OperonSettings()
         budget = settings.budget(self.max_time, refined=operon is not None)
         if operon is not None and not holds_operon(budget, operon_settings, len(y)):
             operon, budget = None, settings.budget(self.max_time, refined=False)
-        self.X_units_, self.y_units_, self.pi_groups_ = fitted_attributes(units, symbols)
         if np.ptp(y) == 0:
-            return self._fit_constant(Problem(X, y, weights), symbols, timings)
+            return self._fit_constant(Problem(X, y, weights), symbols, timings, units)
         scaling = Scaling.for_data(X, y)
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
@@ -340,54 +338,25 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
         columns = seen.columns if reduced is None else reduced.columns(seen.columns)
-        self._set_fitted(table, writer, timings, found.rounds, columns, seen.inputs(seen_symbols), refinement, problem)
-        logger.info(
-            "Selected %s (%d candidates, %d rounds) in %.3fs",
-            self.expression_,
-            len(rows),
-            found.rounds,
-            budget.elapsed(),
-        )
+        inputs = seen.inputs(seen_symbols)
+        self._set_fitted(table, writer, problem, timings, found.rounds, columns, inputs, refinement, units)
+        logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), budget.elapsed())
         return self
 
-    def _validated(self, X, y, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """The parameters checked; ``X``, ``y`` as float64 and the sample weights
-        normalised to mean 1, without the points of weight 0."""
-        self._validate_params()
-        check_target(y)
-        check_columns(X)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
-        warn_repeated_columns(X, getattr(self, "feature_names_in_", [f"x{i}" for i in range(X.shape[1])]))
-        y = y.astype(np.float64)  # integers count as numbers
-        if sample_weight is None:
-            return X, y, None
-        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        kept = weights > 0
-        if kept.sum() < MIN_POINTS:
-            raise ValueError(
-                f"Only {int(kept.sum())} points have a positive sample_weight; at least {MIN_POINTS} are needed."
-            )
-        return X[kept], y[kept], weights[kept] / weights[kept].mean()
-
-    def _subsample(self, X, y, weights, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """At most ``max_points`` of the points, drawn with ``rng``."""
-        if len(X) <= self.max_points:
-            return X, y, weights
-        keep = rng.choice(len(X), size=self.max_points, replace=False)
-        return X[keep], y[keep], None if weights is None else weights[keep] / weights[keep].mean()
-
-    def _fit_constant(self, problem: Problem, symbols, timings: dict) -> NeSymReSRegressor:
+    def _fit_constant(self, problem: Problem, symbols, timings: dict, units: Units | None) -> NeSymReSRegressor:
         value = float(problem.y[0])
         warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
         writer = Writer(Scaling.identity(self.n_features_in_), symbols)
         rows = CandidateRows()
         rows.add(Skeleton(("c",)), np.array([value]), 0.0, 0.0, "constant")
         table = rows.table(self.complexity_penalty, 1.0, 1.0, writer)
-        inputs = list(map(str, symbols))
-        self._set_fitted(table, writer, timings, 0, np.arange(self.n_features_in_), inputs, None, problem)
+        columns, inputs = np.arange(self.n_features_in_), list(map(str, symbols))
+        self._set_fitted(table, writer, problem, timings, 0, columns, inputs, None, units)
         return self
 
-    def _set_fitted(self, table: CandidateTable, writer: Writer, timings, rounds, columns, inputs, refinement, problem):
+    def _set_fitted(
+        self, table: CandidateTable, writer: Writer, problem, timings, rounds, columns, inputs, refinement, units
+    ):
         """Every fitted attribute, from what the stages returned."""
         self.__dict__.pop("estimators_", None)  # a previous fit's targets
         self._uncertainty = selected_uncertainty(table, problem, writer.scaling)
@@ -397,6 +366,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self._scaling, self._symbols = writer.scaling, writer.symbols
         self.timings_, self.n_rounds_, self.refinement_ = timings, rounds, refinement
         self.features_seen_by_network_, self.network_inputs_ = columns, inputs
+        self.X_units_, self.y_units_, self.pi_groups_ = fitted_attributes(units, writer.symbols)
 
     def predict(self, X, index=None, return_std=False):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).

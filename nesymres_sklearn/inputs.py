@@ -9,9 +9,12 @@ import warnings
 from numbers import Real
 
 import numpy as np
+from sklearn.utils.validation import _check_sample_weight, validate_data
 
 # Columns this correlated are the same quantity up to units and offset.
 COLLINEAR = 1 - 1e-10
+#: Fewer points than this (of positive weight) cannot be fitted.
+MIN_POINTS = 3
 # Rows named in a warning, at most.
 NAMED_ROWS = 5
 
@@ -134,3 +137,32 @@ def warn_outside_domain(values: np.ndarray) -> np.ndarray:
             stacklevel=3,
         )
     return values
+
+
+def validated(estimator, X, y, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The ``estimator``'s parameters checked; ``X``, ``y`` as float64 (the estimator
+    records ``n_features_in_`` and ``feature_names_in_``) and the sample weights
+    normalised to mean 1, without the points of weight 0."""
+    estimator._validate_params()
+    check_target(y)
+    check_columns(X)
+    X, y = validate_data(estimator, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
+    warn_repeated_columns(X, getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(X.shape[1])]))
+    y = y.astype(np.float64)  # integers count as numbers
+    if sample_weight is None:
+        return X, y, None
+    weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    kept = weights > 0
+    if kept.sum() < MIN_POINTS:
+        raise ValueError(
+            f"Only {int(kept.sum())} points have a positive sample_weight; at least {MIN_POINTS} are needed."
+        )
+    return X[kept], y[kept], weights[kept] / weights[kept].mean()
+
+
+def subsample(X, y, weights, max_points: int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """At most ``max_points`` of the points, drawn with ``rng``."""
+    if len(X) <= max_points:
+        return X, y, weights
+    keep = rng.choice(len(X), size=max_points, replace=False)
+    return X[keep], y[keep], None if weights is None else weights[keep] / weights[keep].mean()
