@@ -372,7 +372,7 @@ def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_mod
             refine="operon",
             random_state=0,
             search_settings=SearchSettings(network_share=share),
-            operon_settings=OperonSettings(population_size=50, max_chunk_generations=2),
+            operon_settings=OperonSettings(population_size=50, max_chunk_generations=2, max_length=20),
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
     assert fits[0.0].n_rounds_ == 1 < fits[0.5].n_rounds_
     assert "sample" in set(fits[0.5].equations_["origin"]) and "sample" not in set(fits[0.0].equations_["origin"])
@@ -392,7 +392,8 @@ def test_a_larger_budget_never_selects_a_worse_equation(tiny_model, xy, manual_c
             max_time=budget,
             refine="operon",
             random_state=0,
-            operon_settings=OperonSettings(population_size=200),
+            # small models: pruning Operon's longest ones took most of this test's time
+            operon_settings=OperonSettings(population_size=50, max_chunk_generations=2, max_length=20),
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
         for budget in (24.0, 32.0, 48.0)
     ]
@@ -440,6 +441,7 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     """With Operon after it, the network's constant fitting in every round (scaled
     candidates included) stops at its share of the budget; alone it has all of it."""
     from nesymres_sklearn import neural_search
+    from nesymres_sklearn.operon.settings import OperonSettings
     from nesymres_sklearn.search import anytime
 
     budgets, deadlines = [], []
@@ -461,7 +463,10 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     monkeypatch.setattr(anytime, "scaled_candidates", recording_scaled)
     monkeypatch.setattr(neural_search, "search", recording_search)
     X, y = xy
-    NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0).fit(X, y)
+    small = OperonSettings(population_size=50)  # Operon's work does not matter here: each chunk takes 1 s of the clock
+    NeSymReSRegressor(
+        model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0, operon_settings=small
+    ).fit(X, y)
     (budget,) = budgets
     assert budget.network_end.at - budget.started == pytest.approx(share * (30.0 - 0.3))  # 0.3 s: the reserve
     assert len(deadlines) >= 2 and all(deadline == budget.network_end for deadline in deadlines)
