@@ -82,7 +82,9 @@ def test_random_state_makes_fits_reproducible(tiny_model, xy):
     X, y = xy
     X_big, y_big = np.vstack([X] * 10), np.concatenate([y] * 10)
     fits = [
-        NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_points=50, random_state=7).fit(X_big, y_big)
+        NeSymReSRegressor(
+            model=str(tiny_model), beam_size=4, max_points=50, random_state=7, operon_settings=QUICK_OPERON
+        ).fit(X_big, y_big)
         for _ in range(2)
     ]
     assert_same_search(*fits)
@@ -100,7 +102,8 @@ def test_pandas_feature_names_appear_in_the_expression(tiny_model):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"mass": rng.uniform(1, 5, 60), "velocity": rng.uniform(1, 5, 60)})
     y = 0.5 * frame["mass"] * frame["velocity"] ** 2
-    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=8, random_state=0).fit(frame, y)
+    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=8, random_state=0, operon_settings=QUICK_OPERON)
+    regressor.fit(frame, y)
     assert list(regressor.feature_names_in_) == ["mass", "velocity"]
     names = {s.name for s in regressor.equations_["expression"].map(lambda e: e.free_symbols).explode().dropna()}
     assert names and names <= {"mass", "velocity"}
