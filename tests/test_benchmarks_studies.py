@@ -10,6 +10,11 @@ import pytest
 
 from benchmarks.studies import compare_models, data_scaling, size_selection
 from pretraining.bank import build_bank
+from pretraining.generator import GeneratorConfig
+
+#: Banks of the tests below keep SymPy's construction rules only: full simplification (the
+#: default, tested in test_pretraining_generator.py) was most of their build time.
+AUTOMATIC = GeneratorConfig(simplification="automatic")
 
 
 def test_extrapolation_recovers_a_known_power_law():
@@ -53,7 +58,7 @@ def test_size_selection_compares_runs_at_their_common_wall_time(tmp_path):
 
 def test_data_scaling_table_is_sorted_by_bank_size(tmp_path):
     bank = tmp_path / "bank"
-    build_bank(bank, n_skeletons=30, n_heldout=5, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=2)
+    build_bank(bank, n_skeletons=30, n_heldout=5, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=2, config=AUTOMATIC)
     runs = [
         _run(tmp_path / "all", "tiny", [2.0, 1.5, 1.2], bank=bank),
         _run(tmp_path / "ten", "tiny", [2.5, 2.2], bank=bank, bank_size=10),
@@ -71,7 +76,9 @@ def test_bank_statistics_weigh_lengths_by_generation_counts(tmp_path):
     from benchmarks.studies.bank_statistics import statistics
     from pretraining.bank import SkeletonBank
 
-    build_bank(tmp_path, n_skeletons=40, n_heldout=0, seed=2, n_jobs=1, chunk_size=40, chunks_per_shard=2)
+    build_bank(
+        tmp_path, n_skeletons=40, n_heldout=0, seed=2, n_jobs=1, chunk_size=40, chunks_per_shard=2, config=AUTOMATIC
+    )
     bank = SkeletonBank(tmp_path)
     lengths = np.array([len(bank.ids(i)) for i in range(len(bank))])
     row = statistics(bank, short=9)
@@ -160,7 +167,16 @@ def test_seen_skeletons_are_looked_up_by_image(tmp_path):
     from benchmarks.studies.seen_skeletons import main, seen_in_bank
     from pretraining.bank import SkeletonBank
 
-    build_bank(tmp_path / "bank", n_skeletons=60, n_heldout=0, seed=3, n_jobs=1, chunk_size=60, chunks_per_shard=2)
+    build_bank(
+        tmp_path / "bank",
+        n_skeletons=60,
+        n_heldout=0,
+        seed=3,
+        n_jobs=1,
+        chunk_size=60,
+        chunks_per_shard=2,
+        config=AUTOMATIC,
+    )
     bank = SkeletonBank(tmp_path / "bank", "train")
     table = seen_in_bank(bank, ["nguyen"])
     assert len(table) == 12 and table["equation"].tolist()[0] == "Nguyen-1"
@@ -322,7 +338,9 @@ def test_paired_difference_second_from_pairs_a_method_with_its_earlier_run(tmp_p
 @pytest.fixture(scope="module")
 def tiny_bank(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench_pretraining") / "bank"
-    build_bank(folder, n_skeletons=60, n_heldout=0, seed=2, n_jobs=1, chunk_size=20, chunks_per_shard=2)
+    build_bank(
+        folder, n_skeletons=60, n_heldout=0, seed=2, n_jobs=1, chunk_size=20, chunks_per_shard=2, config=AUTOMATIC
+    )
     return folder
 
 
@@ -458,7 +476,9 @@ def test_batch_scaling_scales_the_rate_and_validates_every_run_on_the_same_batch
     from benchmarks.studies import batch_scaling
 
     bank = tmp_path / "bank"
-    build_bank(bank, n_skeletons=40, n_heldout=10, seed=2, n_jobs=1, chunk_size=20, chunks_per_shard=2)
+    build_bank(
+        bank, n_skeletons=40, n_heldout=10, seed=2, n_jobs=1, chunk_size=20, chunks_per_shard=2, config=AUTOMATIC
+    )
     assert batch_scaling.scaled_rate(256, 64, 4e-4, 0.5) == pytest.approx(8e-4)
     assert batch_scaling.scaled_rate(256, 64, 4e-4, 1.0) == pytest.approx(1.6e-3)
     assert batch_scaling.scaled_rate(256, 64, 4e-4, 0.0) == pytest.approx(4e-4)

@@ -8,6 +8,10 @@ import sympy
 
 from nesymres_sklearn.cli import example_data, main
 
+#: For the tests of reading a CSV: the network alone, without Operon's default search (a
+#: second or more a fit); the default path is test_example_prints_the_equation_and_candidates.
+NETWORK_ONLY = ["--refine", "none"]
+
 
 def test_example_prints_the_equation_and_candidates(tiny_model, capsys):
     assert main(["--example", "--model", str(tiny_model), "--beam-size", "2", "--top", "2"]) == 0
@@ -21,7 +25,8 @@ def test_csv_with_named_target(tiny_model, tmp_path, capsys):
     X, y = example_data(40)
     frame = pd.DataFrame({"y": y, "speed": X[:, 0], "angle": X[:, 1]})
     frame.to_csv(tmp_path / "data.csv", index=False)
-    assert main([str(tmp_path / "data.csv"), "--target", "y", "--model", str(tiny_model), "--beam-size", "2"]) == 0
+    argv = [str(tmp_path / "data.csv"), "--target", "y", "--model", str(tiny_model), "--beam-size", "2", *NETWORK_ONLY]
+    assert main(argv) == 0
     equation = capsys.readouterr().out.split("Equation: ")[1].splitlines()[0]
     assert {symbol.name for symbol in sympy.sympify(equation).free_symbols} <= {"speed", "angle"}
 
@@ -79,7 +84,7 @@ def error_line(err):
 
 def test_headerless_csv_is_read_as_data_with_a_note(tiny_model, tmp_path, capsys):
     path = write_points(tmp_path / "d.csv", header=None)
-    assert main([str(path), "--model", str(tiny_model), "--beam-size", "2", "--top", "0"]) == 0
+    assert main([str(path), "--model", str(tiny_model), "--beam-size", "2", "--top", "0", *NETWORK_ONLY]) == 0
     captured = capsys.readouterr()
     assert "line 1 holds only numbers" in error_line(captured.err) and "--no-header" in captured.err
     assert "Data: 12 rows of" in captured.out and "target x2, features x0, x1" in captured.out
@@ -88,7 +93,8 @@ def test_headerless_csv_is_read_as_data_with_a_note(tiny_model, tmp_path, capsys
 
 def test_no_header_flag(tiny_model, tmp_path, capsys):
     path = write_points(tmp_path / "d.csv", n_points=40, header=None)
-    assert main([str(path), "--no-header", "--target", "x0", "--model", str(tiny_model), "--beam-size", "2"]) == 0
+    argv = [str(path), "--no-header", "--target", "x0", "--model", str(tiny_model), "--beam-size", "2", *NETWORK_ONLY]
+    assert main(argv) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
     assert "target x0, features x1, x2" in captured.out
@@ -159,7 +165,18 @@ def test_missing_file_from_the_command_line(tmp_path):
 @pytest.mark.parametrize("delimiter, option", [(";", ";"), ("\t", "tab"), ("\t", "\\t")])
 def test_delimiter_option(tiny_model, tmp_path, capsys, delimiter, option):
     path = write_points(tmp_path / "d.csv", header=delimiter.join(["a", "b", "y"]), delimiter=delimiter)
-    argv = [str(path), "--delimiter", option, "--model", str(tiny_model), "--beam-size", "2", "--top", "0"]
+    argv = [
+        str(path),
+        "--delimiter",
+        option,
+        "--model",
+        str(tiny_model),
+        "--beam-size",
+        "2",
+        "--top",
+        "0",
+        *NETWORK_ONLY,
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "target y, features a, b" in out and equation_symbols(out) <= {"a", "b"}
@@ -205,7 +222,7 @@ def test_top_lists_fitted_candidates_only(tiny_model, tmp_path, capsys):
 
 
 def test_top_zero_lists_no_candidates(tiny_model, capsys):
-    assert main(["--example", "--model", str(tiny_model), "--beam-size", "2", "--top", "0"]) == 0
+    assert main(["--example", "--model", str(tiny_model), "--beam-size", "2", "--top", "0", *NETWORK_ONLY]) == 0
     assert "candidate" not in capsys.readouterr().out
 
 

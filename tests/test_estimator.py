@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import sympy
+from models import QUICK_OPERON
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
@@ -19,7 +20,7 @@ from nesymres_sklearn.search.selection.scores import COLUMNS
 
 @pytest.fixture
 def regressor(tiny_model):
-    return NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0)
+    return NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0, operon_settings=QUICK_OPERON)
 
 
 def test_fit_exposes_expression_table_and_timings(regressor, xy):
@@ -81,7 +82,9 @@ def test_random_state_makes_fits_reproducible(tiny_model, xy):
     X, y = xy
     X_big, y_big = np.vstack([X] * 10), np.concatenate([y] * 10)
     fits = [
-        NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_points=50, random_state=7).fit(X_big, y_big)
+        NeSymReSRegressor(
+            model=str(tiny_model), beam_size=4, max_points=50, random_state=7, operon_settings=QUICK_OPERON
+        ).fit(X_big, y_big)
         for _ in range(2)
     ]
     assert_same_search(*fits)
@@ -99,7 +102,8 @@ def test_pandas_feature_names_appear_in_the_expression(tiny_model):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"mass": rng.uniform(1, 5, 60), "velocity": rng.uniform(1, 5, 60)})
     y = 0.5 * frame["mass"] * frame["velocity"] ** 2
-    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=8, random_state=0).fit(frame, y)
+    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=8, random_state=0, operon_settings=QUICK_OPERON)
+    regressor.fit(frame, y)
     assert list(regressor.feature_names_in_) == ["mass", "velocity"]
     names = {s.name for s in regressor.equations_["expression"].map(lambda e: e.free_symbols).explode().dropna()}
     assert names and names <= {"mass", "velocity"}
@@ -163,10 +167,20 @@ def test_constant_target_gives_a_constant_with_a_warning(regressor):
     np.testing.assert_array_equal(regressor.predict(X), np.full(20, 4.5))
 
 
+@pytest.fixture(scope="module")
+def unscaled_fit(tiny_model):
+    """Points of y = x0 sin(x1) and their fit, which each scaling of y is compared with.
+    Operon's default work: with QUICK_OPERON, at 1e6 the selected Operon equation's
+    predictions agree to 3e-8 only, not 1e-9."""
+    X = np.random.default_rng(0).uniform(1, 5, size=(64, 2))
+    y = X[:, 0] * np.sin(X[:, 1])
+    return X, y, NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0).fit(X, y)
+
+
 @pytest.mark.parametrize("factor", [1e-8, 1e-3, 1e6, 1e200])
-def test_units_of_y_do_not_change_the_skeletons(regressor, xy, factor):
-    X, y = xy
-    reference = clone(regressor).fit(X, y)
+def test_units_of_y_do_not_change_the_skeletons(unscaled_fit, factor):
+    X, y, reference = unscaled_fit
+    regressor = clone(reference)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # brought into range: nothing saturates
         scaled = regressor.fit(X, factor * y)
@@ -372,7 +386,7 @@ def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_mod
             refine="operon",
             random_state=0,
             search_settings=SearchSettings(network_share=share),
-            operon_settings=OperonSettings(population_size=50, max_chunk_generations=2),
+            operon_settings=OperonSettings(population_size=50, max_chunk_generations=2, max_length=20),
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
     assert fits[0.0].n_rounds_ == 1 < fits[0.5].n_rounds_
     assert "sample" in set(fits[0.5].equations_["origin"]) and "sample" not in set(fits[0.0].equations_["origin"])
@@ -392,7 +406,8 @@ def test_a_larger_budget_never_selects_a_worse_equation(tiny_model, xy, manual_c
             max_time=budget,
             refine="operon",
             random_state=0,
-            operon_settings=OperonSettings(population_size=200),
+            # small models: pruning Operon's longest ones took most of this test's time
+            operon_settings=OperonSettings(population_size=50, max_chunk_generations=2, max_length=20),
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
         for budget in (24.0, 32.0, 48.0)
     ]
@@ -440,6 +455,7 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     """With Operon after it, the network's constant fitting in every round (scaled
     candidates included) stops at its share of the budget; alone it has all of it."""
     from nesymres_sklearn import neural_search
+    from nesymres_sklearn.operon.settings import OperonSettings
     from nesymres_sklearn.search import anytime
 
     budgets, deadlines = [], []
@@ -461,7 +477,10 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     monkeypatch.setattr(anytime, "scaled_candidates", recording_scaled)
     monkeypatch.setattr(neural_search, "search", recording_search)
     X, y = xy
-    NeSymReSRegressor(model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0).fit(X, y)
+    small = OperonSettings(population_size=50)  # Operon's work does not matter here: each chunk takes 1 s of the clock
+    NeSymReSRegressor(
+        model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0, operon_settings=small
+    ).fit(X, y)
     (budget,) = budgets
     assert budget.network_end.at - budget.started == pytest.approx(share * (30.0 - 0.3))  # 0.3 s: the reserve
     assert len(deadlines) >= 2 and all(deadline == budget.network_end for deadline in deadlines)
@@ -474,7 +493,7 @@ def test_decomposition_stage_adds_assembled_candidates_when_asked(tiny_model, de
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, size=(200, 6))
     y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
-    settings = SearchSettings(decompose=decompose)
+    settings = SearchSettings(decompose=decompose, reduce=False)  # no search for combinations: 2 s, none found here
     regressor = NeSymReSRegressor(
         model=str(tiny_model), beam_size=2, refine=None, random_state=0, search_settings=settings
     )

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import sympy
 from hub_server import run_python
+from models import QUICK_OPERON
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -18,7 +19,7 @@ from nesymres_sklearn import NeSymReSRegressor
 
 @pytest.fixture
 def regressor(tiny_model):
-    return NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0)
+    return NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0, operon_settings=QUICK_OPERON)
 
 
 @pytest.mark.parametrize(

@@ -139,13 +139,19 @@ def problem():
     return make_problem()
 
 
+#: Fixed work small enough for the quick loop: the default (1000 individuals, 20 generations)
+#: took 8 s here, most of it pruning Operon's long models; this fits the problem below to R^2 > 0.9999.
+SMALL_OPERON = OperonSettings(population_size=300, generations=5)
+
+
 @pytest.fixture(scope="module")
 def operon_fit():
     """``refine="operon"`` on a problem beyond what beam 2 of the network fits exactly
-    (shared: a fit with 20 generations of Operon takes seconds)."""
+    (shared by the tests that read the fit)."""
     X, y = make_problem()
     y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]
-    return X, y, NeSymReSRegressor(beam_size=2, refine="operon", random_state=0).fit(X, y)
+    regressor = NeSymReSRegressor(beam_size=2, refine="operon", random_state=0, operon_settings=SMALL_OPERON)
+    return X, y, regressor.fit(X, y)
 
 
 def test_a_right_seed_survives_and_is_returned_with_exact_constants(problem):
@@ -205,7 +211,7 @@ def test_refine_operon_adds_operon_candidates(operon_fit):
     X, y, regressor = operon_fit
     assert "operon" in set(regressor.equations_["origin"])
     assert regressor.timings_["refinement"] > 0
-    assert regressor.refinement_["seeds"] >= 1 and regressor.refinement_["generations"] == 20
+    assert regressor.refinement_["seeds"] >= 1 and regressor.refinement_["generations"] == SMALL_OPERON.generations
     assert regressor.score(X, y) > 0.99
     assert np.isfinite(regressor.predict(X)).all()
 
@@ -239,8 +245,8 @@ def test_refine_auto_is_the_network_alone_without_pyoperon(problem, monkeypatch)
 
 def test_refine_auto_runs_operon_when_pyoperon_is_installed(operon_fit):
     X, y, explicit = operon_fit
-    auto = NeSymReSRegressor(beam_size=2, refine="auto", random_state=0).fit(X, y)
-    assert auto.refinement_ == explicit.refinement_ and auto.refinement_["generations"] == 20
+    auto = NeSymReSRegressor(beam_size=2, refine="auto", random_state=0, operon_settings=SMALL_OPERON).fit(X, y)
+    assert auto.refinement_ == explicit.refinement_ and auto.refinement_["generations"] == SMALL_OPERON.generations
     operon_rows = [
         table.loc[table["origin"] == "operon", "skeleton"].tolist() for table in (auto.equations_, explicit.equations_)
     ]
@@ -263,9 +269,12 @@ def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them
     y = X[:, 1] * X[:, 4] + np.sin(X[:, 5]) + 0.5 * (X[:, 0] + X[:, 2])  # five features matter
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plain = NeSymReSRegressor(beam_size=4, refine=None, random_state=0).fit(X, y)
+        # unreduced: the search for combinations (Gaussian processes, most of this test's time) finds none here
+        plain = NeSymReSRegressor(beam_size=4, refine=None, random_state=0, search_settings=unreduced).fit(X, y)
         small = OperonSettings(population_size=300, generations=5)  # fixed work: not the machine's speed
-        refined = NeSymReSRegressor(beam_size=4, refine="operon", random_state=0, operon_settings=small).fit(X, y)
+        refined = NeSymReSRegressor(
+            beam_size=4, refine="operon", random_state=0, operon_settings=small, search_settings=unreduced
+        ).fit(X, y)
     assert "operon" in set(refined.equations_["origin"])
     assert refined.score(X, y) >= plain.score(X, y) - 1e-9
 

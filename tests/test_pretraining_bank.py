@@ -18,7 +18,9 @@ from pretraining.bank_pack import pack_bank, unpack_bank
 from pretraining.data import BatchConfig, EquationSampler, batch_rng
 from pretraining.generator import GeneratorConfig, generate_skeletons, satisfies_variable_order
 
-# A generous time limit: a wall-clock timeout would make the bank load-dependent.
+# A generous time limit: a wall-clock timeout would make the bank load-dependent. SymPy's
+# construction rules only: full simplification took 11 s of 12 for this bank, and is tested
+# in test_pretraining_generator.py.
 SETTINGS = dict(
     n_skeletons=120,
     n_heldout=30,
@@ -26,7 +28,7 @@ SETTINGS = dict(
     n_jobs=1,  # in process: no worker start-up (the FAST builds below cover the workers)
     chunk_size=20,
     chunks_per_shard=3,
-    config=GeneratorConfig(simplify_timeout=60),
+    config=GeneratorConfig(simplification="automatic", simplify_timeout=60),
 )
 
 
@@ -363,6 +365,8 @@ def test_command_line_builds_packs_and_unpacks(tmp_path, capsys):
     _assert_same_bank(tmp_path / "bank", tmp_path / "unpacked", image_keys=False)
 
 
+@pytest.mark.slow  # about 4 s: a fresh interpreter and its joblib workers import the generator; in process, the
+# workers' build is test_streamed_build_gives_the_bank_of_the_per_shard_algorithm[2]
 def test_the_command_builds_with_several_workers(tmp_path):
     """``python -m pretraining.bank`` runs as ``__main__``: its chunk tasks must still reach
     the joblib workers (the in-process tests import the module instead)."""

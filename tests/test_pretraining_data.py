@@ -16,12 +16,19 @@ from pretraining.data import (
     batch_rng,
     points_from_codes,
 )
+from pretraining.generator import GeneratorConfig
+
+#: Banks of the tests below keep SymPy's construction rules only: full simplification (the
+#: default, tested in test_pretraining_generator.py) was most of their build time.
+AUTOMATIC = GeneratorConfig(simplification="automatic")
 
 
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bank")
-    build_bank(folder, n_skeletons=80, n_heldout=0, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=3)
+    build_bank(
+        folder, n_skeletons=80, n_heldout=0, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=3, config=AUTOMATIC
+    )
     return SkeletonBank(folder)
 
 
@@ -127,7 +134,9 @@ def test_sampler_pickles_and_gives_the_same_batches(sampler):
 
 
 def test_frequency_weighting_draws_skeletons_in_proportion_to_their_counts(tmp_path):
-    build_bank(tmp_path, n_skeletons=40, n_heldout=0, seed=5, n_jobs=1, chunk_size=40, chunks_per_shard=2)
+    build_bank(
+        tmp_path, n_skeletons=40, n_heldout=0, seed=5, n_jobs=1, chunk_size=40, chunks_per_shard=2, config=AUTOMATIC
+    )
     bank = SkeletonBank(tmp_path)
     sampler = EquationSampler(bank, BatchConfig(batch_size=4))
     rng = np.random.default_rng(0)
@@ -149,7 +158,9 @@ def test_frequency_weighting_draws_skeletons_in_proportion_to_their_counts(tmp_p
 
 
 def test_a_split_without_counts_is_drawn_uniformly_whatever_the_weighting(tmp_path):
-    build_bank(tmp_path, n_skeletons=20, n_heldout=20, seed=5, n_jobs=1, chunk_size=40, chunks_per_shard=2)
+    build_bank(
+        tmp_path, n_skeletons=20, n_heldout=20, seed=5, n_jobs=1, chunk_size=40, chunks_per_shard=2, config=AUTOMATIC
+    )
     heldout = SkeletonBank(tmp_path, split="heldout")
     assert heldout.counts is None
     rng = np.random.default_rng(0)
