@@ -9,7 +9,8 @@ for the answer, and kills a worker that has not answered (the next call starts a
 one). Each thread has its own worker, so threads never wait for each other. Workers
 are started with ``fork`` where the platform has it (a worker inherits the caller's
 imported modules, so it answers its first call at once) and are daemons: they end with
-the process that started them.
+the process that started them. A child forked from a process that has a worker starts
+its own (only the process that started a worker may use it).
 
 A daemonic process (a worker of :class:`multiprocessing.Pool`) may not start
 processes; there the call runs in the calling thread without a limit.
@@ -18,6 +19,7 @@ processes; there the call runs in the calling thread without a limit.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -49,6 +51,7 @@ class _Worker:
     """One worker process and the caller's end of its pipe."""
 
     def __init__(self):
+        self.owner = os.getpid()  # a forked child inherits this object but must start its own worker
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         self.connection, theirs = context.Pipe()
@@ -88,7 +91,7 @@ def call_with_time_limit(seconds: float | None, function: Callable, *args) -> An
     if not seconds or seconds <= 0 or multiprocessing.current_process().daemon:
         return function(*args)
     worker = getattr(_workers, "worker", None)
-    if worker is None or not worker.process.is_alive():
+    if worker is None or worker.owner != os.getpid() or not worker.process.is_alive():
         worker = _workers.worker = _Worker()
     try:
         return worker.call(function, args, seconds)

@@ -17,8 +17,8 @@ import numpy as np
 import torch
 from nesymres_sklearn import NeSymReSRegressor
 
-estimator, neural_search, weights = (
-    importlib.import_module(f"nesymres_sklearn.{name}") for name in ("estimator", "neural_search", "network.weights")
+progress, neural_search, weights = (
+    importlib.import_module(f"nesymres_sklearn.{name}") for name in ("progress", "neural_search", "network.weights")
 )
 
 warnings.simplefilter("ignore")

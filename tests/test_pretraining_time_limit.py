@@ -42,3 +42,27 @@ def test_the_limit_holds_outside_the_main_thread():
 
     with ThreadPoolExecutor(2) as threads:
         assert list(threads.map(lambda _: in_a_thread(), range(2))) == [9, 9]
+
+
+def _in_a_forked_child(queue) -> None:
+    try:
+        queue.put(("ok", call_with_time_limit(30, _worker_pid), os.getpid()))
+    except Exception as error:  # sent back to the test
+        queue.put(("error", repr(error), os.getpid()))
+
+
+def test_a_child_forked_after_a_call_starts_its_own_worker():
+    """The child inherits the parent's worker object; only the parent may use that worker
+    (multiprocessing: "can only test a child process")."""
+    import multiprocessing
+
+    parents_worker = call_with_time_limit(30, _worker_pid)
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_in_a_forked_child, args=(queue,))
+    child.start()
+    status, worker, child_pid = queue.get(timeout=60)
+    child.join(60)
+    assert status == "ok", worker
+    assert worker not in (parents_worker, child_pid, os.getpid())
+    assert call_with_time_limit(30, _worker_pid) == parents_worker  # the parent's worker still serves it
