@@ -263,6 +263,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         X_units, y_units : list of str and str, default=None
             Units of the columns of ``X`` (by position) and of ``y`` as pint reads them
             (``"kg/m^3"``, ``""``): the network reads dimensionless groups (``docs/usage.md``).
+            With several targets, ``y_units`` is one unit for all or a list, one per column.
 
         Returns
         -------
@@ -282,7 +283,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
         if n_targets(y) > 1:
-            return fit_targets(self, X, y, sample_weight)
+            return fit_targets(self, X, y, sample_weight, X_units, y_units)
         X, y, weights = validated(self, X, y, sample_weight)
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         symbols = feature_symbols(names)

@@ -4,7 +4,8 @@ Each column is fitted by its own clone of the estimator (whose ``n_jobs`` is the
 ``None``), the columns in parallel with the estimator's ``n_jobs`` (joblib). The
 estimator keeps the clones in ``estimators_`` and shows their fitted attributes as
 lists over the targets (:data:`PER_TARGET`); ``predict`` stacks their predictions into
-``(n_samples, k)``. A ``y`` of shape ``(n_samples, 1)`` is one target, with
+``(n_samples, k)``. Units: ``X_units`` hold for every target, ``y_units`` is one unit
+for all or one per column. A ``y`` of shape ``(n_samples, 1)`` is one target, with
 scikit-learn's ``DataConversionWarning``.
 """
 
@@ -17,7 +18,7 @@ from sklearn.base import clone
 #: The fitted attributes shown as one list over the targets.
 PER_TARGET = (
     "expression_", "equations_", "best_index_", "constants_std_", "timings_", "n_rounds_",
-    "features_seen_by_network_", "network_inputs_", "refinement_",
+    "features_seen_by_network_", "network_inputs_", "refinement_", "X_units_", "y_units_", "pi_groups_",
 )  # fmt: skip
 
 
@@ -31,14 +32,21 @@ def n_targets(y) -> int:
     return shape[1] if len(shape) == 2 else 1
 
 
-def fit_targets(estimator, X, y, sample_weight):
+def fit_targets(estimator, X, y, sample_weight, X_units=None, y_units=None):
     """``estimator`` fitted to each column of ``y``: ``estimators_``, the lists of
     :data:`PER_TARGET`, and the features seen."""
     estimator._validate_params()
     columns = np.asarray(y)
+    k = columns.shape[1]
+    per_target = [y_units] * k if y_units is None or isinstance(y_units, str) else list(y_units)
+    if len(per_target) != k:
+        raise ValueError(
+            f"y has {k} columns but y_units holds {len(per_target)} units: pass one unit for every target, "
+            "or one per column of y."
+        )
     single = clone(estimator).set_params(n_jobs=None)
     fitted = Parallel(n_jobs=estimator.n_jobs)(
-        delayed(clone(single).fit)(X, columns[:, j], sample_weight) for j in range(columns.shape[1])
+        delayed(clone(single).fit)(X, columns[:, j], sample_weight, X_units, per_target[j]) for j in range(k)
     )
     estimator.estimators_ = fitted
     show_targets(estimator)

@@ -47,4 +47,8 @@ class Restrictions:
 
     def kept(self, rows: CandidateRows) -> CandidateRows:
         """The ``rows`` this allows."""
-        return rows if self.operators is None and self.max_complexity is None else rows.where(self.allows)
+        return (
+            rows
+            if self.operators is None and self.max_complexity is None
+            else rows.where(lambda skeleton, _: self.allows(skeleton))
+        )

@@ -68,3 +68,16 @@ def test_a_refit_on_one_target_forgets_the_several(tiny_model):
     reg = regressor(tiny_model).fit(X, Y)
     reg.fit(X, Y[:, 0])
     assert not hasattr(reg, "estimators_") and reg.predict(X).shape == (50,)
+
+
+def test_units_reach_every_target_one_unit_for_all_or_one_per_column(tiny_model):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 5, size=(40, 3))  # speed, time, distance
+    Y = np.column_stack([X[:, 0] * X[:, 1], X[:, 2] / X[:, 1]])  # a distance and a speed
+    reg = regressor(tiny_model).fit(X, Y, X_units=["m/s", "s", "m"], y_units=["m", "m/s"])
+    assert reg.X_units_ == [["m/s", "s", "m"]] * 2 and reg.y_units_ == ["m", "m/s"]
+    assert reg.pi_groups_ == [single.pi_groups_ for single in reg.estimators_] and reg.pi_groups_[0] is not None
+    same = regressor(tiny_model).fit(X, Y[:, [0, 0]], X_units=["m/s", "s", "m"], y_units="m")
+    assert same.y_units_ == ["m", "m"]
+    with pytest.raises(ValueError, match="y has 2 columns but y_units holds 3 units"):
+        regressor(tiny_model).fit(X, Y, X_units=["m/s", "s", "m"], y_units=["m", "m/s", "s"])

@@ -104,15 +104,15 @@ class Units:
         """The rows that are dimensionally consistent with the units, when the best of
         them explains at least ``min_r2`` of the variance of ``problem.y``; else all
         rows, with a warning (when some are inconsistent)."""
-        kept = [
-            i
-            for i, (skeleton, constants) in enumerate(zip(rows.skeletons, rows.constants))
-            if is_consistent(skeleton.tokens, self.features, self.target, constants)
-        ]
-        if len(kept) == len(rows):
+        consistent = rows.where(
+            lambda skeleton, constants: is_consistent(skeleton.tokens, self.features, self.target, constants)
+        )
+        if len(consistent) == len(rows):
             return rows
-        losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
-        if not np.nanmin(losses, initial=np.inf) <= (1 - min_r2) * problem.scale:
+        if (
+            not np.nanmin(np.asarray(consistent.losses, dtype=np.float64), initial=np.inf)
+            <= (1 - min_r2) * problem.scale
+        ):
             warnings.warn(
                 f"No dimensionally consistent candidate explains {min_r2:.0%} of y's variance (in the units "
                 f"X_units={list(self.X_units)}, y_units={self.y_units!r}); the selection considers every "
@@ -121,17 +121,6 @@ class Units:
                 stacklevel=5,
             )
             return rows
-        consistent = CandidateRows()
-        for i in kept:
-            consistent.add(
-                rows.skeletons[i],
-                rows.constants[i],
-                rows.losses[i],
-                rows.log_probs[i],
-                rows.origins[i],
-                rows.fixed_work[i],
-            )
-        consistent.set_aside.update(rows.set_aside)
         return consistent
 
 

@@ -62,11 +62,11 @@ class CandidateRows:
         for column, values in zip(self._columns(), other._columns()):
             column.extend(values)
 
-    def where(self, keep: Callable[[Skeleton], bool]) -> CandidateRows:
-        """The rows whose skeleton ``keep`` accepts (and the variables set aside)."""
+    def where(self, keep: Callable[[Skeleton, np.ndarray], bool]) -> CandidateRows:
+        """The rows whose skeleton and constants ``keep`` accepts (and the variables set aside)."""
         kept = CandidateRows()
         for row in zip(*self._columns()):
-            if keep(row[0]):
+            if keep(row[0], row[1]):
                 kept.add(*row)
         kept.set_aside.update(self.set_aside)
         return kept
