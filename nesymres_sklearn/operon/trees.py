@@ -41,29 +41,9 @@ _DIRECT = {
     "ln": op.NodeType.Log,
     "sqrt": op.NodeType.Sqrt,
 }
-_BACK = {
-    op.NodeType.Add: "add",
-    op.NodeType.Mul: "mul",
-    op.NodeType.Div: "div",
-    op.NodeType.Sin: "sin",
-    op.NodeType.Cos: "cos",
-    op.NodeType.Exp: "exp",
-    op.NodeType.Log: "ln",
-    op.NodeType.Sqrt: "sqrt",
-}
-
-
-#: Operon's name of each of our tokens it has.
-_OPERON_NAMES = {
-    "add": "add",
-    "mul": "mul",
-    "div": "div",
-    "sin": "sin",
-    "cos": "cos",
-    "exp": "exp",
-    "ln": "log",
-    "sqrt": "sqrt",
-}
+_BACK = {node: token for token, node in _DIRECT.items()}
+#: Operon's name of each of our tokens it has (as in ``allowed_symbols``).
+_OPERON_NAMES = {token: node.name.lower() for token, node in _DIRECT.items()}
 
 
 def operon_symbols(operators: frozenset[str] | None) -> str:
