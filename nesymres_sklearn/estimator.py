@@ -307,7 +307,13 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         scaling = Scaling.for_data(X, y)
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
-            self.decoding, self.beam_size, self.n_restarts, self.n_jobs, int(rng.randint(2**31)), settings
+            self.decoding,
+            self.beam_size,
+            self.n_restarts,
+            self.n_jobs,
+            int(rng.randint(2**31)),
+            settings,
+            self.complexity_penalty,
         )
         decomposed, timings["decomposition"] = neural_search.decomposed_rows(network, problem, request, budget)
         n_variables = network.config.n_variables

@@ -131,7 +131,7 @@ def network_rows(
     for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
         skeleton, constants, loss = route.back(candidate.skeleton, fit.constants, fit.mse, problem)
         rows.add(skeleton, constants, loss, candidate.log_prob, candidate.origin, index < found.first_round)
-    for skeleton, constants, loss, origin in route.all_feature_candidates(problem, request.seed):
+    for skeleton, constants, loss, origin in route.all_feature_candidates(problem, request.complexity_penalty):
         rows.add(skeleton, constants, loss, float("-inf"), origin)
     timings = {"encoding": encoding, "decoding": found.decoding_seconds, "constant_fitting": found.fitting_seconds}
     return NetworkRows(rows, found.rounds, timings)

@@ -4,7 +4,7 @@ import sympy
 
 from nesymres_sklearn.expression.operators import OPERATORS
 from nesymres_sklearn.expression.prefix import constant_symbols, prefix_to_sympy, variable_symbols
-from nesymres_sklearn.expression.program import PrefixProgram
+from nesymres_sklearn.expression.program import PrefixProgram, evaluate
 
 EXPRESSIONS = [
     ["mul", "c", "sin", "add", "mul", "c", "x_1", "c"],
@@ -132,3 +132,16 @@ def test_programs_are_compiled_once_per_token_sequence_and_pickle_without_their_
     restored = pickle.loads(pickle.dumps(first))
     X = np.linspace(0, 1, 12).reshape(-1, 1)
     np.testing.assert_array_equal(restored(X, [1.5, 2.0, 0.5]), first(X, [1.5, 2.0, 0.5]))
+
+
+@pytest.mark.parametrize("tokens", [*EXPRESSIONS, ["mul", "3", "c"], ["add", "x_1", "mul", "-1", "x_2"], ["x_2"]])
+def test_evaluation_without_compiling_gives_the_compiled_values_bit_for_bit(tokens):
+    """Pruning scores its trials with :func:`evaluate`: the selected equation must not
+    depend on which of the two computed a value, at the domain's edges and NaN too."""
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.uniform(-4, 4, size=(30, 3)), np.resize(EDGE_POINTS, (6, 3))])
+    program = PrefixProgram(tokens)
+    constants = rng.uniform(-2, 2, size=program.n_constants)
+    values = evaluate(tokens, X, constants)
+    assert values.shape == (len(X),)
+    np.testing.assert_array_equal(values, program(X, constants))

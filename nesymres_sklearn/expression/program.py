@@ -80,6 +80,32 @@ class PrefixProgram:
         return X, constants
 
 
+def evaluate(tokens: Sequence[str], X: np.ndarray, constants: Sequence[float] = ()) -> np.ndarray:
+    """Values of a prefix expression at the rows of ``X``, computed node by node without
+    compiling: for an expression evaluated once (a pruning trial), where compiling
+    costs several times the evaluation. The same operator calls in the same order as
+    the compiled program, so the same values."""
+    X = np.asarray(X, dtype=np.float64)
+    constants = np.asarray(constants, dtype=np.float64)
+    stack: list = []
+    k = len(constants)
+    with np.errstate(all="ignore"):
+        for token in reversed(tokens):
+            if token == CONSTANT:
+                k -= 1
+                stack.append(constants[k])
+            elif (index := variable_index(token)) is not None:
+                stack.append(X[:, index])
+            elif token_arity(token) == 0:
+                stack.append(np.float64(token))
+            else:
+                operator = OPERATORS[token]
+                arguments = [stack.pop() for _ in range(operator.arity)]
+                stack.append(operator.numpy(*arguments))
+    (values,) = stack
+    return np.broadcast_to(np.asarray(values, dtype=np.float64), (X.shape[0],))
+
+
 class CompiledProgram:
     """The two functions compiled from one token sequence: ``values`` at once,
     ``values_and_jacobian`` on its first use (a program evaluated once, such as a

@@ -90,7 +90,8 @@ class SearchSettings:
 class SearchRequest:
     """One fit's search: ``decoding`` (``"beam"``, the model's beam search, or
     ``"sample"``) and ``size`` (beams, or samples) of the first round, the starts of
-    the constant fitting, the processes fitting in parallel, the seed and the knobs."""
+    the constant fitting, the processes fitting in parallel, the seed, the knobs and the
+    selection's ``complexity_penalty`` (for candidates chosen term by term)."""
 
     decoding: str = "beam"
     size: int = 32
@@ -98,3 +99,4 @@ class SearchRequest:
     n_jobs: int | None = None
     seed: int = 0
     settings: SearchSettings = field(default_factory=SearchSettings)
+    complexity_penalty: float = 0.01

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,8 +75,9 @@ class Evaluations:
         return self.left <= 0
 
 
-def mse(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants, weights: np.ndarray | None = None) -> float:
-    """(Weighted) mean squared error of ``program`` on ``(X, y)``; inf when not finite."""
+def mse(program: Callable, X: np.ndarray, y: np.ndarray, constants, weights: np.ndarray | None = None) -> float:
+    """(Weighted) mean squared error of ``program(X, constants)`` (a :class:`.PrefixProgram`
+    or any function of the same arguments) on ``(X, y)``; inf when not finite."""
     with np.errstate(all="ignore"):
         value = float(np.average((program(X, constants) - y) ** 2, weights=weights))
     return value if np.isfinite(value) else np.inf

@@ -18,9 +18,11 @@ alone raises the score by more than ``MAX_SCORE_RISE`` are not refitted.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from ...expression.program import PrefixProgram
+from ...expression.program import PrefixProgram, evaluate
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, token_arity, variable_index
 from ..fitting.constants import Evaluations, least_squares_run, mse
@@ -68,7 +70,7 @@ def _folded(tokens, constants, X):
         if len(part) > 1 and CONSTANT in part and not any(variable_index(t) is not None for t in part):
             first = _constants_before(tokens, start)
             with np.errstate(all="ignore"):
-                value = float(PrefixProgram(part)(X[:1], constants[first : first + part.count(CONSTANT)])[0])
+                value = float(evaluate(part, X[:1], constants[first : first + part.count(CONSTANT)])[0])
             tokens, constants = _replaced(tokens, constants, start, ends[start], value)
             ends = _ends(tokens)
         start += 1
@@ -87,7 +89,7 @@ def _subtree_replacements(tokens, constants, X, weights):
             continue
         first = _constants_before(tokens, start)
         with np.errstate(all="ignore"):
-            values = PrefixProgram(part)(X, constants[first : first + sum(t == CONSTANT for t in part)])
+            values = evaluate(part, X, constants[first : first + sum(t == CONSTANT for t in part)])
             mean = float(np.average(values, weights=weights))
         if np.isfinite(mean):
             found.append(_replaced(tokens, constants, start, end, mean))
@@ -110,7 +112,7 @@ def _lines(tokens, constants, X, weights):
         column = X[:, variable_index(variable)]
         first, inside = _constants_before(tokens, start), sum(t == CONSTANT for t in part)
         with np.errstate(all="ignore"):
-            values = PrefixProgram(part)(X, constants[first : first + inside])
+            values = evaluate(part, X, constants[first : first + inside])
         if np.ptp(column) == 0 or not np.all(np.isfinite(values)):
             continue
         slope, intercept = np.polyfit(column, values, 1, w=None if weights is None else np.sqrt(weights))
@@ -182,8 +184,8 @@ def prune(
     trying once the refits have spent the shared ``evaluations``."""
     scale = variance(y, weights) or 1.0
 
-    def score(tokens, values):
-        loss = mse(PrefixProgram(tokens), X, y, values, weights)
+    def score(tokens, values):  # trials are scored once: evaluated, not compiled
+        loss = mse(partial(evaluate, tokens), X, y, values, weights)
         return float(scores(log_fvu([loss], scale), [len(tokens)], complexity_penalty)[0]), loss
 
     tokens, values = _folded(list(skeleton.tokens), np.asarray(constants, dtype=np.float64), X)

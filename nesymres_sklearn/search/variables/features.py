@@ -9,7 +9,9 @@ mutual information misses next to stronger ones, as ``x5`` in ``x1*x4 + x5``), e
 divided by its largest value; ties by position. The network works on the top ones,
 and its skeletons' variables are renamed to the features they stand for. A linear
 candidate over every feature (fitted like the others) keeps what the network cannot
-see from being lost entirely.
+see from being lost entirely: its terms are chosen forward, one at a time, while
+each lowers the selection score (:mod:`..selection.scores`), so it holds only the
+features that pay for their tokens and the selection's pruning has little left to try.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from sklearn.feature_selection import mutual_info_regression
 
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, variable_index, variable_token
+from ..problem import Problem, variance
+from ..selection.scores import log_fvu, scores
 
 
 def relevance(X: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
@@ -50,9 +54,42 @@ def on_features(skeleton: Skeleton, features: np.ndarray) -> Skeleton:
     return Skeleton(tuple(tokens))
 
 
-def linear_skeleton(n_features: int) -> Skeleton:
-    """``c*x_1 + c*x_2 + ... + c``."""
+def linear_skeleton(features) -> Skeleton:
+    """``c*x_a + c*x_b + ... + c`` over the ``features`` (column indices)."""
     tokens: list[str] = []
-    for j in range(n_features):
-        tokens += ["add", "mul", CONSTANT, variable_token(j)]
+    for j in features:
+        tokens += ["add", "mul", CONSTANT, variable_token(int(j))]
     return Skeleton((*tokens, CONSTANT))
+
+
+def _least_squares_line(problem: Problem, features: list[int]) -> tuple[np.ndarray, float]:
+    """The (weighted) least-squares coefficients of ``y`` on the ``features`` and a
+    constant (in :func:`linear_skeleton`'s order), and their mean squared error."""
+    design = np.column_stack([problem.X[:, features], np.ones(len(problem.y))])
+    root = np.ones(len(problem.y)) if problem.weights is None else np.sqrt(problem.weights)
+    coefficients = np.linalg.lstsq(design * root[:, None], problem.y * root, rcond=None)[0]
+    loss = float(np.average((design @ coefficients - problem.y) ** 2, weights=problem.weights))
+    return coefficients, loss
+
+
+def linear_candidate(problem: Problem, complexity_penalty: float) -> tuple[Skeleton, np.ndarray, float]:
+    """The linear candidate (skeleton, constants, mean squared error): forward
+    selection of features, each added while it lowers the selection score."""
+    scale = variance(problem.y, problem.weights) or 1.0
+
+    def score(features: list[int], loss: float) -> float:
+        return float(scores(log_fvu([loss], scale), [len(linear_skeleton(features))], complexity_penalty)[0])
+
+    chosen: list[int] = []
+    coefficients, loss = _least_squares_line(problem, chosen)
+    best = score(chosen, loss)
+    while len(chosen) < problem.X.shape[1]:
+        judged = []
+        for feature in set(range(problem.X.shape[1])) - set(chosen):
+            trial_coefficients, trial_loss = _least_squares_line(problem, [*chosen, feature])
+            judged.append((score([*chosen, feature], trial_loss), feature, trial_coefficients, trial_loss))
+        trial_score, feature, trial_coefficients, trial_loss = min(judged, key=lambda trial: trial[:2])
+        if not trial_score < best:
+            break
+        chosen, coefficients, loss, best = [*chosen, feature], trial_coefficients, trial_loss, trial_score
+    return linear_skeleton(chosen), coefficients, loss

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from contextlib import contextmanager
+from functools import cache
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
@@ -19,7 +20,7 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ...shared_setting import SharedSetting
 from ..budget import Deadline
@@ -30,8 +31,14 @@ MAX_ITERATIONS = 20
 _blas_threads = SharedSetting()
 
 
+@cache
+def _controller() -> ThreadpoolController:
+    """The process's thread pools, found once (finding them takes about 30 ms)."""
+    return ThreadpoolController()
+
+
 def _limit_blas():
-    return threadpool_limits(limits=1, user_api="blas").restore_original_limits
+    return _controller().limit(limits=1, user_api="blas").restore_original_limits
 
 
 @contextmanager

@@ -1,0 +1,30 @@
+import numpy as np
+import pytest
+
+from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.variables.routing import MIN_REDUCTION_SECONDS, route
+
+X = np.random.default_rng(0).uniform(1, 5, (200, 6))
+Y = np.exp(-X[:, 0] * X[:, 1] / (X[:, 2] * X[:, 3]))  # one combination of four features
+
+
+def stopped_clock():
+    return 100.0
+
+
+@pytest.mark.parametrize("seconds_to_network_end, reduced", [(2 * MIN_REDUCTION_SECONDS, True), (0.7, False)])
+def test_the_reduction_is_tried_only_with_the_seconds_it_needs(seconds_to_network_end, reduced):
+    """It has half of the time until the network's end: with less than
+    ``MIN_REDUCTION_SECONDS`` it would run out of time, so the network reads the most
+    relevant features at once (a stopped clock: the outcome depends on the budget alone)."""
+    network_end = Deadline(stopped_clock() + seconds_to_network_end, stopped_clock)
+    seen = route(Problem(X, Y), 3, 0, reduce=True, network_end=network_end)
+    assert (seen.combined is not None) == reduced
+    if not reduced:
+        assert seen.reduction_seconds == 0.0
+        assert len(seen.columns) == 3 and seen.problem.X.shape == (200, 3)
+
+
+def test_without_a_deadline_the_reduction_is_tried():
+    assert route(Problem(X, Y), 3, 0, reduce=True, network_end=None).combined is not None
