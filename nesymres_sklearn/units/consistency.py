@@ -1,17 +1,24 @@
 """Dimensional consistency of a candidate law over the features.
 
 A law is consistent when every sum adds terms of one dimension, every function other
-than ``abs`` and ``sqrt`` (``exp``, ``log``, ``sin``, ``cos``, ...) takes a
-dimensionless argument, every power of a dimensional base has a number for its
-exponent, and the whole has ``y``'s dimensions. Numbers, fitted constants included,
-are dimensionless. The check reads the law as written, in prefix tokens (a candidate's
-skeleton and constants, or a SymPy expression written so): ``log(x1) - log(x2)`` of two
-lengths counts as inconsistent although it equals ``log(x1/x2)``.
+than ``abs`` and ``sqrt`` (``exp``, ``sin``, ``cos``, ...) takes a dimensionless
+argument, every power of a dimensional base has a number for its exponent, and the
+whole has ``y``'s dimensions. Numbers, fitted constants included, are dimensionless.
+
+Logarithms of dimensional quantities are allowed where they cancel, as a physicist
+writes ``log(x1) - log(x2) = log(x1/x2)``: ``log(q)`` carries the *log dimension* of
+``q`` (``log(q) = log(q/u) + log(u)`` for a unit ``u`` of its dimension). Log dimensions
+add in sums and scale with a known numeric factor (``k*log(q)``, ``log(q)/k``); an
+unknown factor, a product of two, a dimensional factor, a power or a function of one
+is inconsistent, and so is any log dimension left over in a function's argument or in
+the whole law. The check reads the law as written, in prefix tokens (a candidate's
+skeleton and constants) or as SymPy holds it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import sympy
@@ -27,14 +34,78 @@ class InconsistentError(ValueError):
     """A sum of different dimensions, or a dimensional argument to a function."""
 
 
+@dataclass(frozen=True)
+class _Quantity:
+    """A node's dimension exponents, its log dimension (zero unless it holds logs of
+    dimensional quantities that have not cancelled yet) and, for a node without
+    variables whose constants are known, its value."""
+
+    dimension: np.ndarray
+    log: np.ndarray
+    value: float | None = None
+
+    @property
+    def has_log(self) -> bool:
+        return not _equal(self.log, 0 * self.log)
+
+    def plain(self, where: str) -> np.ndarray:
+        """Its dimension, where a log dimension left over is inconsistent."""
+        if self.has_log:
+            raise InconsistentError(f"{where} holds the log of a dimensional quantity that does not cancel")
+        return self.dimension
+
+
+def _sum(a: _Quantity, b: _Quantity) -> _Quantity:
+    if not _equal(a.dimension, b.dimension):
+        raise InconsistentError("a sum of terms of different dimensions")
+    return _Quantity(a.dimension, a.log + b.log)
+
+
+def _product(a: _Quantity, b: _Quantity, divide: bool = False) -> _Quantity:
+    if b.has_log and (divide or a.has_log):
+        raise InconsistentError("a product or quotient of logs of dimensional quantities")
+    if b.has_log:
+        a, b = b, a
+    if a.has_log:  # k*log(q) or log(q)/k: k must be a known number
+        if b.value is None or not _equal(b.dimension, 0 * b.dimension):
+            raise InconsistentError("the log of a dimensional quantity times a factor that is not a known number")
+        return _Quantity(a.dimension, a.log / b.value if divide else a.log * b.value)
+    return _Quantity(a.dimension - b.dimension if divide else a.dimension + b.dimension, a.log)
+
+
+def _power(base: _Quantity, exponent: _Quantity) -> np.ndarray:
+    if not _equal(exponent.plain("an exponent"), 0 * base.dimension):
+        raise InconsistentError("a dimensional exponent")
+    dimension = base.plain("a power")
+    if exponent.value is not None and np.isfinite(exponent.value):
+        return dimension * exponent.value
+    if not _equal(dimension, 0 * dimension):
+        raise InconsistentError("a dimensional base to a power that is not a known number")
+    return dimension
+
+
+def _function(name: str, argument: _Quantity) -> _Quantity:
+    """``name`` (an operator other than the arithmetic ones) of ``argument``."""
+    dimension = argument.plain(f"the argument of {name}")
+    zero = 0 * dimension
+    if name == "abs":
+        return _Quantity(dimension, zero)
+    if name == "sqrt":
+        return _Quantity(dimension / 2, zero)
+    if name in ("ln", "log"):
+        return _Quantity(zero, dimension)
+    if not _equal(dimension, zero):
+        raise InconsistentError(f"{name} takes a dimensional argument")
+    return _Quantity(zero, zero)
+
+
 def dimension(tokens: Sequence[str], dimensions: np.ndarray, constants: Sequence[float] | None = None) -> np.ndarray:
     """The dimensions of the prefix expression ``tokens`` over ``x_1, x_2, ...``, whose
     exponents over the base dimensions are the rows of ``dimensions``; ``constants``:
     the values of its placeholders ``c`` in order (unknown without: a power to one of
     them needs a dimensionless base). Raises :class:`InconsistentError`."""
     reader = _Reader(tokens, np.asarray(dimensions, dtype=np.float64), constants)
-    found, _ = reader.read()
-    return found
+    return reader.read().plain("the law")
 
 
 def is_consistent(
@@ -53,86 +124,68 @@ def sympy_dimension(expression: sympy.Expr, symbols: Sequence[sympy.Symbol], dim
     of = dict(zip(symbols, np.asarray(dimensions, dtype=np.float64)))
     zero = np.zeros(np.shape(dimensions)[1])
 
-    def walk(node: sympy.Expr) -> np.ndarray:
+    def walk(node: sympy.Expr) -> _Quantity:
         if node.is_Symbol:
-            return of[node]
+            return _Quantity(of[node], zero)
         if not node.free_symbols:
-            return zero
+            with np.errstate(all="ignore"):
+                value = complex(node)
+            return _Quantity(zero, zero, value.real if value.imag == 0 else None)
         parts = [walk(argument) for argument in node.args]
         if node.is_Add:
-            if any(not _equal(part, parts[0]) for part in parts[1:]):
-                raise InconsistentError("a sum of terms of different dimensions")
-            return parts[0]
+            found = parts[0]
+            for part in parts[1:]:
+                found = _sum(found, part)
+            return found
         if node.is_Mul:
-            return sum(parts, zero)
+            found = parts[0]
+            for part in parts[1:]:
+                found = _product(found, part)
+            return found
         if node.is_Pow:
-            if not _equal(parts[1], zero):
-                raise InconsistentError("a dimensional exponent")
-            if node.exp.free_symbols and not _equal(parts[0], zero):
-                raise InconsistentError("a dimensional base to a power that is not a number")
-            return parts[0] * float(node.exp) if not node.exp.free_symbols else zero
-        if isinstance(node, sympy.Abs):
-            return parts[0]
-        if any(not _equal(part, zero) for part in parts):
-            raise InconsistentError(f"{node.func.__name__} takes a dimensional argument")
-        return zero
+            return _Quantity(_power(*parts), zero)
+        name = node.func.__name__.lower()  # SymPy's Abs is the token abs
+        if len(parts) == 1:
+            return _function(name, parts[0])
+        if any(not _equal(part.plain(f"an argument of {name}"), zero) for part in parts):
+            raise InconsistentError(f"{name} takes a dimensional argument")
+        return _Quantity(zero, zero)
 
-    return walk(expression)
+    return walk(expression).plain("the law")
 
 
 class _Reader:
-    """Reads one prefix expression, node by node: its dimensions and, for a subtree
-    without variables whose constants are known, its value (``None`` otherwise; a
-    subtree with variables has no value)."""
+    """Reads one prefix expression, node by node, into :class:`_Quantity`."""
 
     def __init__(self, tokens: Sequence[str], dimensions: np.ndarray, constants: Sequence[float] | None):
         self.tokens, self.dimensions, self.position = tokens, dimensions, 0
         self.constants = None if constants is None else iter(constants)
         self.zero = np.zeros(dimensions.shape[1])
 
-    def read(self) -> tuple[np.ndarray, float | None]:
+    def read(self) -> _Quantity:
         token = self.tokens[self.position]
         self.position += 1
         index = variable_index(token)
         if index is not None:
-            return self.dimensions[index], None
+            return _Quantity(self.dimensions[index], self.zero)
         if token == CONSTANT:
-            return self.zero, None if self.constants is None else float(next(self.constants))
+            return _Quantity(self.zero, self.zero, None if self.constants is None else float(next(self.constants)))
         if token not in OPERATORS:
-            return self.zero, float(int(token))
+            return _Quantity(self.zero, self.zero, float(int(token)))
         operator = OPERATORS[token]
-        if operator.arity == 2:
-            (a, u), (b, v) = self.read(), self.read()
-            with np.errstate(all="ignore"):  # a value outside the domain is NaN: an unknown exponent
-                value = None if u is None or v is None else float(operator.numpy(u, v))
-            return self._binary(token, a, b, v), value
-        a, u = self.read()
-        with np.errstate(all="ignore"):
-            value = None if u is None else float(operator.numpy(u))
-        if token == "abs":
-            return a, value
-        if token == "sqrt":
-            return a / 2, value
-        if not _equal(a, self.zero):
-            raise InconsistentError(f"{token} takes a dimensional argument")
-        return self.zero, value
-
-    def _binary(self, token: str, a: np.ndarray, b: np.ndarray, exponent: float | None) -> np.ndarray:
+        arguments = [self.read() for _ in range(operator.arity)]
+        values = [argument.value for argument in arguments]
+        with np.errstate(all="ignore"):  # a value outside the domain is NaN: an unknown exponent
+            value = None if None in values else float(operator.numpy(*values))
         if token == "add":
-            if not _equal(a, b):
-                raise InconsistentError("a sum of terms of different dimensions")
-            return a
-        if token == "mul":
-            return a + b
-        if token == "div":
-            return a - b
-        if not _equal(b, self.zero):
-            raise InconsistentError("a dimensional exponent")
-        if exponent is not None and np.isfinite(exponent):
-            return a * exponent
-        if not _equal(a, self.zero):
-            raise InconsistentError("a dimensional base to a power that is not a known number")
-        return self.zero
+            found = _sum(*arguments)
+        elif token in ("mul", "div"):
+            found = _product(*arguments, divide=token == "div")
+        elif token == "pow":
+            found = _Quantity(_power(*arguments), self.zero)
+        else:
+            found = _function(token, *arguments)
+        return _Quantity(found.dimension, found.log, value)
 
 
 def _equal(a: np.ndarray, b: np.ndarray) -> bool:
