@@ -139,6 +139,7 @@ def test_unknown_dataset_and_missing_supports(tmp_path):
         load_dataset("bad", path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, size",
     [
@@ -159,6 +160,7 @@ def test_soose_files(name, size):
         assert np.isfinite(y).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prefix", ["soose", "validation"])
 def test_soose_versions_share_skeletons_and_supports(prefix):
     wc, nc, fc = (load_dataset(f"{prefix}-{v}") for v in ("wc", "nc", "fc"))

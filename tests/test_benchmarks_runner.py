@@ -165,6 +165,7 @@ def test_errors_and_import_errors_are_recorded(fake_methods):
     assert row["status"] == "not_installed" and "no_such_package_for_tests" in row["error"]
 
 
+@pytest.mark.slow
 def test_not_installed_methods_are_recorded_and_the_run_goes_on(fake_methods, tmp_path):
     profile = Profile(
         datasets={"nguyen": ["Nguyen-1", "Nguyen-8"]},
@@ -215,6 +216,7 @@ def test_quick_profile_end_to_end_and_resume(tmp_path):
     assert "`test`" in text and "PySR: not installed" in text
 
 
+@pytest.mark.slow
 def test_resume_skips_done_rows_and_redoes_failed(fake_methods, tmp_path):
     fixed = tmp_path / "fixed"
     profile = Profile(
@@ -263,6 +265,7 @@ def test_result_file_format_and_dropping_failed_rows(tmp_path):
     assert read_done(path) == {("d", "e", "m", 0.0, 16, 0, 0.0), ("d", "e", "m", 4.0, 16, 0, 0.0)}
 
 
+@pytest.mark.slow
 def test_a_row_cut_short_is_dropped_and_its_task_runs_again(fake_methods, tmp_path, caplog):
     profile = Profile(datasets={"nguyen": ["Nguyen-1", "Nguyen-8"]}, methods={"sleep": (0,)}, n_points=(16,))
     out = tmp_path / "run.csv"
@@ -292,6 +295,7 @@ def test_an_incomplete_row_is_found_inside_a_quoted_cell(tmp_path):
     assert list(read_results(path)["error"].fillna("")) == ["", "one\ntwo"]
 
 
+@pytest.mark.slow
 def test_a_second_run_on_the_same_file_is_refused(fake_methods, tmp_path):
     profile = Profile(datasets={"nguyen": ["Nguyen-1"]}, methods={"sleep": (0,)}, n_points=(16,))
     out = tmp_path / "run.csv"
@@ -361,6 +365,7 @@ def test_longest_fits_start_first():
     assert order == [("gplearn", 1024), ("nesymres", 32), ("nesymres", 1), ("gpr", 32)]
 
 
+@pytest.mark.slow
 def test_command_line_writes_rows_and_records_the_command(fake_methods, tmp_path, capsys):
     out = tmp_path / "cli.csv"
     argv = [
@@ -396,6 +401,7 @@ def test_noise_goes_to_the_training_targets_only(fake_methods):
         assert row["r2_iid"] == 1.0 and row["r2_ood"] == 1.0 and row["a1_iid"] and row["solution"]
 
 
+@pytest.mark.slow
 def test_noise_levels_are_tasks_of_their_own_and_resume_by_level(fake_methods, tmp_path):
     profile = Profile(datasets={"nguyen": ["Nguyen-1"]}, methods={"sleep": (0,)}, n_points=(16,), noise=(0.0, 0.1))
     out = tmp_path / "run.csv"

@@ -395,6 +395,7 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_bench_pretraining_loop_mode_times_the_step_at_both_batch_sizes_and_profiles_it(tiny_bank, tmp_path):
     import torch
 
@@ -472,6 +473,7 @@ def test_bench_pretraining_data_mode_measures_loader_workers_and_one_process(tin
     assert "_COMPILED_SKELETONS" in text and "misses more on a large bank" in text
 
 
+@pytest.mark.slow
 def test_batch_scaling_scales_the_rate_and_validates_every_run_on_the_same_batches(tmp_path):
     from benchmarks.studies import batch_scaling
 

@@ -34,6 +34,7 @@ def problem():
     return Problem(X, 1.3 * np.sin(0.7 * X[:, 0]) + 0.1 * X[:, 0] ** 2)
 
 
+@pytest.mark.slow
 def test_without_a_deadline_every_candidate_is_fitted_and_jobs_do_not_change_the_fits(problem):
     candidates = skeleton_candidates(HYPOTHESES)
     serial = fit_candidates(candidates, problem, SearchRequest(n_restarts=3, seed=5), None)

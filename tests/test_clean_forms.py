@@ -21,6 +21,7 @@ X_OFFSET = RNG.uniform(0, 10, (200, 2))
 X_SMALL = RNG.uniform(1, 5, (200, 2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "X, y, expected",
     [

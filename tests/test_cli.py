@@ -13,6 +13,7 @@ from nesymres_sklearn.cli import example_data, main
 NETWORK_ONLY = ["--refine", "none"]
 
 
+@pytest.mark.slow
 def test_example_prints_the_equation_and_candidates(tiny_model, capsys):
     assert main(["--example", "--model", str(tiny_model), "--beam-size", "2", "--top", "2"]) == 0
     out = capsys.readouterr().out
@@ -42,6 +43,7 @@ def test_a_data_source_is_required():
         main([])
 
 
+@pytest.mark.slow
 def test_decoding_and_time_budget_options(tiny_model, capsys, monkeypatch):
     import nesymres_sklearn.cli as cli
 
@@ -154,6 +156,7 @@ def test_unusable_csv_is_one_line_on_stderr(tiny_model, tmp_path, capsys, conten
     assert captured.out == ""
 
 
+@pytest.mark.slow
 def test_missing_file_from_the_command_line(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "nesymres_sklearn.cli", str(tmp_path / "nothing.csv")], capture_output=True, text=True
@@ -214,6 +217,7 @@ def test_too_few_points_is_one_line(tiny_model, tmp_path, capsys):
     assert "minimum of 3 is required" in error_line(capsys.readouterr().err)
 
 
+@pytest.mark.slow
 def test_top_lists_fitted_candidates_only(tiny_model, tmp_path, capsys):
     path = write_points(tmp_path / "d.csv")
     assert main([str(path), "--model", str(tiny_model), "--beam-size", "2", "--top", "10"]) == 0
@@ -244,6 +248,7 @@ def test_more_features_than_variables_is_a_one_line_note(tiny_model, tmp_path, c
     assert note.startswith("nesymres-fit: note: X has 4 features but the model") and ".py:" not in note
 
 
+@pytest.mark.slow
 def test_the_command_line_module_imports_no_torch():
     code = "import sys, nesymres_sklearn.cli; assert 'torch' not in sys.modules, 'torch was imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -265,6 +270,7 @@ def test_bad_units_are_one_line_on_stderr(tiny_model, capsys):
     assert "X_units[1] = 'degC' has an offset" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_comment_lines_are_left_out(tiny_model, tmp_path, capsys):
     X, y = example_data(20)
     lines = [f"{a},{b},{c}" for a, b, c in zip(X[:, 0], X[:, 1], y)]

@@ -53,6 +53,7 @@ def test_additive_separation_finds_the_groups(noise):
     assert found.groups == ((0, 1), (2,), (3,), (4, 5))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", NOISE)
 def test_multiplicative_separation_of_a_product(noise):
     X, y = _data(_product, noise)
@@ -61,6 +62,7 @@ def test_multiplicative_separation_of_a_product(noise):
     assert found.groups == ((0,), (1,), (2,), (3,))  # x4 and x5 are flat, left out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", NOISE)
 def test_a_shared_factor_is_not_additive_but_multiplicative(noise):
     X, y = _data(_nested, noise)  # x0 * (x1 + x2*x3)
@@ -73,6 +75,7 @@ def test_a_shared_factor_is_not_additive_but_multiplicative(noise):
     assert found.groups == ((0,), (1, 2, 3))
 
 
+@pytest.mark.slow
 def test_no_decomposition_when_groups_are_too_large_or_y_is_not_separable():
     X, y = _data(_product, 0.0)
     assert decompose(X, y - 50.0, max_group=3, seed=0) is None  # changes sign: no log

@@ -71,6 +71,7 @@ def test_the_fitted_html_shows_the_diagram_the_equation_and_the_table(fitted):
         assert "<table" in page and "<td>constant</td>" in page
 
 
+@pytest.mark.slow
 def test_the_command_line_prints_the_rounded_and_the_full_equation(tiny_model, capsys):
     assert main(["--example", "--model", str(tiny_model), "--beam-size", "2", "--top", "3"]) == 0
     out = capsys.readouterr().out

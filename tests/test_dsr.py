@@ -243,6 +243,7 @@ def test_training_steps_only_on_the_top_epsilon_samples(monkeypatch):
 # Training and the adapter ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_training_is_deterministic_for_a_seed():
     X = np.linspace(-1, 1, 20)[:, None]
     y = np.exp(X[:, 0]) * X[:, 0]
@@ -253,6 +254,7 @@ def test_training_is_deterministic_for_a_seed():
     assert (other.traversal, other.best_rewards) != (first.traversal, first.best_rewards)
 
 
+@pytest.mark.slow
 def test_recovers_a_simple_target():
     X = np.random.default_rng(0).uniform(-1, 1, (20, 1))
     result = train(X, X[:, 0] + X[:, 0] ** 2, DSRConfig(n_expressions=20_000, const=False), random_state=0)
@@ -261,6 +263,7 @@ def test_recovers_a_simple_target():
     assert sympy.simplify(Program(result.library, result.traversal).sympy() - (x + x**2)) == 0
 
 
+@pytest.mark.slow
 def test_adapter():
     assert METHODS["dsr"] is DSRAdapter and DSRAdapter.check_installed() is None
     assert DSRAdapter.expected_cost(4000, 128) > DSRAdapter.expected_cost(1000, 128)

@@ -177,6 +177,7 @@ def unscaled_fit(tiny_model):
     return X, y, NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0).fit(X, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("factor", [1e-8, 1e-3, 1e6, 1e200])
 def test_units_of_y_do_not_change_the_skeletons(unscaled_fit, factor):
     X, y, reference = unscaled_fit
@@ -203,6 +204,7 @@ def test_units_of_x_do_not_change_the_skeletons(regressor, xy, factor):
     np.testing.assert_allclose(scaled.predict(factor * X), np.broadcast_to(expected, (len(X),)), rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_unit_and_noise_examples_with_the_bundled_model():
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, size=(128, 2))
@@ -356,6 +358,7 @@ def manual_clock(monkeypatch):
     return clock
 
 
+@pytest.mark.slow
 def test_more_time_adds_sampled_rounds_and_never_worsens_the_best(tiny_model, xy, manual_clock):
     X, y = xy
     fits = {}
@@ -372,6 +375,7 @@ def test_more_time_adds_sampled_rounds_and_never_worsens_the_best(tiny_model, xy
     assert len(fits[None].equations_) < len(fits[40.0].equations_) <= len(fits[80.0].equations_)
 
 
+@pytest.mark.slow
 def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_model, xy, manual_clock):
     from nesymres_sklearn.operon.settings import OperonSettings
     from nesymres_sklearn.search.settings import SearchSettings
@@ -393,6 +397,7 @@ def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_mod
     assert all(fit.refinement_["generations"] >= 1 for fit in fits.values())
 
 
+@pytest.mark.slow
 def test_a_larger_budget_never_selects_a_worse_equation(tiny_model, xy, manual_clock):
     """Operon is seeded by the first round only and its chunks do not depend on the
     clock: a larger budget continues the smaller one's run."""
@@ -486,6 +491,7 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     assert len(deadlines) >= 2 and all(deadline == budget.network_end for deadline in deadlines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decompose", [False, True])
 def test_decomposition_stage_adds_assembled_candidates_when_asked(tiny_model, decompose):
     from nesymres_sklearn.search.settings import SearchSettings

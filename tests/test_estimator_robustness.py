@@ -182,6 +182,7 @@ UNPICKLE_WITHOUT_TORCH = """
 """
 
 
+@pytest.mark.slow
 def test_a_fitted_estimator_unpickles_and_predicts_without_torch(regressor, xy, tmp_path):
     X, y = xy
     regressor.fit(X, y)
@@ -196,6 +197,7 @@ def test_a_fitted_estimator_unpickles_and_predicts_without_torch(regressor, xy, 
     np.testing.assert_array_equal(np.load(tmp_path / "p.npy"), regressor.predict(X))
 
 
+@pytest.mark.slow
 def test_fits_in_threads_leave_torch_threads_and_logging_as_they_were(regressor, xy):
     import logging
 

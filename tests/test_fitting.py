@@ -87,6 +87,7 @@ def _dirty_the_heap(round_: int) -> None:
     libc.free(ctypes.c_void_p(block))
 
 
+@pytest.mark.slow
 def test_a_rank_deficient_fit_does_not_depend_on_leftover_memory():
     # Only the product of the last two constants matters. SciPy's C MINPACK reads one
     # number past the Jacobian on such problems: without the zero column of

@@ -22,6 +22,7 @@ def regressor(tiny_model, **params):
     return NeSymReSRegressor(**{"model": str(tiny_model), "beam_size": 2, "refine": None, "random_state": 0, **params})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_jobs", [None, 2])
 def test_each_column_gets_the_equation_its_own_fit_would(tiny_model, n_jobs):
     X, Y = data()

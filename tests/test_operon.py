@@ -72,6 +72,7 @@ trees = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tokens=trees, constants_seed=st.integers(0, 2**32 - 1))
 @example(tokens=["ln", "mul", "c", "exp", "tan", "x_3"], constants_seed=4519)  # exp underflows float32
@@ -279,6 +280,7 @@ def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them
     assert refined.score(X, y) >= plain.score(X, y) - 1e-9
 
 
+@pytest.mark.slow
 def test_benchmark_adapters_of_the_hybrid_and_of_operon_alone_share_the_budget(problem):
     from benchmarks.methods.nesymres import NeSymReSOperonAdapter
     from benchmarks.methods.operon import OperonTimedAdapter

@@ -75,6 +75,7 @@ def test_synthetic_key_tables_match_the_original_counts(name, n_keys, n_numbers,
         assert keys[index] == spot
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CONFIGURATIONS))
 def test_conversion_uses_every_key_and_loads_strictly(checkpoint, name, tmp_path):
     n_l_enc, n_layers = CONFIGURATIONS[name]
@@ -102,6 +103,7 @@ def test_conversion_uses_every_key_and_loads_strictly(checkpoint, name, tmp_path
     torch.testing.assert_close(ours["decoder.head.bias"], original["fc_out.bias"])
 
 
+@pytest.mark.slow
 def test_fit_with_the_full_size_checkpoint_converts_once(checkpoint, conversion_cache, xy):
     clear_cache()
     X, y = xy

@@ -142,6 +142,7 @@ def test_converted_model_computes_the_original_forward_pass(checkpoint, tmp_path
         torch.testing.assert_close(logits, reference_logits(w, memory, tokens, n_layers), atol=5e-5, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_original_search_matches_the_reference_search(checkpoint, tmp_path):
     n_l_enc, n_layers = CONFIGURATIONS["10MPaper"]
     convert_checkpoint(checkpoint("10MPaper"), tmp_path / "model")
@@ -157,6 +158,7 @@ def test_original_search_matches_the_reference_search(checkpoint, tmp_path):
     assert [score for score, _ in found] == pytest.approx([score for score, _ in expected], rel=1e-5)
 
 
+@pytest.mark.slow
 def test_estimator_proposes_the_original_skeletons_with_their_scores(checkpoint):
     n_l_enc, n_layers = CONFIGURATIONS["10MPaper"]
     rng = np.random.default_rng(2)

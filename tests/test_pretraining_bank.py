@@ -234,6 +234,7 @@ def _assert_same_as_reference(folder, reference):
     assert sorted(p.name for p in folder.iterdir() if p.suffix == ".npy") == [metadata["counts_files"]["train"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_jobs", [2, 1])
 def test_streamed_build_gives_the_bank_of_the_per_shard_algorithm(tmp_path, n_jobs):
     build_bank(tmp_path, n_skeletons=300, n_heldout=100, n_jobs=n_jobs, **FAST)
@@ -244,6 +245,7 @@ def test_streamed_build_gives_the_bank_of_the_per_shard_algorithm(tmp_path, n_jo
     _assert_same_as_reference(tmp_path, reference)
 
 
+@pytest.mark.slow
 def test_build_interrupted_in_the_heldout_split_resumes_to_the_per_shard_bank(tmp_path):
     class Interrupt(Exception):
         pass
@@ -259,6 +261,7 @@ def test_build_interrupted_in_the_heldout_split_resumes_to_the_per_shard_bank(tm
     _assert_same_as_reference(tmp_path, _reference_bank([300], 100, **FAST))
 
 
+@pytest.mark.slow
 def test_grown_bank_is_that_of_the_per_shard_algorithm(tmp_path):
     build_bank(tmp_path, n_skeletons=130, n_heldout=100, n_jobs=2, **FAST)
     build_bank(tmp_path, n_skeletons=400, n_heldout=100, n_jobs=2, **FAST)
@@ -294,6 +297,7 @@ def _assert_same_bank(a, b, image_keys=True):
     assert np.array_equal(np.load(a / counts), np.load(b / counts))
 
 
+@pytest.mark.slow
 def test_pack_round_trip_restores_the_bank(fast_bank, tmp_path):
     files = pack_bank(fast_bank, tmp_path / "packs" / "bank", image_keys=True, max_bytes=PACK_LIMIT)
     assert len(files) >= 2 and all(path.stat().st_size <= PACK_LIMIT for path in files)

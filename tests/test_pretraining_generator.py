@@ -133,6 +133,7 @@ def generated():
     return generate_skeletons(60, 7, GeneratorConfig(simplify_timeout=60))
 
 
+@pytest.mark.slow
 def test_skeletons_respect_variable_order_and_vocabulary(generated):
     skeletons, rejected = generated
     vocab = Vocabulary.default(3)

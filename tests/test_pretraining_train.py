@@ -337,6 +337,7 @@ def test_export_loads_into_the_estimator(bank, tmp_path):
         assert regressor.predict(X).shape == (40,)
 
 
+@pytest.mark.slow
 def test_bank_size_trains_on_a_prefix_of_the_bank(bank, tmp_path, monkeypatch):
     seen = []
     original = EquationSampler.__init__
@@ -403,6 +404,7 @@ def test_validate_command_reproduces_the_logged_validation(bank, tmp_path, capsy
     assert json.loads(capsys.readouterr().out) == printed
 
 
+@pytest.mark.slow
 def test_resume_compares_configs_not_their_spelling(bank, tmp_path):
     """A checkpoint whose stored config spells out fields at their defaults (as saved by
     earlier versions) resumes; one of another size is refused."""
@@ -430,6 +432,7 @@ def test_resume_takes_the_new_learning_rate(bank, tmp_path):
     assert rates[:2] == [1e-4, 1e-4] and rates[2:] == [0.0, 0.0]
 
 
+@pytest.mark.slow
 def test_checkpoints_of_the_earlier_format_are_refused_with_a_way_on(bank, tmp_path):
     """Checkpoints that held the global NumPy RNG state need weights_only=False: loading
     says how to continue, and upgrading them resumes the run where it stopped."""
@@ -489,6 +492,7 @@ def test_a_refused_resume_writes_nothing_to_the_run_folder(bank, tmp_path, cause
     assert _files(out) == before
 
 
+@pytest.mark.slow
 def test_a_truncated_checkpoint_resumes_from_the_previous_one(bank, tmp_path, caplog):
     out = tmp_path / "run"
     train(_config(bank, out, max_steps=2))
@@ -574,6 +578,7 @@ TIMED = dict(
 )
 
 
+@pytest.mark.slow
 def test_max_time_plans_the_schedule_in_time_and_ends_at_the_deadline(bank, tmp_path):
     """One second per step: the run trains 10 s (12.5 s less the 20% kept for the export),
     cools down over the last half of them, and exports."""
@@ -594,6 +599,7 @@ def test_max_time_plans_the_schedule_in_time_and_ends_at_the_deadline(bank, tmp_
     assert len(_log(out)) == 10
 
 
+@pytest.mark.slow
 def test_a_max_time_run_resumes_exactly_like_an_uninterrupted_one(bank, tmp_path):
     """Stopped by SIGTERM at 5 s (between checkpoints) and resumed, a run follows the same time schedule and
     ends with the same weights, optimiser state and log as a run never stopped."""

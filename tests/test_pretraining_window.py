@@ -38,6 +38,7 @@ class _CountingClock:
         return float(self.readings - 1)
 
 
+@pytest.mark.slow
 def test_a_window_trains_to_its_deadline_and_leaves_one_folder_of_small_files(bank, tmp_path):
     """With a clock of one second per reading, a one-minute window reuses the bank,
     trains until the deadline less the export reserve, and ends within 5% of it."""

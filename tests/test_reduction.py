@@ -21,6 +21,7 @@ def written(found: Reduction | None) -> set[str] | None:
     return set(Reduction(rows * signs[:, None], found.logarithmic, found.scales, found.r2).describe(SYMBOLS))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "law, combinations, logarithmic",
     [
@@ -41,6 +42,7 @@ def test_the_combinations_y_depends_on_are_found(law, combinations, logarithmic)
     assert found.r2 > 0.99
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "law",
     [

@@ -49,6 +49,7 @@ def test_constants_the_data_do_not_determine_have_infinite_standard_errors():
     assert np.all(np.isfinite(covariance.prediction_std(product.program, X, np.array([1.5, 2]))))
 
 
+@pytest.mark.slow
 def test_error_bars_cover_about_95_percent_of_fresh_draws_on_simulated_noise():
     rng = np.random.default_rng(0)
     truth = np.array([2.0, 0.3, 1.0])

@@ -208,6 +208,7 @@ def test_offline_mode_with_an_uncached_id_says_so(tmp_path, monkeypatch):
     assert "could not be reached" not in str(error.value)
 
 
+@pytest.mark.slow
 def test_hub_errors_name_the_problem(tiny_model, tmp_path):
     incomplete = tmp_path / "incomplete"
     incomplete.mkdir()

@@ -1,15 +1,20 @@
-"""How often an unused column enters the selected equation (a script, not a test).
+"""How often an unused column or a junk constant enters the selected equation (a
+script, not a test): the random-data study.
 
 Each fit draws a simple law over one or two columns, adds one to three columns that
 the law does not use (all columns U(-3, 3), 200 points, in a random order), and fits
-the default estimator with a fixed seed. A fit counts as spurious when the selected
-expression contains an unused column. Prints a markdown report (and writes it to
-``--output``).
+the default estimator with a fixed seed (and ``--max-time``, when given). A fit counts
+as spurious when the selected expression contains an unused column, as junk when it
+holds a number of magnitude below ``TINY`` (a leftover of rounding such as
+``1.84e-16``), and as broken when it raises or predicts a non-finite value on its own
+data. Prints a markdown report (and writes it to ``--output``).
 
 Usage::
 
     python -m benchmarks.studies.spurious_variables --fits 100 \
         --output benchmarks/results/spurious-variables/after.md
+    python -m benchmarks.studies.spurious_variables --fits 100 --max-time 0.5 \
+        --output benchmarks/results/spurious-variables/max-time-0.5.md
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
+
+# Numbers in a selected equation below this magnitude are rounding left over.
+TINY = 1e-12
 
 # Laws over u (and v), as NumPy code; the coefficient a is drawn per fit.
 LAWS_ONE = ["a*u**2", "a*sin(u)", "u**3 + a*u", "a*u*cos(u)", "cos(a*u)", "exp(u/a)", "a*u + 1"]
@@ -46,38 +55,57 @@ def case(seed: int) -> tuple[str, np.ndarray, np.ndarray, list[int]]:
     return written, X, y, unused
 
 
+def tiny_numbers(expression: sympy.Expr) -> list[float]:
+    """The numbers of ``expression`` whose magnitude is below ``TINY`` (not 0)."""
+    numbers = (float(atom) for atom in expression.atoms(sympy.Number))
+    return sorted(value for value in numbers if 0 < abs(value) < TINY)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fits", type=int, default=100)
     parser.add_argument("--seeds", type=int, nargs="+", help="these fits only (default: 0 to --fits - 1)")
+    parser.add_argument("--max-time", type=float, help="the estimator's max_time (default: None, fixed work)")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args(argv)
     seeds = range(args.fits) if args.seeds is None else args.seeds
-    rows, spurious, seconds = [], 0, []
+    rows, spurious, junk, broken, seconds = [], 0, 0, 0, []
+    if args.max_time is not None:  # the first fit of a process loads the model, which max_time does not count
+        NeSymReSRegressor(max_time=0.1).fit(*case(0)[1:3])
     for seed in seeds:
         law, X, y, unused = case(seed)
         moment = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            reg = NeSymReSRegressor(random_state=seed).fit(X, y)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                reg = NeSymReSRegressor(random_state=seed, max_time=args.max_time).fit(X, y)
+                finite = bool(np.all(np.isfinite(reg.predict(X))))
+        except Exception as error:  # noqa: BLE001 (a study reports every failure)
+            broken += 1
+            rows.append((seed, law, X.shape[1], unused, f"{type(error).__name__}: {error}", np.nan, "raised"))
+            continue
         seconds.append(time.perf_counter() - moment)
         names = {str(s) for s in reg.expression_.free_symbols}
         found = sorted(names & {f"x{j}" for j in unused})
-        spurious += bool(found)
-        rows.append((seed, law, X.shape[1], unused, reg.expression_, reg.score(X, y), found))
+        tiny = tiny_numbers(reg.expression_)
+        spurious, junk, broken = spurious + bool(found), junk + bool(tiny), broken + (not finite)
+        flags = [*found, *(f"{value:.3g}" for value in tiny), *([] if finite else ["non-finite prediction"])]
+        rows.append((seed, law, X.shape[1], unused, reg.expression_, reg.score(X, y), ", ".join(flags)))
+    command = f"--fits {args.fits}" + ("" if args.max_time is None else f" --max-time {args.max_time:g}")
     lines = [
-        f"# Spurious variables: {spurious} of {len(seeds)} fits select an unused column",
+        f"# Random data: {spurious} of {len(seeds)} fits select an unused column, {junk} hold a number below "
+        f"{TINY:g}, {broken} raise or predict a non-finite value",
         "",
-        "`python -m benchmarks.studies.spurious_variables --fits " + str(args.fits) + "`: default estimator, "
-        "200 points U(-3, 3), a law over 1-2 columns plus 1-3 unused ones, seed = fit number. "
-        f"Median fit {np.median(seconds):.2f} s.",
+        f"`python -m benchmarks.studies.spurious_variables {command}`: default estimator"
+        + ("" if args.max_time is None else f" at `max_time={args.max_time:g}`")
+        + ", 200 points U(-3, 3), a law over 1-2 columns plus 1-3 unused ones, seed = fit number. "
+        f"Median fit {np.median(seconds):.2f} s, longest {np.max(seconds):.2f} s.",
         "",
-        "| seed | law | columns | unused | selected | R² | spurious |",
+        "| seed | law | columns | unused | selected | R² | flagged |",
         "|---:|---|---:|---|---|---:|---|",
     ]
-    for seed, law, n_columns, unused, expression, r2, found in rows:
-        flag = ", ".join(found) if found else ""
-        lines.append(f"| {seed} | `{law}` | {n_columns} | {unused} | `{expression}` | {r2:.6f} | {flag} |")
+    for seed, law, n_columns, unused, expression, r2, flags in rows:
+        lines.append(f"| {seed} | `{law}` | {n_columns} | {unused} | `{expression}` | {r2:.6f} | {flags} |")
     report = "\n".join(lines) + "\n"
     print(report)
     if args.output is not None:
