@@ -64,17 +64,22 @@ def _replaced(tokens, constants, start, end, value):
 def _folded(tokens, constants, X):
     """Every subtree without variables that holds a constant, as one constant (``c*c -> c``)."""
     ends = _ends(tokens)
-    start = 0
-    while start < len(tokens):
-        part = tokens[start : ends[start]]
-        if len(part) > 1 and CONSTANT in part and not any(variable_index(t) is not None for t in part):
-            first = _constants_before(tokens, start)
-            with np.errstate(all="ignore"):
-                value = float(evaluate(part, X[:1], constants[first : first + part.count(CONSTANT)])[0])
-            tokens, constants = _replaced(tokens, constants, start, ends[start], value)
-            ends = _ends(tokens)
+    n_constants = np.cumsum([0, *(token == CONSTANT for token in tokens)])
+    n_variables = np.cumsum([0, *(variable_index(token) is not None for token in tokens)])
+    folded_tokens, values, start = [], [], 0
+    while start < len(tokens):  # left to right: the outermost such subtree is met first
+        end = ends[start]
+        first, last = n_constants[start], n_constants[end]
+        if end - start > 1 and last > first and n_variables[end] == n_variables[start]:
+            folded_tokens.append(CONSTANT)
+            values.append(float(evaluate(tokens[start:end], X[:1], constants[first:last])[0]))
+            start = end
+            continue
+        folded_tokens.append(tokens[start])
+        if tokens[start] == CONSTANT:
+            values.append(constants[first])
         start += 1
-    return tokens, constants
+    return folded_tokens, np.asarray(values, dtype=np.float64)
 
 
 def _subtree_replacements(tokens, constants, X, weights):
