@@ -299,6 +299,7 @@ def test_target_noise_is_seeded_and_scaled_to_the_rms_of_the_clean_targets(aifey
     assert not np.array_equal(aifeynman["AIF-06"].target_noise(clean, 1, 0.1), noisy - clean)
 
 
+@pytest.mark.slow
 def test_every_aifeynman_equation_has_units_in_which_it_is_dimensionally_consistent():
     from nesymres_sklearn.expression.prefix import variable_symbols
     from nesymres_sklearn.units.consistency import sympy_dimension

@@ -118,6 +118,7 @@ def test_shape_mismatch_raises():
         accuracy_a1(np.ones(3), np.ones(4))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "model, truth",
     [

@@ -43,6 +43,7 @@ def _run(folder, model_size, losses, bank="bank", bank_size=None, seconds_per_ro
     return folder
 
 
+@pytest.mark.slow
 def test_size_selection_compares_runs_at_their_common_wall_time(tmp_path):
     tiny = _run(tmp_path / "tiny", "tiny", [3.0, 2.5, 2.2, 2.0, 1.9, 1.85])
     small = _run(tmp_path / "small", "small", [3.2, 2.6, 2.1, 1.8], seconds_per_row=15.0)  # ends at 60 s
@@ -56,6 +57,7 @@ def test_size_selection_compares_runs_at_their_common_wall_time(tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_data_scaling_table_is_sorted_by_bank_size(tmp_path):
     bank = tmp_path / "bank"
     build_bank(bank, n_skeletons=30, n_heldout=5, seed=1, n_jobs=1, chunk_size=20, chunks_per_shard=2, config=AUTOMATIC)

@@ -36,6 +36,7 @@ def _nested(X):
 NOISE = [0.0, 0.01]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", NOISE)
 def test_surrogate_interpolates_a_smooth_function_on_held_out_points(noise):
     X, y = _data(_additive, noise)
@@ -45,6 +46,7 @@ def test_surrogate_interpolates_a_smooth_function_on_held_out_points(noise):
     assert np.sqrt(surrogate.error) < 0.05
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", NOISE)
 def test_additive_separation_finds_the_groups(noise):
     X, y = _data(_additive, noise)

@@ -22,6 +22,7 @@ def _tracked_text_files() -> list[Path]:
     return [path for path in paths if path.is_file() and b"\0" not in path.read_bytes()[:8192]]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs a git checkout")
 def test_no_tracked_text_file_holds_an_absolute_home_or_work_path():
     files = _tracked_text_files()

@@ -126,6 +126,7 @@ def reference_search(w, points, n_layers, n_l_enc, beam_size):
     return sorted(hypotheses, key=lambda h: h[0], reverse=True)
 
 
+@pytest.mark.slow
 def test_converted_model_computes_the_original_forward_pass(checkpoint, tmp_path):
     n_l_enc, n_layers = CONFIGURATIONS["10MPaper"]
     convert_checkpoint(checkpoint("10MPaper"), tmp_path / "model")
