@@ -35,3 +35,15 @@ def test_sample_weights_weight_the_least_squares_fit():
     assert skeleton == linear_skeleton([0])
     np.testing.assert_allclose(constants, [1.0, 0.0], atol=1e-4)
     assert loss == pytest.approx(np.average((X[:, 0] - y) ** 2, weights=weights), rel=1e-3)
+
+
+def test_a_linear_law_in_60_of_80_features_comes_out_whole_with_its_constants():
+    """Forward selection by Gram-Schmidt steps finds every term of a law in many
+    features, and the final least-squares fit its constants."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(1, 5, (200, 80))
+    weights = rng.normal(size=80) * (np.arange(80) < 60)
+    skeleton, constants, loss = linear_candidate(Problem(X, X @ weights + 2.0), 0.01)
+    assert sorted(int(t[2:]) - 1 for t in skeleton.tokens if t.startswith("x_")) == list(range(60))
+    assert loss < 1e-20
+    np.testing.assert_allclose(skeleton.program(X, constants), X @ weights + 2.0, rtol=1e-9)

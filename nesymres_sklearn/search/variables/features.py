@@ -74,22 +74,42 @@ def _least_squares_line(problem: Problem, features: list[int]) -> tuple[np.ndarr
 
 def linear_candidate(problem: Problem, complexity_penalty: float) -> tuple[Skeleton, np.ndarray, float]:
     """The linear candidate (skeleton, constants, mean squared error): forward
-    selection of features, each added while it lowers the selection score."""
-    scale = variance(problem.y, problem.weights) or 1.0
+    selection of features, each added while it lowers the selection score.
 
-    def score(features: list[int], loss: float) -> float:
-        return float(scores(log_fvu([loss], scale), [len(linear_skeleton(features))], complexity_penalty)[0])
+    Each step adds the feature that lowers the (weighted) squared error most, read off
+    the residual and the remaining columns made orthogonal to those chosen (a
+    Gram-Schmidt step per feature added, so the work grows as points x features x
+    terms); the constants are then one least-squares fit on the chosen features."""
+    n, d = problem.X.shape
+    root = np.ones(n) if problem.weights is None else np.sqrt(problem.weights)
+    total = float(np.sum(root**2))
+    scale = variance(problem.y, problem.weights) or 1.0
+    unit = root / np.linalg.norm(root)  # the constant, weighted
+    columns = problem.X * root[:, None]
+    columns -= np.outer(unit, unit @ columns)
+    residual = problem.y * root
+    residual = residual - unit * (unit @ residual)
+    norms = np.einsum("ij,ij->j", columns, columns)
+    floors = 1e-12 * np.maximum(np.einsum("ij,ij->j", problem.X * root[:, None], problem.X * root[:, None]), 1e-300)
+
+    def score(n_features: int, squared_error: float) -> float:
+        return float(scores(log_fvu([squared_error / total], scale), [4 * n_features + 1], complexity_penalty)[0])
 
     chosen: list[int] = []
-    coefficients, loss = _least_squares_line(problem, chosen)
-    best = score(chosen, loss)
-    while len(chosen) < problem.X.shape[1]:
-        judged = []
-        for feature in set(range(problem.X.shape[1])) - set(chosen):
-            trial_coefficients, trial_loss = _least_squares_line(problem, [*chosen, feature])
-            judged.append((score([*chosen, feature], trial_loss), feature, trial_coefficients, trial_loss))
-        trial_score, feature, trial_coefficients, trial_loss = min(judged, key=lambda trial: trial[:2])
-        if not trial_score < best:
+    squared_error = float(residual @ residual)
+    best = score(0, squared_error)
+    while len(chosen) < d:
+        with np.errstate(all="ignore"):
+            gains = np.where(norms > floors, (residual @ columns) ** 2 / norms, 0.0)
+        gains[chosen] = -1.0
+        feature = int(np.argmax(gains))  # the lowest index among equal gains
+        trial = score(len(chosen) + 1, max(squared_error - float(gains[feature]), 0.0))
+        if not trial < best:
             break
-        chosen, coefficients, loss, best = [*chosen, feature], trial_coefficients, trial_loss, trial_score
+        direction = columns[:, feature] / np.sqrt(norms[feature])
+        residual = residual - direction * (direction @ residual)
+        columns -= np.outer(direction, direction @ columns)
+        norms = np.einsum("ij,ij->j", columns, columns)
+        chosen, squared_error, best = [*chosen, feature], float(residual @ residual), trial
+    coefficients, loss = _least_squares_line(problem, chosen)
     return linear_skeleton(chosen), coefficients, loss
