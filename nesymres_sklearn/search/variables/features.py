@@ -85,12 +85,12 @@ def linear_candidate(problem: Problem, complexity_penalty: float) -> tuple[Skele
     total = float(np.sum(root**2))
     scale = variance(problem.y, problem.weights) or 1.0
     unit = root / np.linalg.norm(root)  # the constant, weighted
-    columns = problem.X * root[:, None]
-    columns -= np.outer(unit, unit @ columns)
+    weighted = problem.X * root[:, None]
+    floors = 1e-12 * np.maximum(np.einsum("ij,ij->j", weighted, weighted), 1e-300)
+    columns = weighted - np.outer(unit, unit @ weighted)
     residual = problem.y * root
     residual = residual - unit * (unit @ residual)
     norms = np.einsum("ij,ij->j", columns, columns)
-    floors = 1e-12 * np.maximum(np.einsum("ij,ij->j", problem.X * root[:, None], problem.X * root[:, None]), 1e-300)
 
     def score(n_features: int, squared_error: float) -> float:
         return float(scores(log_fvu([squared_error / total], scale), [4 * n_features + 1], complexity_penalty)[0])
