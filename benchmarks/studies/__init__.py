@@ -8,6 +8,8 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
   ``predict`` (``fit-speed/fit-benchmark.md``);
 - ``time_contract``: wall time of fits against the promise of ``max_time``, idle or
   beside CPU-bound processes (``time-contract/idle.md``, ``time-contract/busy.md``);
+- ``six_feature_example``: issue 37's 6-feature example at several budgets
+  (``time-contract/six-feature-example.md``);
 - ``budget_curve``: two methods of a result CSV per dataset and budget, with the paired
   difference (``time-contract/curve*.md``);
 - ``same_equations``: whether a change of code leaves the selected equations as they
@@ -30,3 +32,13 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
 - ``dsr_nguyen``: our DSR re-implementation on Nguyen-1..8 against the DSR paper's
   recovery rates (``dsr/dsr-nguyen.md``).
 """
+
+from pathlib import Path
+
+
+def publish(report: str, path: Path | None) -> None:
+    """Print a study's Markdown ``report`` and, when ``path`` is given, write it there."""
+    print(report)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(report)

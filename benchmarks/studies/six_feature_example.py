@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.studies import publish
 from nesymres_sklearn import NeSymReSRegressor
 
 LAW = "x0*x1 + sin(x2) - x3 + x4*x5"
@@ -52,10 +53,7 @@ def main(argv=None) -> None:
             *rows,
         ]
     )
-    print(report)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report + "\n")
+    publish(report + "\n", args.out)
 
 
 if __name__ == "__main__":

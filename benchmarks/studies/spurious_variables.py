@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import sympy
 
+from benchmarks.studies import publish
 from nesymres_sklearn import NeSymReSRegressor
 
 # Numbers in a selected equation below this magnitude are rounding left over.
@@ -107,10 +108,7 @@ def main(argv=None) -> None:
     for seed, law, n_columns, unused, expression, r2, flags in rows:
         lines.append(f"| {seed} | `{law}` | {n_columns} | {unused} | `{expression}` | {r2:.6f} | {flags} |")
     report = "\n".join(lines) + "\n"
-    print(report)
-    if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(report)
+    publish(report, args.output)
 
 
 if __name__ == "__main__":

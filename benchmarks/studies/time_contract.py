@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.studies import publish
 from nesymres_sklearn import NeSymReSRegressor
 
 
@@ -103,10 +104,7 @@ def main(argv=None) -> None:
         *rows,
     ]
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    publish(text, args.out)
 
 
 if __name__ == "__main__":

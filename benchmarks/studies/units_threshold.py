@@ -34,6 +34,7 @@ import numpy as np
 import sympy
 
 from benchmarks.datasets import load_dataset
+from benchmarks.studies import publish
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.units.consistency import InconsistentError, sympy_dimension
@@ -150,10 +151,7 @@ def main(argv=None) -> None:
         f"Kept: {chosen} (the smallest with the largest share, then the largest median).",
     ]
     report = "\n".join(lines) + "\n"
-    print(report)
-    if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(report)
+    publish(report, args.output)
 
 
 if __name__ == "__main__":
