@@ -22,6 +22,7 @@ from . import original  # noqa: F401  (registers the authors' encoding, search a
 from .network.encoding import encode_points, get_encoding
 from .network.model import NeSymReSModel
 from .network.weights import ModelSource, load_model, resolve_device
+from .operon.plan import constant_runner
 from .search.anytime import SearchResult, search
 from .search.budget import Budget
 from .search.problem import Problem
@@ -104,9 +105,10 @@ def propose_and_fit(network: NeSymReSModel, problem: Problem, request: SearchReq
     if message is not None:
         warnings.warn(message, UserWarning, stacklevel=3)
     device = next(network.parameters()).device
+    runner = constant_runner(problem, request.settings.constant_optimizer)
     points = torch.from_numpy(encode_points(X, y, network.config.n_variables, network.config.encoding))
     with _single_thread_on_cpu(device):
-        return search(network, points.to(device), problem, request, budget)
+        return search(network, points.to(device), problem, request, budget, runner)
 
 
 @dataclass(frozen=True)

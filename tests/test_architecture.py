@@ -101,6 +101,7 @@ TORCH_FREE = [
     "nesymres_sklearn.operon.settings",
     "nesymres_sklearn.operon.stage",
     "nesymres_sklearn.operon.trees",
+    "nesymres_sklearn.operon.fitting",
 ]
 
 

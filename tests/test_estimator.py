@@ -466,17 +466,17 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     budgets, deadlines = [], []
     fit_candidates, scaled_candidates, search = anytime.fit_candidates, anytime.scaled_candidates, neural_search.search
 
-    def recording_fit(candidates, problem, request, deadline, first_index=0):
+    def recording_fit(candidates, problem, request, deadline, first_index=0, runner=None):
         deadlines.append(deadline)
-        return fit_candidates(candidates, problem, request, deadline, first_index)
+        return fit_candidates(candidates, problem, request, deadline, first_index, runner)
 
-    def recording_scaled(candidates, fits, problem, seen, settings=None, deadline=None):
+    def recording_scaled(candidates, fits, problem, seen, settings=None, deadline=None, runner=None):
         deadlines.append(deadline)
-        return scaled_candidates(candidates, fits, problem, seen, settings, deadline)
+        return scaled_candidates(candidates, fits, problem, seen, settings, deadline, runner)
 
-    def recording_search(model, points, problem, request, budget):
+    def recording_search(model, points, problem, request, budget, runner=None):
         budgets.append(budget)
-        return search(model, points, problem, request, budget)
+        return search(model, points, problem, request, budget, runner)
 
     monkeypatch.setattr(anytime, "fit_candidates", recording_fit)
     monkeypatch.setattr(anytime, "scaled_candidates", recording_scaled)

@@ -233,9 +233,13 @@ def test_refine_operon_without_pyoperon_says_how_to_install_it(problem, monkeypa
 
 
 def test_refine_auto_is_the_network_alone_without_pyoperon(problem, monkeypatch):
+    """Without pyoperon, refine="auto" is the network alone, whose constants MINPACK fits."""
+    from nesymres_sklearn.search.settings import SearchSettings
+
     X, y = problem
     y = y + np.exp(0.3 * X[:, 0]) / X[:, 1]
-    alone = NeSymReSRegressor(beam_size=2, refine=None, random_state=0).fit(X, y)
+    minpack = SearchSettings(constant_optimizer="minpack")
+    alone = NeSymReSRegressor(beam_size=2, refine=None, random_state=0, search_settings=minpack).fit(X, y)
     for module in [m for m in sys.modules if m.startswith(("pyoperon", "nesymres_sklearn.operon"))]:
         monkeypatch.delitem(sys.modules, module)
     monkeypatch.setitem(sys.modules, "pyoperon", None)

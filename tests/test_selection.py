@@ -78,3 +78,25 @@ def test_exact_ties_share_a_place_on_the_front():
     loss = np.array([0.5, 0.1, 0.1, 0.1, np.inf, np.inf])
     complexity = np.array([1, 5, 5, 6, 1, 1])
     assert pareto_front(loss, complexity).tolist() == [True, True, True, False, False, False]
+
+
+def test_the_selected_rows_constants_are_polished_to_float64s_optimum():
+    """A row fitted in float32 (Operon's) ends at the least-squares optimum in float64;
+    constants that are already optimal, or a row without constants, stay as they are."""
+    from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.problem import Problem
+    from nesymres_sklearn.search.selection.final import polished
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 5, size=(200, 2))
+    y = 2.5 * X[:, 0] / X[:, 1] + rng.normal(0, 0.05, 200)
+    problem = Problem(X, y)
+    skeleton = Skeleton(("div", "mul", "c", "x_1", "x_2"))
+    design = X[:, 0] / X[:, 1]
+    optimum = float(design @ y / (design @ design))
+    float32 = np.array([optimum], dtype=np.float32).astype(np.float64)
+    assert float32[0] != optimum
+    assert polished(skeleton, float32, problem)[0] == pytest.approx(optimum, rel=1e-12)
+    np.testing.assert_array_equal(polished(skeleton, np.array([optimum]), problem), [optimum])
+    bare = Skeleton(("div", "x_1", "x_2"))
+    assert polished(bare, np.empty(0), problem).shape == (0,)

@@ -1,14 +1,36 @@
 """Whether Operon runs in a fit: pyoperon is installed, and its share of the budget
-holds its first generation. Importable without pyoperon."""
+holds its first generation; and whether it fits the network's constants. Importable
+without pyoperon."""
 
 from __future__ import annotations
 
 import logging
 
 from ..search.budget import Budget
+from ..search.fitting.constants import MAX_EVALUATIONS, StartRunner
+from ..search.problem import Problem
 from .settings import OperonSettings
 
 logger = logging.getLogger(__name__)
+
+
+def _pyoperon_missing(error: ModuleNotFoundError) -> bool:
+    return error.name is not None and error.name.startswith("pyoperon")
+
+
+def constant_runner(problem: Problem, optimizer: str) -> StartRunner | None:
+    """Operon's Levenberg-Marquardt on the problem's data for the constant fitting
+    (:class:`.fitting.OperonConstantFitter`) when ``optimizer`` is ``"operon"``,
+    pyoperon is installed and the data are unweighted; else ``None`` (MINPACK alone)."""
+    if optimizer != "operon" or problem.weights is not None:
+        return None
+    try:
+        from .fitting import OperonConstantFitter
+    except ModuleNotFoundError as error:
+        if not _pyoperon_missing(error):
+            raise
+        return None
+    return OperonConstantFitter(problem, MAX_EVALUATIONS)
 
 
 def operon_stage(required: bool):
@@ -17,7 +39,7 @@ def operon_stage(required: bool):
     try:
         from .stage import refine_candidates
     except ModuleNotFoundError as error:
-        if error.name is None or not error.name.startswith("pyoperon"):
+        if not _pyoperon_missing(error):
             raise
         if not required:
             return None

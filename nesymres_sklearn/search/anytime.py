@@ -31,7 +31,7 @@ from ..network.model import NeSymReSModel
 from .budget import Budget
 from .decoding.registry import decode
 from .fitting.candidates import Candidate, fit_candidates, skeleton_candidates
-from .fitting.constants import ConstantFit
+from .fitting.constants import ConstantFit, StartRunner
 from .fitting.linear_scaling import scaled_candidates
 from .fitting.polynomial import exact_polynomial
 from .problem import Problem
@@ -69,10 +69,16 @@ def first_round_size(size: int, max_time: float | None) -> int:
 
 
 def search(
-    model: NeSymReSModel, points: torch.Tensor, problem: Problem, request: SearchRequest, budget: Budget
+    model: NeSymReSModel,
+    points: torch.Tensor,
+    problem: Problem,
+    request: SearchRequest,
+    budget: Budget,
+    runner: StartRunner | None = None,
 ) -> SearchResult:
     """Candidates and their fits for the ``problem`` encoded as ``points``, until the
-    ``budget``'s ``network_end``."""
+    ``budget``'s ``network_end``; a ``runner`` runs the constant fitting's starts in
+    compiled code first (:func:`.fitting.constants.run_start`)."""
     rounds_end = budget.network_end
     n_features = problem.X.shape[1]
     settings = request.settings
@@ -92,9 +98,9 @@ def search(
                 seen.add(candidate.skeleton.key)
                 new.append(candidate)
         moment = time.perf_counter()
-        new_fits = fit_candidates(new, problem, request, rounds_end, len(candidates))
+        new_fits = fit_candidates(new, problem, request, rounds_end, len(candidates), runner)
         new, new_fits = [c for c, f in zip(new, new_fits) if f is not None], [f for f in new_fits if f is not None]
-        scaled, scaled_fits = scaled_candidates(new, new_fits, problem, seen, settings, rounds_end)
+        scaled, scaled_fits = scaled_candidates(new, new_fits, problem, seen, settings, rounds_end, runner)
         timings["fitting"] += time.perf_counter() - moment
         candidates.extend(new + scaled)
         fits.extend(new_fits + scaled_fits)

@@ -10,6 +10,8 @@ from .budget import Budget, wall_clock
 
 #: How the first round proposes skeletons; later rounds always sample.
 DECODINGS = ("beam", "sample")
+#: Who runs the starts of the constant fitting (:attr:`SearchSettings.constant_optimizer`).
+CONSTANT_OPTIMIZERS = ("operon", "minpack")
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,11 @@ class SearchSettings:
     lm_x_scale : float or str, default="jac"
         MINPACK's scaling of the constants in the constant fitting (SciPy's
         ``x_scale``): ``"jac"`` by the Jacobian's column norms, 1.0 none.
+    constant_optimizer : {"operon", "minpack"}, default="operon"
+        Who runs each start of the candidates' constant fitting: Operon's
+        Levenberg-Marquardt in C++ (float32, near-exact fits polished by MINPACK in
+        float64; :mod:`nesymres_sklearn.operon.fitting`), or MINPACK alone. Without
+        pyoperon, or with sample weights, MINPACK runs either way.
     network_share : float, default=0.5
         With a refinement (Operon) and ``max_time``, the network's rounds and their
         fits take this share of the budget; Operon has the rest.
@@ -56,6 +63,7 @@ class SearchSettings:
     stale_rounds: int = 3
     n_scaled: int = 8
     lm_x_scale: float | str = "jac"
+    constant_optimizer: str = "operon"
     network_share: float = 0.5
     reserve_share: float = 0.2
     reserve_seconds: float = 0.3
@@ -71,6 +79,11 @@ class SearchSettings:
         for name in ("network_share", "reserve_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"SearchSettings.{name} must lie in [0, 1], got {getattr(self, name)!r}.")
+        if self.constant_optimizer not in CONSTANT_OPTIMIZERS:
+            raise ValueError(
+                f"SearchSettings.constant_optimizer must be one of {CONSTANT_OPTIMIZERS}, "
+                f"got {self.constant_optimizer!r}."
+            )
         if self.reserve_seconds < 0:
             raise ValueError(f"SearchSettings.reserve_seconds must be non-negative, got {self.reserve_seconds!r}.")
 

@@ -19,7 +19,7 @@ from ..budget import Deadline
 from ..decoding.hypothesis import Hypothesis
 from ..problem import Problem
 from ..settings import SearchRequest
-from .constants import ConstantFit, fit_constants
+from .constants import ConstantFit, StartRunner, fit_constants
 
 # Longer skeletons are not tried with attached placeholders: fitting in many
 # dimensions costs more than the candidate is likely to be worth.
@@ -68,6 +68,7 @@ def fit_candidates(
     request: SearchRequest,
     deadline: Deadline | None,
     first_index: int = 0,
+    runner: StartRunner | None = None,
 ) -> list[ConstantFit | None]:
     """Fit every candidate's constants, ``request.n_restarts`` starts each, until the
     ``deadline``; the starts of candidate ``j`` are seeded by ``(request.seed,
@@ -95,6 +96,7 @@ def fit_candidates(
             problem.weights,
             request.settings.lm_x_scale,
             previous,
+            runner,
         )
 
     def run(jobs: list[tuple[int, int, ConstantFit | None]]) -> list[ConstantFit | None]:

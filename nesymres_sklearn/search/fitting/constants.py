@@ -20,19 +20,28 @@ that cost more than the residuals), and the residuals and the Jacobian come from
 program's compiled code (:attr:`PrefixProgram.compiled`), with the inputs checked once
 per run: together 3x faster than the interpreted program through ``least_squares``
 (1.74 to 0.52 s of constant fitting for ``exp(-x0)*x1**2 + cos(x0*x1)``, beam 32).
+
+Faster still, a *runner* in compiled code (:class:`.operon.fitting.OperonConstantFitter`,
+Operon's Levenberg-Marquardt in C++) takes each start first (:func:`run_start`); its
+float32 fits that are near exact are polished by Gauss-Newton steps in float64
+(:func:`polish`), and MINPACK takes the starts the runner cannot. On the 52 AI-Feynman
+equations (beam 32, 128 points) that cut the median constant fitting from 0.23 to
+0.08 s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
 
 import numpy as np
 from scipy.optimize import least_squares, leastsq
 
-from ...expression.program import PrefixProgram
+from ...expression.program import PrefixProgram, evaluate
 from ..budget import Deadline
 from ..problem import EXACT_FIT, variance
 
@@ -42,6 +51,10 @@ UNDEFINED_RESIDUAL = 1e3
 MAX_EVALUATIONS = 100
 TOLERANCE = 1e-10
 START_RANGE = 5.0
+# A compiled run's fit this close to exact (normalised MSE) is polished in float64, in
+# at most this many Gauss-Newton steps.
+POLISH_BELOW = 1e-8
+POLISH_STEPS = 4
 
 
 @dataclass(frozen=True)
@@ -95,12 +108,14 @@ def least_squares_run(
     evaluations: Evaluations | None = None,
     weights: np.ndarray | None = None,
     x_scale: float | str = "jac",
+    max_evaluations: int = MAX_EVALUATIONS,
 ) -> np.ndarray | None:
     """One Levenberg-Marquardt run from ``start`` over the constants at positions
     ``free`` (default: all of them), the others held at their values in ``fixed``;
     ``weights`` (mean 1) weight the squared residuals; ``x_scale`` is MINPACK's scaling
     of the constants (SciPy's: ``"jac"`` rescales by the Jacobian's column norms, as
-    MINPACK itself does; 1.0 leaves them unscaled).
+    MINPACK itself does; 1.0 leaves them unscaled); at most ``max_evaluations``
+    evaluations of the residuals.
 
     Returns the full constant vector with the lowest cost it evaluated, or ``None``
     when the ``deadline`` passed, or the shared ``evaluations`` were spent, before the
@@ -159,15 +174,23 @@ def least_squares_run(
         if padded:
             diag = None if isinstance(x_scale, str) else np.full(len(free) + 1, 1.0 / x_scale)
             leastsq(
-                residuals, np.append(start, 0.0), Dfun=jacobian, maxfev=MAX_EVALUATIONS,
+                residuals, np.append(start, 0.0), Dfun=jacobian, maxfev=max_evaluations,
                 xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE, diag=diag,
             )  # fmt: skip
         else:
             least_squares(
                 residuals, start, jac=jacobian, method="trf", x_scale=x_scale,
-                max_nfev=MAX_EVALUATIONS, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
+                max_nfev=max_evaluations, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
             )  # fmt: skip
     return best_seen["constants"]
+
+
+class StartRunner(Protocol):
+    """One optimiser run from a start, in compiled code (:class:`.operon.fitting.OperonConstantFitter`):
+    the constants it ended at, or ``None`` when it could not run or did not end at
+    finite constants."""
+
+    def run(self, tokens: Sequence[str], start: np.ndarray) -> np.ndarray | None: ...
 
 
 def fit_constants(
@@ -180,6 +203,7 @@ def fit_constants(
     weights: np.ndarray | None = None,
     x_scale: float | str = "jac",
     previous: ConstantFit | None = None,
+    runner: StartRunner | None = None,
 ) -> ConstantFit:
     """Fit the constants of ``program`` to ``(X, y)`` from up to ``n_restarts`` starts
     (``weights``, mean 1, weight the squared errors; ``x_scale``: see
@@ -189,22 +213,82 @@ def fit_constants(
     run again, and ``rng`` must be the generator that drew them, as they left it (so a
     fit run in two calls equals one run in one). After the ``deadline`` no new start
     begins and a running optimisation stops at the best point it has evaluated.
+
+    With a ``runner`` (unweighted data only), each start runs in its compiled code
+    first (:func:`run_start`).
     """
     k = program.n_constants
+    values = program if runner is None else _interpreted(program)
     if k == 0:
-        return ConstantFit(np.empty(0), mse(program, X, y, (), weights), 0)
+        return ConstantFit(np.empty(0), mse(values, X, y, (), weights), 0)
     scale = variance(y, weights) or 1.0
-    best = ConstantFit(np.ones(k), mse(program, X, y, np.ones(k), weights), 0) if previous is None else previous
+    best = ConstantFit(np.ones(k), mse(values, X, y, np.ones(k), weights), 0) if previous is None else previous
     for restart in range(best.n_restarts_run, max(1, n_restarts)):
         if best.mse / scale <= EXACT_FIT or (restart and deadline is not None and deadline.passed()):
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
-        found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights, x_scale=x_scale)
-        if found is not None and not np.all(np.isfinite(found)):
-            found = None  # the optimiser stepped to NaN or inf constants: nothing to keep
-        loss = np.inf if found is None else mse(program, X, y, found, weights)
+        found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner)
         if loss < best.mse or not np.isfinite(best.mse):
             best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)
         else:
             best = ConstantFit(best.constants, best.mse, restart + 1)
     return best
+
+
+def _interpreted(program: PrefixProgram) -> Callable:
+    """``program``'s values computed node by node (:func:`.program.evaluate`, the same
+    values): a program that a compiled runner fits is evaluated a few times only, fewer
+    than would pay for compiling it."""
+    return partial(evaluate, program.tokens)
+
+
+def polish(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants: np.ndarray, loss: float):
+    """Gauss-Newton steps in float64 from near-exact ``constants`` (MSE ``loss``), at most
+    :data:`POLISH_STEPS`, while each lowers the MSE: the constants and MSE kept. From
+    float32's optimum (relative error ~1e-7) the steps converge quadratically, so two
+    or three reach float64's."""
+    code = program.compiled
+    X = np.asarray(X, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        for _ in range(POLISH_STEPS):
+            values, jacobian = code.values_and_jacobian(X, constants)
+            residuals = np.broadcast_to(values, y.shape) - y
+            if not (np.all(np.isfinite(residuals)) and np.all(np.isfinite(jacobian))):
+                break
+            stepped = constants - np.linalg.lstsq(jacobian, residuals, rcond=None)[0]
+            stepped_loss = mse(program, X, y, stepped)
+            if not stepped_loss < loss:
+                break
+            constants, loss = stepped, stepped_loss
+    return constants, loss
+
+
+def run_start(
+    program: PrefixProgram,
+    X: np.ndarray,
+    y: np.ndarray,
+    start: np.ndarray,
+    deadline: Deadline | None = None,
+    weights: np.ndarray | None = None,
+    x_scale: float | str = "jac",
+    runner: StartRunner | None = None,
+) -> tuple[np.ndarray | None, float]:
+    """The constants and MSE of one start: ``(None, inf)`` when nothing finite came out.
+
+    With a ``runner`` the start runs in its compiled code first, and a fit within
+    :data:`POLISH_BELOW` of exact is polished in float64 (:func:`polish`; the runner
+    may compute in float32, which stops at a normalised MSE near 1e-14). Where the runner ends nowhere finite (a
+    start outside the skeleton's domain, whose undefined points only the float64 run
+    steps away from), the float64 run from the same start decides.
+    """
+    if runner is not None and weights is None:
+        found = runner.run(program.tokens, start)
+        loss = np.inf if found is None else mse(_interpreted(program), X, y, found)
+        if np.isfinite(loss):
+            if loss / (variance(y) or 1.0) <= POLISH_BELOW:
+                found, loss = polish(program, X, y, found, loss)
+            return found, loss
+    found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights, x_scale=x_scale)
+    if found is None or not np.all(np.isfinite(found)):
+        return None, np.inf  # the optimiser stepped to NaN or inf constants: nothing to keep
+    return found, mse(program, X, y, found, weights)

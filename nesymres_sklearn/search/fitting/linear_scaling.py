@@ -21,7 +21,7 @@ from ..budget import Deadline
 from ..problem import Problem
 from ..settings import SearchSettings
 from .candidates import Candidate
-from .constants import ConstantFit, least_squares_run, mse
+from .constants import ConstantFit, StartRunner, mse, run_start
 
 MIN_GAIN = 0.1
 
@@ -50,11 +50,12 @@ def scaled_candidates(
     seen: set,
     settings: SearchSettings | None = None,
     deadline: Deadline | None = None,
+    runner: StartRunner | None = None,
 ) -> tuple[list[Candidate], list[ConstantFit]]:
     """``c + c*f`` candidates, fitted, for the ``n_scaled`` best (``settings``, default :class:`.SearchSettings`) of
     ``candidates`` where the closed-form outer scaling of their fitted ``f`` helps (see
     the module's docstring), leaving out skeletons whose key is in ``seen`` (which is
-    updated)."""
+    updated); a ``runner`` runs each fit in compiled code first (:func:`.constants.run_start`)."""
     settings = SearchSettings() if settings is None else settings
     X, y, weights = problem.X, problem.y, problem.weights
     order = [i for i in np.argsort([fit.mse for fit in fits], kind="stable") if np.isfinite(fits[i].mse)]
@@ -78,11 +79,9 @@ def scaled_candidates(
             continue
         seen.add(skeleton.key)
         start = np.concatenate([[b, a], fit.constants])
-        polished = least_squares_run(
-            skeleton.program, X, y, start, deadline=deadline, weights=weights, x_scale=settings.lm_x_scale
-        )
-        constants = start if polished is None or not np.all(np.isfinite(polished)) else polished
-        loss = mse(skeleton.program, X, y, constants, weights)
+        constants, loss = run_start(skeleton.program, X, y, start, deadline, weights, settings.lm_x_scale, runner)
+        if constants is None:
+            constants, loss = start, mse(skeleton.program, X, y, start, weights)
         found[0].append(Candidate(skeleton, candidate.log_prob, "scaled"))
         found[1].append(ConstantFit(constants, loss, 1))
     return found

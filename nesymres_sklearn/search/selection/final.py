@@ -10,12 +10,39 @@ import numpy as np
 import sympy
 
 from ...expression.skeleton import Skeleton
-from ..fitting.constants import mse
+from ..fitting.constants import Evaluations, least_squares_run, mse, polish
 from ..problem import Problem
 from ..scaling import Scaling
 from .folding import folded
 from .readable import exact_constants, tidy_numbers
 from .table import CandidateRows, CandidateTable
+
+# The selected row's constants get one float64 Levenberg-Marquardt run of at most this
+# many evaluations: a row fitted in float32 (Operon's runs and models) ends at float64's
+# optimum, as a user comparing them with a least-squares fit of the same equation expects.
+SELECTED_POLISH_EVALUATIONS = 50
+
+
+def polished(skeleton: Skeleton, constants: np.ndarray, problem: Problem) -> np.ndarray:
+    """``constants`` after one float64 Levenberg-Marquardt run (fixed work), where that
+    lowers the MSE, then Gauss-Newton steps while they lower it (:func:`.polish`, on
+    unweighted data): converged well past the run's tolerances, so fits that started
+    from float32 constants rounded differently end at the same float64 optimum."""
+    if skeleton.n_constants == 0:
+        return constants
+    found = least_squares_run(
+        skeleton.program, problem.X, problem.y, constants, weights=problem.weights,
+        evaluations=Evaluations(SELECTED_POLISH_EVALUATIONS),
+    )  # fmt: skip
+    before, after = (
+        mse(skeleton.program, problem.X, problem.y, c, problem.weights)
+        for c in (constants, constants if found is None else found)
+    )
+    if not after < before:
+        found, after = constants, before
+    if problem.weights is not None or not np.isfinite(after):
+        return found
+    return polish(skeleton.program, problem.X, problem.y, found, after)[0]
 
 
 @dataclass(frozen=True)
@@ -54,15 +81,17 @@ def select(
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
-    (such as the dimensionally consistent ones), the selected constants re-spelled
-    exactly where the fit allows. Fixed work that no clock cuts (each step's refits
-    share a number of evaluations): the same rows always give the same equation."""
+    (such as the dimensionally consistent ones), the selected constants polished in
+    float64 (:func:`polished`) and re-spelled exactly where the fit allows. Fixed work
+    that no clock cuts (each step's refits share a number of evaluations): the same
+    rows always give the same equation."""
     rows.add_pruned(problem, complexity_penalty, seed)
     if keep is not None:
         rows = keep(rows)
     table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
+    constants = polished(skeleton, constants, problem)
     exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights)
     values = np.array([float(c) for c in exact])
     table.fitted[row] = (skeleton, values, exact)
