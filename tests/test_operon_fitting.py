@@ -88,7 +88,7 @@ def test_a_fit_with_operon_is_the_fit_with_minpack(token):
     alone = fit_constants(program, X, y, 8, np.random.default_rng(1))
     assert alone.mse / np.var(y) <= EXACT_FIT
     assert with_operon.mse / np.var(y) <= EXACT_FIT
-    np.testing.assert_allclose(program(X, with_operon.constants), y, rtol=1e-6)
+    np.testing.assert_allclose(program(X, with_operon.constants), y, rtol=1e-6, atol=1e-6 * np.std(y))
 
 
 def test_constants_come_back_in_placeholder_order_and_only_placeholders_move():

@@ -242,15 +242,19 @@ def _interpreted(program: PrefixProgram) -> Callable:
     return partial(evaluate, program.tokens)
 
 
-def polish(program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants: np.ndarray, loss: float):
+def polish(
+    program: PrefixProgram, X: np.ndarray, y: np.ndarray, constants: np.ndarray, loss: float, target: float = 0.0
+):
     """Gauss-Newton steps in float64 from near-exact ``constants`` (MSE ``loss``), at most
-    :data:`POLISH_STEPS`, while each lowers the MSE: the constants and MSE kept. From
-    float32's optimum (relative error ~1e-7) the steps converge quadratically, so two
-    or three reach float64's."""
+    :data:`POLISH_STEPS`, while each lowers the MSE and it is above ``target``: the
+    constants and MSE kept. From float32's optimum (relative error ~1e-7) the steps
+    converge quadratically, so two or three reach float64's."""
     code = program.compiled
     X = np.asarray(X, dtype=np.float64)
     with np.errstate(all="ignore"):
         for _ in range(POLISH_STEPS):
+            if loss <= target:
+                break
             values, jacobian = code.values_and_jacobian(X, constants)
             residuals = np.broadcast_to(values, y.shape) - y
             if not (np.all(np.isfinite(residuals)) and np.all(np.isfinite(jacobian))):
@@ -276,8 +280,10 @@ def run_start(
     """The constants and MSE of one start: ``(None, inf)`` when nothing finite came out.
 
     With a ``runner`` the start runs in its compiled code first, and a fit within
-    :data:`POLISH_BELOW` of exact is polished in float64 (:func:`polish`; the runner
-    may compute in float32, which stops at a normalised MSE near 1e-14). Where the runner ends nowhere finite (a
+    :data:`POLISH_BELOW` of exact is polished in float64 until it is exact
+    (:func:`polish`; the runner may compute in float32, which stops at a normalised MSE
+    near 1e-14; the selected equation is polished further, see
+    :func:`.selection.final.polished`). Where the runner ends nowhere finite (a
     start outside the skeleton's domain, whose undefined points only the float64 run
     steps away from), the float64 run from the same start decides.
     """
@@ -285,8 +291,9 @@ def run_start(
         found = runner.run(program.tokens, start)
         loss = np.inf if found is None else mse(_interpreted(program), X, y, found)
         if np.isfinite(loss):
-            if loss / (variance(y) or 1.0) <= POLISH_BELOW:
-                found, loss = polish(program, X, y, found, loss)
+            scale = variance(y) or 1.0
+            if loss / scale <= POLISH_BELOW:
+                found, loss = polish(program, X, y, found, loss, target=EXACT_FIT * scale)
             return found, loss
     found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights, x_scale=x_scale)
     if found is None or not np.all(np.isfinite(found)):
