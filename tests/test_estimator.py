@@ -375,6 +375,27 @@ def test_more_time_adds_sampled_rounds_and_never_worsens_the_best(tiny_model, xy
     assert len(fits[None].equations_) < len(fits[40.0].equations_) <= len(fits[80.0].equations_)
 
 
+def test_rounds_stop_while_the_selection_of_their_candidates_would_overrun_the_budget(
+    tiny_model, xy, manual_clock, monkeypatch
+):
+    """The selection is fixed work after the rounds: a round starts only while the time
+    left also holds the part of its selection that the reserve does not."""
+    from nesymres_sklearn.search import anytime
+
+    X, y = xy
+
+    def rounds() -> int:
+        regressor = NeSymReSRegressor(
+            model=str(tiny_model), beam_size=4, max_time=80.0, refine=None, n_restarts=1, random_state=0
+        )
+        return regressor.fit(X, y + 0.01 * X[:, 0] ** 3).n_rounds_
+
+    cheap = rounds()  # 10 s per decoding, milliseconds of selection: rounds until time or staleness
+    monkeypatch.setattr(anytime, "SELECTION_SECONDS_PER_CANDIDATE", 0.5)  # 64 samples: 32 s of selection each
+    costly = rounds()
+    assert cheap >= 3 and 1 <= costly < cheap
+
+
 @pytest.mark.slow
 def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_model, xy, manual_clock):
     from nesymres_sklearn.operon.settings import OperonSettings

@@ -8,7 +8,10 @@ Without a time budget that is all (fixed work). With one, further rounds each sa
 ``samples_per_round`` more skeletons (:class:`.settings.SearchSettings`) with a new
 seed and fit the new ones, until the budget's ``network_end`` (all of the budget for
 the network alone; the fits of every round stop there too, so that a refinement gets
-the rest), a fit is exact, or ``stale_rounds`` rounds in a row bring nothing new.
+the rest), a fit is exact, or ``stale_rounds`` rounds in a row bring nothing new. A
+round starts only while the time left holds a decoding as long as the last one and
+the part of the selection of all candidates so far and its own that the budget's
+reserve does not hold (:data:`SELECTION_SECONDS_PER_CANDIDATE`).
 
 The work is one fixed, seeded sequence that the deadline only cuts short: the first
 round's candidates in beam order (first starts, then further starts, see
@@ -56,6 +59,9 @@ class SearchResult:
 # Budgets of at least this many seconds decode the full beam; smaller ones a beam in
 # proportion (a beam of 32 decodes in 0.05-0.1 s on one core of the development machine).
 FULL_BEAM_SECONDS = 1.0
+# The selection's seconds per candidate (writing it in SymPy is most of them; 1.0 ms on
+# the 2-core development machine, 541 candidates in 0.53 s, with a margin).
+SELECTION_SECONDS_PER_CANDIDATE = 0.0015
 MIN_BEAM = 4
 
 
@@ -124,8 +130,12 @@ def search(
     else:
         run_round(lambda: decode(model, points, size, n_features, "sample", seed=request.seed), "sample", extra)
     first_round, rounds, stale = len(candidates), 1, 0
-    # A sampled round starts only while the time left holds a decoding as long as the last one.
-    while rounds_end is not None and rounds_end.left() > timings["last_decoding"] and stale < settings.stale_rounds:
+
+    def time_for_a_round() -> bool:
+        selection = (len(candidates) + settings.samples_per_round) * SELECTION_SECONDS_PER_CANDIDATE
+        return rounds_end.left() > timings["last_decoding"] + max(0.0, selection - budget.reserve)
+
+    while rounds_end is not None and stale < settings.stale_rounds and time_for_a_round():
         if problem.is_exact(min(fit.mse for fit in fits)):
             break
         round_seed = request.seed + rounds
