@@ -25,8 +25,8 @@ Faster still, a *runner* in compiled code (:class:`.operon.fitting.OperonConstan
 Operon's Levenberg-Marquardt in C++) takes each start first (:func:`run_start`); its
 float32 fits that are near exact are polished by Gauss-Newton steps in float64
 (:func:`polish`), and MINPACK takes the starts the runner cannot. On the 52 AI-Feynman
-equations (beam 32, 128 points) that cut the median constant fitting from 0.23 to
-0.08 s.
+equations (beam 32, 128 points) that cut the median constant fitting from 0.19-0.20 to
+0.09 s (``benchmarks/results/fit-speed/fit-benchmark-aifeynman*.md``).
 """
 
 from __future__ import annotations
@@ -108,14 +108,12 @@ def least_squares_run(
     evaluations: Evaluations | None = None,
     weights: np.ndarray | None = None,
     x_scale: float | str = "jac",
-    max_evaluations: int = MAX_EVALUATIONS,
 ) -> np.ndarray | None:
     """One Levenberg-Marquardt run from ``start`` over the constants at positions
     ``free`` (default: all of them), the others held at their values in ``fixed``;
     ``weights`` (mean 1) weight the squared residuals; ``x_scale`` is MINPACK's scaling
     of the constants (SciPy's: ``"jac"`` rescales by the Jacobian's column norms, as
-    MINPACK itself does; 1.0 leaves them unscaled); at most ``max_evaluations``
-    evaluations of the residuals.
+    MINPACK itself does; 1.0 leaves them unscaled).
 
     Returns the full constant vector with the lowest cost it evaluated, or ``None``
     when the ``deadline`` passed, or the shared ``evaluations`` were spent, before the
@@ -174,13 +172,13 @@ def least_squares_run(
         if padded:
             diag = None if isinstance(x_scale, str) else np.full(len(free) + 1, 1.0 / x_scale)
             leastsq(
-                residuals, np.append(start, 0.0), Dfun=jacobian, maxfev=max_evaluations,
+                residuals, np.append(start, 0.0), Dfun=jacobian, maxfev=MAX_EVALUATIONS,
                 xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE, diag=diag,
             )  # fmt: skip
         else:
             least_squares(
                 residuals, start, jac=jacobian, method="trf", x_scale=x_scale,
-                max_nfev=max_evaluations, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
+                max_nfev=MAX_EVALUATIONS, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
             )  # fmt: skip
     return best_seen["constants"]
 
