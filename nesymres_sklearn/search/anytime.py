@@ -59,9 +59,10 @@ class SearchResult:
 # Budgets of at least this many seconds decode the full beam; smaller ones a beam in
 # proportion (a beam of 32 decodes in 0.05-0.1 s on one core of the development machine).
 FULL_BEAM_SECONDS = 1.0
-# The selection's seconds per candidate (writing it in SymPy is most of them; 1.0 ms on
-# the 2-core development machine, 541 candidates in 0.53 s, with a margin).
-SELECTION_SECONDS_PER_CANDIDATE = 0.0015
+# The selection's seconds per candidate (writing it in SymPy is most of them): 1.0 ms on
+# the idle 2-core development machine (541 candidates in 0.53 s), about twice that beside
+# two CPU-bound processes, where 1.5 ms still let 1 and 3 s fits overrun.
+SELECTION_SECONDS_PER_CANDIDATE = 0.003
 MIN_BEAM = 4
 
 
