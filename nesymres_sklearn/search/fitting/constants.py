@@ -225,7 +225,7 @@ def fit_constants(
         if best.mse / scale <= EXACT_FIT or (restart and deadline is not None and deadline.passed()):
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
-        found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner)
+        found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner, scale)
         if loss < best.mse or not np.isfinite(best.mse):
             best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)
         else:
@@ -274,8 +274,10 @@ def run_start(
     weights: np.ndarray | None = None,
     x_scale: float | str = "jac",
     runner: StartRunner | None = None,
+    scale: float | None = None,
 ) -> tuple[np.ndarray | None, float]:
-    """The constants and MSE of one start: ``(None, inf)`` when nothing finite came out.
+    """The constants and MSE of one start: ``(None, inf)`` when nothing finite came out
+    (``scale``: the variance of ``y``, or 1 when it is 0; computed when not given).
 
     With a ``runner`` the start runs in its compiled code first, and a fit within
     :data:`POLISH_BELOW` of exact is polished in float64 until it is exact
@@ -289,7 +291,7 @@ def run_start(
         found = runner.run(program.tokens, start)
         loss = np.inf if found is None else mse(_interpreted(program), X, y, found)
         if np.isfinite(loss):
-            scale = variance(y) or 1.0
+            scale = (variance(y) or 1.0) if scale is None else scale
             if loss / scale <= POLISH_BELOW:
                 found, loss = polish(program, X, y, found, loss, target=EXACT_FIT * scale)
             return found, loss

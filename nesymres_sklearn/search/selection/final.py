@@ -30,19 +30,18 @@ def polished(skeleton: Skeleton, constants: np.ndarray, problem: Problem) -> np.
     from float32 constants rounded differently end at the same float64 optimum."""
     if skeleton.n_constants == 0:
         return constants
+    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
     found = least_squares_run(
         skeleton.program, problem.X, problem.y, constants, weights=problem.weights,
         evaluations=Evaluations(SELECTED_POLISH_EVALUATIONS),
     )  # fmt: skip
-    before, after = (
-        mse(skeleton.program, problem.X, problem.y, c, problem.weights)
-        for c in (constants, constants if found is None else found)
-    )
-    if not after < before:
-        found, after = constants, before
-    if problem.weights is not None or not np.isfinite(after):
-        return found
-    return polish(skeleton.program, problem.X, problem.y, found, after)[0]
+    if found is not None:
+        found_loss = mse(skeleton.program, problem.X, problem.y, found, problem.weights)
+        if found_loss < loss:
+            constants, loss = found, found_loss
+    if problem.weights is not None or not np.isfinite(loss):
+        return constants
+    return polish(skeleton.program, problem.X, problem.y, constants, loss)[0]
 
 
 @dataclass(frozen=True)
