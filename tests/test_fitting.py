@@ -7,7 +7,13 @@ import pytest
 
 from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitting.constants import fit_constants, least_squares_run, mse
+from nesymres_sklearn.search.fitting.constants import (
+    EVALUATION_WORK,
+    Evaluations,
+    fit_constants,
+    least_squares_run,
+    mse,
+)
 
 
 @pytest.fixture
@@ -120,3 +126,28 @@ def test_a_fit_continued_from_its_first_start_equals_one_fit(data):
     assert continued.n_restarts_run == whole.n_restarts_run
     np.testing.assert_array_equal(continued.constants, whole.constants)
     assert continued.mse == whole.mse
+
+
+def test_shared_evaluations_count_a_long_program_in_proportion_to_its_length():
+    """A shared bound on work: with two constants, an evaluation of a 64-token program
+    spends three of the shared evaluations where one of a 6-token program spends one,
+    so the same limit stops the long program's run after a third as many evaluations."""
+
+    class Counted(Evaluations):
+        def take(self, count=1.0):
+            self.taken.append(count)
+            return super().take(count)
+
+    X = np.random.default_rng(0).uniform(1, 2, size=(64, 1))
+    short = PrefixProgram(["mul", "c", "exp", "mul", "c", "x_1"])
+    long = PrefixProgram(("add " * 29 + "mul c exp mul c x_1 " + "x_1 " * 29).split())
+    assert len(short.tokens) * 3 <= EVALUATION_WORK and len(long.tokens) * 3 == 3 * EVALUATION_WORK
+    taken = {}
+    for name, program in (("short", short), ("long", long)):
+        evaluations = Counted(6)
+        evaluations.taken = []
+        y = program(X, np.array([0.5, 0.7])) + 0.1 * X[:, 0] ** 3
+        least_squares_run(program, X, y, np.array([2.0, -1.0]), evaluations=evaluations)
+        taken[name] = evaluations.taken
+    # six granted and the one refused; two granted and the one refused
+    assert taken == {"short": [1.0] * 7, "long": [3.0] * 3}

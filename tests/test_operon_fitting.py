@@ -1,5 +1,6 @@
 """Constants fitted by Operon's Levenberg-Marquardt (C++, float32), polished in float64,
-with MINPACK where Operon cannot run: the same fits as MINPACK alone."""
+with MINPACK where Operon cannot run or to step into a skeleton's domain: the same fits
+as MINPACK alone."""
 
 import pickle
 import sys
@@ -10,8 +11,16 @@ import pytest
 from nesymres_sklearn.expression.operators import OPERATORS
 from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.operon.plan import constant_runner
+from nesymres_sklearn.search.fitting import constants as constants_module
 from nesymres_sklearn.search.fitting.candidates import fit_candidates, skeleton_candidates
-from nesymres_sklearn.search.fitting.constants import fit_constants, polish, run_start
+from nesymres_sklearn.search.fitting.constants import (
+    Evaluations,
+    fit_constants,
+    least_squares_run,
+    mse,
+    polish,
+    run_start,
+)
 from nesymres_sklearn.search.problem import EXACT_FIT, Problem
 from nesymres_sklearn.search.settings import SearchRequest, SearchSettings
 
@@ -101,19 +110,53 @@ def test_constants_come_back_in_placeholder_order_and_only_placeholders_move():
     np.testing.assert_allclose(found, [3, 5], rtol=1e-5)
 
 
-def test_a_start_outside_the_domain_falls_back_to_minpack():
+def test_a_start_outside_the_domain_steps_into_it_and_operon_goes_on_from_there(monkeypatch):
     """Where the start is undefined at some points Operon cannot move (its cost is not
-    finite); MINPACK's run steps back into the domain, so the fit is MINPACK's."""
+    finite). MINPACK's float64 run steps back into the domain and stops at the first
+    point inside it; Operon fits from there, to the exact fit."""
     program = PrefixProgram(prefix("ln add x_1 c"))
     y = np.log(X[:, 0] - 0.9)
     runner = OperonConstantFitter(Problem(X, y), 100)
     start = np.array([-2.0])  # x_1 - 2 < 0 for x_1 < 2
     assert not np.isfinite(program(X, start)).all()
     assert np.all(runner.run(program.tokens, start) == start)  # Operon did not move
+    runs, real_run = [], constants_module.least_squares_run
+
+    def recorded(*args, **kwargs):
+        runs.append((kwargs.get("until_defined", False), real_run(*args, **kwargs)))
+        return runs[-1][1]
+
+    monkeypatch.setattr(constants_module, "least_squares_run", recorded)
     found, loss = run_start(program, X, y, start, runner=runner)
-    alone, alone_loss = run_start(program, X, y, start)
-    np.testing.assert_array_equal(found, alone)
-    assert loss == alone_loss < 1e-20
+    assert [until_defined for until_defined, _ in runs] == [True]
+    inside = runs[0][1]
+    assert np.isfinite(program(X, inside)).all() and not np.array_equal(inside, start)
+    assert loss / np.var(y) <= EXACT_FIT
+    np.testing.assert_allclose(found, [-0.9], rtol=1e-6)
+
+
+def test_minpack_until_defined_stops_at_the_first_point_inside_the_domain():
+    """Fewer evaluations than the whole run, and the point returned is defined
+    everywhere but not yet the fit."""
+    program = PrefixProgram(prefix("ln add x_1 c"))
+    y = np.log(X[:, 0] - 0.9)
+    start = np.array([-2.0])
+    stepping, whole = Evaluations(100), Evaluations(100)
+    inside = least_squares_run(program, X, y, start, evaluations=stepping, until_defined=True)
+    fitted = least_squares_run(program, X, y, start, evaluations=whole)
+    assert np.isfinite(program(X, inside)).all()
+    assert stepping.left > whole.left
+    assert mse(program, X, y, inside) > mse(program, X, y, fitted)
+    np.testing.assert_allclose(fitted, [-0.9], rtol=1e-6)
+
+
+def test_a_start_that_never_reaches_the_domain_gives_nothing():
+    """``ln(-exp(c*x_1))`` is defined nowhere: no constants, an infinite error."""
+    program = PrefixProgram(prefix("ln mul -1 exp mul c x_1"))
+    y = X[:, 0]
+    runner = OperonConstantFitter(Problem(X, y), 100)
+    found, loss = run_start(program, X, y, np.ones(1), runner=runner)
+    assert found is None and loss == np.inf
 
 
 def test_polish_takes_a_float32_fit_to_float64_precision():

@@ -24,7 +24,8 @@ per run: together 3x faster than the interpreted program through ``least_squares
 Faster still, a *runner* in compiled code (:class:`.operon.fitting.OperonConstantFitter`,
 Operon's Levenberg-Marquardt in C++) takes each start first (:func:`run_start`); its
 float32 fits that are near exact are polished by Gauss-Newton steps in float64
-(:func:`polish`), and MINPACK takes the starts the runner cannot. On the 52 AI-Feynman
+(:func:`polish`); from a start outside the skeleton's domain MINPACK steps into it
+and the runner goes on from there. On the 52 AI-Feynman
 equations (beam 32, 128 points) that cut the median constant fitting from 0.19-0.20 to
 0.09 s (``benchmarks/results/fit-speed/fit-benchmark-aifeynman*.md``).
 """
@@ -55,6 +56,11 @@ START_RANGE = 5.0
 # at most this many Gauss-Newton steps.
 POLISH_BELOW = 1e-8
 POLISH_STEPS = 4
+# An evaluation of a program with its Jacobian costs about its tokens times its free
+# constants and one: up to this much (16 tokens and 3 constants, the network's longer
+# skeletons) it counts as one of the shared Evaluations, beyond in proportion (Operon
+# writes equations of 70 tokens and 15 constants, which count 17).
+EVALUATION_WORK = 64
 
 
 @dataclass(frozen=True)
@@ -73,14 +79,16 @@ class _Stopped(Exception):
 class Evaluations:
     """A number of residual evaluations that the least-squares runs of one task share:
     a bound on its work that, unlike a :class:`.budget.Deadline`, does not depend on
-    the clock (the selection's refits, so that the selected equation does not either)."""
+    the clock (the selection's refits, so that the selected equation does not either).
+    An evaluation of a program larger than :data:`EVALUATION_WORK` counts as more than
+    one, in proportion to its cost."""
 
     def __init__(self, limit: int):
         self.left = limit
 
-    def take(self) -> bool:
-        """Spend one evaluation; ``False`` when none is left."""
-        self.left -= 1
+    def take(self, count: float = 1.0) -> bool:
+        """Spend ``count`` evaluations; ``False`` when they were not left."""
+        self.left -= count
         return self.left >= 0
 
     @property
@@ -108,6 +116,7 @@ def least_squares_run(
     evaluations: Evaluations | None = None,
     weights: np.ndarray | None = None,
     x_scale: float | str = "jac",
+    until_defined: bool = False,
 ) -> np.ndarray | None:
     """One Levenberg-Marquardt run from ``start`` over the constants at positions
     ``free`` (default: all of them), the others held at their values in ``fixed``;
@@ -117,7 +126,9 @@ def least_squares_run(
 
     Returns the full constant vector with the lowest cost it evaluated, or ``None``
     when the ``deadline`` passed, or the shared ``evaluations`` were spent, before the
-    first evaluation.
+    first evaluation. With ``until_defined`` the run stops at the first constants at
+    which the program is defined at every point and returns them (``None`` when it
+    evaluated none): a start outside the skeleton's domain stepped back into it.
     """
     scale = np.sqrt(len(y) * (variance(y, weights) or 1.0))
     if weights is not None:
@@ -137,6 +148,7 @@ def least_squares_run(
     # It needs at least as many residuals as constants; with fewer, the trust-region
     # method runs (on the constants alone).
     padded = len(y) > len(free)
+    charge = max(1.0, len(program.tokens) * (len(free) + 1) / EVALUATION_WORK)
     best_seen = {"cost": np.inf, "constants": None}
 
     every = free == list(range(program.n_constants))  # all constants free: no gather or scatter
@@ -149,13 +161,17 @@ def least_squares_run(
         return constants
 
     def residuals(values):
-        if (deadline is not None and deadline.passed()) or (evaluations is not None and not evaluations.take()):
+        if (deadline is not None and deadline.passed()) or (evaluations is not None and not evaluations.take(charge)):
             raise _Stopped
         constants = full(values)
         r = (code.values(X, constants) - y) / scale
-        r = np.where(np.isfinite(r), r, UNDEFINED_RESIDUAL)
+        defined = np.isfinite(r)
+        if until_defined and defined.all():
+            best_seen["constants"] = constants
+            raise _Stopped
+        r = np.where(defined, r, UNDEFINED_RESIDUAL)
         cost = float(r @ r)
-        if cost < best_seen["cost"]:
+        if cost < best_seen["cost"] and not until_defined:
             best_seen["cost"], best_seen["constants"] = cost, constants
         return r
 
@@ -283,13 +299,20 @@ def run_start(
     :data:`POLISH_BELOW` of exact is polished in float64 until it is exact
     (:func:`polish`; the runner may compute in float32, which stops at a normalised MSE
     near 1e-14; the selected equation is polished further, see
-    :func:`.selection.final.polished`). Where the runner ends nowhere finite (a
-    start outside the skeleton's domain, whose undefined points only the float64 run
-    steps away from), the float64 run from the same start decides.
+    :func:`.selection.final.polished`). Where the runner ends nowhere finite (a start
+    outside the skeleton's domain, where its cost is not finite), the float64 run, which
+    counts undefined points as large residuals, steps from the same start back into the
+    domain, and the runner goes on from the first point it reaches there (where the
+    runner fails inside the domain, the float64 run from the start decides).
     """
     if runner is not None and weights is None:
-        found = runner.run(program.tokens, start)
-        loss = np.inf if found is None else mse(_interpreted(program), X, y, found)
+        found, loss = _run_compiled(program, X, y, start, runner)
+        if not np.isfinite(loss):
+            inside = least_squares_run(program, X, y, start, deadline=deadline, x_scale=x_scale, until_defined=True)
+            if inside is None:
+                return None, np.inf  # it never reached the domain
+            if not np.array_equal(inside, start):
+                found, loss = _run_compiled(program, X, y, inside, runner)
         if np.isfinite(loss):
             scale = (variance(y) or 1.0) if scale is None else scale
             if loss / scale <= POLISH_BELOW:
@@ -299,3 +322,9 @@ def run_start(
     if found is None or not np.all(np.isfinite(found)):
         return None, np.inf  # the optimiser stepped to NaN or inf constants: nothing to keep
     return found, mse(program, X, y, found, weights)
+
+
+def _run_compiled(program: PrefixProgram, X: np.ndarray, y: np.ndarray, start: np.ndarray, runner: StartRunner):
+    """The ``runner``'s constants from ``start`` and their MSE (inf when not finite)."""
+    found = runner.run(program.tokens, start)
+    return found, (np.inf if found is None else mse(_interpreted(program), X, y, found))
