@@ -129,9 +129,10 @@ def test_a_fit_continued_from_its_first_start_equals_one_fit(data):
 
 
 def test_shared_evaluations_count_a_long_program_in_proportion_to_its_length():
-    """A shared bound on work: with two constants, an evaluation of a 64-token program
-    spends three of the shared evaluations where one of a 6-token program spends one,
-    so the same limit stops the long program's run after a third as many evaluations."""
+    """A shared bound on work: with two constants, an evaluation of a program of
+    EVALUATION_WORK tokens spends three of the shared evaluations where one of a 6-token
+    program spends one, so the same limit stops the long program's run after a third
+    as many evaluations."""
 
     class Counted(Evaluations):
         def take(self, count=1.0):
@@ -140,7 +141,8 @@ def test_shared_evaluations_count_a_long_program_in_proportion_to_its_length():
 
     X = np.random.default_rng(0).uniform(1, 2, size=(64, 1))
     short = PrefixProgram(["mul", "c", "exp", "mul", "c", "x_1"])
-    long = PrefixProgram(("add " * 29 + "mul c exp mul c x_1 " + "x_1 " * 29).split())
+    sums = (EVALUATION_WORK - 6) // 2
+    long = PrefixProgram(("add " * sums + "mul c exp mul c x_1 " + "x_1 " * sums).split())
     assert len(short.tokens) * 3 <= EVALUATION_WORK and len(long.tokens) * 3 == 3 * EVALUATION_WORK
     taken = {}
     for name, program in (("short", short), ("long", long)):
