@@ -168,12 +168,12 @@ def least_squares_run(
         constants = full(values)
         r = (code.values(X, constants) - y) / scale
         defined = np.isfinite(r)
-        if until_defined and defined.all():
+        if until_defined and defined.all():  # inside the domain: that point is the result
             best_seen["constants"] = constants
             raise _Stopped
         r = np.where(defined, r, UNDEFINED_RESIDUAL)
         cost = float(r @ r)
-        if cost < best_seen["cost"] and not until_defined:
+        if not until_defined and cost < best_seen["cost"]:
             best_seen["cost"], best_seen["constants"] = cost, constants
         return r
 
