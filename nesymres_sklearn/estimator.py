@@ -39,7 +39,8 @@ logger = logging.getLogger(__name__)
 
 #: The stages timed in ``timings_``.
 TIMINGS = (
-    "loading", "encoding", "decoding", "constant_fitting", "decomposition", "reduction", "refinement", "selection"
+    "loading", "encoding", "decoding", "constant_fitting", "residual", "decomposition", "reduction", "refinement",
+    "selection",
 )  # fmt: skip
 
 
@@ -144,7 +145,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
         Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
-        ``decomposition`` (its parts' searches included), ``reduction`` (finding the
+        ``residual`` (the network's search of what its best fit leaves unexplained,
+        with more features than it reads), ``decomposition`` (its parts' searches
+        included), ``reduction`` (finding the
         combinations of features the network works on), ``refinement`` and
         ``selection`` during the last ``fit``.
     features_seen_by_network_ : ndarray of int

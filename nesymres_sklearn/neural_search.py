@@ -12,6 +12,7 @@ import ctypes
 import os
 import time
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -23,15 +24,21 @@ from .network.encoding import encode_points, get_encoding
 from .network.model import NeSymReSModel
 from .network.weights import ModelSource, load_model, resolve_device
 from .operon.plan import constant_runner
-from .search.anytime import SearchResult, search
+from .search.anytime import FULL_BEAM_SECONDS, SearchResult, search
 from .search.budget import Budget
 from .search.problem import Problem
 from .search.selection.table import CandidateRows
 from .search.settings import SearchRequest
+from .search.variables.residual import residual_candidates
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
 
 _torch_threads = SharedSetting()
+
+# Budgets of at least this many seconds (and fixed work) also search the residual of the
+# network's best first-round fit when it does not read every feature: a function of the
+# budget, so the residual's rows are the same for all of them (the full beam's budgets).
+RESIDUAL_MIN_SECONDS = FULL_BEAM_SECONDS
 
 
 def _one_thread():
@@ -95,10 +102,17 @@ def load_network(model: str | os.PathLike, revision: str | None, device: str) ->
     return load_model(ModelSource.parse(model, revision), device=resolve_device(device))
 
 
-def propose_and_fit(network: NeSymReSModel, problem: Problem, request: SearchRequest, budget: Budget) -> SearchResult:
+def propose_and_fit(
+    network: NeSymReSModel,
+    problem: Problem,
+    request: SearchRequest,
+    budget: Budget,
+    after_first_round: Callable[[SearchResult], None] | None = None,
+) -> SearchResult:
     """Candidates for the ``problem`` (already in the network's units, see
-    :mod:`.search.scaling`) with their fitted constants; warns when the numbers lie
-    outside what the number encoding represents well."""
+    :mod:`.search.scaling`) with their fitted constants (``after_first_round``: see
+    :func:`.search.anytime.search`); warns when the numbers lie outside what the number
+    encoding represents well."""
     X, y = problem.X, problem.y
     encoding = get_encoding(network.config.encoding)
     message = encoding.range_warning(np.abs(np.concatenate([X.ravel(), y])))
@@ -108,13 +122,14 @@ def propose_and_fit(network: NeSymReSModel, problem: Problem, request: SearchReq
     runner = constant_runner(problem, request.settings.constant_optimizer)
     points = torch.from_numpy(encode_points(X, y, network.config.n_variables, network.config.encoding))
     with _single_thread_on_cpu(device):
-        return search(network, points.to(device), problem, request, budget, runner)
+        return search(network, points.to(device), problem, request, budget, runner, after_first_round)
 
 
 @dataclass(frozen=True)
 class NetworkRows:
     """The network's fitted candidates over all features, its decoding ``rounds`` and
-    the seconds spent in ``encoding``, ``decoding`` and ``constant_fitting``."""
+    the seconds spent in ``encoding``, ``decoding``, ``constant_fitting`` and the
+    ``residual`` search."""
 
     rows: CandidateRows
     rounds: int
@@ -125,18 +140,62 @@ def network_rows(
     network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget
 ) -> NetworkRows:
     """The candidates of the network for what it reads of ``problem`` (``route``), over
-    all features, with the linear and power-law ones when it does not see them all."""
+    all features, with the linear and power-law ones when it does not see them all, and
+    the residual's (:func:`residual_rows`) after the first round when it looks there."""
+    residual = {"rows": CandidateRows(), "seconds": 0.0}
+
+    def look_at_the_residual(first: SearchResult) -> None:
+        moment = time.perf_counter()
+        residual["rows"] = residual_rows(network, problem, route, request, budget, first)
+        residual["seconds"] = time.perf_counter() - moment
+
+    looks = request.settings.residual and not route.sees_all and (budget.max_time or np.inf) >= RESIDUAL_MIN_SECONDS
     moment = time.perf_counter()
-    found = propose_and_fit(network, route.problem, request, budget)
-    encoding = max(0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds)
+    found = propose_and_fit(network, route.problem, request, budget, look_at_the_residual if looks else None)
+    spent = found.decoding_seconds + found.fitting_seconds + residual["seconds"]
+    encoding = max(0.0, time.perf_counter() - moment - spent)
     rows = CandidateRows()
     for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
         skeleton, constants, loss = route.back(candidate.skeleton, fit.constants, fit.mse, problem)
         rows.add(skeleton, constants, loss, candidate.log_prob, candidate.origin, index < found.first_round)
+    rows.extend(residual["rows"])
     for skeleton, constants, loss, origin in route.all_feature_candidates(problem, request.complexity_penalty):
         rows.add(skeleton, constants, loss, float("-inf"), origin)
-    timings = {"encoding": encoding, "decoding": found.decoding_seconds, "constant_fitting": found.fitting_seconds}
+    timings = {
+        "encoding": encoding,
+        "decoding": found.decoding_seconds,
+        "constant_fitting": found.fitting_seconds,
+        "residual": residual["seconds"],
+    }
     return NetworkRows(rows, found.rounds, timings)
+
+
+def residual_rows(
+    network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
+) -> CandidateRows:
+    """Candidates that add the network's fits of the first round's residual to its best
+    fit, over all features (:mod:`.search.variables.residual`; origin ``"residual"``).
+    The residual's search is a first round only, its fits stop at the budget's
+    ``network_end``; the rows are fixed work (its budgets all run it), so they may seed
+    Operon."""
+    rows = CandidateRows()
+    if not first.fits:
+        return rows
+    best = int(np.argmin([fit.mse for fit in first.fits]))
+    fitted = route.back(first.candidates[best].skeleton, first.fits[best].constants, first.fits[best].mse, problem)
+    first_round_only = replace(request, settings=replace(request.settings, stale_rounds=0))
+
+    def solve(part: Problem):
+        found = propose_and_fit(network, part, first_round_only, budget)
+        return [(c.skeleton, fit.constants, fit.mse) for c, fit in zip(found.candidates, found.fits)]
+
+    read = None if route.combined is not None else route.columns
+    runner = constant_runner(problem, request.settings.constant_optimizer)
+    n_variables = network.config.n_variables
+    found = residual_candidates(problem, fitted, read, n_variables, request.seed, solve, budget.network_end, runner)
+    for skeleton, constants, loss in found:
+        rows.add(skeleton, constants, loss, float("-inf"), "residual")
+    return rows
 
 
 def decomposed_rows(

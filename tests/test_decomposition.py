@@ -4,8 +4,8 @@ import pytest
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.variables.assembly import assemble
 from nesymres_sklearn.search.variables.decomposition import (
-    assemble,
     decompose,
     decomposed_candidates,
     interactions,

@@ -34,7 +34,8 @@ def test_fit_exposes_expression_table_and_timings(regressor, xy):
     assert table.loc[regressor.best_index_, "expression"] == regressor.expression_
     assert "baseline" in set(table["origin"])
     assert set(regressor.timings_) == {
-        *("loading", "encoding", "decoding", "constant_fitting", "decomposition", "reduction", "refinement"),
+        *("loading", "encoding", "decoding", "constant_fitting", "residual", "decomposition", "reduction"),
+        "refinement",
         "selection",
     }
     assert regressor.n_rounds_ == 1  # no time budget: fixed work
@@ -495,9 +496,9 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
         deadlines.append(deadline)
         return scaled_candidates(candidates, fits, problem, seen, settings, deadline, runner)
 
-    def recording_search(model, points, problem, request, budget, runner=None):
+    def recording_search(model, points, problem, request, budget, runner=None, after_first_round=None):
         budgets.append(budget)
-        return search(model, points, problem, request, budget, runner)
+        return search(model, points, problem, request, budget, runner, after_first_round)
 
     monkeypatch.setattr(anytime, "fit_candidates", recording_fit)
     monkeypatch.setattr(anytime, "scaled_candidates", recording_scaled)

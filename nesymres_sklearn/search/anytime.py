@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -82,10 +83,13 @@ def search(
     request: SearchRequest,
     budget: Budget,
     runner: StartRunner | None = None,
+    after_first_round: Callable[[SearchResult], None] | None = None,
 ) -> SearchResult:
     """Candidates and their fits for the ``problem`` encoded as ``points``, until the
     ``budget``'s ``network_end``; a ``runner`` runs the constant fitting's starts in
-    compiled code first (:func:`.fitting.constants.run_start`)."""
+    compiled code first (:func:`.fitting.constants.run_start`); ``after_first_round``
+    is given the first round's result before any further round starts (on the same
+    clock: the time it takes is the further rounds' loss)."""
     rounds_end = budget.network_end
     n_features = problem.X.shape[1]
     settings = request.settings
@@ -131,6 +135,10 @@ def search(
     else:
         run_round(lambda: decode(model, points, size, n_features, "sample", seed=request.seed), "sample", extra)
     first_round, rounds, stale = len(candidates), 1, 0
+    if after_first_round is not None:
+        after_first_round(
+            SearchResult(list(candidates), list(fits), 1, timings["decoding"], timings["fitting"], first_round)
+        )
 
     def time_for_a_round() -> bool:
         selection = (len(candidates) + settings.samples_per_round) * SELECTION_SECONDS_PER_CANDIDATE

@@ -47,6 +47,11 @@ class SearchSettings:
         or multiplicatively separable parts of at most that many features, let the
         network solve each and add the assembled equations to the candidates
         (:mod:`.decomposition`).
+    residual : bool, default=True
+        With more features than the network reads and a budget of at least
+        1 s (or none), the network also reads the features most
+        relevant to what its best first-round fit leaves unexplained, and its fits of
+        that residual are added to the best fit (:mod:`.residual`).
     reduce : bool, default=True
         With more features than the network's variables and no power-law factor
         split off, look for at most that many combinations of the features that ``y``
@@ -68,6 +73,7 @@ class SearchSettings:
     reserve_share: float = 0.2
     reserve_seconds: float = 0.3
     decompose: bool = False
+    residual: bool = True
     reduce: bool = True
     units_min_r2: float = 0.99
 

@@ -32,11 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...expression.skeleton import Skeleton
-from ...expression.tokens import CONSTANT
 from ..budget import Deadline
-from ..fitting.constants import least_squares_run, mse
 from ..problem import Problem
+from .assembly import Fitted, kept_fits, refitted
 from .features import on_features
 from .power_law import keeps_one_sign
 from .surrogate import Surrogate, one_blas_thread
@@ -49,8 +47,6 @@ N_PAIRS = 128
 TOLERANCE = 0.05
 #: Below this share of y's variance explained on left-out points, no decomposition.
 MIN_SURROGATE_R2 = 0.95
-#: Per token, in the score that picks a part's second candidate (beside its best fit).
-COMPLEXITY_PENALTY = 0.01
 
 
 def interactions(surrogate: Callable, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -151,29 +147,6 @@ def decompose(X: np.ndarray, y: np.ndarray, max_group: int, seed: int) -> Decomp
     return found
 
 
-def assemble(kind: str, parts: list[Skeleton]) -> Skeleton:
-    """The sum of the ``parts`` plus a constant (``"add"``), or their product times a
-    constant (``"mul"``), in prefix notation."""
-    tokens: list[str] = []
-    for part in parts:
-        tokens += [kind, *part.tokens]
-    return Skeleton((*tokens, CONSTANT))
-
-
-Fitted = tuple[Skeleton, np.ndarray, float]
-
-
-def _kept_fits(fits: list[Fitted], problem: Problem) -> list[Fitted]:
-    """The best fit and the best-scoring fit (log of the fraction of variance
-    unexplained plus ``COMPLEXITY_PENALTY`` per token) among finite ``fits``."""
-    finite = [fit for fit in fits if np.isfinite(fit[2])]
-    if not finite:
-        return []
-    best = min(finite, key=lambda fit: fit[2])
-    scored = min(finite, key=lambda fit: np.log(max(fit[2] / problem.scale, 1e-300)) + COMPLEXITY_PENALTY * len(fit[0]))
-    return [best] if scored is best else [best, scored]
-
-
 def decomposed_candidates(
     problem: Problem,
     max_group: int,
@@ -194,35 +167,12 @@ def decomposed_candidates(
         if deadline is not None and deadline.passed():
             return []
         part = Problem(problem.X[:, group], decomposition.part(problem.X, group))
-        kept = _kept_fits(solve(part), part)
+        kept = kept_fits(solve(part), part)
         if not kept:
             return []
         per_part.append([(on_features(skeleton, np.array(group)), constants) for skeleton, constants, _ in kept])
     candidates = []
     for choice in range(max(map(len, per_part))):
         chosen = [fits[min(choice, len(fits) - 1)] for fits in per_part]
-        candidates.append(_refitted(decomposition.kind, chosen, problem, deadline))
+        candidates.append(refitted(decomposition.kind, chosen, problem, deadline))
     return candidates
-
-
-def _refitted(
-    kind: str, parts: list[tuple[Skeleton, np.ndarray]], problem: Problem, deadline: Deadline | None
-) -> Fitted:
-    """The assembled skeleton with its constants fitted on ``problem``, starting from
-    the parts' constants and the best outer constant for them."""
-    skeleton = assemble(kind, [part for part, _ in parts])
-    inner = np.concatenate([constants for _, constants in parts])
-    with np.errstate(all="ignore"):
-        combined = skeleton.program(problem.X, np.append(inner, 0.0 if kind == "add" else 1.0))
-        if kind == "add":
-            outer = float(np.average(problem.y - combined, weights=problem.weights))
-        else:
-            outer = float(np.average(problem.y * combined, weights=problem.weights)) / (
-                float(np.average(combined**2, weights=problem.weights)) or 1.0
-            )
-    start = np.append(inner, outer if np.isfinite(outer) else 1.0)
-    found = least_squares_run(skeleton.program, problem.X, problem.y, start, deadline=deadline, weights=problem.weights)
-    constants = start if found is None or not np.all(np.isfinite(found)) else found
-    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
-    start_loss = mse(skeleton.program, problem.X, problem.y, start, problem.weights)
-    return (skeleton, constants, loss) if loss <= start_loss else (skeleton, start, start_loss)

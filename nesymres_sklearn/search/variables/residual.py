@@ -1,0 +1,62 @@
+"""More features than the network reads: a second look at what its best candidate
+leaves unexplained.
+
+The network reads at most its variables' worth of features (:mod:`.routing`), so a law
+such as ``x0*x1 + sin(x2) - x3 + x4*x5`` is more than it sees at once: reading ``x3,
+x4, x5`` it writes ``x4*x5 - c*x3``, and the rest is noise to it. The residual ``y -
+f(x)`` of the first round's best fit ``f`` over all features depends on what ``f``
+left out; the network reads the features most relevant to the residual (ranked as in
+:mod:`.features`) and each of its kept fits ``g`` of the residual (the best and the
+best-scoring, :func:`.assembly.kept_fits`) gives the candidate ``f + g + c`` over all
+features, its constants refitted on ``y`` from ``f``'s and ``g``'s. This is one step of
+backfitting (Hastie & Tibshirani, *Generalized Additive Models*, 1990): additive
+structure across more features than the network reads.
+
+Nothing is searched when ``f`` fits exactly or leaves a residual that is not finite,
+or when the features most relevant to the residual are the ones the network read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..budget import Deadline
+from ..fitting.constants import StartRunner
+from ..problem import Problem
+from .assembly import Fitted, kept_fits, refitted
+from .features import on_features, relevant_features
+
+
+def residual_candidates(
+    problem: Problem,
+    first: Fitted,
+    read: np.ndarray | None,
+    n_variables: int,
+    seed: int,
+    solve: Callable[[Problem], list[Fitted]],
+    deadline: Deadline | None = None,
+    runner: StartRunner | None = None,
+) -> list[Fitted]:
+    """Candidates ``f + g + c`` over all features of ``problem`` (see the module
+    docstring) from the ``first`` fit ``f`` (skeleton over all features, constants,
+    mean squared error); ``read``: the columns the network read as they are (``None``
+    when it read combinations of them); ``solve``: a ``Problem`` over some columns ->
+    fitted skeletons over them; ``deadline`` and ``runner``: the refits' (see
+    :func:`.assembly.refitted`)."""
+    skeleton, constants, loss = first
+    if problem.is_exact(loss):
+        return []
+    with np.errstate(all="ignore"):
+        residual = problem.y - skeleton.program(problem.X, constants)
+    if not np.all(np.isfinite(residual)) or np.ptp(residual) == 0:
+        return []
+    columns = relevant_features(problem.X, residual, n_variables, seed)
+    if read is not None and np.array_equal(columns, np.sort(read)):
+        return []
+    part = Problem(problem.X[:, columns], residual, problem.weights)
+    return [
+        refitted("add", [(skeleton, constants), (on_features(g, columns), g_constants)], problem, deadline, runner)
+        for g, g_constants, _ in kept_fits(solve(part), part)
+    ]
