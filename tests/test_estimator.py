@@ -564,3 +564,80 @@ def test_the_selection_runs_in_full_whatever_the_time_left(monkeypatch, manual_c
     assert str(late_fit.expression_) == str(on_time.expression_) == "x0*sin(x1)"
     columns = ["complexity", "log_fvu", "origin"]
     assert late_fit.equations_[columns].equals(on_time.equations_[columns])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "max_time, residual, searched", [(None, True, True), (1.0, True, True), (0.5, True, False), (None, False, False)]
+)
+def test_the_residual_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
+    tiny_model, monkeypatch, max_time, residual, searched
+):
+    """With more features than the network reads, its best first-round fit and the
+    columns it read go to the residual search, whose candidates join the table; a
+    budget below 1 s (the full beam's) or ``residual=False`` skips it."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    calls = []
+
+    def recording(problem, first, read, n_variables, seed, solve, deadline=None, runner=None):
+        calls.append((first, read, n_variables))
+        X, y = problem.X, problem.y
+        skeleton = Skeleton(("add", "mul", "c", "x_1", "add", "mul", "c", "x_6", "c"))
+        constants = np.linalg.lstsq(np.column_stack([X[:, 0], X[:, 5], np.ones(len(y))]), y, rcond=None)[0]
+        return [(skeleton, constants, float(np.mean((skeleton.program(X, constants) - y) ** 2)))]
+
+    monkeypatch.setattr(neural_search, "residual_candidates", recording)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(100, 6))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
+    settings = SearchSettings(residual=residual, reduce=False)
+    regressor = NeSymReSRegressor(
+        model=str(tiny_model), beam_size=2, refine=None, max_time=max_time, random_state=0, search_settings=settings
+    )
+    with pytest.warns(UserWarning, match="most relevant"):
+        regressor.fit(X, y)
+    assert len(calls) == searched
+    assert ("residual" in set(regressor.equations_["origin"])) == searched
+    if searched:
+        (first, read, n_variables) = calls[0]
+        np.testing.assert_array_equal(read, regressor.features_seen_by_network_)
+        assert n_variables == 3
+        assert np.isfinite(first[2])  # the best of the first round, written over all features
+        variables = {token for token in first[0].tokens if token.startswith("x_")}
+        assert variables <= {f"x_{j + 1}" for j in regressor.features_seen_by_network_}
+
+
+@pytest.mark.slow
+def test_the_residual_is_searched_after_the_first_round_and_before_the_sampled_rounds(
+    tiny_model, monkeypatch, manual_clock
+):
+    """The residual's candidates come from fixed work: its search starts right after the
+    first round (one decoding, 10 s of the clock), whatever the sampled rounds find later."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    started, moments = manual_clock.time(), []
+
+    def recording(problem, first, read, n_variables, seed, solve, deadline=None, runner=None):
+        moments.append(manual_clock.time() - started)
+        return []
+
+    monkeypatch.setattr(neural_search, "residual_candidates", recording)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(100, 6))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
+    regressor = NeSymReSRegressor(
+        model=str(tiny_model),
+        beam_size=2,
+        refine=None,
+        max_time=80.0,
+        random_state=0,
+        search_settings=SearchSettings(reduce=False),
+    )
+    with pytest.warns(UserWarning, match="most relevant"):
+        regressor.fit(X, y)
+    assert moments == [pytest.approx(10.0)]
+    assert regressor.n_rounds_ >= 2
