@@ -39,8 +39,8 @@ logger = logging.getLogger(__name__)
 
 #: The stages timed in ``timings_``.
 TIMINGS = (
-    "loading", "encoding", "decoding", "constant_fitting", "residual", "decomposition", "reduction", "refinement",
-    "selection",
+    "loading", "encoding", "decoding", "constant_fitting", "residual", "reciprocal", "decomposition", "reduction",
+    "refinement", "selection",
 )  # fmt: skip
 
 
@@ -136,8 +136,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
         ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
-        ``residual``, ``decomposed``, ``guess``, ``operon``, ``units`` or ``constant``; a pruned row keeps
-        the origin of the row it was pruned from). Rows that use a variable the data do not support
+        ``residual``, ``reciprocal``, ``decomposed``, ``guess``, ``operon``, ``units`` or
+        ``constant``; a pruned row keeps the origin of the row it was pruned from). Rows
+        that use a variable the data do not support
         (:mod:`.search.selection.variable_support`) are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
@@ -145,8 +146,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
         Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
-        ``residual`` (the network's search of what its best fit leaves unexplained,
-        with more features than it reads), ``decomposition`` (its parts' searches
+        ``residual`` and ``reciprocal`` (the network's second looks, at what its best
+        fit leaves unexplained and at ``1/y``), ``decomposition`` (its parts' searches
         included), ``reduction`` (finding the
         combinations of features the network works on), ``refinement`` and
         ``selection`` during the last ``fit``.

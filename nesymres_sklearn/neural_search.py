@@ -27,6 +27,7 @@ from .operon.plan import constant_runner
 from .search.anytime import FULL_BEAM_SECONDS, SearchResult, search
 from .search.budget import Budget
 from .search.problem import Problem
+from .search.reciprocal import reciprocal_candidates
 from .search.selection.table import CandidateRows
 from .search.settings import SearchRequest
 from .search.variables.residual import residual_candidates
@@ -35,10 +36,10 @@ from .shared_setting import SharedSetting
 
 _torch_threads = SharedSetting()
 
-# Budgets of at least this many seconds (and fixed work) also search the residual of the
-# network's best first-round fit when it does not read every feature: a function of the
-# budget, so the residual's rows are the same for all of them (the full beam's budgets).
-RESIDUAL_MIN_SECONDS = FULL_BEAM_SECONDS
+# Budgets of at least this many seconds (and fixed work) take the network's second looks
+# (:data:`SECOND_LOOKS`): a function of the budget, so their rows are the same for all of
+# them (the full beam's budgets).
+SECOND_LOOK_MIN_SECONDS = FULL_BEAM_SECONDS
 
 
 def _one_thread():
@@ -128,8 +129,8 @@ def propose_and_fit(
 @dataclass(frozen=True)
 class NetworkRows:
     """The network's fitted candidates over all features, its decoding ``rounds`` and
-    the seconds spent in ``encoding``, ``decoding``, ``constant_fitting`` and the
-    ``residual`` search."""
+    the seconds spent in ``encoding``, ``decoding``, ``constant_fitting`` and each of
+    the :data:`SECOND_LOOKS`."""
 
     rows: CandidateRows
     rounds: int
@@ -141,61 +142,105 @@ def network_rows(
 ) -> NetworkRows:
     """The candidates of the network for what it reads of ``problem`` (``route``), over
     all features, with the linear and power-law ones when it does not see them all, and
-    the residual's (:func:`residual_rows`) after the first round when it looks there."""
-    residual = {"rows": CandidateRows(), "seconds": 0.0}
+    those of the :data:`SECOND_LOOKS` that apply, taken after the first round."""
+    looks = [name for name, (applies, _) in SECOND_LOOKS.items() if applies(route, request, budget)]
+    found_rows = {name: CandidateRows() for name in SECOND_LOOKS}
+    seconds = dict.fromkeys(SECOND_LOOKS, 0.0)
 
-    def look_at_the_residual(first: SearchResult) -> None:
-        moment = time.perf_counter()
-        residual["rows"] = residual_rows(network, problem, route, request, budget, first)
-        residual["seconds"] = time.perf_counter() - moment
+    def look_again(first: SearchResult) -> None:
+        for name in looks:
+            moment = time.perf_counter()
+            found_rows[name] = SECOND_LOOKS[name][1](network, problem, route, request, budget, first)
+            seconds[name] = time.perf_counter() - moment
 
-    looks = request.settings.residual and not route.sees_all and (budget.max_time or np.inf) >= RESIDUAL_MIN_SECONDS
     moment = time.perf_counter()
-    found = propose_and_fit(network, route.problem, request, budget, look_at_the_residual if looks else None)
-    spent = found.decoding_seconds + found.fitting_seconds + residual["seconds"]
+    found = propose_and_fit(network, route.problem, request, budget, look_again if looks else None)
+    spent = found.decoding_seconds + found.fitting_seconds + sum(seconds.values())
     encoding = max(0.0, time.perf_counter() - moment - spent)
     rows = CandidateRows()
     for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
         skeleton, constants, loss = route.back(candidate.skeleton, fit.constants, fit.mse, problem)
         rows.add(skeleton, constants, loss, candidate.log_prob, candidate.origin, index < found.first_round)
-    rows.extend(residual["rows"])
+    for name in SECOND_LOOKS:
+        rows.extend(found_rows[name])
     for skeleton, constants, loss, origin in route.all_feature_candidates(problem, request.complexity_penalty):
         rows.add(skeleton, constants, loss, float("-inf"), origin)
-    timings = {
-        "encoding": encoding,
-        "decoding": found.decoding_seconds,
-        "constant_fitting": found.fitting_seconds,
-        "residual": residual["seconds"],
-    }
-    return NetworkRows(rows, found.rounds, timings)
+    timings = {"encoding": encoding, "decoding": found.decoding_seconds, "constant_fitting": found.fitting_seconds}
+    return NetworkRows(rows, found.rounds, timings | seconds)
 
 
-def residual_rows(
-    network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
-) -> CandidateRows:
-    """Candidates that add the network's fits of the first round's residual to its best
-    fit, over all features (:mod:`.search.variables.residual`; origin ``"residual"``).
-    The residual's search is a first round only, its fits stop at the budget's
-    ``network_end``; the rows are fixed work (its budgets all run it), so they may seed
-    Operon."""
-    rows = CandidateRows()
-    if not first.fits:
-        return rows
-    best = int(np.argmin([fit.mse for fit in first.fits]))
-    fitted = route.back(first.candidates[best].skeleton, first.fits[best].constants, first.fits[best].mse, problem)
+def _first_round_solver(network: NeSymReSModel, request: SearchRequest, budget: Budget):
+    """``Problem -> [(skeleton, constants, loss)]``: the network's first round on it,
+    its fits stopping at the budget's ``network_end``."""
     first_round_only = replace(request, settings=replace(request.settings, stale_rounds=0))
 
     def solve(part: Problem):
         found = propose_and_fit(network, part, first_round_only, budget)
         return [(c.skeleton, fit.constants, fit.mse) for c, fit in zip(found.candidates, found.fits)]
 
+    return solve
+
+
+def _best_first(first: SearchResult) -> int | None:
+    """Index of the first round's best fit (``None`` without fits)."""
+    return int(np.argmin([fit.mse for fit in first.fits])) if first.fits else None
+
+
+def residual_rows(
+    network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
+) -> CandidateRows:
+    """Candidates that add the network's fits of the first round's residual to its best
+    fit, over all features (:mod:`.search.variables.residual`; origin ``"residual"``)."""
+    rows = CandidateRows()
+    best = _best_first(first)
+    if best is None:
+        return rows
+    fitted = route.back(first.candidates[best].skeleton, first.fits[best].constants, first.fits[best].mse, problem)
     read = None if route.combined is not None else route.columns
     runner = constant_runner(problem, request.settings.constant_optimizer)
+    solve = _first_round_solver(network, request, budget)
     n_variables = network.config.n_variables
     found = residual_candidates(problem, fitted, read, n_variables, request.seed, solve, budget.network_end, runner)
     for skeleton, constants, loss in found:
         rows.add(skeleton, constants, loss, float("-inf"), "residual")
     return rows
+
+
+def reciprocal_rows(
+    network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
+) -> CandidateRows:
+    """Candidates ``c/g`` from the network's fits ``g`` of ``1/y`` over what it reads,
+    over all features (:mod:`.search.reciprocal`; origin ``"reciprocal"``); none after
+    an exact first round."""
+    rows = CandidateRows()
+    best = _best_first(first)
+    if best is None or route.problem.is_exact(first.fits[best].mse):
+        return rows
+    runner = constant_runner(route.problem, request.settings.constant_optimizer)
+    solve = _first_round_solver(network, request, budget)
+    for skeleton, constants, loss in reciprocal_candidates(route.problem, solve, budget.network_end, runner):
+        rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "reciprocal")
+    return rows
+
+
+def _second_look_budget(budget: Budget) -> bool:
+    return (budget.max_time or np.inf) >= SECOND_LOOK_MIN_SECONDS
+
+
+#: The network's second looks, taken after its first round: their names (the origin of
+#: their rows and their key in ``timings_``), when each applies and what it adds. Their
+#: searches are a first round each, their fits stop at the budget's ``network_end``, and
+#: their rows are fixed work (all budgets that take them do), so they may seed Operon.
+SECOND_LOOKS = {
+    "residual": (
+        lambda route, request, budget: request.settings.residual and not route.sees_all and _second_look_budget(budget),
+        residual_rows,
+    ),
+    "reciprocal": (
+        lambda route, request, budget: request.settings.reciprocal and _second_look_budget(budget),
+        reciprocal_rows,
+    ),
+}
 
 
 def decomposed_rows(

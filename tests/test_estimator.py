@@ -34,7 +34,8 @@ def test_fit_exposes_expression_table_and_timings(regressor, xy):
     assert table.loc[regressor.best_index_, "expression"] == regressor.expression_
     assert "baseline" in set(table["origin"])
     assert set(regressor.timings_) == {
-        *("loading", "encoding", "decoding", "constant_fitting", "residual", "decomposition", "reduction"),
+        *("loading", "encoding", "decoding", "constant_fitting", "residual", "reciprocal", "decomposition"),
+        "reduction",
         "refinement",
         "selection",
     }
@@ -641,3 +642,46 @@ def test_the_residual_is_searched_after_the_first_round_and_before_the_sampled_r
         regressor.fit(X, y)
     assert moments == [pytest.approx(10.0)]
     assert regressor.n_rounds_ >= 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "max_time, reciprocal, law, searched",
+    [
+        (None, True, "ratio", True),
+        (1.0, True, "ratio", True),
+        (0.5, True, "ratio", False),
+        (None, False, "ratio", False),
+    ]
+    + [(None, True, "sum", False)],  # x0 + x1: the first round's exact polynomial
+)
+def test_one_over_y_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
+    tiny_model, xy, monkeypatch, max_time, reciprocal, law, searched
+):
+    """What the network reads goes upside down to the reciprocal search, whose
+    candidates join the table; a budget below 1 s, ``reciprocal=False`` or an exact first
+    round skips it."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    calls = []
+
+    def recording(problem, solve, deadline=None, runner=None):
+        calls.append(problem)
+        skeleton = Skeleton(("div", "c", "x_1"))
+        constants = np.array([np.mean(problem.y * problem.X[:, 0])])
+        return [(skeleton, constants, float(np.mean((skeleton.program(problem.X, constants) - problem.y) ** 2)))]
+
+    monkeypatch.setattr(neural_search, "reciprocal_candidates", recording)
+    X, _ = xy
+    y = X[:, 0] / X[:, 1] if law == "ratio" else X[:, 0] + X[:, 1]
+    settings = SearchSettings(reciprocal=reciprocal)
+    regressor = NeSymReSRegressor(
+        model=str(tiny_model), beam_size=2, refine=None, max_time=max_time, random_state=0, search_settings=settings
+    )
+    regressor.fit(X, y)
+    assert len(calls) == searched
+    assert ("reciprocal" in set(regressor.equations_["origin"])) == searched
+    if searched:
+        np.testing.assert_allclose(calls[0].y * regressor._scaling.y_scale, y)  # what the network reads

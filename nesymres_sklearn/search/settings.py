@@ -52,6 +52,10 @@ class SearchSettings:
         1 s (or none), the network also reads the features most
         relevant to what its best first-round fit leaves unexplained, and its fits of
         that residual are added to the best fit (:mod:`.residual`).
+    reciprocal : bool, default=True
+        With ``y`` of one sign and a budget of at least 1 s (or none), the network also
+        reads ``1/y`` after its first round, and ``c/g`` of its fits ``g`` join the
+        candidates (:mod:`.reciprocal`).
     reduce : bool, default=True
         With more features than the network's variables and no power-law factor
         split off, look for at most that many combinations of the features that ``y``
@@ -74,6 +78,7 @@ class SearchSettings:
     reserve_seconds: float = 0.3
     decompose: bool = False
     residual: bool = True
+    reciprocal: bool = True
     reduce: bool = True
     units_min_r2: float = 0.99
 

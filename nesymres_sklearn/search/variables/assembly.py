@@ -44,10 +44,8 @@ def refitted(
     deadline: Deadline | None,
     runner: StartRunner | None = None,
 ) -> Fitted:
-    """The assembled skeleton with its constants fitted on ``problem`` (one start, see
-    :func:`.constants.run_start`; ``runner``: its compiled code), starting from the
-    parts' constants and the best outer constant for them; the start's constants when
-    the fit does not improve on them."""
+    """The assembled skeleton with its constants fitted on ``problem`` (:func:`refit`),
+    starting from the parts' constants and the best outer constant for them."""
     skeleton = assemble(kind, [part for part, _ in parts])
     inner = np.concatenate([constants for _, constants in parts])
     with np.errstate(all="ignore"):
@@ -58,7 +56,19 @@ def refitted(
             outer = float(np.average(problem.y * combined, weights=problem.weights)) / (
                 float(np.average(combined**2, weights=problem.weights)) or 1.0
             )
-    start = np.append(inner, outer if np.isfinite(outer) else 1.0)
+    return refit(skeleton, np.append(inner, outer if np.isfinite(outer) else 1.0), problem, deadline, runner)
+
+
+def refit(
+    skeleton: Skeleton,
+    start: np.ndarray,
+    problem: Problem,
+    deadline: Deadline | None = None,
+    runner: StartRunner | None = None,
+) -> Fitted:
+    """``skeleton`` with its constants fitted on ``problem`` from ``start`` (one start,
+    see :func:`.constants.run_start`; ``runner``: its compiled code); the start's
+    constants when the fit does not improve on them."""
     found, loss = run_start(skeleton.program, problem.X, problem.y, start, deadline, problem.weights, runner=runner)
     start_loss = mse(skeleton.program, problem.X, problem.y, start, problem.weights)
     return (skeleton, found, loss) if found is not None and loss <= start_loss else (skeleton, start, start_loss)
