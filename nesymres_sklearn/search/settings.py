@@ -52,10 +52,11 @@ class SearchSettings:
         1 s (or none), the network also reads the features most
         relevant to what its best first-round fit leaves unexplained, and its fits of
         that residual are added to the best fit (:mod:`.residual`).
-    reciprocal : bool, default=True
+    reciprocal : bool, default=False
         With ``y`` of one sign and a budget of at least 1 s (or none), the network also
         reads ``1/y`` after its first round, and ``c/g`` of its fits ``g`` join the
-        candidates (:mod:`.reciprocal`).
+        candidates (:mod:`.reciprocal`). Off by default: on ``validation-wc`` it lost 2-3
+        points of A1 at 1 and 3 s (``benchmarks/results/search-settings/reciprocal-validation.md``).
     reduce : bool, default=True
         With more features than the network's variables and no power-law factor
         split off, look for at most that many combinations of the features that ``y``
@@ -78,7 +79,7 @@ class SearchSettings:
     reserve_seconds: float = 0.3
     decompose: bool = False
     residual: bool = True
-    reciprocal: bool = True
+    reciprocal: bool = False
     reduce: bool = True
     units_min_r2: float = 0.99
 
