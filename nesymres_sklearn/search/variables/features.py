@@ -1,12 +1,15 @@
 """More features than the network has variables: which ones it sees, and how its
 skeletons are written back over all of them.
 
-Features are ranked by relevance to ``y``: the larger of their estimated mutual
+Features are ranked by relevance to ``y``: the largest of their estimated mutual
 information (:func:`sklearn.feature_selection.mutual_info_regression`, which catches
-non-monotone dependence such as ``sin(x)`` or ``x**2``) and their absolute Spearman
+non-monotone dependence such as ``sin(x)`` or ``x**2``), their absolute Spearman
 correlation (which catches a monotone term that the k-nearest-neighbour estimate of
-mutual information misses next to stronger ones, as ``x5`` in ``x1*x4 + x5``), each
-divided by its largest value; ties by position. The network works on the top ones,
+mutual information misses next to stronger ones, as ``x5`` in ``x1*x4 + x5``) and their
+interaction: the absolute Spearman correlation of ``y`` with their product with another
+feature, where it exceeds both factors' own (``x0*x1`` on data centred at 0 depends on
+neither factor alone). Mutual information is divided by its largest value, the
+correlations by the largest of them; ties by position. The network works on the top ones,
 and its skeletons' variables are renamed to the features they stand for. A linear
 candidate over every feature (fitted like the others) keeps what the network cannot
 see from being lost entirely: its terms are chosen forward, one at a time, while
@@ -25,23 +28,80 @@ from ...expression.tokens import CONSTANT, variable_index, variable_token
 from ..problem import Problem, variance
 from ..selection.scores import log_fvu, scores
 
+#: The interactions are computed on at most this many rows (drawn with the seed) and
+#: for at most this many features (beyond it, the pairs' products cost more than the
+#: rest of the ranking).
+INTERACTION_ROWS = 512
+MAX_INTERACTION_FEATURES = 64
+
+
+def _spearman(columns: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Absolute Spearman correlation of ``y`` with each column (0 for constant ones)."""
+    ranks = rankdata(columns, axis=0)
+    ranks -= ranks.mean(axis=0)
+    target = rankdata(y)
+    target -= target.mean()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        found = np.abs(ranks.T @ target) / (np.linalg.norm(ranks, axis=0) * np.linalg.norm(target))
+    return np.nan_to_num(found)
+
+
+def _interactions(X: np.ndarray, y: np.ndarray, correlation: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each feature's largest interaction (see the module docstring) and the feature it
+    interacts with there (-1 for none)."""
+    n_features = X.shape[1]
+    found, partners = np.zeros(n_features), np.full(n_features, -1)
+    if not 2 <= n_features <= MAX_INTERACTION_FEATURES:
+        return found, partners
+    if len(y) > INTERACTION_ROWS:
+        rows = np.random.default_rng(seed).choice(len(y), INTERACTION_ROWS, replace=False)
+        X, y = X[rows], y[rows]
+    first, second = np.triu_indices(n_features, k=1)
+    products = _spearman(X[:, first] * X[:, second], y)
+    products[products <= np.maximum(correlation[first], correlation[second])] = 0.0
+    for pair in np.argsort(products, kind="stable"):  # the largest last, so it stands
+        if products[pair] > 0:
+            for feature, other in ((first[pair], second[pair]), (second[pair], first[pair])):
+                if products[pair] >= found[feature]:
+                    found[feature], partners[feature] = products[pair], other
+    return found, partners
+
+
+def _ranking(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each feature's relevance and, where its interaction sets it, its partner there
+    (-1 elsewhere)."""
+    information = np.nan_to_num(mutual_info_regression(X, y, random_state=seed))
+    correlation = _spearman(X, y)
+    interaction, partners = _interactions(X, y, correlation, seed)
+    largest = max(correlation.max(), interaction.max()) or 1.0
+    alone = np.maximum(information / (information.max() or 1.0), correlation / largest)
+    interaction = interaction / largest
+    partners[interaction < alone] = -1
+    return np.maximum(alone, interaction), partners
+
 
 def relevance(X: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
     """Each feature's relevance to ``y`` in [0, 1] (see the module docstring)."""
-    information = mutual_info_regression(X, y, random_state=seed)
-    with np.errstate(invalid="ignore"):
-        ranks = np.column_stack([rankdata(X, axis=0), rankdata(y)])
-        correlation = np.abs(np.corrcoef(ranks, rowvar=False)[-1, :-1])
-    scores = [np.nan_to_num(s) / (np.nanmax(s) or 1.0) for s in (information, correlation)]
-    return np.maximum(*scores)
+    return _ranking(X, y, seed)[0]
 
 
 def relevant_features(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Indices of the ``k`` most relevant features, in increasing order."""
-    if X.shape[1] <= k:
-        return np.arange(X.shape[1])
-    ranked = np.lexsort((np.arange(X.shape[1]), -relevance(X, y, seed)))
-    return np.sort(ranked[:k])
+    """Indices of ``k`` most relevant features, in increasing order: in order of
+    relevance, each with the partner its interaction needs (a pair only where both fit
+    in), then the most relevant of those left out."""
+    n_features = X.shape[1]
+    if n_features <= k:
+        return np.arange(n_features)
+    scores, partners = _ranking(X, y, seed)
+    ranked = np.lexsort((np.arange(n_features), -scores))
+    chosen: list[int] = []
+    for feature in ranked:
+        partner = int(partners[feature])
+        group = [int(feature)] if partner < 0 or partner in chosen else [int(feature), partner]
+        if feature not in chosen and len(chosen) + len(group) <= k:
+            chosen += group
+    chosen += [int(feature) for feature in ranked if feature not in chosen][: k - len(chosen)]
+    return np.sort(chosen)
 
 
 def on_features(skeleton: Skeleton, features: np.ndarray) -> Skeleton:
