@@ -120,8 +120,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
 
     With more features than the model has variables, the network works on the most
-    relevant ones (mutual information and rank correlation with ``y``; a warning names
-    them), and a linear candidate over all features joins the candidates.
+    relevant ones (mutual information and rank correlation with ``y``, of each feature and
+    of products of pairs; a warning names them), and a linear candidate over all features
+    joins the candidates.
 
     Attributes
     ----------

@@ -99,7 +99,8 @@ class Route:
             written = ", ".join(self.combined.describe(symbols))
             chosen = f"{written}, the combinations of the features that y depends on in the data"
         elif self.split is None:
-            chosen = f"the {n_variables} most relevant to y ({names}; mutual information and rank correlation)"
+            ranking = "mutual information, rank correlation and products of pairs"
+            chosen = f"the {n_variables} most relevant to y ({names}; {ranking})"
         else:
             factor = ", ".join(str(symbols[j]) for j in self.split.exponents)
             chosen = f"{names}, with y divided by a power law of {factor} that the data show"

@@ -1,0 +1,59 @@
+import numpy as np
+import pytest
+
+from nesymres_sklearn.search.variables import features
+from nesymres_sklearn.search.variables.features import relevance, relevant_features
+
+
+def _centred(n_features: int = 6, n_points: int = 200, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-3, 3, (n_points, n_features))
+
+
+def test_a_product_of_features_centred_at_zero_ranks_its_factors_first():
+    """``x0*x1`` on U(-3, 3) depends on neither factor alone; the product does."""
+    X = _centred(5)
+    y = X[:, 3] * X[:, 1] + 0.3 * X[:, 4]
+    np.testing.assert_array_equal(relevant_features(X, y, 2, 0), [1, 3])
+    np.testing.assert_array_equal(relevant_features(X, y, 3, 0), [1, 3, 4])
+    scores = relevance(X, y, 0)
+    assert min(scores[[1, 3]]) > max(scores[[0, 2]])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_pair_is_read_whole_or_not_at_all(seed):
+    """Issue 37's example: two products and two single terms, three variables to read."""
+    X = _centred(seed=seed)
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
+    chosen = set(relevant_features(X, y, 3, seed))
+    assert {0, 1} <= chosen or {4, 5} <= chosen
+    assert not ({0, 1} & chosen and {4, 5} & chosen)  # one pair, whole, and one single term
+
+
+def test_a_product_that_correlates_less_than_its_factor_does_not_count():
+    """On positive data every product with ``x0`` correlates with ``y = x0``, less than
+    ``x0`` itself: the other features gain nothing from it."""
+    X = np.random.default_rng(0).uniform(1, 5, (200, 4))
+    y = X[:, 0]
+    scores = relevance(X, y, 0)
+    assert scores[0] == 1.0 and max(scores[1:]) < 0.5
+    _, partners = features._ranking(X, y, 0)
+    assert 0 not in partners and partners[0] == -1  # no feature is paired with x0
+
+
+def test_interactions_use_at_most_the_rows_and_features_set(monkeypatch):
+    X = _centred(4, n_points=2000)
+    y = X[:, 0] * X[:, 1] + 0.1 * X[:, 2]
+    seen = []
+    spearman = features._spearman
+
+    def recording(columns, target):
+        seen.append(columns.shape)
+        return spearman(columns, target)
+
+    monkeypatch.setattr(features, "_spearman", recording)
+    np.testing.assert_array_equal(relevant_features(X, y, 2, 0), [0, 1])
+    assert seen == [(2000, 4), (features.INTERACTION_ROWS, 6)]  # the features alone, then the 6 pairs
+    seen.clear()
+    monkeypatch.setattr(features, "MAX_INTERACTION_FEATURES", 3)
+    relevant_features(X, y, 2, 0)
+    assert seen == [(2000, 4)]  # no pairs beyond the limit
