@@ -196,11 +196,12 @@ def residual_rows(
     if best is None:
         return rows
     fitted = route.back(first.candidates[best].skeleton, first.fits[best].constants, first.fits[best].mse, problem)
-    read = None if route.combined is not None else route.columns
     runner = constant_runner(problem, request.settings.constant_optimizer)
     solve = _first_round_solver(network, request, budget)
     n_variables = network.config.n_variables
-    found = residual_candidates(problem, fitted, read, n_variables, request.seed, solve, budget.network_end, runner)
+    found = residual_candidates(
+        problem, fitted, route.columns, n_variables, request.seed, solve, budget.network_end, runner
+    )
     for skeleton, constants, loss in found:
         rows.add(skeleton, constants, loss, float("-inf"), "residual")
     return rows
@@ -233,7 +234,9 @@ def _second_look_budget(budget: Budget) -> bool:
 #: their rows are fixed work (all budgets that take them do), so they may seed Operon.
 SECOND_LOOKS = {
     "residual": (
-        lambda route, request, budget: request.settings.residual and not route.sees_all and _second_look_budget(budget),
+        lambda route, request, budget: (
+            request.settings.residual and route.reads_the_most_relevant and _second_look_budget(budget)
+        ),
         residual_rows,
     ),
     "reciprocal": (

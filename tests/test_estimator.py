@@ -685,3 +685,17 @@ def test_one_over_y_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
     assert ("reciprocal" in set(regressor.equations_["origin"])) == searched
     if searched:
         np.testing.assert_allclose(calls[0].y * regressor._scaling.y_scale, y)  # what the network reads
+
+
+@pytest.mark.slow
+def test_the_residual_is_not_searched_when_a_power_law_factor_accounts_for_the_other_features(tiny_model, monkeypatch):
+    from nesymres_sklearn import neural_search
+
+    calls = []
+    monkeypatch.setattr(neural_search, "residual_candidates", lambda *args, **kwargs: calls.append(args) or [])
+    X = np.random.default_rng(0).uniform(1, 5, (128, 6))
+    y = X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (np.sin(X[:, 3]) + 2)  # as in tests/test_power_factor.py
+    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=2, refine=None, random_state=0)
+    with pytest.warns(UserWarning, match="power law"):
+        regressor.fit(X, y)
+    assert calls == []

@@ -72,13 +72,5 @@ def test_nothing_is_searched_when_the_first_fit_is_not_finite_everywhere(value):
     else:  # the logarithm of negative x_1
         broken = Skeleton(("add", "ln", "x_1", *skeleton.tokens))
     fitted = (broken, constants, np.inf)
-    assert residual_candidates(problem, fitted, None, 3, 0, solve) == []
+    assert residual_candidates(problem, fitted, np.array([3, 4, 5]), 3, 0, solve) == []
     assert solve.parts == []
-
-
-def test_combinations_read_do_not_stop_the_search_whatever_the_columns():
-    """``read=None`` (the network read combinations of features): the residual is
-    searched even over columns that the combinations used."""
-    problem, solve = _problem(), RecordingSolver()
-    assert len(residual_candidates(problem, _first_fit(problem), None, 3, 0, solve)) == 1
-    assert len(solve.parts) == 1

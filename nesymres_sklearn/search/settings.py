@@ -48,10 +48,11 @@ class SearchSettings:
         network solve each and add the assembled equations to the candidates
         (:mod:`.decomposition`).
     residual : bool, default=True
-        With more features than the network reads and a budget of at least
-        1 s (or none), the network also reads the features most
-        relevant to what its best first-round fit leaves unexplained, and its fits of
-        that residual are added to the best fit (:mod:`.residual`).
+        When the network reads only the features most relevant to ``y`` (no power-law
+        split or combinations account for the others), with a budget of at least 1 s
+        (or none), it also reads the features most relevant to what its best
+        first-round fit leaves unexplained, and its fits of that residual are added to
+        the best fit (:mod:`.residual`).
     reciprocal : bool, default=False
         With ``y`` of one sign and a budget of at least 1 s (or none), the network also
         reads ``1/y`` after its first round, and ``c/g`` of its fits ``g`` join the

@@ -1,7 +1,8 @@
 """More features than the network reads: a second look at what its best candidate
 leaves unexplained.
 
-The network reads at most its variables' worth of features (:mod:`.routing`), so a law
+When the network reads only the features most relevant to ``y`` (:mod:`.routing`: no
+power-law split or combinations account for the others), a law
 such as ``x0*x1 + sin(x2) - x3 + x4*x5`` is more than it sees at once: reading ``x3,
 x4, x5`` it writes ``x4*x5 - c*x3``, and the rest is noise to it. The residual ``y -
 f(x)`` of the first round's best fit ``f`` over all features depends on what ``f``
@@ -32,7 +33,7 @@ from .features import on_features, relevant_features
 def residual_candidates(
     problem: Problem,
     first: Fitted,
-    read: np.ndarray | None,
+    read: np.ndarray,
     n_variables: int,
     seed: int,
     solve: Callable[[Problem], list[Fitted]],
@@ -41,8 +42,7 @@ def residual_candidates(
 ) -> list[Fitted]:
     """Candidates ``f + g + c`` over all features of ``problem`` (see the module
     docstring) from the ``first`` fit ``f`` (skeleton over all features, constants,
-    mean squared error); ``read``: the columns the network read as they are (``None``
-    when it read combinations of them); ``solve``: a ``Problem`` over some columns ->
+    mean squared error); ``read``: the columns the network read; ``solve``: a ``Problem`` over some columns ->
     fitted skeletons over them; ``deadline`` and ``runner``: the refits' (see
     :func:`.assembly.refitted`)."""
     skeleton, constants, loss = first
@@ -53,7 +53,7 @@ def residual_candidates(
     if not np.all(np.isfinite(residual)) or np.ptp(residual) == 0:
         return []
     columns = relevant_features(problem.X, residual, n_variables, seed)
-    if read is not None and np.array_equal(columns, np.sort(read)):
+    if np.array_equal(columns, np.sort(read)):
         return []
     part = Problem(problem.X[:, columns], residual, problem.weights)
     return [

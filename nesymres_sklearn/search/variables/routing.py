@@ -58,6 +58,12 @@ class Route:
         """Whether the network reads every feature as it is."""
         return len(self.columns) == self.n_features and self.combined is None
 
+    @property
+    def reads_the_most_relevant(self) -> bool:
+        """Whether the network reads only the features most relevant to ``y``: neither
+        all of them, nor a split or combinations that account for every feature."""
+        return not self.sees_all and self.split is None and self.combined is None
+
     def inputs(self, symbols) -> list[str]:
         """What each of the network's variables stands for, written with ``symbols``."""
         if self.combined is not None:
