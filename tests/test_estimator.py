@@ -514,14 +514,19 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     assert len(deadlines) >= 2 and all(deadline == budget.network_end for deadline in deadlines)
 
 
+def _six_feature_law(n_points: int):
+    """Issue 37's law ``x0*x1 + sin(x2) - x3 + x4*x5`` on U(1, 5): more features than the
+    tiny model's three variables."""
+    X = np.random.default_rng(0).uniform(1, 5, size=(n_points, 6))
+    return X, X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("decompose", [False, True])
 def test_decomposition_stage_adds_assembled_candidates_when_asked(tiny_model, decompose):
     from nesymres_sklearn.search.settings import SearchSettings
 
-    rng = np.random.default_rng(0)
-    X = rng.uniform(1, 5, size=(200, 6))
-    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
+    X, y = _six_feature_law(200)
     settings = SearchSettings(decompose=decompose, reduce=False)  # no search for combinations: 2 s, none found here
     regressor = NeSymReSRegressor(
         model=str(tiny_model), beam_size=2, refine=None, random_state=0, search_settings=settings
@@ -591,9 +596,7 @@ def test_the_residual_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
         return [(skeleton, constants, float(np.mean((skeleton.program(X, constants) - y) ** 2)))]
 
     monkeypatch.setattr(neural_search, "residual_candidates", recording)
-    rng = np.random.default_rng(0)
-    X = rng.uniform(1, 5, size=(100, 6))
-    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
+    X, y = _six_feature_law(100)
     settings = SearchSettings(residual=residual, reduce=False)
     regressor = NeSymReSRegressor(
         model=str(tiny_model), beam_size=2, refine=None, max_time=max_time, random_state=0, search_settings=settings
@@ -627,9 +630,7 @@ def test_the_residual_is_searched_after_the_first_round_and_before_the_sampled_r
         return []
 
     monkeypatch.setattr(neural_search, "residual_candidates", recording)
-    rng = np.random.default_rng(0)
-    X = rng.uniform(1, 5, size=(100, 6))
-    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]
+    X, y = _six_feature_law(100)
     regressor = NeSymReSRegressor(
         model=str(tiny_model),
         beam_size=2,
@@ -652,8 +653,8 @@ def test_the_residual_is_searched_after_the_first_round_and_before_the_sampled_r
         (1.0, True, "ratio", True),
         (0.5, True, "ratio", False),
         (None, False, "ratio", False),
-    ]
-    + [(None, True, "sum", False)],  # x0 + x1: the first round's exact polynomial
+        (None, True, "sum", False),  # x0 + x1: the first round's exact polynomial
+    ],
 )
 def test_one_over_y_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
     tiny_model, xy, monkeypatch, max_time, reciprocal, law, searched

@@ -50,26 +50,22 @@ def _interactions(X: np.ndarray, y: np.ndarray, correlation: np.ndarray, seed: i
     """Each feature's largest interaction (see the module docstring) and the feature it
     interacts with there (-1 for none)."""
     n_features = X.shape[1]
-    found, partners = np.zeros(n_features), np.full(n_features, -1)
-    if not 2 <= n_features <= MAX_INTERACTION_FEATURES:
-        return found, partners
-    if len(y) > INTERACTION_ROWS:
-        rows = np.random.default_rng(seed).choice(len(y), INTERACTION_ROWS, replace=False)
-        X, y = X[rows], y[rows]
-    first, second = np.triu_indices(n_features, k=1)
-    products = _spearman(X[:, first] * X[:, second], y)
-    products[products <= np.maximum(correlation[first], correlation[second])] = 0.0
-    for pair in np.argsort(products, kind="stable"):  # the largest last, so it stands
-        if products[pair] > 0:
-            for feature, other in ((first[pair], second[pair]), (second[pair], first[pair])):
-                if products[pair] >= found[feature]:
-                    found[feature], partners[feature] = products[pair], other
-    return found, partners
+    pairs = np.zeros((n_features, n_features))
+    if 2 <= n_features <= MAX_INTERACTION_FEATURES:
+        if len(y) > INTERACTION_ROWS:
+            rows = np.random.default_rng(seed).choice(len(y), INTERACTION_ROWS, replace=False)
+            X, y = X[rows], y[rows]
+        first, second = np.triu_indices(n_features, k=1)
+        products = _spearman(X[:, first] * X[:, second], y)
+        products[products <= np.maximum(correlation[first], correlation[second])] = 0.0
+        pairs[first, second] = pairs[second, first] = products
+    found = pairs.max(axis=1, initial=0.0)
+    return found, np.where(found > 0, pairs.argmax(axis=1), -1)
 
 
-def _ranking(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each feature's relevance and, where its interaction sets it, its partner there
-    (-1 elsewhere)."""
+def relevance(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each feature's relevance to ``y`` in [0, 1] (see the module docstring) and, where
+    its interaction sets it, the feature it interacts with (-1 elsewhere)."""
     information = np.nan_to_num(mutual_info_regression(X, y, random_state=seed))
     correlation = _spearman(X, y)
     interaction, partners = _interactions(X, y, correlation, seed)
@@ -80,11 +76,6 @@ def _ranking(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, np.nd
     return np.maximum(alone, interaction), partners
 
 
-def relevance(X: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
-    """Each feature's relevance to ``y`` in [0, 1] (see the module docstring)."""
-    return _ranking(X, y, seed)[0]
-
-
 def relevant_features(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> np.ndarray:
     """Indices of ``k`` most relevant features, in increasing order: in order of
     relevance, each with the partner its interaction needs (a pair only where both fit
@@ -92,7 +83,7 @@ def relevant_features(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> np.nda
     n_features = X.shape[1]
     if n_features <= k:
         return np.arange(n_features)
-    scores, partners = _ranking(X, y, seed)
+    scores, partners = relevance(X, y, seed)
     ranked = np.lexsort((np.arange(n_features), -scores))
     chosen: list[int] = []
     for feature in ranked:
