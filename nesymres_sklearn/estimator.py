@@ -39,8 +39,8 @@ logger = logging.getLogger(__name__)
 
 #: The stages timed in ``timings_``.
 TIMINGS = (
-    "loading", "encoding", "decoding", "constant_fitting", "residual", "reciprocal", "decomposition", "reduction",
-    "refinement", "selection",
+    "loading", "encoding", "decoding", "constant_fitting", "residual", "reciprocal", "inverted", "decomposition",
+    "reduction", "refinement", "selection",
 )  # fmt: skip
 
 
@@ -137,7 +137,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
         ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
-        ``residual``, ``reciprocal``, ``decomposed``, ``guess``, ``operon``, ``units`` or
+        ``residual``, ``reciprocal``, ``inverted``, ``decomposed``, ``guess``, ``operon``, ``units`` or
         ``constant``; a pruned row keeps the origin of the row it was pruned from). Rows
         that use a variable the data do not support
         (:mod:`.search.selection.variable_support`) are left out.
@@ -147,8 +147,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
         Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
-        ``residual`` and ``reciprocal`` (the network's second looks, at what its best
-        fit leaves unexplained and at ``1/y``), ``decomposition`` (its parts' searches
+        ``residual``, ``reciprocal`` and ``inverted`` (the network's second looks, at
+        what its best fit leaves unexplained, at ``1/y`` and at its dimensionless groups
+        the other way up), ``decomposition`` (its parts' searches
         included), ``reduction`` (finding the
         combinations of features the network works on), ``refinement`` and
         ``selection`` during the last ``fit``.
@@ -319,6 +320,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             int(rng.randint(2**31)),
             settings,
             self.complexity_penalty,
+            reads_groups=units is not None and units.groups.n_groups > 0,
         )
         decomposed, timings["decomposition"] = neural_search.decomposed_rows(network, problem, request, budget)
         n_variables = network.config.n_variables

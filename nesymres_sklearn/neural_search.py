@@ -26,6 +26,7 @@ from .network.weights import ModelSource, load_model, resolve_device
 from .operon.plan import constant_runner
 from .search.anytime import FULL_BEAM_SECONDS, SearchResult, search
 from .search.budget import Budget
+from .search.inverted import inverted_candidates
 from .search.problem import Problem
 from .search.reciprocal import reciprocal_candidates
 from .search.selection.table import CandidateRows
@@ -224,6 +225,34 @@ def reciprocal_rows(
     return rows
 
 
+def inverted_rows(
+    network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
+) -> CandidateRows:
+    """The network's fits of ``y`` over the reciprocals of what it reads, and with the
+    reciprocal look (:func:`reciprocal_rows`) its ``c/g`` of ``1/y`` there too, over all
+    features (:mod:`.search.inverted`; origin ``"inverted"``); none after an exact
+    first round."""
+    rows = CandidateRows()
+    best = _best_first(first)
+    if best is None or route.problem.is_exact(first.fits[best].mse):
+        return rows
+    solve = _first_round_solver(network, request, budget)
+
+    def solve_and_flip(part: Problem):
+        runner = constant_runner(part, request.settings.constant_optimizer)
+        return solve(part) + reciprocal_candidates(part, solve, budget.network_end, runner)
+
+    reciprocal = SECOND_LOOKS["reciprocal"][0](route, request, budget)
+    for skeleton, constants, loss in inverted_candidates(route.problem, solve_and_flip if reciprocal else solve):
+        rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "inverted")
+    return rows
+
+
+def _reciprocal_applies(route: Route, request: SearchRequest, budget: Budget) -> bool:
+    wanted = request.settings.reciprocal
+    return (wanted is True or (wanted == "units" and request.reads_groups)) and _second_look_budget(budget)
+
+
 def _second_look_budget(budget: Budget) -> bool:
     return (budget.max_time or np.inf) >= SECOND_LOOK_MIN_SECONDS
 
@@ -239,9 +268,12 @@ SECOND_LOOKS = {
         ),
         residual_rows,
     ),
-    "reciprocal": (
-        lambda route, request, budget: request.settings.reciprocal and _second_look_budget(budget),
-        reciprocal_rows,
+    "reciprocal": (_reciprocal_applies, reciprocal_rows),
+    "inverted": (
+        lambda route, request, budget: (
+            request.reads_groups and request.settings.inverted_groups and _second_look_budget(budget)
+        ),
+        inverted_rows,
     ),
 }
 

@@ -49,9 +49,11 @@ def _unit(exponents) -> str:
     return "*".join(f"{base}**{int(e)}" for base, e in zip(BASES, exponents) if e) or ""
 
 
-def law(index: int, seed: int):
+def law(index: int, seed: int, flip: bool = False):
     """The ``index``-th law: unit strings of the columns and of ``y``, and a sampler of
-    ``(X, y)`` on ``n`` points."""
+    ``(X, y)`` on ``n`` points. With ``flip``, each ``z_j`` of one sign on its support
+    is, with probability one half, the reciprocal of its feature's group (``x_j =
+    q**a_j / z_j``): a law holds a group either way up (``v/c`` or ``c/v``)."""
     rng = np.random.default_rng([seed, index])
     equation = load_dataset("validation-wc")[index]
     k = equation.n_variables
@@ -63,13 +65,15 @@ def law(index: int, seed: int):
     b = rng.integers(-1, 2, size=3)
     order = rng.permutation(3 + k)
     units = [_unit(row @ repeating) for row in np.vstack([np.eye(3, dtype=int), a])]
+    one_sign = np.array([lo * hi > 0 for lo, hi in equation.supports])
+    flipped = one_sign & (rng.random(k) < 0.5) if flip else np.zeros(k, dtype=bool)
 
     def sample(n: int, stream: int):
         points = np.random.default_rng([seed, index, stream])
         q = points.uniform(1, 5, size=(n, 3))
         z = np.column_stack([points.uniform(lo, hi, n) for lo, hi in equation.supports])
         scale = np.prod(q[:, None, :] ** a[None, :, :], axis=2)
-        X = np.column_stack([q, z * scale])[:, order]
+        X = np.column_stack([q, np.where(flipped, 1 / z, z) * scale])[:, order]
         y = np.prod(q**b, axis=1) * equation.evaluate(z)
         return X, y
 

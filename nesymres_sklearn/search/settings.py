@@ -12,6 +12,8 @@ from .budget import Budget, wall_clock
 DECODINGS = ("beam", "sample")
 #: Who runs the starts of the constant fitting (:attr:`SearchSettings.constant_optimizer`).
 CONSTANT_OPTIMIZERS = ("operon", "minpack")
+#: When the network also reads ``1/y`` (:attr:`SearchSettings.reciprocal`): always, with units only, never.
+RECIPROCAL_LOOKS = (True, "units", False)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,11 @@ class SearchSettings:
         reads ``1/y`` after its first round, and ``c/g`` of its fits ``g`` join the
         candidates (:mod:`.reciprocal`). Off by default: on ``validation-wc`` it lost 2-3
         points of A1 at 1 and 3 s (``benchmarks/results/search-settings/reciprocal-validation.md``).
+    inverted_groups : bool, default=True
+        With units, when the network reads dimensionless groups, with a budget of at
+        least 1 s (or none), it also reads their reciprocals after its first round
+        (``c/v`` for ``v/c``), and its fits join the candidates with the groups the
+        other way up (:mod:`.inverted`).
     reduce : bool, default=True
         With more features than the network's variables and no power-law factor
         split off, look for at most that many combinations of the features that ``y``
@@ -80,7 +87,8 @@ class SearchSettings:
     reserve_seconds: float = 0.3
     decompose: bool = False
     residual: bool = True
-    reciprocal: bool = False
+    reciprocal: bool | str = False
+    inverted_groups: bool = True
     reduce: bool = True
     units_min_r2: float = 0.99
 
@@ -97,6 +105,8 @@ class SearchSettings:
                 f"SearchSettings.constant_optimizer must be one of {CONSTANT_OPTIMIZERS}, "
                 f"got {self.constant_optimizer!r}."
             )
+        if self.reciprocal not in RECIPROCAL_LOOKS:
+            raise ValueError(f"SearchSettings.reciprocal must be one of {RECIPROCAL_LOOKS}, got {self.reciprocal!r}.")
         if self.reserve_seconds < 0:
             raise ValueError(f"SearchSettings.reserve_seconds must be non-negative, got {self.reserve_seconds!r}.")
 
@@ -116,8 +126,9 @@ class SearchSettings:
 class SearchRequest:
     """One fit's search: ``decoding`` (``"beam"``, the model's beam search, or
     ``"sample"``) and ``size`` (beams, or samples) of the first round, the starts of
-    the constant fitting, the processes fitting in parallel, the seed, the knobs and the
-    selection's ``complexity_penalty`` (for candidates chosen term by term)."""
+    the constant fitting, the processes fitting in parallel, the seed, the knobs, the
+    selection's ``complexity_penalty`` (for candidates chosen term by term) and whether
+    the network's inputs are dimensionless groups (``reads_groups``: a fit with units)."""
 
     decoding: str = "beam"
     size: int = 32
@@ -126,3 +137,4 @@ class SearchRequest:
     seed: int = 0
     settings: SearchSettings = field(default_factory=SearchSettings)
     complexity_penalty: float = 0.01
+    reads_groups: bool = False
