@@ -28,7 +28,7 @@ LAYERS = {
     ],
     "nesymres_sklearn.search": [
         "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables", "reciprocal",
-        "anytime",
+        "inverted", "anytime",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
@@ -92,6 +92,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.variables.reduction",
     "nesymres_sklearn.search.variables.residual",
     "nesymres_sklearn.search.reciprocal",
+    "nesymres_sklearn.search.inverted",
     "nesymres_sklearn.units",
     "nesymres_sklearn.units.parsing",
     "nesymres_sklearn.units.groups",

@@ -138,3 +138,77 @@ def test_bad_units_raise_and_leave_the_estimator_as_it_was(units_regressor, moti
     with pytest.raises(ValueError, match="No product of powers"):
         reg.fit(X, y, X_units=["m", "m", "m"], y_units="s")
     assert reg.expression_ == before and reg.X_units_ is None
+
+
+def _recording(calls):
+    """A stand-in for a look's candidates: records the problem, returns ``c*x_1`` fitted."""
+
+    def look(problem, *args, **kwargs):
+        calls.append(problem)
+        skeleton = Skeleton(("mul", "c", "x_1"))
+        constants = np.array([np.mean(problem.y) / np.mean(problem.X[:, 0])])
+        return [(skeleton, constants, float(np.mean((skeleton.program(problem.X, constants) - problem.y) ** 2)))]
+
+    return look
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "max_time, with_units, inverted_groups, searched",
+    [
+        (None, True, True, True),
+        (1.0, True, True, True),
+        (0.5, True, True, False),  # below the full beam's budget
+        (None, False, True, False),  # the network reads features, not groups
+        (None, True, False, False),
+    ],
+)
+def test_the_groups_are_read_the_other_way_up_with_units_and_budgets_of_the_full_beam(
+    units_regressor, motion, monkeypatch, max_time, with_units, inverted_groups, searched
+):
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    calls = []
+    monkeypatch.setattr(neural_search, "inverted_candidates", _recording(calls))
+    X, y = motion
+    units = dict(X_units=["m/s", "s", "m"], y_units="m") if with_units else {}
+    units_regressor.set_params(max_time=max_time, search_settings=SearchSettings(inverted_groups=inverted_groups))
+    reg = units_regressor.fit(X, y, **units)
+    assert len(calls) == searched
+    assert ("inverted" in set(reg.equations_["origin"])) == searched
+    if searched:
+        dimensionless = Units.parse(units["X_units"], "m", 3).dimensionless(Problem(X, y))
+        np.testing.assert_allclose(calls[0].X, dimensionless.problem.X)  # the groups the network reads
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("with_units", [True, False])
+def test_one_over_y_is_read_with_units_only_and_over_the_groups_either_way_up(
+    units_regressor, motion, monkeypatch, with_units
+):
+    """``reciprocal="units"``: the reciprocal look over the groups, and inside the
+    inverted look over their reciprocals; without units, neither."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    calls = []
+    monkeypatch.setattr(neural_search, "reciprocal_candidates", _recording(calls))
+    X, y = motion
+    units = dict(X_units=["m/s", "s", "m"], y_units="m") if with_units else {}
+    units_regressor.set_params(search_settings=SearchSettings(reciprocal="units", inverted_groups=True))
+    reg = units_regressor.fit(X, y, **units)
+    assert len(calls) == (2 if with_units else 0)
+    if with_units:
+        groups, upside_down = calls[0].X[:, 0], calls[1].X[:, 0]
+        ratio = upside_down * groups
+        np.testing.assert_allclose(ratio, ratio[0])  # reciprocals, up to a power of ten
+        assert {"reciprocal", "inverted"} <= set(reg.equations_["origin"])
+
+
+def test_the_reciprocal_look_takes_true_false_or_units():
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    assert SearchSettings(reciprocal="units").reciprocal == "units"
+    with pytest.raises(ValueError, match="reciprocal must be one of"):
+        SearchSettings(reciprocal="sometimes")

@@ -55,11 +55,16 @@ class SearchSettings:
         (or none), it also reads the features most relevant to what its best
         first-round fit leaves unexplained, and its fits of that residual are added to
         the best fit (:mod:`.residual`).
-    reciprocal : bool, default=False
+    reciprocal : {"units", True, False}, default="units"
         With ``y`` of one sign and a budget of at least 1 s (or none), the network also
         reads ``1/y`` after its first round, and ``c/g`` of its fits ``g`` join the
-        candidates (:mod:`.reciprocal`). Off by default: on ``validation-wc`` it lost 2-3
-        points of A1 at 1 and 3 s (``benchmarks/results/search-settings/reciprocal-validation.md``).
+        candidates (:mod:`.reciprocal`): ``"units"`` in a fit with units only (where
+        ``y`` over a monomial is a function of dimensionless groups), ``True`` always,
+        ``False`` never. Without units it lost 2-3 points of A1 at 1 and 3 s on
+        ``validation-wc`` (``benchmarks/results/search-settings/reciprocal-validation.md``);
+        with units, together with ``inverted_groups``, +2.4 [0.0, 5.9] at 1 s and -1.2
+        [-3.5, 0.0] at 3 s on the laws of ``benchmarks/studies/units_looks.py``
+        (``benchmarks/results/units/looks-*.md``), and more of them within R² 0.99.
     inverted_groups : bool, default=True
         With units, when the network reads dimensionless groups, with a budget of at
         least 1 s (or none), it also reads their reciprocals after its first round
@@ -87,7 +92,7 @@ class SearchSettings:
     reserve_seconds: float = 0.3
     decompose: bool = False
     residual: bool = True
-    reciprocal: bool | str = False
+    reciprocal: bool | str = "units"
     inverted_groups: bool = True
     reduce: bool = True
     units_min_r2: float = 0.99
