@@ -10,12 +10,12 @@ the same supports: A1 (more than 95% of the points within ``numpy.isclose``'s
 ``atol=1e-3, rtol=0.05``, :mod:`benchmarks.metrics`) and test R² >= 0.99. The report
 gives each variant's shares and median fit time, and its paired difference in A1
 against the first variant with a 95% bootstrap interval over laws. The fits are
-written to ``--csv`` as they finish.
+written to ``--fits`` (JSON lines) as they finish.
 
 Usage::
 
     python -m benchmarks.studies.units_looks --laws 100 --budgets 1 3 \\
-        --csv benchmarks/results/units/looks.csv --output benchmarks/results/units/looks.md
+        --fits benchmarks/results/units/looks.jsonl --output benchmarks/results/units/looks.md
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ VARIANTS = {
 }
 
 
-def fit_laws(n_laws: int, budgets, variants, seed: int, csv: Path | None) -> pd.DataFrame:
+def fit_laws(n_laws: int, budgets, variants, seed: int, fits: Path | None) -> pd.DataFrame:
     """One row per law, budget and variant: A1, test R² and fit seconds."""
     rows = []
     NeSymReSRegressor(max_time=0.5).fit(np.random.default_rng(0).random((50, 2)), np.arange(50.0))  # loads the model
@@ -76,8 +76,8 @@ def fit_laws(n_laws: int, budgets, variants, seed: int, csv: Path | None) -> pd.
                         expression=str(regressor.expression_),
                     )
                 )
-        if csv is not None:
-            pd.DataFrame(rows).to_csv(csv, index=False)
+        if fits is not None:
+            pd.DataFrame(rows).to_json(fits, orient="records", lines=True)
     return pd.DataFrame(rows)
 
 
@@ -117,10 +117,10 @@ def main(argv=None) -> None:
     parser.add_argument("--budgets", type=float, nargs="+", default=[1.0, 3.0])
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--csv", type=Path)
+    parser.add_argument("--fits", type=Path, help="JSON lines of every fit")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args(argv)
-    results = fit_laws(args.laws, args.budgets, args.variants, args.seed, args.csv)
+    results = fit_laws(args.laws, args.budgets, args.variants, args.seed, args.fits)
     command = (
         f"python -m benchmarks.studies.units_looks --laws {args.laws} --budgets {' '.join(map(str, args.budgets))} "
         f"--variants {' '.join(args.variants)} --seed {args.seed}"
