@@ -18,6 +18,17 @@ def test_groups_are_the_ones_a_physicist_writes():
     assert monomial == "x2"
 
 
+def test_every_feature_takes_part_through_an_odd_power_where_a_basis_allows_it():
+    # Y*A*x/d (Young's modulus, area, length, extension): A, d, x span only length and
+    # area. Groups d**2/A and x**2/A (the same sum of exponents) would make the law
+    # even in x and d: x/d could only be written sqrt(x**2/A)/sqrt(d**2/A) = Abs(x)/Abs(d).
+    groups, written, monomial = _groups(["kg/(m*s^2)", "m^2", "m", "m"], "kg*m/s^2")
+    assert written == ["x1/x2**2", "x3/x2"]
+    assert monomial == "x0*x2**2"
+    exponents = np.vstack([groups.exponents, [float(b) for b in groups.monomial]])
+    assert all(np.any(np.mod(exponents[:, j], 2) == 1) for j in range(1, 4))
+
+
 def test_same_dimensions_give_ratios_and_dimensionless_features_stay_themselves():
     groups, written, monomial = _groups(["", "m", "m"], "")
     assert sorted(written) == ["x0", "x2/x1"]

@@ -9,8 +9,10 @@ independent: every other feature ``x_j``, divided by the product of powers of th
 repeating ones that has its units, is a group (``v*t/x``: exponent 1 on ``x_j``), with
 its exponents scaled to the smallest integers. Each choice of repeating features gives
 a basis, and the same repeating features give the monomial ``m(x)`` that carries ``y``'s
-units. Of all choices, the one with whole (then half) exponents in ``m`` and the
-smallest sum of exponents' magnitudes wins, the first in column order on a tie. Then
+units. Of all choices, the one with whole (then half) exponents in ``m``, then the
+fewest features that take part only through even powers (in which the law could not
+be odd: ``x/d`` rather than ``x**2/A`` and ``d**2/A``), then the smallest sum of
+exponents' magnitudes wins, the first in column order on a tie. Then
 ``y = m(x) * f(pi_1, ..., pi_k)`` for some function ``f`` of the groups alone.
 """
 
@@ -105,6 +107,7 @@ def pi_groups(features: Sequence[Dimensions], target: Dimensions) -> PiGroups:
         cost = (
             int(np.sum(denominators > 2)),
             int(np.sum(denominators > 1)),
+            _squared_only(groups, monomial),
             float(np.abs(monomial).sum()) + int(np.abs(groups).sum()),
         )
         if best_cost is None or cost < best_cost:
@@ -112,6 +115,15 @@ def pi_groups(features: Sequence[Dimensions], target: Dimensions) -> PiGroups:
     groups, monomial = best
     exact = tuple(Fraction(float(b)).limit_denominator(MAX_DENOMINATOR) for b in monomial)
     return PiGroups(groups, exact)
+
+
+def _squared_only(groups: np.ndarray, monomial: np.ndarray) -> int:
+    """How many features take part only through even powers (``d**2/A``, ``x**2/A``): a
+    law in such groups is even in them, and one odd in them (``x/d``) can only be
+    written with ``sqrt(x**2)``, which is ``Abs(x)``, not ``x``."""
+    exponents = np.vstack([groups, monomial[None, :]])
+    used = np.any(exponents != 0, axis=0)
+    return int(np.sum(used & np.all(np.mod(exponents, 2) == 0, axis=0)))
 
 
 def _denominators(values: np.ndarray) -> np.ndarray:
