@@ -176,7 +176,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--profile", default="quick", choices=sorted(PROFILES))
     parser.add_argument("--out", help="result CSV (default: benchmarks/results/<profile>/<profile>.csv)")
-    parser.add_argument("--datasets", nargs="+", help="datasets to run (default: the profile's)")
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        help="datasets to run (default: the profile's); NAME:EQ1,EQ2 keeps only those equations of NAME, "
+        "e.g. aifeynman-many:AIFM-40",
+    )
     parser.add_argument(
         "--methods",
         nargs="+",
@@ -219,7 +224,10 @@ def profile_from_args(args) -> Profile:
         }
     datasets = None
     if args.datasets:
-        datasets = {name: profile.datasets.get(name) for name in args.datasets}
+        datasets = {}
+        for given in args.datasets:
+            name, _, equations = given.partition(":")
+            datasets[name] = equations.split(",") if equations else profile.datasets.get(name)
     return profile.with_overrides(
         datasets=datasets,
         methods=methods,

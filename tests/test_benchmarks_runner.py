@@ -356,6 +356,19 @@ def test_plan_tasks_and_cli_overrides():
         runner.profile_from_args(runner.build_parser().parse_args(["--methods", "eureqa"]))
 
 
+def test_a_dataset_given_with_equations_keeps_only_those():
+    from benchmarks.datasets import load_dataset
+
+    given = ["--profile", "hybrid", "--datasets", "aifeynman:AIF-04,AIF-10", "nguyen", "--methods", "gpr"]
+    profile = runner.profile_from_args(runner.build_parser().parse_args(given))
+    assert profile.datasets == {"aifeynman": ["AIF-04", "AIF-10"], "nguyen": None}  # hybrid: all of Nguyen
+    names = {task.equation.name for task in plan_tasks(profile)}
+    assert names == {"AIF-04", "AIF-10"} | {equation.name for equation in load_dataset("nguyen")}
+    bad = runner.profile_from_args(runner.build_parser().parse_args(["--datasets", "aifeynman:AIF-99"]))
+    with pytest.raises(ValueError, match="no equations"):
+        plan_tasks(bad)
+
+
 def test_longest_fits_start_first():
     profile = Profile(
         datasets={"nguyen": ["Nguyen-1"]}, methods={"gpr": (32,), "nesymres": (1, 32), "gplearn": (1024,)}
