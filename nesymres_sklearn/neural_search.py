@@ -31,6 +31,7 @@ from .search.problem import Problem
 from .search.reciprocal import reciprocal_candidates
 from .search.selection.table import CandidateRows
 from .search.settings import SearchRequest
+from .search.variables.assembly import kept_fits
 from .search.variables.residual import residual_candidates
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
@@ -228,22 +229,25 @@ def reciprocal_rows(
 def inverted_rows(
     network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
 ) -> CandidateRows:
-    """The network's fits of ``y`` over the reciprocals of what it reads, and with the
-    reciprocal look (:func:`reciprocal_rows`) its ``c/g`` of ``1/y`` there too, over all
-    features (:mod:`.search.inverted`; origin ``"inverted"``); none after an exact
-    first round."""
+    """The network's kept fits (the best and the best-scoring, as the other looks keep)
+    of ``y`` over the reciprocals of what it reads, and with the reciprocal look
+    (:func:`reciprocal_rows`) its ``c/g`` of ``1/y`` there too, over all features
+    (:mod:`.search.inverted`; origin ``"inverted"``); none after an exact first round."""
     rows = CandidateRows()
     best = _best_first(first)
     if best is None or route.problem.is_exact(first.fits[best].mse):
         return rows
     solve = _first_round_solver(network, request, budget)
-
-    def solve_and_flip(part: Problem):
-        runner = constant_runner(part, request.settings.constant_optimizer)
-        return solve(part) + reciprocal_candidates(part, solve, budget.network_end, runner)
-
     reciprocal = SECOND_LOOKS["reciprocal"][0](route, request, budget)
-    for skeleton, constants, loss in inverted_candidates(route.problem, solve_and_flip if reciprocal else solve):
+
+    def solve_inverted(part: Problem):
+        found = kept_fits(solve(part), part)
+        if reciprocal:
+            runner = constant_runner(part, request.settings.constant_optimizer)
+            found += reciprocal_candidates(part, solve, budget.network_end, runner)
+        return found
+
+    for skeleton, constants, loss in inverted_candidates(route.problem, solve_inverted):
         rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "inverted")
     return rows
 
