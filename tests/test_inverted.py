@@ -62,3 +62,35 @@ def test_nothing_is_searched_when_an_input_changes_sign_or_is_zero(column):
     solve = ExactSolver()
     assert inverted_candidates(Problem(X, X[:, 0]), solve) == []
     assert solve.problems == []
+
+
+def test_the_inverted_look_keeps_the_best_and_the_best_scoring_fit(monkeypatch):
+    """Of the network's fits over the reciprocals, the best and the best-scoring come
+    back (as the other looks keep), not all of them."""
+    from types import SimpleNamespace
+
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search.settings import SearchRequest, SearchSettings
+    from nesymres_sklearn.search.variables.routing import Route
+
+    x = np.random.default_rng(2).uniform(1, 5, (64, 1))
+    problem = Problem(x, np.exp(2 / x[:, 0]))
+    exact = ExactSolver()
+    long = Skeleton(("add", "c", "mul", "c", "exp", "mul", "c", "x_1"))  # the lowest loss, but longer
+    worse = [(EXP, np.array([c, 1.0]), 1.0 + c) for c in (1.0, 2.0, 3.0)]
+
+    def solve(part):
+        [(skeleton, constants, loss)] = exact(part)
+        return [*worse, (long, np.append(0.0, constants), loss / 2), (skeleton, constants, loss)]
+
+    monkeypatch.setattr(neural_search, "_first_round_solver", lambda network, request, budget: solve)
+    settings = SearchSettings(reciprocal=False)
+    request = SearchRequest(settings=settings, reads_groups=True)
+    first = SimpleNamespace(candidates=[None], fits=[SimpleNamespace(mse=1.0)])  # not exact
+    route = Route(problem, np.arange(1), 1)
+    rows = neural_search.inverted_rows(None, problem, route, request, settings.budget(None, False), first)
+    assert set(rows.origins) == {"inverted"}
+    # of five fits: the best (the longer) and the best-scoring (the shorter), each with 1/x_1 for x_1
+    assert [len(skeleton.tokens) for skeleton in rows.skeletons] == [len(long.tokens) + 2, len(EXP.tokens) + 2]
+    for skeleton, constants in zip(rows.skeletons, rows.constants):
+        np.testing.assert_allclose(skeleton.program(x, constants), problem.y, rtol=1e-10)
