@@ -209,6 +209,12 @@ def residual_rows(
     return rows
 
 
+def _first_round_inexact(first: SearchResult, route: Route) -> bool:
+    """Whether the first round has fits and its best is not exact on what the network reads."""
+    best = _best_first(first)
+    return best is not None and not route.problem.is_exact(first.fits[best].mse)
+
+
 def reciprocal_rows(
     network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
 ) -> CandidateRows:
@@ -216,8 +222,7 @@ def reciprocal_rows(
     over all features (:mod:`.search.reciprocal`; origin ``"reciprocal"``); none after
     an exact first round."""
     rows = CandidateRows()
-    best = _best_first(first)
-    if best is None or route.problem.is_exact(first.fits[best].mse):
+    if not _first_round_inexact(first, route):
         return rows
     runner = constant_runner(route.problem, request.settings.constant_optimizer)
     solve = _first_round_solver(network, request, budget)
@@ -234,11 +239,10 @@ def inverted_rows(
     (:func:`reciprocal_rows`) its ``c/g`` of ``1/y`` there too, over all features
     (:mod:`.search.inverted`; origin ``"inverted"``); none after an exact first round."""
     rows = CandidateRows()
-    best = _best_first(first)
-    if best is None or route.problem.is_exact(first.fits[best].mse):
+    if not _first_round_inexact(first, route):
         return rows
     solve = _first_round_solver(network, request, budget)
-    reciprocal = SECOND_LOOKS["reciprocal"][0](route, request, budget)
+    reciprocal = _reciprocal_applies(route, request, budget)
 
     def solve_inverted(part: Problem):
         found = kept_fits(solve(part), part)

@@ -30,6 +30,7 @@ import pandas as pd
 
 from benchmarks.metrics import accuracy_a1, r2_finite
 from benchmarks.studies import publish
+from benchmarks.studies.paired_difference import paired_table
 from benchmarks.studies.units_threshold import N_TEST, N_TRAIN, law
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.settings import SearchSettings
@@ -81,10 +82,11 @@ def fit_laws(n_laws: int, budgets, variants, seed: int, fits: Path | None) -> pd
     return pd.DataFrame(rows)
 
 
-def report(results: pd.DataFrame, command: str, n_resamples: int = 10_000) -> str:
+def report(results: pd.DataFrame, command: str) -> str:
     """The Markdown table of ``results`` (see the module docstring)."""
-    rng = np.random.default_rng(0)
     variants = list(dict.fromkeys(results["variant"]))
+    pairs = results.assign(dataset="laws", equation=results["law"], seed=0, value=results["budget"], noise=0.0)
+    pairs = pairs.rename(columns={"variant": "method"})
     lines = [
         f"# Units: the second looks on {results['law'].nunique()} dimensionally consistent laws",
         "",
@@ -96,17 +98,14 @@ def report(results: pd.DataFrame, command: str, n_resamples: int = 10_000) -> st
         "|---:|---|---|---:|---:|---:|---|",
     ]
     for budget, group in results.groupby("budget", sort=True):
-        table = group.pivot(index="law", columns="variant", values="a1").astype(float)
         for variant in variants:
             rows = group[group["variant"] == variant]
-            difference = 100 * (table[variant] - table[variants[0]]).to_numpy()
-            draws = rng.integers(0, len(difference), size=(n_resamples, len(difference)))
-            low, high = np.percentile(difference[draws].mean(axis=1), [2.5, 97.5])
+            [paired] = paired_table(pairs[pairs["value"] == budget], variant, variants[0], "a1").itertuples()
             settings = ", ".join(f"{k}={v!r}" for k, v in VARIANTS[variant].items())
             lines.append(
                 f"| {budget:g} | {variant} | {settings} | {100 * rows['a1'].mean():.1f} "
                 f"| {100 * (rows['r2'] >= 0.99).mean():.1f} | {rows['seconds'].median():.2f} "
-                f"| {difference.mean():+.1f} [{low:+.1f}, {high:+.1f}] |"
+                f"| {paired.difference:+.1f} [{paired.low:+.1f}, {paired.high:+.1f}] |"
             )
     return "\n".join(lines) + "\n"
 

@@ -7,16 +7,17 @@ validated when it is made; its canonical key (for de-duplication), its compiled
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 import sympy
 
 from .placeholders import attach_constants
 from .prefix import canonical_prefix_unchecked, check_prefix, prefix_to_sympy
 from .program import PrefixProgram
-from .tokens import CONSTANT
+from .tokens import CONSTANT, variable_index
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,27 @@ class Skeleton:
     def sympy(self) -> sympy.Expr:
         """The skeleton over ``x_1..`` and ``c_0..``, as written, numbers folded."""
         return prefix_to_sympy(self.tokens, evaluate=False, fold_numbers=True)
+
+    def substituted(
+        self, constants: Sequence[float], replace: Callable[[int], tuple[list[str], list[float]]]
+    ) -> tuple[Skeleton, np.ndarray]:
+        """Each variable ``x_{j+1}`` replaced by the tokens ``replace(j)`` returns, with
+        the constants those hold, and ``constants`` kept for the placeholders: the new
+        skeleton and all its constants in token order."""
+        tokens: list[str] = []
+        values: list[float] = []
+        given = iter(np.asarray(constants, dtype=np.float64))
+        for token in self.tokens:
+            index = variable_index(token)
+            if index is None:
+                tokens.append(token)
+                if token == CONSTANT:
+                    values.append(next(given))
+            else:
+                inner, inner_values = replace(index)
+                tokens += inner
+                values += inner_values
+        return Skeleton(tuple(tokens)), np.array(values, dtype=np.float64)
 
     def with_constants_attached(self) -> Skeleton:
         """Placeholders attached by the paper's rule (``sin(x) -> c*sin(c*x + c)``)."""

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, variable_index, variable_token
+from ..expression.tokens import CONSTANT, variable_token
 from .problem import Problem
 from .scaling import FEATURE_BAND, power_of_ten
 from .variables.assembly import Fitted
@@ -42,17 +42,10 @@ def _over_inputs(skeleton: Skeleton, constants: np.ndarray, scales: np.ndarray) 
     """``skeleton`` over the scaled reciprocals as a skeleton over the inputs: each
     ``x_j`` becomes ``c/x_j`` with ``c = 1/scales[j]`` (``1/x_j`` when that is 1), the
     constants in token order."""
-    tokens, values = [], []
-    given = iter(np.asarray(constants, dtype=np.float64))
-    for token in skeleton.tokens:
-        index = variable_index(token)
-        if index is None:
-            tokens.append(token)
-            if token == CONSTANT:
-                values.append(next(given))
-        elif scales[index] == 1:
-            tokens += ["div", "1", variable_token(index)]
-        else:
-            tokens += ["div", CONSTANT, variable_token(index)]
-            values.append(1.0 / float(scales[index]))
-    return Skeleton(tuple(tokens)), np.array(values, dtype=np.float64)
+
+    def reciprocal(j: int) -> tuple[list[str], list[float]]:
+        if scales[j] == 1:
+            return ["div", "1", variable_token(j)], []
+        return ["div", CONSTANT, variable_token(j)], [1.0 / float(scales[j])]
+
+    return skeleton.substituted(constants, reciprocal)

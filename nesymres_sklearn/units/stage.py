@@ -24,7 +24,7 @@ import numpy as np
 import sympy
 
 from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, variable_index, variable_token
+from ..expression.tokens import CONSTANT, variable_token
 from ..search.fitting.constants import mse
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
@@ -158,24 +158,20 @@ class Dimensionless:
         squared error there (from the candidate's values on the groups: its program,
         compiled to fit it, is not compiled again)."""
         monomial = _power_tokens(self.groups.monomial)
-        tokens = ["mul", CONSTANT, *(["mul", *monomial] if monomial else [])]
-        values = [self.target_scale]
-        given = iter(np.asarray(constants, dtype=np.float64))
-        for token in skeleton.tokens:
-            index = variable_index(token)
-            if index is None:
-                tokens.append(token)
-                if token == CONSTANT:
-                    values.append(next(given))
-            elif self.scales[index] == 1:
-                tokens += _power_tokens(self.groups.exponents[index])
-            else:
-                tokens += ["mul", CONSTANT, *_power_tokens(self.groups.exponents[index])]
-                values.append(1 / float(self.scales[index]))
+        inner, values = skeleton.substituted(constants, self._group_tokens)
+        tokens = ["mul", CONSTANT, *(["mul", *monomial] if monomial else []), *inner.tokens]
         predictions = self.factor * skeleton.program(self.problem.X, constants)
         with np.errstate(all="ignore"):
             loss = float(np.average((whole.y - predictions) ** 2, weights=whole.weights))
-        return Skeleton(tuple(tokens)), np.array(values, dtype=np.float64), loss if np.isfinite(loss) else np.inf
+        return Skeleton(tuple(tokens)), np.append(self.target_scale, values), loss if np.isfinite(loss) else np.inf
+
+    def _group_tokens(self, k: int) -> tuple[list[str], list[float]]:
+        """Tokens of the network's ``x_{k+1}`` (group ``k`` over its scale) over the
+        features, and the constant they hold."""
+        powers = _power_tokens(self.groups.exponents[k])
+        if self.scales[k] == 1:
+            return powers, []
+        return ["mul", CONSTANT, *powers], [1 / float(self.scales[k])]
 
     def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
         """Every row of ``rows`` (over the groups) over the features of ``whole``."""

@@ -47,7 +47,7 @@ import sympy
 
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
-from ...expression.tokens import CONSTANT, variable_index, variable_token
+from ...expression.tokens import CONSTANT, variable_token
 from ..budget import Deadline
 from ..scaling import FEATURE_BAND, power_of_ten
 from .power_law import MAX_EXPONENT, keeps_one_sign
@@ -123,20 +123,7 @@ class Reduction:
     def substituted(self, skeleton: Skeleton, constants: np.ndarray) -> tuple[Skeleton, np.ndarray]:
         """``skeleton`` over the combinations (``x_1`` is ``z_1``), rewritten over the
         features, with its constants and those of the substitutions in token order."""
-        tokens: list[str] = []
-        values: list[float] = []
-        given = iter(np.asarray(constants, dtype=np.float64))
-        for token in skeleton.tokens:
-            index = variable_index(token)
-            if index is not None:
-                inner, inner_values = self._tokens(index)
-                tokens += inner
-                values += inner_values
-            else:
-                tokens.append(token)
-                if token == CONSTANT:
-                    values.append(next(given))
-        return Skeleton(tuple(tokens)), np.array(values, dtype=np.float64)
+        return skeleton.substituted(constants, self._tokens)
 
     def describe(self, symbols) -> list[str]:
         """Each combination written with the features' SymPy ``symbols``, unscaled."""
