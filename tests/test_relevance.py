@@ -56,3 +56,26 @@ def test_interactions_use_at_most_the_rows_and_features_set(monkeypatch):
     monkeypatch.setattr(features, "MAX_INTERACTION_FEATURES", 3)
     relevant_features(X, y, 2, 0)
     assert seen == [(2000, 4)]  # no pairs beyond the limit
+
+
+@pytest.mark.parametrize("n_points, n_features, seed", [(300, 20, 0), (64, 5, 1), (2000, 3, 2), (5, 2, 3)])
+def test_mutual_information_is_scikit_learns_estimate(n_points, n_features, seed):
+    """The same Kraskov estimate as scikit-learn's, value for value: a smooth law, a
+    column of repeated values (ties at the radius), a constant column."""
+    from sklearn.feature_selection import mutual_info_regression
+
+    X = np.random.default_rng(seed).uniform(-3, 5, (n_points, n_features))
+    X[:, -1] = np.round(X[:, -1])
+    if n_features > 3:
+        X[:, 2] = 1.5
+    y = np.sin(X[:, 0]) * X[:, 1] + X[:, -1] ** 2
+    np.testing.assert_array_equal(
+        features.mutual_information(X, y, seed), mutual_info_regression(X, y, random_state=seed)
+    )
+
+
+def test_mutual_information_catches_what_rank_correlation_misses():
+    """``y = x0**2`` on data centred at 0 has no rank correlation with ``x0``."""
+    X = _centred(3)
+    information = features.mutual_information(X, X[:, 0] ** 2, 0)
+    assert information[0] > 1.0 and max(information[1:]) < 0.1

@@ -2,8 +2,8 @@
 skeletons are written back over all of them.
 
 Features are ranked by relevance to ``y``: the largest of their estimated mutual
-information (:func:`sklearn.feature_selection.mutual_info_regression`, which catches
-non-monotone dependence such as ``sin(x)`` or ``x**2``), their absolute Spearman
+information (:func:`mutual_information`, which catches non-monotone dependence such
+as ``sin(x)`` or ``x**2``), their absolute Spearman
 correlation (which catches a monotone term that the k-nearest-neighbour estimate of
 mutual information misses next to stronger ones, as ``x5`` in ``x1*x4 + x5``) and their
 interaction: the absolute Spearman correlation of ``y`` with their product with another
@@ -20,8 +20,9 @@ features that pay for their tokens and the selection's pruning has little left t
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial import cKDTree
+from scipy.special import digamma
 from scipy.stats import rankdata
-from sklearn.feature_selection import mutual_info_regression
 
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, variable_index, variable_token
@@ -33,6 +34,59 @@ from ..selection.scores import log_fvu, scores
 #: rest of the ranking).
 INTERACTION_ROWS = 512
 MAX_INTERACTION_FEATURES = 64
+
+
+#: Neighbours of the Kraskov estimate of mutual information (scikit-learn's default).
+MI_NEIGHBOURS = 3
+
+
+def _within(sorted_values: np.ndarray, values: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """For each of ``values``, how many of ``sorted_values`` lie within its ``radius``
+    (``|v - value| <= radius``, computed as written: ``value + radius`` may round past a
+    value at the boundary, so the ends found by bisection are moved until the comparison
+    holds exactly)."""
+    n = len(sorted_values)
+    low = np.searchsorted(sorted_values, values - radius)
+    high = np.searchsorted(sorted_values, values + radius, "right")
+    for _ in range(n):
+        below, above = np.maximum(low - 1, 0), np.minimum(high, n - 1)
+        low_out = (low < n) & (values - sorted_values[np.minimum(low, n - 1)] > radius)
+        low_in = (low > 0) & (values - sorted_values[below] <= radius)
+        high_out = (high > 0) & (sorted_values[np.maximum(high - 1, 0)] - values > radius)
+        high_in = (high < n) & (sorted_values[above] - values <= radius)
+        if not (low_out.any() or low_in.any() or high_out.any() or high_in.any()):
+            break
+        low, high = low + low_out - low_in, high - high_out + high_in
+    return high - low
+
+
+def mutual_information(X: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
+    """Each column's mutual information with ``y`` in nats: the Kraskov-Stögbauer-
+    Grassberger estimate of :func:`sklearn.feature_selection.mutual_info_regression`
+    (the same scaling, the same tiny noise drawn from ``seed``, ``MI_NEIGHBOURS``
+    neighbours, the same counts), with one KD-tree per column for the neighbours and the
+    marginal counts read off sorted values. scikit-learn's function spends 3-6 ms per
+    column on validation and trees whatever the number of rows (0.06-0.13 s for 20
+    features, more than a fit at ``max_time=0.1`` has); this takes a sixth of that."""
+    n_samples, n_features = X.shape
+    found = np.zeros(n_features)
+    if n_samples <= MI_NEIGHBOURS:
+        return found
+    rng = np.random.RandomState(seed)
+    spread, spread_y = np.std(X, axis=0), np.std(y)
+    X = X / np.where(spread > 0, spread, 1.0)  # a constant column stays, as scikit-learn's scale leaves it
+    y = y / (spread_y if spread_y > 0 else 1.0)
+    X = X + 1e-10 * np.maximum(1.0, np.mean(np.abs(X), axis=0)) * rng.standard_normal((n_samples, n_features))
+    y = y + 1e-10 * max(1.0, float(np.mean(np.abs(y)))) * rng.standard_normal(n_samples)
+    sorted_y = np.sort(y)
+    for j in range(n_features):
+        points = np.column_stack([X[:, j], y])
+        radius = np.nextafter(cKDTree(points).query(points, k=MI_NEIGHBOURS + 1, p=np.inf)[0][:, -1], 0)
+        in_x = _within(np.sort(X[:, j]), X[:, j], radius)
+        in_y = _within(sorted_y, y, radius)
+        estimate = digamma(n_samples) + digamma(MI_NEIGHBOURS) - np.mean(digamma(in_x)) - np.mean(digamma(in_y))
+        found[j] = max(0.0, estimate)
+    return found
 
 
 def _spearman(columns: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -66,7 +120,7 @@ def _interactions(X: np.ndarray, y: np.ndarray, correlation: np.ndarray, seed: i
 def relevance(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Each feature's relevance to ``y`` in [0, 1] (see the module docstring) and, where
     its interaction sets it, the feature it interacts with (-1 elsewhere)."""
-    information = np.nan_to_num(mutual_info_regression(X, y, random_state=seed))
+    information = mutual_information(X, y, seed)
     correlation = _spearman(X, y)
     interaction, partners = _interactions(X, y, correlation, seed)
     largest = max(correlation.max(), interaction.max()) or 1.0
