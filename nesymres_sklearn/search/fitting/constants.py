@@ -52,8 +52,6 @@ UNDEFINED_RESIDUAL = 1e3
 MAX_EVALUATIONS = 100
 TOLERANCE = 1e-10
 START_RANGE = 5.0
-# Random starts drawn, at most, until one is inside the skeleton's domain (see _drawn_start).
-START_DRAWS = 8
 # A compiled run's fit this close to exact (normalised MSE) is polished in float64, in
 # at most this many Gauss-Newton steps.
 POLISH_BELOW = 1e-8
@@ -244,27 +242,13 @@ def fit_constants(
     for restart in range(best.n_restarts_run, max(1, n_restarts)):
         if best.mse / scale <= EXACT_FIT or (restart and deadline is not None and deadline.passed()):
             break
-        start = np.ones(k) if restart == 0 else _drawn_start(values, X, k, rng, runner is not None)
+        start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
         found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner, scale)
         if loss < best.mse or not np.isfinite(best.mse):
             best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)
         else:
             best = ConstantFit(best.constants, best.mse, restart + 1)
     return best
-
-
-def _drawn_start(values: Callable, X: np.ndarray, k: int, rng: np.random.Generator, in_domain: bool) -> np.ndarray:
-    """A random start, U(-START_RANGE, START_RANGE) per constant. With ``in_domain``
-    (a compiled runner, which cannot leave a start where the skeleton is undefined),
-    up to ``START_DRAWS`` are drawn until one is defined at every point: an evaluation
-    costs a fiftieth of the float64 run that otherwise steps into the domain."""
-    start = rng.uniform(-START_RANGE, START_RANGE, size=k)
-    for _ in range(START_DRAWS - 1 if in_domain else 0):
-        with np.errstate(all="ignore"):
-            if np.all(np.isfinite(values(X, start))):
-                break
-        start = rng.uniform(-START_RANGE, START_RANGE, size=k)
-    return start
 
 
 def _interpreted(program: PrefixProgram) -> Callable:
