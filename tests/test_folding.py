@@ -52,3 +52,33 @@ def test_every_form_is_the_same_function():
     assert float(folded(offset).subs(points)) == pytest.approx(float(offset.subs(points)), rel=1e-12)
     exact = x1 * sympy.log(1000 * x0)  # no float to cancel against: the law as fitted
     assert folded(exact) == exact
+
+
+x2 = sympy.Symbol("x2", real=True)
+
+
+@pytest.mark.parametrize(
+    "product, expected",
+    [
+        (sympy.sqrt(x0) * sympy.sqrt(x1 / x2), sympy.sqrt(x0 * x1 / x2)),  # a monomial times a group
+        (sympy.sqrt(x0) * sympy.sqrt(x1) / sympy.sqrt(x2), sympy.sqrt(x0 * x1 / x2)),
+        (3 * sympy.sqrt(x0) * sympy.sqrt(x2) * sympy.sin(x1), 3 * sympy.sqrt(x0 * x2) * sympy.sin(x1)),
+        (sympy.sin(sympy.sqrt(x0) * sympy.sqrt(x1)) + 1, sympy.sin(sympy.sqrt(x0 * x1)) + 1),  # inside too
+        (x0**2 * x1**2, x0**2 * x1**2),  # integer powers stay apart
+        (sympy.sqrt(x0) * x1 ** sympy.Rational(1, 3), sympy.sqrt(x0) * x1 ** sympy.Rational(1, 3)),  # two roots
+    ],
+)
+def test_the_roots_of_a_product_are_written_as_one_root(product, expected):
+    assert folded(product) == expected
+
+
+def test_one_root_is_the_law_wherever_the_roots_are_real():
+    """Equal where every base is at least 0 (the law's real domain); real also where a
+    pair of bases is negative, where the roots apart are not."""
+    law = sympy.sqrt(x0) * sympy.sqrt(x1) / sympy.sqrt(x2)
+    one = sympy.lambdify((x0, x1, x2), folded(law), "numpy")
+    apart = sympy.lambdify((x0, x1, x2), law, "numpy")
+    X = np.random.default_rng(0).uniform(0.1, 5, (50, 3))
+    np.testing.assert_allclose(one(*X.T), apart(*X.T), rtol=1e-14)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(apart(-1.0, -2.0, 1.0)) and one(-1.0, -2.0, 1.0) == pytest.approx(np.sqrt(2.0))

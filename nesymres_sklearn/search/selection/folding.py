@@ -11,6 +11,13 @@ log(k)`` and the terms that then cancel to rounding (below ``NEGLIGIBLE`` of the
 largest of them) dropped (``x1*log(x0)``). Every step is an identity, so the three forms
 are the same function; the work depends on the expression alone, not on the data or
 the clock.
+
+A fourth form writes the roots of a product as one root (:func:`roots_combined`):
+``sqrt(x0)*sqrt(x1/x2)`` as ``sqrt(x0*x1/x2)``, as a physicist writes a law that the
+units stage or the network put together from a monomial and a group. Wherever the
+first is real (every base of a fractional power at least 0) the two are equal; the
+second is also real where pairs of bases are both negative, so it extends the law, and
+SymPy cannot show them equal over the reals.
 """
 
 from __future__ import annotations
@@ -34,7 +41,33 @@ def folded(expression: sympy.Expr) -> sympy.Expr:
     split = _logs_split(expression)
     if split is not None:
         forms.append(sympy.factor_terms(tidy_numbers(split)))
+    forms.append(roots_combined(expression))
     return min(forms, key=_size)  # the first of the shortest: the equation as it is on ties
+
+
+def roots_combined(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` with the factors of each product that are powers to a non-integer
+    rational ``p`` or ``-p`` written as one power ``p`` of their bases' quotient
+    (``sqrt(a)*sqrt(b)/sqrt(c)`` is ``sqrt(a*b/c)``), from the leaves up."""
+
+    def combined(product: sympy.Expr) -> sympy.Expr:
+        if not product.is_Mul:
+            return product
+        by_exponent: dict[sympy.Rational, list[sympy.Pow]] = {}
+        rest = []
+        for factor in product.args:
+            if factor.is_Pow and factor.exp.is_Rational and not factor.exp.is_Integer:
+                by_exponent.setdefault(abs(factor.exp), []).append(factor)
+            else:
+                rest.append(factor)
+        for exponent, powers in by_exponent.items():
+            if len(powers) == 1:
+                rest += powers
+            else:
+                rest.append(sympy.Mul(*(p.base if p.exp > 0 else 1 / p.base for p in powers)) ** exponent)
+        return sympy.Mul(*rest)
+
+    return sympy.bottom_up(expression, combined)
 
 
 def _size(expression: sympy.Expr) -> int:
