@@ -67,7 +67,8 @@ def mutual_information(X: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
     neighbours, the same counts), with one KD-tree per column for the neighbours and the
     marginal counts read off sorted values. scikit-learn's function spends 3-6 ms per
     column on validation and trees whatever the number of rows (0.06-0.13 s for 20
-    features, more than a fit at ``max_time=0.1`` has); this takes a sixth of that."""
+    features, more than a fit at ``max_time=0.1`` has); on a few hundred points this takes
+    a fifth of that."""
     n_samples, n_features = X.shape
     found = np.zeros(n_features)
     if n_samples <= MI_NEIGHBOURS:
