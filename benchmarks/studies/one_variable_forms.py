@@ -5,7 +5,7 @@ With units, AIFM-20, -37, -38, -41, -42 and -46 reduce to one dimensionless grou
 ``p`` and a law ``f(p)``: Bose-Einstein ``1/(exp(p) - 1)``, ``exp(p) - 1``, ``1/(exp(p) +
 exp(-p))``, ``tanh(p)`` and Planck's ``p**3/(exp(p) - 1)``. Each is fitted with the
 default estimator (``--max-time``, ``random_state=0``) on 128 values of ``p`` drawn as
-AIFM-41's group, ``x1*x2/(2*pi*x3*x4)`` with every ``x`` from U(1, 5) (0.01 to 4), on
+AIFM-41's group, ``x1*x2/(2*pi*x3*x4)`` with every ``x`` from U(1, 5) (0.02 to 0.97), on
 their reciprocals (the group the other way up) and on U(0.1, 3). Prints the selected
 equation and its R² on the data, and whether it is the law (SRBench's check).
 
