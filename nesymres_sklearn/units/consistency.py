@@ -46,7 +46,7 @@ class _Quantity:
 
     @property
     def has_log(self) -> bool:
-        return not _equal(self.log, 0 * self.log)
+        return _nonzero(self.log)
 
     def plain(self, where: str) -> np.ndarray:
         """Its dimension, where a log dimension left over is inconsistent."""
@@ -67,19 +67,19 @@ def _product(a: _Quantity, b: _Quantity, divide: bool = False) -> _Quantity:
     if b.has_log:
         a, b = b, a
     if a.has_log:  # k*log(q) or log(q)/k: k must be a known number
-        if b.value is None or not _equal(b.dimension, 0 * b.dimension):
+        if b.value is None or _nonzero(b.dimension):
             raise InconsistentError("the log of a dimensional quantity times a factor that is not a known number")
         return _Quantity(a.dimension, a.log / b.value if divide else a.log * b.value)
     return _Quantity(a.dimension - b.dimension if divide else a.dimension + b.dimension, a.log)
 
 
 def _power(base: _Quantity, exponent: _Quantity) -> np.ndarray:
-    if not _equal(exponent.plain("an exponent"), 0 * base.dimension):
+    if _nonzero(exponent.plain("an exponent")):
         raise InconsistentError("a dimensional exponent")
     dimension = base.plain("a power")
     if exponent.value is not None and np.isfinite(exponent.value):
         return dimension * exponent.value
-    if not _equal(dimension, 0 * dimension):
+    if _nonzero(dimension):
         raise InconsistentError("a dimensional base to a power that is not a known number")
     return dimension
 
@@ -94,7 +94,7 @@ def _function(name: str, argument: _Quantity) -> _Quantity:
         return _Quantity(dimension / 2, zero)
     if name in ("ln", "log"):
         return _Quantity(zero, dimension)
-    if not _equal(dimension, zero):
+    if _nonzero(dimension):
         raise InconsistentError(f"{name} takes a dimensional argument")
     return _Quantity(zero, zero)
 
@@ -105,7 +105,8 @@ def dimension(tokens: Sequence[str], dimensions: np.ndarray, constants: Sequence
     the values of its placeholders ``c`` in order (unknown without: a power to one of
     them needs a dimensionless base). Raises :class:`InconsistentError`."""
     reader = _Reader(tokens, np.asarray(dimensions, dtype=np.float64), constants)
-    return reader.read().plain("the law")
+    with np.errstate(all="ignore"):  # a value outside the domain is NaN: an unknown exponent
+        return reader.read().plain("the law")
 
 
 def is_consistent(
@@ -147,7 +148,7 @@ def sympy_dimension(expression: sympy.Expr, symbols: Sequence[sympy.Symbol], dim
         name = node.func.__name__.lower()  # SymPy's Abs is the token abs
         if len(parts) == 1:
             return _function(name, parts[0])
-        if any(not _equal(part.plain(f"an argument of {name}"), zero) for part in parts):
+        if any(_nonzero(part.plain(f"an argument of {name}")) for part in parts):
             raise InconsistentError(f"{name} takes a dimensional argument")
         return _Quantity(zero, zero)
 
@@ -175,8 +176,7 @@ class _Reader:
         operator = OPERATORS[token]
         arguments = [self.read() for _ in range(operator.arity)]
         values = [argument.value for argument in arguments]
-        with np.errstate(all="ignore"):  # a value outside the domain is NaN: an unknown exponent
-            value = None if None in values else float(operator.numpy(*values))
+        value = None if None in values else float(operator.numpy(*values))
         if token == "add":
             found = _sum(*arguments)
         elif token in ("mul", "div"):
@@ -189,4 +189,9 @@ class _Reader:
 
 
 def _equal(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool(np.all(np.abs(a - b) < TOLERANCE))
+    return not _nonzero(a - b)
+
+
+def _nonzero(a: np.ndarray) -> bool:
+    """Whether some exponent of ``a`` is not 0 (beyond ``TOLERANCE``)."""
+    return bool((np.abs(a) >= TOLERANCE).any())
