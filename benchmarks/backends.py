@@ -33,8 +33,11 @@ logger = logging.getLogger(__name__)
 
 #: Backends of the command line (joblib's ``multiprocessing`` is accepted too).
 BACKENDS = ("loky", "threading", "dask", "ray")
-#: Ray's setting of its workers' niceness (15 unless set).
-RAY_NICENESS = "RAY_worker_niceness"
+#: Ray's settings of a local cluster started here: its workers at normal priority. Ray
+#: starts them at niceness 15, so beside CPU-bound processes of normal priority they
+#: get a few percent of a core: the fits are the work here, and a timed fit would be
+#: starved of its budget.
+RAY_SYSTEM_CONFIG = {"worker_niceness": 0}
 
 
 def map_unordered(
@@ -118,23 +121,6 @@ def _is_daemonic() -> bool:
     return multiprocessing.current_process().daemon
 
 
-@contextlib.contextmanager
-def _normal_priority_workers():
-    """While a local ray cluster starts: its workers run at normal priority. Ray starts
-    them at niceness 15 (``RAY_worker_niceness``), so beside CPU-bound processes of
-    normal priority they get a few percent of a core: the fits are the work here, and a
-    timed fit would be starved of its budget."""
-    before = os.environ.get(RAY_NICENESS)
-    os.environ[RAY_NICENESS] = "0"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[RAY_NICENESS]
-        else:
-            os.environ[RAY_NICENESS] = before
-
-
 def _map_ray(function: Callable, arguments: Iterable[tuple], n_jobs: int, address: str | None) -> Iterator:
     try:
         import ray
@@ -144,8 +130,7 @@ def _map_ray(function: Callable, arguments: Iterable[tuple], n_jobs: int, addres
     if started:
         address = address or os.environ.get("RAY_ADDRESS")
         if address is None:
-            with _normal_priority_workers():
-                ray.init(num_cpus=n_jobs if n_jobs > 0 else None, include_dashboard=False)
+            ray.init(num_cpus=n_jobs if n_jobs > 0 else None, include_dashboard=False, _system_config=RAY_SYSTEM_CONFIG)
         else:
             ray.init(address=address)
     lost = (

@@ -126,7 +126,7 @@ def test_quick_profile_on_a_dask_cluster_loses_a_worker_and_resumes(tmp_path, ca
 
 
 @pytest.mark.slow
-def test_quick_profile_on_a_ray_cluster_retries_a_lost_worker(tmp_path, monkeypatch):
+def test_quick_profile_on_a_ray_cluster_retries_a_lost_worker(tmp_path):
     import ray
 
     # gplearn fits lasting seconds even on a loaded machine: one is caught in the middle.
@@ -136,8 +136,12 @@ def test_quick_profile_on_a_ray_cluster_retries_a_lost_worker(tmp_path, monkeypa
     # Ray's workers are not children of this process: tell them where the package is.
     repository = str(Path(benchmarks.__file__).parents[1])
     # Ray's workers run at niceness 15 by default: beside busy processes they starve.
-    monkeypatch.setenv(backends.RAY_NICENESS, "0")
-    ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": repository}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        runtime_env={"env_vars": {"PYTHONPATH": repository}},
+        _system_config=backends.RAY_SYSTEM_CONFIG,
+    )
     try:
         sweep, errors = in_background(runner.run, profile, out, n_jobs=2, backend="ray", progress=False)
         is_worker = lambda process: process.name() == "ray::run_task"  # noqa: E731
@@ -164,8 +168,6 @@ def _niceness() -> int:
 def test_a_local_ray_cluster_runs_its_workers_at_normal_priority(monkeypatch):
     """Ray starts workers at niceness 15, where CPU-bound neighbours starve them (the
     lost-worker test above caught no fit in 10 minutes beside two busy processes). The
-    backend's own cluster runs them at 0 and leaves the setting as it found it."""
-    monkeypatch.delenv(backends.RAY_NICENESS, raising=False)
+    backend's own cluster runs them at 0."""
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))  # the workers import _niceness from here
     assert list(backends.map_unordered(_niceness, [()], backend="ray", n_jobs=1)) == [0]
-    assert backends.RAY_NICENESS not in os.environ
