@@ -39,8 +39,8 @@ logger = logging.getLogger(__name__)
 
 #: The stages timed in ``timings_``.
 TIMINGS = (
-    "loading", "encoding", "decoding", "constant_fitting", "residual", "reciprocal", "inverted", "decomposition",
-    "reduction", "refinement", "selection",
+    "loading", "encoding", "decoding", "constant_fitting", "exhaustive", "residual", "reciprocal", "inverted",
+    "decomposition", "reduction", "refinement", "selection",
 )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from .network.weights import ModelSource, load_model, resolve_device
 from .operon.plan import constant_runner
 from .search.anytime import FULL_BEAM_SECONDS, SearchResult, search
 from .search.budget import Budget
+from .search.exhaustive import exhaustive_candidates
 from .search.inverted import inverted_candidates
 from .search.problem import Problem
 from .search.reciprocal import reciprocal_candidates
@@ -154,6 +155,8 @@ def network_rows(
             moment = time.perf_counter()
             found_rows[name] = SECOND_LOOKS[name][1](network, problem, route, request, budget, first)
             seconds[name] = time.perf_counter() - moment
+            if any(problem.is_exact(loss) for loss in found_rows[name].losses):
+                break  # the looks after an exact one would only add slower candidates
 
     moment = time.perf_counter()
     found = propose_and_fit(network, route.problem, request, budget, look_again if looks else None)
@@ -215,6 +218,28 @@ def _first_round_inexact(first: SearchResult, route: Route) -> bool:
     return best is not None and not route.problem.is_exact(first.fits[best].mse)
 
 
+def exhaustive_rows(
+    network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
+) -> CandidateRows:
+    """Every small expression of the one variable the network reads, scaled and fitted
+    (:mod:`.search.exhaustive`; origin ``"exhaustive"``), and when none is exact, of
+    its reciprocal (:mod:`.search.inverted`: a group has no preferred way up), over all
+    features; none after an exact first round."""
+    rows = CandidateRows()
+    if not _first_round_inexact(first, route):
+        return rows
+
+    def solve(part: Problem):
+        return exhaustive_candidates(part, budget.network_end)
+
+    found = solve(route.problem)
+    if not any(route.problem.is_exact(loss) for _, _, loss in found):
+        found += inverted_candidates(route.problem, solve)
+    for skeleton, constants, loss in found:
+        rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "exhaustive")
+    return rows
+
+
 def reciprocal_rows(
     network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
 ) -> CandidateRows:
@@ -270,6 +295,12 @@ def _second_look_budget(budget: Budget) -> bool:
 #: searches are a first round each, their fits stop at the budget's ``network_end``, and
 #: their rows are fixed work (all budgets that take them do), so they may seed Operon.
 SECOND_LOOKS = {
+    "exhaustive": (
+        lambda route, request, budget: (
+            request.settings.exhaustive and route.problem.X.shape[1] == 1 and _second_look_budget(budget)
+        ),
+        exhaustive_rows,
+    ),
     "residual": (
         lambda route, request, budget: (
             request.settings.residual and route.reads_the_most_relevant and _second_look_budget(budget)

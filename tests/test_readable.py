@@ -11,6 +11,8 @@ X = np.random.default_rng(0).uniform(1, 5, size=(100, 2))
 def test_simple_numbers_are_tried_simplest_first():
     assert simple_numbers(0.49999999) == [0, 1, sympy.Rational(1, 2)]
     assert sympy.pi / 2 in simple_numbers(1.5707963)
+    assert 1 / (2 * sympy.pi) in simple_numbers(0.15915494)  # h/(2*pi)
+    assert 3 / sympy.pi not in simple_numbers(0.95)  # 3/pi is 0.955: beyond 0.1%
     assert simple_numbers(2.718) == [0, 1]  # no small fraction or multiple of pi within 0.1%
     assert simple_numbers(np.inf) == [0, 1]
 

@@ -173,7 +173,9 @@ def test_the_groups_are_read_the_other_way_up_with_units_and_budgets_of_the_full
     monkeypatch.setattr(neural_search, "inverted_candidates", _recording(calls))
     X, y = motion
     units = dict(X_units=["m/s", "s", "m"], y_units="m") if with_units else {}
-    units_regressor.set_params(max_time=max_time, search_settings=SearchSettings(inverted_groups=inverted_groups))
+    units_regressor.set_params(
+        max_time=max_time, search_settings=SearchSettings(inverted_groups=inverted_groups, exhaustive=False)
+    )
     reg = units_regressor.fit(X, y, **units)
     assert len(calls) == searched
     assert ("inverted" in set(reg.equations_["origin"])) == searched
@@ -196,7 +198,9 @@ def test_one_over_y_is_read_with_units_only_and_over_the_groups_either_way_up(
     monkeypatch.setattr(neural_search, "reciprocal_candidates", _recording(calls))
     X, y = motion
     units = dict(X_units=["m/s", "s", "m"], y_units="m") if with_units else {}
-    units_regressor.set_params(search_settings=SearchSettings(reciprocal="units", inverted_groups=True))
+    units_regressor.set_params(
+        search_settings=SearchSettings(reciprocal="units", inverted_groups=True, exhaustive=False)
+    )
     reg = units_regressor.fit(X, y, **units)
     assert len(calls) == (2 if with_units else 0)
     if with_units:

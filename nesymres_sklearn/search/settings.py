@@ -70,6 +70,11 @@ class SearchSettings:
         least 1 s (or none), it also reads their reciprocals after its first round
         (``c/v`` for ``v/c``), and its fits join the candidates with the groups the
         other way up (:mod:`.inverted`).
+    exhaustive : bool, default=True
+        When the network reads one variable (one feature, or one dimensionless group
+        with units), with a budget of at least 1 s (or none), every expression of it of
+        up to five nodes is also fitted as ``a * x**k * g(c*x) + b`` after the
+        network's first round, unless that round is exact (:mod:`.exhaustive`).
     reduce : bool, default=True
         With more features than the network's variables and no power-law factor
         split off, look for at most that many combinations of the features that ``y``
@@ -94,6 +99,7 @@ class SearchSettings:
     residual: bool = True
     reciprocal: bool | str = "units"
     inverted_groups: bool = True
+    exhaustive: bool = True
     reduce: bool = True
     units_min_r2: float = 0.99
 

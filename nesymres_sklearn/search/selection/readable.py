@@ -2,8 +2,10 @@
 
 Each fitted constant is tried, in turn, as 0, as 1 (a constant that does nothing), and
 as the nearest "simple" number within ``MAX_RELATIVE_CHANGE``: a fraction with a
-denominator up to ``MAX_DENOMINATOR`` (integers included) or such a multiple of pi, up
-to ``MAX_READABLE_MAGNITUDE``. A
+denominator up to ``MAX_DENOMINATOR`` (integers included), such a multiple of pi, or a
+fraction of pi with a denominator up to ``MAX_DENOMINATOR_OVER_PI`` (``1/(2*pi)``, the
+``h/(2*pi)`` of a law written with Planck's ``h``),
+up to ``MAX_READABLE_MAGNITUDE``. A
 replacement is kept when the equation's fraction of variance unexplained does not grow
 beyond ``FVU_TOLERANCE`` (relative) or the selection floor, so an exact fit stays exact
 and ``2.0000000013*x`` becomes ``2*x``. Constants that become 0 or 1 in additive or
@@ -28,6 +30,8 @@ from ..problem import variance
 from .scores import FVU_FLOOR
 
 MAX_DENOMINATOR = 12
+# Fractions of pi are dense enough with small denominators (1/(2*pi), 3/(4*pi)).
+MAX_DENOMINATOR_OVER_PI = 4
 # Larger constants stay floats: an integer such as 9061438163468778 is not readable.
 MAX_READABLE_MAGNITUDE = 1e4
 FVU_TOLERANCE = 1e-9
@@ -40,8 +44,9 @@ READABLE_EVALUATIONS = 400
 
 def nearest_simple_numbers(value: float) -> list[sympy.Expr]:
     """The small fraction (denominator up to ``MAX_DENOMINATOR``) nearest to ``value``,
-    then the nearest nonzero such multiple of pi; ``value`` must be finite. None beyond
-    ``MAX_READABLE_MAGNITUDE``."""
+    then the nearest nonzero such multiple of pi, and the nearest ``q/pi`` (the
+    denominator of ``q`` up to ``MAX_DENOMINATOR_OVER_PI``);
+    ``value`` must be finite. None beyond ``MAX_READABLE_MAGNITUDE``."""
     if abs(value) > MAX_READABLE_MAGNITUDE:
         return []
     fraction = Fraction(value).limit_denominator(MAX_DENOMINATOR)
@@ -49,6 +54,9 @@ def nearest_simple_numbers(value: float) -> list[sympy.Expr]:
     multiple = Fraction(value / np.pi).limit_denominator(MAX_DENOMINATOR)
     if multiple != 0:
         found.append(sympy.Rational(multiple.numerator, multiple.denominator) * sympy.pi)
+    over = Fraction(value * np.pi).limit_denominator(MAX_DENOMINATOR_OVER_PI)
+    if over != 0:
+        found.append(sympy.Rational(over.numerator, over.denominator) / sympy.pi)
     return found
 
 
@@ -111,8 +119,8 @@ def exact_constants(
 
 
 def tidy_numbers(expression: sympy.Expr) -> sympy.Expr:
-    """``expression`` with every float that is a small fraction, or such a multiple of
-    pi, up to rounding (``3.0``, ``0.5``, ``3.14159265358979`` from folded operations)
+    """``expression`` with every float that is a small fraction, or such a multiple or
+    fraction of pi, up to rounding (``3.0``, ``0.5``, ``3.14159265358979`` from folded operations)
     written exactly, so that SymPy's evaluation applies (``sin(x + pi)`` is ``-sin(x)``)."""
     replacements = {}
     for number in expression.atoms(sympy.Float):
