@@ -346,7 +346,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             if refinement is not None:  # skipped when a row of the network fits exactly
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
-        writer = Writer(scaling, symbols)
+        writer = Writer(scaling, symbols, frozenset(s for s, column in zip(symbols, problem.X.T) if np.all(column > 0)))
         keep = None if units is None else units.keep(problem, settings.units_min_r2)
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep)
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
@@ -377,7 +377,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self.constants_std_ = self._uncertainty.covariance.std
         self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]
-        self._scaling, self._symbols = writer.scaling, writer.symbols
+        self._scaling, self._symbols, self._positive = writer.scaling, writer.symbols, writer.positive
         self.timings_, self.n_rounds_, self.refinement_ = timings, rounds, refinement
         self.features_seen_by_network_, self.network_inputs_ = columns, inputs
         self.X_units_, self.y_units_, self.pi_groups_ = fitted_attributes(units, writer.symbols)
@@ -441,4 +441,4 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         return int(index) % n_rows
 
     def _expression(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
-        return Writer(self._scaling, self._symbols)(skeleton, constants, exact)
+        return Writer(self._scaling, self._symbols, self._positive)(skeleton, constants, exact)

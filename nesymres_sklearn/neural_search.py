@@ -26,7 +26,7 @@ from .network.weights import ModelSource, load_model, resolve_device
 from .operon.plan import constant_runner
 from .search.anytime import FULL_BEAM_SECONDS, SearchResult, search
 from .search.budget import Budget
-from .search.exhaustive import exhaustive_candidates
+from .search.exhaustive import exhaustive_candidates, library
 from .search.inverted import inverted_candidates
 from .search.problem import Problem
 from .search.reciprocal import reciprocal_candidates
@@ -102,7 +102,10 @@ os.register_at_fork(before=_before_fork)
 
 
 def load_network(model: str | os.PathLike, revision: str | None, device: str) -> NeSymReSModel:
-    """The estimator's ``model`` on its ``device`` (loaded once per process)."""
+    """The estimator's ``model`` on its ``device`` (loaded once per process), and the
+    exhaustive search's expressions (built once per process, in 0.2-0.3 s: with the
+    model, not inside a fit's look, where no deadline could cut it)."""
+    library()
     return load_model(ModelSource.parse(model, revision), device=resolve_device(device))
 
 
@@ -155,7 +158,7 @@ def network_rows(
             moment = time.perf_counter()
             found_rows[name] = SECOND_LOOKS[name][1](network, problem, route, request, budget, first)
             seconds[name] = time.perf_counter() - moment
-            if any(problem.is_exact(loss) for loss in found_rows[name].losses):
+            if any(problem.is_exact_to_rounding(loss) for loss in found_rows[name].losses):
                 break  # the looks after an exact one would only add slower candidates
 
     moment = time.perf_counter()
@@ -224,16 +227,19 @@ def exhaustive_rows(
     """Every small expression of the one variable the network reads, scaled and fitted
     (:mod:`.search.exhaustive`; origin ``"exhaustive"``), and when none is exact, of
     its reciprocal (:mod:`.search.inverted`: a group has no preferred way up), over all
-    features; none after an exact first round."""
+    features; none after a first round exact to rounding. The last look, taken when
+    the others found nothing exact to rounding (the network's forms of a law read more naturally than the
+    search's smallest one), it may run until the refinement's end: Operon adds little
+    where a law of one variable is exact, and its share is the time this search needs."""
     rows = CandidateRows()
-    if not _first_round_inexact(first, route):
+    if any(route.problem.is_exact_to_rounding(fit.mse) for fit in first.fits):
         return rows
 
     def solve(part: Problem):
-        return exhaustive_candidates(part, budget.network_end)
+        return exhaustive_candidates(part, budget.refinement_end)
 
     found = solve(route.problem)
-    if not any(route.problem.is_exact(loss) for _, _, loss in found):
+    if not any(route.problem.is_exact_to_rounding(loss) for _, _, loss in found):
         found += inverted_candidates(route.problem, solve)
     for skeleton, constants, loss in found:
         rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "exhaustive")
@@ -290,17 +296,13 @@ def _second_look_budget(budget: Budget) -> bool:
     return (budget.max_time or np.inf) >= SECOND_LOOK_MIN_SECONDS
 
 
-#: The network's second looks, taken after its first round: their names (the origin of
-#: their rows and their key in ``timings_``), when each applies and what it adds. Their
-#: searches are a first round each, their fits stop at the budget's ``network_end``, and
-#: their rows are fixed work (all budgets that take them do), so they may seed Operon.
+#: The network's second looks, taken after its first round, in this order, until one is
+#: exact: their names (the origin of their rows and their key in ``timings_``), when
+#: each applies and what it adds. Their searches are a first round each (the last, the
+#: exhaustive search, is not the network's), their fits stop at the budget's
+#: ``network_end`` (the exhaustive search's at ``refinement_end``), and their rows are
+#: fixed work (all budgets that take them do), so they may seed Operon.
 SECOND_LOOKS = {
-    "exhaustive": (
-        lambda route, request, budget: (
-            request.settings.exhaustive and route.problem.X.shape[1] == 1 and _second_look_budget(budget)
-        ),
-        exhaustive_rows,
-    ),
     "residual": (
         lambda route, request, budget: (
             request.settings.residual and route.reads_the_most_relevant and _second_look_budget(budget)
@@ -313,6 +315,12 @@ SECOND_LOOKS = {
             request.reads_groups and request.settings.inverted_groups and _second_look_budget(budget)
         ),
         inverted_rows,
+    ),
+    "exhaustive": (
+        lambda route, request, budget: (
+            request.settings.exhaustive and route.problem.X.shape[1] == 1 and _second_look_budget(budget)
+        ),
+        exhaustive_rows,
     ),
 }
 

@@ -57,28 +57,16 @@ def test_every_form_is_the_same_function():
 x2 = sympy.Symbol("x2", real=True)
 
 
-@pytest.mark.parametrize(
-    "product, expected",
-    [
-        (sympy.sqrt(x0) * sympy.sqrt(x1 / x2), sympy.sqrt(x0 * x1 / x2)),  # a monomial times a group
-        (sympy.sqrt(x0) * sympy.sqrt(x1) / sympy.sqrt(x2), sympy.sqrt(x0 * x1 / x2)),
-        (3 * sympy.sqrt(x0) * sympy.sqrt(x2) * sympy.sin(x1), 3 * sympy.sqrt(x0 * x2) * sympy.sin(x1)),
-        (sympy.sin(sympy.sqrt(x0) * sympy.sqrt(x1)) + 1, sympy.sin(sympy.sqrt(x0 * x1)) + 1),  # inside too
-        (x0**2 * x1**2, x0**2 * x1**2),  # integer powers stay apart
-        (sympy.sqrt(x0) * x1 ** sympy.Rational(1, 3), sympy.sqrt(x0) * x1 ** sympy.Rational(1, 3)),  # two roots
-    ],
-)
-def test_the_roots_of_a_product_are_written_as_one_root(product, expected):
-    assert folded(product) == expected
+def test_the_absolute_value_of_a_positive_feature_is_the_feature():
+    law = sympy.sin(2 * sympy.pi * sympy.Abs(x0) * sympy.Abs(x1) / sympy.Abs(x2)) ** 2  # from Operon's abs
+    assert folded(law, frozenset({x0, x1, x2})) == sympy.sin(2 * sympy.pi * x0 * x1 / x2) ** 2
+    assert folded(law, frozenset({x0, x1})) == sympy.sin(2 * sympy.pi * x0 * x1 / sympy.Abs(x2)) ** 2
 
 
-def test_one_root_is_the_law_wherever_the_roots_are_real():
-    """Equal where every base is at least 0 (the law's real domain); real also where a
-    pair of bases is negative, where the roots apart are not."""
-    law = sympy.sqrt(x0) * sympy.sqrt(x1) / sympy.sqrt(x2)
-    one = sympy.lambdify((x0, x1, x2), folded(law), "numpy")
-    apart = sympy.lambdify((x0, x1, x2), law, "numpy")
-    X = np.random.default_rng(0).uniform(0.1, 5, (50, 3))
-    np.testing.assert_allclose(one(*X.T), apart(*X.T), rtol=1e-14)
-    with np.errstate(invalid="ignore"):
-        assert np.isnan(apart(-1.0, -2.0, 1.0)) and one(-1.0, -2.0, 1.0) == pytest.approx(np.sqrt(2.0))
+def test_the_writer_drops_the_absolute_values_of_the_features_positive_on_the_data():
+    from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.selection.final import Writer
+
+    skeleton = Skeleton(("mul", "abs", "x_1", "abs", "x_2"))
+    assert Writer(Scaling.identity(2), (x0, x1), frozenset({x0}))(skeleton, np.array([]), []) == x0 * sympy.Abs(x1)
+    assert Writer(Scaling.identity(2), (x0, x1))(skeleton, np.array([]), []) == sympy.Abs(x0) * sympy.Abs(x1)

@@ -30,7 +30,8 @@ import numpy as np
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
 from .budget import Deadline
-from .problem import Problem
+from .problem import ROUNDING_FIT, Problem
+from .selection.scores import FVU_FLOOR
 from .variables.assembly import Fitted, refit
 
 MAX_NODES = 5
@@ -63,8 +64,6 @@ GRID = np.geomspace(0.1, 16.0, 15)
 TIERS = ((0.3, 2), (0.03, 6))
 #: Expressions written as skeletons and fitted on all the data.
 N_KEPT = 12
-#: A fraction of variance unexplained this small is exact (the rounding of float64).
-EXACT = 1e-24
 # Reference points of the library: both signs, so that domains of one sign are kept apart.
 _REFERENCE = np.concatenate([np.geomspace(0.05, 5.0, 16), -np.geomspace(0.07, 4.0, 16)])
 
@@ -279,11 +278,13 @@ def _subtree(programs: np.ndarray, node: int) -> np.ndarray:
 
 def exhaustive_candidates(problem: Problem, deadline: Deadline | None = None) -> list[Fitted]:
     """The :data:`N_KEPT` best expressions ``a * x**k * g(c*x) + b`` for ``problem`` (of
-    one column), fitted on all its data (see the module docstring); only the first
-    exact one when there is one: an approximation as close as rounding would tie with it
-    in the selection, and of the same law written in other ways (``1/(exp(x) - 1)``,
-    ``coth(x/2)/2 - 1/2``) the simplest would be chosen, not the one a physicist writes
-    and SymPy reads as the law. Fewer, or none, when the ``deadline`` passes first."""
+    one column), fitted on all its data (see the module docstring). Only the first exact
+    one (to float64's rounding) when there is one: of the same law written in other ways
+    (``1/(exp(x) - 1)``, ``coth(x/2)/2 - 1/2``) the selection would choose the shortest,
+    not the one a physicist writes and SymPy reads as the law. Otherwise only those less
+    close than the selection's floor (:data:`.scores.FVU_FLOOR`): closer approximations
+    would tie there with an exact law found elsewhere. Fewer, or none, when the
+    ``deadline`` passes first."""
     x, y = problem.X[:, 0], problem.y
     chosen = np.sort(np.argsort(x, kind="stable")[np.linspace(0, len(x) - 1, min(N_POINTS, len(x))).astype(int)])
     few_x, few_y = x[chosen], y[chosen]
@@ -310,8 +311,8 @@ def exhaustive_candidates(problem: Problem, deadline: Deadline | None = None) ->
         tokens = ["add", "mul", CONSTANT, *_power_tokens(power), *lib.tokens(node), CONSTANT]
         start = np.array([a, *[scale] * lib.n_variables(node), b])
         found.append(refit(Skeleton(tuple(tokens)), start, problem, deadline))
-    exact = [fit for fit in found if fit[2] <= EXACT * problem.scale]
-    return exact[:1] or found
+    exact = [fit for fit in found if problem.is_exact_to_rounding(fit[2])]
+    return exact[:1] or [fit for fit in found if fit[2] > FVU_FLOOR * problem.scale]
 
 
 def _power_tokens(k: int) -> list[str]:
@@ -398,7 +399,7 @@ class _Fits:
         """The ``n`` best fits, as (node, power, scale, (a, b)): those exact on the
         points first (those with the fewest hyperbolic functions, then the smallest,
         first), then the others by loss."""
-        exact = self.losses <= EXACT
+        exact = self.losses <= ROUNDING_FIT
         sizes = np.where(exact, self.lib.sizes[self.nodes] + (POWERS[self.powers] != 0), 0)
         hyperbolic = np.where(exact, self.lib.hyperbolic[self.nodes], 0)
         order = np.lexsort((np.arange(len(self.losses)), self.losses, sizes, hyperbolic, ~exact))

@@ -47,10 +47,12 @@ def polished(skeleton: Skeleton, constants: np.ndarray, problem: Problem) -> np.
 @dataclass(frozen=True)
 class Writer:
     """Writes a row over the feature ``symbols`` in the units of the data (``scaling``
-    maps the search's units back)."""
+    maps the search's units back); ``positive``: the symbols of the features positive on
+    every training point (the selected row's forms may assume it, see :mod:`.folding`)."""
 
     scaling: Scaling
     symbols: tuple[sympy.Symbol, ...]
+    positive: frozenset = frozenset()
 
     def __call__(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
         """The row's equation: as written, or with ``exact`` constants, the units folded
@@ -60,7 +62,7 @@ class Writer:
             return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
         expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))
         unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
-        return folded(unscaled)
+        return folded(unscaled, self.positive)
 
     @property
     def loss_scale(self) -> np.float64:

@@ -18,6 +18,9 @@ units stage or the network put together from a monomial and a group. Wherever th
 first is real (every base of a fractional power at least 0) the two are equal; the
 second is also real where pairs of bases are both negative, so it extends the law, and
 SymPy cannot show them equal over the reals.
+
+Where the data say which features are positive, their absolute values are written as
+the features themselves (``abs`` comes from Operon's function set).
 """
 
 from __future__ import annotations
@@ -32,11 +35,14 @@ from .readable import fold_float_factors, tidy_numbers
 NEGLIGIBLE = 1e-12
 
 
-def folded(expression: sympy.Expr) -> sympy.Expr:
+def folded(expression: sympy.Expr, positive: frozenset = frozenset()) -> sympy.Expr:
     """``expression`` (over the raw features, SymPy's evaluation applied) in its
-    shortest equal form (see the module docstring), its floats that are simple numbers
-    written exactly (:func:`.readable.tidy_numbers`)."""
+    shortest equal form (see the module docstring; ``positive``: the feature symbols
+    positive on the data), its floats that are simple numbers written exactly
+    (:func:`.readable.tidy_numbers`)."""
     expression = tidy_numbers(fold_float_factors(expression))
+    if positive:  # |x| is x where x is positive (SymPy splits |x*y| into |x|*|y|)
+        expression = expression.xreplace({sympy.Abs(symbol): symbol for symbol in positive})
     forms = [expression, sympy.factor_terms(expression)]
     split = _logs_split(expression)
     if split is not None:
