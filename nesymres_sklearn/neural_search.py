@@ -26,7 +26,7 @@ from .network.weights import ModelSource, load_model, resolve_device
 from .operon.plan import constant_runner
 from .search.anytime import FULL_BEAM_SECONDS, SearchResult, search
 from .search.budget import Budget
-from .search.exhaustive import exhaustive_candidates, library
+from .search.exhaustive import exhaustive_candidates, library, simplicity
 from .search.inverted import inverted_candidates
 from .search.problem import Problem
 from .search.reciprocal import reciprocal_candidates
@@ -43,6 +43,9 @@ _torch_threads = SharedSetting()
 # (:data:`SECOND_LOOKS`): a function of the budget, so their rows are the same for all of
 # them (the full beam's budgets).
 SECOND_LOOK_MIN_SECONDS = FULL_BEAM_SECONDS
+# The exhaustive search takes 0.4-0.6 s for each way up on the development machine; at
+# 1 s it would start after the other looks and spend Operon's share without finishing.
+EXHAUSTIVE_MIN_SECONDS = 2.0
 
 
 def _one_thread():
@@ -225,22 +228,27 @@ def exhaustive_rows(
     network: NeSymReSModel, problem: Problem, route: Route, request: SearchRequest, budget: Budget, first: SearchResult
 ) -> CandidateRows:
     """Every small expression of the one variable the network reads, scaled and fitted
-    (:mod:`.search.exhaustive`; origin ``"exhaustive"``), and when none is exact, of
-    its reciprocal (:mod:`.search.inverted`: a group has no preferred way up), over all
-    features; none after a first round exact to rounding. The last look, taken when
+    (:mod:`.search.exhaustive`; origin ``"exhaustive"``), and of its reciprocal
+    (:mod:`.search.inverted`: a group has no preferred way up), over all features: the
+    simpler exact one (:func:`.exhaustive.simplicity`) when either way up has one, else
+    the fits of both; none after a first round exact to rounding. The last look, taken when
     the others found nothing exact to rounding (the network's forms of a law read more naturally than the
     search's smallest one), it may run until the refinement's end: Operon adds little
     where a law of one variable is exact, and its share is the time this search needs."""
     rows = CandidateRows()
     if any(route.problem.is_exact_to_rounding(fit.mse) for fit in first.fits):
         return rows
+    keys: list[tuple] = []
 
     def solve(part: Problem):
-        return exhaustive_candidates(part, budget.refinement_end)
+        found = exhaustive_candidates(part, budget.refinement_end)
+        keys.extend(simplicity(skeleton) for skeleton, _, _ in found)
+        return found
 
-    found = solve(route.problem)
-    if not any(route.problem.is_exact_to_rounding(loss) for _, _, loss in found):
-        found += inverted_candidates(route.problem, solve)
+    found = solve(route.problem) + inverted_candidates(route.problem, solve)
+    exact = [index for index, (_, _, loss) in enumerate(found) if route.problem.is_exact_to_rounding(loss)]
+    if exact:  # the simpler way up (each gives one exact fit at most)
+        found = [found[min(exact, key=lambda index: keys[index])]]
     for skeleton, constants, loss in found:
         rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "exhaustive")
     return rows
@@ -318,7 +326,9 @@ SECOND_LOOKS = {
     ),
     "exhaustive": (
         lambda route, request, budget: (
-            request.settings.exhaustive and route.problem.X.shape[1] == 1 and _second_look_budget(budget)
+            request.settings.exhaustive
+            and route.problem.X.shape[1] == 1
+            and (budget.max_time or np.inf) >= EXHAUSTIVE_MIN_SECONDS
         ),
         exhaustive_rows,
     ),

@@ -8,6 +8,7 @@ from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.exhaustive import N_KEPT, OPCODES, exhaustive_candidates, library
 from nesymres_sklearn.search.problem import ROUNDING_FIT, Problem
+from nesymres_sklearn.search.settings import SearchSettings
 
 LAWS = {
     "planck": (lambda p: 1 / (np.exp(p / (2 * np.pi)) - 1), (0.02, 0.97)),
@@ -138,7 +139,6 @@ def test_a_deadline_that_passes_during_the_steps_stops_them_and_the_refits():
 
 def _tiny_regressor(model, **settings):
     from nesymres_sklearn import NeSymReSRegressor
-    from nesymres_sklearn.search.settings import SearchSettings
 
     return NeSymReSRegressor(
         model=str(model), beam_size=4, random_state=0, refine=None, search_settings=SearchSettings(**settings)
@@ -170,3 +170,44 @@ def test_the_exhaustive_look_is_not_taken_after_a_look_that_is_exact(tiny_model)
     reg = _tiny_regressor(tiny_model, exhaustive=True, reciprocal=True).fit(X, y)
     assert reg.equations_.loc[reg.best_index_, "origin"] == "reciprocal"
     assert reg.timings_["exhaustive"] == 0 and "exhaustive" not in set(reg.equations_["origin"])
+
+
+def test_an_approximation_passes_as_exact_but_not_as_exact_to_rounding():
+    x = np.linspace(0.0, 0.15, 128)
+    problem = Problem(x[:, None], np.exp(x) - 1)
+    approximation = np.polyval(np.polyfit(x, problem.y, 4), x)  # a Taylor-like polynomial
+    loss = float(np.mean((approximation - problem.y) ** 2))
+    assert problem.is_exact(loss) and not problem.is_exact_to_rounding(loss)
+    assert problem.is_exact_to_rounding(float(np.mean((np.expm1(x) - problem.y) ** 2)))
+
+
+@pytest.mark.parametrize(
+    "max_time, columns, taken", [(None, 1, True), (2.0, 1, True), (1.0, 1, False), (None, 2, False)]
+)
+def test_the_exhaustive_look_needs_one_variable_and_a_budget_of_two_seconds(max_time, columns, taken):
+    from types import SimpleNamespace
+
+    from nesymres_sklearn.neural_search import SECOND_LOOKS
+    from nesymres_sklearn.search.budget import Budget
+    from nesymres_sklearn.search.settings import SearchRequest
+
+    route = SimpleNamespace(problem=Problem(np.ones((8, columns)), np.arange(8.0)))
+    applies, _ = SECOND_LOOKS["exhaustive"]
+    assert applies(route, SearchRequest(), Budget.start(max_time, refined=True, clock=lambda: 0.0)) == taken
+    assert not applies(route, SearchRequest(settings=SearchSettings(exhaustive=False)), Budget.start(None, True))
+
+
+def test_equal_forms_are_ordered_by_hyperbolic_functions_then_tokens_then_the_power_outside():
+    from nesymres_sklearn.search.exhaustive import _power_tokens, simplicity
+
+    def written(k, *inner):
+        return Skeleton(("add", "mul", "c", *_power_tokens(k), *inner, "c"))
+
+    lorentz = ("pow", "sqrt", "add", "1", "mul", "-1", "pow", "mul", "c", "x_1", "2", "-1")
+    flipped = ("pow", "sqrt", "add", "pow", "mul", "c", "x_1", "2", "mul", "-1", "1", "-1")
+    assert simplicity(written(-2, *lorentz)) == (0, 20, 2)
+    assert simplicity(written(-2, *lorentz)) < simplicity(written(3, *flipped))  # 1/(p**2*sqrt(1 - p**2)) first
+    assert simplicity(written(1, "exp", "mul", "c", "x_1")) == (0, 10, 1)
+    assert simplicity(written(0, "pow", "tanh", "mul", "c", "x_1", "-1")) > simplicity(
+        written(0, "pow", "add", "exp", "mul", "c", "x_1", "mul", "-1", "1", "-1")
+    )  # coth(x) after 1/(exp(x) - 1), though longer

@@ -315,6 +315,20 @@ def exhaustive_candidates(problem: Problem, deadline: Deadline | None = None) ->
     return exact[:1] or [fit for fit in found if fit[2] > FVU_FLOOR * problem.scale]
 
 
+def simplicity(skeleton: Skeleton) -> tuple[int, int, int]:
+    """A key that orders equal forms of a law written by this search, simplest first:
+    fewer hyperbolic functions, fewer tokens, a lower power ``|k|`` of the variable
+    outside ``g`` (``1/(p**2*sqrt(1 - p**2))`` before ``q**3/sqrt(q**2 - 1)``)."""
+    tokens = skeleton.tokens  # "add mul c", then "mul x_1" or "mul pow x_1 k" for the power
+    if tokens[3:5] == ("mul", "x_1"):
+        power = 1
+    elif tokens[3:6] == ("mul", "pow", "x_1"):
+        power = abs(int(tokens[6]))
+    else:
+        power = 0
+    return sum(token in ("tanh", "cosh") for token in tokens), len(tokens), power
+
+
 def _power_tokens(k: int) -> list[str]:
     if k == 0:
         return []

@@ -72,9 +72,9 @@ class SearchSettings:
         other way up (:mod:`.inverted`).
     exhaustive : bool, default=True
         When the network reads one variable (one feature, or one dimensionless group
-        with units), with a budget of at least 1 s (or none), every expression of it of
+        with units), with a budget of at least 2 s (or none), every expression of it of
         up to five nodes is also fitted as ``a * x**k * g(c*x) + b`` after the
-        network's first round, unless that round is exact (:mod:`.exhaustive`).
+        network's looks, unless one of them is exact (:mod:`.exhaustive`).
     reduce : bool, default=True
         With more features than the network's variables and no power-law factor
         split off, look for at most that many combinations of the features that ``y``
