@@ -32,6 +32,14 @@ def test_coupled_constants_are_refitted_around_the_replaced_one():
     assert sum(exact[1:]) == 2
 
 
+def test_a_scale_that_a_ratio_s_constants_share_is_divided_out():
+    skeleton = Skeleton(("div", "c", "add", "c", "div", "c", "x_1"))  # c0/(c1 + c2/x): c0 = 1 loses nothing
+    y = 1 / (1 / 3 + 1 / X[:, 0])
+    scale = 22929.4746687655  # as a fit left them (AIFM-32)
+    exact = exact_constants(skeleton, np.array([scale, scale / 3, scale]), X, y)
+    assert exact == [1, sympy.Rational(1, 3), 1]
+
+
 def test_constants_are_kept_when_re_spelling_worsens_the_fit():
     skeleton = Skeleton(("mul", "c", "x_1"))
     y = 2.0004 * X[:, 0]

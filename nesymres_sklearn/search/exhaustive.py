@@ -56,7 +56,7 @@ OPCODES = (*_LEAVES, *UNARY, *BINARY)
 _CODE = {name: code for code, name in enumerate(OPCODES)}
 POWERS = np.arange(-3, 4)
 #: Points the grid and the Gauss-Newton steps read (spread evenly over the sorted variable).
-N_POINTS = 12
+N_POINTS = 10
 #: Scales ``c`` of the grid, times ``1/max|x|``.
 GRID = np.geomspace(0.1, 16.0, 15)
 #: The Gauss-Newton steps in tiers: (the share of all expressions and powers that take

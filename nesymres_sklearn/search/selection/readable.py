@@ -1,6 +1,7 @@
 """Readable, exact constants for the selected equation.
 
-Each fitted constant is tried, in turn, as 0, as 1 (a constant that does nothing), and
+Each fitted constant is tried, in turn, as 0, as 1 (a constant that does nothing; the
+other free constants divided by it too, for a scale that a ratio's constants share), and
 as the nearest "simple" number within ``MAX_RELATIVE_CHANGE``: a fraction with a
 denominator up to ``MAX_DENOMINATOR`` (integers included), such a multiple of pi, or a
 fraction of pi with a denominator up to ``MAX_DENOMINATOR_OVER_PI`` (``1/(2*pi)``, the
@@ -107,11 +108,14 @@ def exact_constants(
     for i in range(len(values)):
         if evaluations.spent:
             break
+        free = [j for j in range(len(values)) if j != i and j not in exact]
         for number in simple_numbers(float(values[i])):
             trial = values.copy()
             trial[i] = float(number)
+            if fvu(trial) > allowed and number == 1 and values[i] != 0:
+                trial[free] = values[free] / values[i]  # a scale shared by a ratio's constants
             if fvu(trial) > allowed:
-                trial = refit(trial, [j for j in range(len(values)) if j != i and j not in exact])
+                trial = refit(trial, free)
             if fvu(trial) <= allowed:
                 values, exact[i] = trial, number
                 break
