@@ -55,6 +55,32 @@ def test_every_form_is_the_same_function():
 
 
 x2 = sympy.Symbol("x2", real=True)
+POSITIVE = frozenset({x0, x1, x2})
+# AIF-38, as the units stage and the network wrote it in two seeds
+GROUPED = x0 * sympy.sqrt(1 - sympy.pi**2 * x1**2 / (x0**2 * x2**2)) / x1
+FLIPPED = sympy.pi * sympy.sqrt(x0**2 * x2**2 / (sympy.pi**2 * x1**2) - 1) / x2
+MOVED = sympy.sqrt(x0**2 / x1**2 - sympy.pi**2 / x2**2)
+
+
+def test_a_monomial_of_positive_features_moves_into_the_root_beside_it():
+    assert folded(GROUPED, POSITIVE) == MOVED
+    assert folded(FLIPPED, POSITIVE) == MOVED  # pi, a positive number, moves too
+    assert folded(GROUPED) == GROUPED  # without the signs, the form stays
+    assert folded(GROUPED, frozenset({x0, x2})) == sympy.sqrt(x0**2 - sympy.pi**2 * x1**2 / x2**2) / x1
+
+
+def test_a_root_in_the_denominator_keeps_its_group():
+    lorentz = x0 * x1 / sympy.sqrt(1 - x1**2 / x2**2)  # not x0/sqrt(1/x1**2 - 1/x2**2)
+    assert folded(lorentz, POSITIVE) == lorentz
+    assert folded(3 * x0 * sympy.sqrt(x1**2 + x2**2), POSITIVE) == 3 * x0 * sympy.sqrt(x1**2 + x2**2)  # longer inside
+
+
+def test_the_moved_form_is_the_law_where_the_features_are_positive():
+    before, after = (sympy.lambdify((x0, x1, x2), e) for e in (GROUPED, MOVED))
+    rng = np.random.default_rng(0)
+    a, b, c = rng.uniform(1, 5, 20), rng.uniform(1, 5, 20), rng.uniform(20, 30, 20)
+    np.testing.assert_allclose(after(a, b, c), before(a, b, c), rtol=1e-12)
+    np.testing.assert_allclose(after(a, -b, c), -before(a, -b, c), rtol=1e-12)  # x1 < 0: the sign differs
 
 
 def test_the_absolute_value_of_a_positive_feature_is_the_feature():

@@ -20,11 +20,18 @@ second is also real where pairs of bases are both negative, so it extends the la
 SymPy cannot show them equal over the reals.
 
 Where the data say which features are positive, their absolute values are written as
-the features themselves (``abs`` comes from Operon's function set).
+the features themselves (``abs`` comes from Operon's function set), and a fifth form
+moves a monomial of them (and positive numbers) into a root in the numerator beside it
+(:func:`monomials_into_roots`): ``x0*sqrt(1 - pi**2*x1**2/(x0**2*x2**2))/x1`` as
+``sqrt(x0**2/x1**2 - pi**2/x2**2)``, the law that the units stage wrote as a monomial
+times a function of a group; the same law wherever those features are positive, as
+they are on every training point. A root in the denominator keeps its group, as the
+Lorentz factor ``1/sqrt(1 - v**2/c**2)`` is written.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import sympy
@@ -33,6 +40,9 @@ from .readable import fold_float_factors, tidy_numbers
 
 # Terms whose sum is this small next to the largest of them cancel: only rounding is left.
 NEGLIGIBLE = 1e-12
+# The splits of one product's monomial between the outside and the inside of its root
+# that are tried, at most.
+MAX_SPLITS = 64
 
 
 def folded(expression: sympy.Expr, positive: frozenset = frozenset()) -> sympy.Expr:
@@ -48,7 +58,42 @@ def folded(expression: sympy.Expr, positive: frozenset = frozenset()) -> sympy.E
     if split is not None:
         forms.append(sympy.factor_terms(tidy_numbers(split)))
     forms.append(roots_combined(expression))
+    if positive:
+        forms.append(monomials_into_roots(expression, positive))
     return min(forms, key=_size)  # the first of the shortest: the equation as it is on ties
+
+
+def monomials_into_roots(expression: sympy.Expr, positive: frozenset) -> sympy.Expr:
+    """``expression`` with each product of one root ``B**p`` (``p`` a positive
+    non-integer rational) and integer powers of ``positive`` symbols or positive numbers
+    written in its shortest form ``M1 * (M2**(1/p) * B)**p`` over the splits ``M = M1*M2``
+    of that monomial (at most :data:`MAX_SPLITS`), the base expanded, from the leaves up."""
+
+    def movable(factor: sympy.Expr) -> bool:
+        base, exponent = factor.as_base_exp()
+        return exponent.is_Integer and (base in positive or (base.is_number and base.is_positive))
+
+    def moved(product: sympy.Expr) -> sympy.Expr:
+        if not product.is_Mul:
+            return product
+        roots = [f for f in product.args if f.is_Pow and f.exp.is_Rational and not f.exp.is_Integer and f.exp > 0]
+        monomial = [f.as_base_exp() for f in product.args if movable(f)]
+        if len(roots) != 1 or not monomial:
+            return product
+        root, rest = roots[0], [f for f in product.args if f is not roots[0] and not movable(f)]
+        choices = [range(0, e + 1) if e > 0 else range(e, 1) for _, e in monomial]
+        best = product
+        for split in itertools.islice(itertools.product(*choices), MAX_SPLITS):
+            inside = sympy.Mul(*(base**k for (base, _), k in zip(monomial, split)))
+            if inside == 1:
+                continue
+            outside = sympy.Mul(*(base ** (e - k) for (base, e), k in zip(monomial, split)))
+            form = sympy.Mul(*rest) * outside * sympy.expand(inside ** (1 / root.exp) * root.base) ** root.exp
+            if _size(form) < _size(best):
+                best = form
+        return best
+
+    return sympy.bottom_up(expression, moved)
 
 
 def roots_combined(expression: sympy.Expr) -> sympy.Expr:
