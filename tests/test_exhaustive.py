@@ -95,12 +95,14 @@ def test_laws_of_one_variable_that_the_network_misses_come_back_exact(law):
     np.testing.assert_allclose(skeleton.program(fresh[:, None], constants), function(fresh), rtol=1e-9)
 
 
-def test_of_equal_forms_of_a_law_the_one_without_hyperbolic_functions_is_kept():
+def test_of_equal_forms_of_a_law_the_one_without_a_function_in_disguise_is_kept():
     rng = np.random.default_rng(2)
     p = rng.uniform(0.1, 3.0, 128)  # 1/(exp(p) - 1) is also coth(p/2)/2 - 1/2
     (skeleton, _, _), *_ = exhaustive_candidates(Problem(p[:, None], 1 / (np.exp(p) - 1)))
     assert not skeleton.sympy.has(sympy.tanh, sympy.coth)
     assert skeleton.sympy.has(sympy.exp)
+    (skeleton, _, _), *_ = exhaustive_candidates(Problem(p[:, None], np.tanh(p)))  # not 1 - 2/(exp(2p) + 1)
+    assert skeleton.sympy.has(sympy.tanh) and not skeleton.sympy.has(sympy.exp)
 
 
 def test_without_an_exact_law_the_best_fits_are_all_kept():
@@ -197,7 +199,7 @@ def test_the_exhaustive_look_needs_one_variable_and_a_budget_of_two_seconds(max_
     assert not applies(route, SearchRequest(settings=SearchSettings(exhaustive=False)), Budget.start(None, True))
 
 
-def test_equal_forms_are_ordered_by_hyperbolic_functions_then_tokens_then_the_power_outside():
+def test_equal_forms_are_ordered_by_functions_in_disguise_then_tokens_then_the_power_outside():
     from nesymres_sklearn.search.exhaustive import _power_tokens, simplicity
 
     def written(k, *inner):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 
 import numpy as np
+import sympy
 
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
@@ -52,6 +53,11 @@ UNARY = {
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 COMMUTATIVE = ("add", "mul")
 _LEAVES = ("x", "1")
+#: (outer, inner) operations that write a simpler function in disguise: of two exact
+#: forms of a law, the one without them is kept (``1/(exp(u) - 1)``, not
+#: ``coth(u/2)/2 - 1/2`` or ``(1/sqrt(tanh(u/2)))**2/2 - 1/2``, which SymPy does not
+#: read as that law).
+DISGUISES = (*((power, "tanh") for power in ("inv", "sq", "sqrt", "rsqrt")), ("tanh", "ln"), ("cosh", "ln"))
 OPCODES = (*_LEAVES, *UNARY, *BINARY)
 _CODE = {name: code for code, name in enumerate(OPCODES)}
 POWERS = np.arange(-3, 4)
@@ -88,10 +94,15 @@ class Library:
         return len(self.ops)
 
     @cached_property
-    def hyperbolic(self) -> np.ndarray:
-        """Per node, its hyperbolic functions (``tanh``, ``cosh``)."""
-        codes = np.where(self.programs >= 0, self.ops[np.maximum(self.programs, 0)], -1)
-        return np.isin(codes, [_CODE["tanh"], _CODE["cosh"]]).sum(axis=1)
+    def disguised(self) -> np.ndarray:
+        """Per node, its functions in disguise (:data:`DISGUISES`): powers of ``tanh(u)``
+        (``1/tanh(u)`` is an exponential written ``coth``), and ``tanh(log(u))`` or
+        ``cosh(log(u))``, rational."""
+        child = np.where(self.left >= 0, self.ops[np.maximum(self.left, 0)], -1)
+        here = np.zeros(len(self), dtype=int)
+        for outer, inner in DISGUISES:
+            here += (self.ops == _CODE[outer]) & (child == _CODE[inner])
+        return np.where(self.programs >= 0, here[np.maximum(self.programs, 0)], 0).sum(axis=1)
 
     def evaluate(self, x: np.ndarray) -> np.ndarray:
         """Every node's values at ``x`` (nodes x points), sharing subtrees."""
@@ -317,8 +328,9 @@ def exhaustive_candidates(problem: Problem, deadline: Deadline | None = None) ->
 
 def simplicity(skeleton: Skeleton) -> tuple[int, int, int]:
     """A key that orders equal forms of a law written by this search, simplest first:
-    fewer hyperbolic functions, fewer tokens, a lower power ``|k|`` of the variable
-    outside ``g`` (``1/(p**2*sqrt(1 - p**2))`` before ``q**3/sqrt(q**2 - 1)``)."""
+    fewer functions in disguise (:data:`DISGUISES`), fewer tokens, a lower power ``|k|``
+    of the variable outside ``g`` (``1/(p**2*sqrt(1 - p**2))`` before
+    ``q**3/sqrt(q**2 - 1)``)."""
     tokens = skeleton.tokens  # "add mul c", then "mul x_1" or "mul pow x_1 k" for the power
     if tokens[3:5] == ("mul", "x_1"):
         power = 1
@@ -326,7 +338,12 @@ def simplicity(skeleton: Skeleton) -> tuple[int, int, int]:
         power = abs(int(tokens[6]))
     else:
         power = 0
-    return sum(token in ("tanh", "cosh") for token in tokens), len(tokens), power
+    disguised = sum(
+        (part.is_Pow and isinstance(part.base, sympy.tanh))
+        or (isinstance(part, (sympy.tanh, sympy.cosh)) and isinstance(part.args[0], sympy.log))
+        for part in sympy.preorder_traversal(skeleton.sympy)
+    )
+    return disguised, len(tokens), power
 
 
 def _power_tokens(k: int) -> list[str]:
@@ -411,12 +428,12 @@ class _Fits:
 
     def best(self, n: int) -> list[tuple[int, int, float, np.ndarray]]:
         """The ``n`` best fits, as (node, power, scale, (a, b)): those exact on the
-        points first (those with the fewest hyperbolic functions, then the smallest,
+        points first (those with the fewest functions in disguise, then the smallest,
         first), then the others by loss."""
         exact = self.losses <= ROUNDING_FIT
         sizes = np.where(exact, self.lib.sizes[self.nodes] + (POWERS[self.powers] != 0), 0)
-        hyperbolic = np.where(exact, self.lib.hyperbolic[self.nodes], 0)
-        order = np.lexsort((np.arange(len(self.losses)), self.losses, sizes, hyperbolic, ~exact))
+        disguised = np.where(exact, self.lib.disguised[self.nodes], 0)
+        order = np.lexsort((np.arange(len(self.losses)), self.losses, sizes, disguised, ~exact))
         order = order[np.isfinite(self.losses[order])][:n]
         return [(int(self.nodes[i]), int(POWERS[self.powers[i]]), float(self.scales[i]), self.outer[i]) for i in order]
 
