@@ -52,20 +52,20 @@ def test_scaled_values_agree_with_the_shared_ones_and_their_slopes_with_finite_d
     nodes = np.flatnonzero(lib.roots)
     x = np.linspace(0.3, 1.7, 9)
     shared = lib.evaluate(0.8 * x)[nodes]
-    values, slopes = lib.evaluate_scaled(nodes, x, np.full((len(nodes), 1), 0.8))
-    np.testing.assert_allclose(values[:, 0], shared, rtol=1e-12, equal_nan=True)
+    values, slopes = lib.evaluate_scaled(nodes, x, np.full(len(nodes), 0.8))
+    np.testing.assert_allclose(values, shared, rtol=1e-12, equal_nan=True)
 
     def central_difference(step):
-        ahead, _ = lib.evaluate_scaled(nodes, x, np.full((len(nodes), 1), 0.8 + step))
-        behind, _ = lib.evaluate_scaled(nodes, x, np.full((len(nodes), 1), 0.8 - step))
+        ahead, _ = lib.evaluate_scaled(nodes, x, np.full(len(nodes), 0.8 + step))
+        behind, _ = lib.evaluate_scaled(nodes, x, np.full(len(nodes), 0.8 - step))
         with np.errstate(all="ignore"):
-            return (ahead - behind)[:, 0] / (2 * step)
+            return (ahead - behind) / (2 * step)
 
     fine, coarse = central_difference(1e-6), central_difference(1e-5)
     with np.errstate(all="ignore"):  # where the two steps agree, the function is smooth there
         smooth = np.abs(fine - coarse) <= 1e-4 * (1 + np.abs(fine))
     assert smooth.mean() > 0.9
-    np.testing.assert_allclose(slopes[:, 0][smooth], fine[smooth], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(slopes[smooth], fine[smooth], rtol=1e-4, atol=1e-4)
 
 
 def test_a_node_written_as_tokens_has_the_library_s_values():
@@ -73,8 +73,8 @@ def test_a_node_written_as_tokens_has_the_library_s_values():
     x = np.linspace(0.3, 1.7, 9)
     rng = np.random.default_rng(0)
     nodes = rng.choice(np.flatnonzero(lib.roots), size=200, replace=False)
-    values, _ = lib.evaluate_scaled(nodes, x, np.full((len(nodes), 1), 1.3))
-    for node, expected in zip(nodes, values[:, 0]):
+    values, _ = lib.evaluate_scaled(nodes, x, np.full(len(nodes), 1.3))
+    for node, expected in zip(nodes, values):
         skeleton = Skeleton(tuple(lib.tokens(int(node))))
         with np.errstate(all="ignore"):
             written = skeleton.program(x[:, None], np.full(skeleton.n_constants, 1.3))

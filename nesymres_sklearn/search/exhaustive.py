@@ -11,11 +11,13 @@ brute force tries its small expressions (Udrescu & Tegmark 2020):
 
 1. the expressions, de-duplicated up to ``a*g + b`` on reference points (the
    :class:`Library`, built once per process);
-2. on :data:`N_POINTS` of the data, each expression's best ``k`` and ``c`` on a grid
-   of scales;
-3. from there, damped Gauss-Newton steps in ``(a, b, c)``, all expressions at once;
-4. the :data:`N_KEPT` best (exact ones smallest first) written as skeletons, their
-   constants fitted on all the data from those values (:func:`.variables.assembly.refit`).
+2. on :data:`N_POINTS` of the data, each expression's best scale ``c`` of a grid, for
+   each power ``k``;
+3. from there, damped Gauss-Newton steps in ``(a, b, c)``, all expressions and powers
+   at once, the best of them taking more steps (:data:`TIERS`);
+4. the :data:`N_KEPT` best (the exact ones first: without functions in disguise, then
+   the smallest) written as skeletons, their constants fitted on all the data from
+   those values (:func:`.variables.assembly.refit`).
 
 Every step is fixed work that a deadline only cuts short.
 """
@@ -133,17 +135,16 @@ class Library:
         return plan
 
     def evaluate_scaled(self, nodes: np.ndarray, x: np.ndarray, scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each of ``nodes`` at ``scales[i, j] * x`` for every ``j``, and its derivative
-        by the scale (nodes x scales x points each)."""
-        shape = (len(nodes), scales.shape[1] * len(x))
-        values = np.zeros((MAX_NODES, *shape))
-        slopes = np.zeros((MAX_NODES, *shape))
+        """Each of ``nodes`` at ``scales[i] * x``, and its derivative by the scale (nodes
+        x points each)."""
+        values = np.zeros((MAX_NODES, len(nodes), len(x)))
+        slopes = np.zeros((MAX_NODES, len(nodes), len(x)))
         with np.errstate(all="ignore"):
             for slot, steps in enumerate(self._plan(nodes)):
                 for name, rows, first in steps:
                     if name == "x":
-                        values[slot, rows] = (scales[rows, :, None] * x).reshape(len(rows), -1)
-                        slopes[slot, rows] = np.tile(x, scales.shape[1])
+                        values[slot, rows] = scales[rows, None] * x
+                        slopes[slot, rows] = x
                     elif name == "1":
                         values[slot, rows] = 1.0
                     elif name in UNARY:
@@ -154,7 +155,7 @@ class Library:
                         a, da = values[first, rows], slopes[first, rows]
                         b, db = values[slot - 1, rows], slopes[slot - 1, rows]
                         values[slot, rows], slopes[slot, rows] = _binary_with_slope(name, a, b, da, db)
-        return values[-1].reshape(*scales.shape, len(x)), slopes[-1].reshape(*scales.shape, len(x))
+        return values[-1], slopes[-1]
 
     def tokens(self, node: int) -> list[str]:
         """Node ``node`` in prefix notation over ``x_1``, each occurrence of the
@@ -399,8 +400,7 @@ class _Fits:
         )  # fmt: skip
 
     def _at(self, scales):
-        values, slopes = self.lib.evaluate_scaled(self.nodes, self.x, scales[:, None])
-        values, slopes = values[:, 0], slopes[:, 0]
+        values, slopes = self.lib.evaluate_scaled(self.nodes, self.x, scales)
         with np.errstate(all="ignore"):
             centred = values - values.mean(axis=1, keepdims=True)
             spread = (centred**2).sum(axis=1)
