@@ -231,10 +231,12 @@ def exhaustive_rows(
     (:mod:`.search.exhaustive`; origin ``"exhaustive"``), and of its reciprocal
     (:mod:`.search.inverted`: a group has no preferred way up), over all features: the
     simpler exact one (:func:`.exhaustive.simplicity`) when either way up has one, else
-    the fits of both; none after a first round exact to rounding. The last look, taken when
-    the others found nothing exact to rounding (the network's forms of a law read more naturally than the
-    search's smallest one), it may run until the refinement's end: Operon adds little
-    where a law of one variable is exact, and its share is the time this search needs."""
+    the fits of both; none after a first round exact to rounding.
+
+    It is the last look, taken when the others found nothing exact to rounding (the
+    network's forms of a law read more naturally than the search's smallest one), and it
+    may run until the refinement's end: Operon adds little where a law of one variable is
+    exact, and its share is the time this search needs."""
     rows = CandidateRows()
     if any(route.problem.is_exact_to_rounding(fit.mse) for fit in first.fits):
         return rows
