@@ -30,6 +30,7 @@ from functools import cache, cached_property
 import numpy as np
 import sympy
 
+from ..expression.operators import OPERATORS
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
 from .budget import Deadline
@@ -38,21 +39,26 @@ from .selection.scores import FVU_FLOOR
 from .variables.assembly import Fitted, refit
 
 MAX_NODES = 5
-#: Unary operations: value, and derivative from the argument and the value.
-UNARY = {
+# Powers of one argument the operator table writes with ``pow``: value, and derivative
+# from the argument and the value.
+_POWERS = {
     "inv": (lambda a: 1.0 / a, lambda a, v: -v * v),
     "sq": (np.square, lambda a, v: 2.0 * a),
-    "sqrt": (np.sqrt, lambda a, v: 0.5 / v),
     "rsqrt": (lambda a: 1.0 / np.sqrt(a), lambda a, v: -0.5 * v / a),
-    "exp": (np.exp, lambda a, v: v),
-    "ln": (np.log, lambda a, v: 1.0 / a),
-    "sin": (np.sin, lambda a, v: np.cos(a)),
-    "cos": (np.cos, lambda a, v: -np.sin(a)),
-    "tan": (np.tan, lambda a, v: 1.0 + v * v),
-    "tanh": (np.tanh, lambda a, v: 1.0 - v * v),
-    "cosh": (np.cosh, lambda a, v: np.sinh(a)),
 }
-BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+#: Unary operations, in the order the library is built: value, and derivative from the
+#: argument and the value (the operator table's, :mod:`..expression.operators`).
+UNARY = {
+    name: _POWERS[name] if name in _POWERS else (OPERATORS[name].numpy, OPERATORS[name].derivatives[0])
+    for name in ("inv", "sq", "sqrt", "rsqrt", "exp", "ln", "sin", "cos", "tan", "tanh", "cosh")
+}
+#: Binary operations: value, and derivatives by each argument from both and the value.
+BINARY = {
+    "add": (OPERATORS["add"].numpy, OPERATORS["add"].derivatives),
+    "sub": (np.subtract, (lambda a, b, v: 1.0, lambda a, b, v: -1.0)),
+    "mul": (OPERATORS["mul"].numpy, OPERATORS["mul"].derivatives),
+    "div": (OPERATORS["div"].numpy, OPERATORS["div"].derivatives),
+}
 COMMUTATIVE = ("add", "mul")
 _LEAVES = ("x", "1")
 #: (outer, inner) operations that write a simpler function in disguise: of two exact
@@ -106,18 +112,26 @@ class Library:
             here += (self.ops == _CODE[outer]) & (child == _CODE[inner])
         return np.where(self.programs >= 0, here[np.maximum(self.programs, 0)], 0).sum(axis=1)
 
+    @cached_property
+    def _groups(self) -> list[tuple[str, np.ndarray]]:
+        """The nodes of each size from 2 up, by operation: what :meth:`evaluate` computes
+        in one step each."""
+        groups = []
+        for size in range(2, MAX_NODES + 1):
+            for code in np.unique(self.ops[self.sizes == size]):
+                groups.append((OPCODES[code], np.flatnonzero((self.sizes == size) & (self.ops == code))))
+        return groups
+
     def evaluate(self, x: np.ndarray) -> np.ndarray:
         """Every node's values at ``x`` (nodes x points), sharing subtrees."""
         values = np.empty((len(self), len(x)))
         values[0], values[1] = x, 1.0
         with np.errstate(all="ignore"):
-            for size in range(2, MAX_NODES + 1):
-                for code in np.unique(self.ops[self.sizes == size]):
-                    nodes = np.flatnonzero((self.sizes == size) & (self.ops == code))
-                    values[nodes] = _apply(OPCODES[code], values[self.left[nodes]], values[self.right[nodes]])
+            for name, nodes in self._groups:
+                values[nodes] = _apply(name, values[self.left[nodes]], values[self.right[nodes]])
         return values
 
-    def _plan(self, nodes: np.ndarray) -> list[list[tuple[str, np.ndarray, np.ndarray]]]:
+    def plan(self, nodes: np.ndarray) -> list[list[tuple[str, np.ndarray, np.ndarray]]]:
         """Per slot of the programs of ``nodes``, the operations there: name, the rows
         that take it and the slot of their first operand."""
         programs = self.programs[nodes]
@@ -134,13 +148,15 @@ class Library:
             plan.append(steps)
         return plan
 
-    def evaluate_scaled(self, nodes: np.ndarray, x: np.ndarray, scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate_scaled(
+        self, nodes: np.ndarray, x: np.ndarray, scales: np.ndarray, plan: list | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Each of ``nodes`` at ``scales[i] * x``, and its derivative by the scale (nodes
-        x points each)."""
+        x points each); ``plan``: :meth:`plan` of ``nodes``, when the caller keeps it."""
         values = np.zeros((MAX_NODES, len(nodes), len(x)))
         slopes = np.zeros((MAX_NODES, len(nodes), len(x)))
         with np.errstate(all="ignore"):
-            for slot, steps in enumerate(self._plan(nodes)):
+            for slot, steps in enumerate(self.plan(nodes) if plan is None else plan):
                 for name, rows, first in steps:
                     if name == "x":
                         values[slot, rows] = scales[rows, None] * x
@@ -181,18 +197,14 @@ class Library:
 
 
 def _apply(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return UNARY[name][0](a) if name in UNARY else BINARY[name](a, b)
+    return UNARY[name][0](a) if name in UNARY else BINARY[name][0](a, b)
 
 
 def _binary_with_slope(name, a, b, da, db):
-    if name == "add":
-        return a + b, da + db
-    if name == "sub":
-        return a - b, da - db
-    if name == "mul":
-        return a * b, da * b + a * db
-    value = a / b
-    return value, (da - value * db) / b
+    """``name`` of ``a`` and ``b``, and its derivative from theirs (the chain rule)."""
+    function, (by_a, by_b) = BINARY[name]
+    value = function(a, b)
+    return value, by_a(a, b, value) * da + by_b(a, b, value) * db
 
 
 def _keys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -246,7 +258,7 @@ def library() -> Library:
                 lefts = by_size[left_size] if left_size > 1 else operands
                 rights = by_size[right_size] if right_size > 1 else operands
                 i, j = (a.ravel() for a in np.meshgrid(lefts, rights, indexing="ij"))
-                for name, function in BINARY.items():
+                for name, (function, _) in BINARY.items():
                     if name in COMMUTATIVE and left_size > right_size:
                         continue
                     pair = (i != 1) | (j != 1)
@@ -386,6 +398,7 @@ class _Fits:
 
     def __init__(self, lib, nodes, powers, x, targets, scales, damping=None):
         self.lib, self.nodes, self.powers, self.x, self.all_targets = lib, nodes, powers, x, targets
+        self.plan = lib.plan(nodes)  # the same for every step
         self.targets = targets[powers]
         self.variances = self.targets.var(axis=1)
         self.damping = np.full(len(nodes), 1e-3) if damping is None else damping
@@ -400,7 +413,7 @@ class _Fits:
         )  # fmt: skip
 
     def _at(self, scales):
-        values, slopes = self.lib.evaluate_scaled(self.nodes, self.x, scales)
+        values, slopes = self.lib.evaluate_scaled(self.nodes, self.x, scales, self.plan)
         with np.errstate(all="ignore"):
             centred = values - values.mean(axis=1, keepdims=True)
             spread = (centred**2).sum(axis=1)
