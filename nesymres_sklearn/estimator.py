@@ -346,7 +346,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             if refinement is not None:  # skipped when a row of the network fits exactly
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
-        writer = Writer(scaling, symbols, frozenset(s for s, column in zip(symbols, problem.X.T) if np.all(column > 0)))
+        positive = frozenset(symbol for symbol, column in zip(symbols, problem.X.T) if np.all(column > 0))
+        writer = Writer(scaling, symbols, positive)
         keep = None if units is None else units.keep(problem, settings.units_min_r2)
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep)
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
@@ -377,7 +378,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self.constants_std_ = self._uncertainty.covariance.std
         self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]
-        self._scaling, self._symbols, self._positive = writer.scaling, writer.symbols, writer.positive
+        self._writer = writer
         self.timings_, self.n_rounds_, self.refinement_ = timings, rounds, refinement
         self.features_seen_by_network_, self.network_inputs_ = columns, inputs
         self.X_units_, self.y_units_, self.pi_groups_ = fitted_attributes(units, writer.symbols)
@@ -396,7 +397,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         check_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         skeleton, constants, _ = self._fitted[self._row(index)]
-        prediction = self._scaling.unscale_y(evaluate(skeleton, constants, self._scaling.scale_X(X)))
+        scaling = self._writer.scaling
+        prediction = scaling.unscale_y(evaluate(skeleton, constants, scaling.scale_X(X)))
         prediction = warn_outside_domain(prediction)
         return (prediction, self._uncertainty.prediction_std(X, self._row(index))) if return_std else prediction
 
@@ -441,4 +443,4 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         return int(index) % n_rows
 
     def _expression(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
-        return Writer(self._scaling, self._symbols, self._positive)(skeleton, constants, exact)
+        return self._writer(skeleton, constants, exact)

@@ -302,8 +302,8 @@ def _reciprocal_applies(route: Route, request: SearchRequest, budget: Budget) ->
     return (wanted is True or (wanted == "units" and request.reads_groups)) and _second_look_budget(budget)
 
 
-def _second_look_budget(budget: Budget) -> bool:
-    return (budget.max_time or np.inf) >= SECOND_LOOK_MIN_SECONDS
+def _second_look_budget(budget: Budget, minimum: float = SECOND_LOOK_MIN_SECONDS) -> bool:
+    return (budget.max_time or np.inf) >= minimum
 
 
 #: The network's second looks, taken after its first round, in this order, until one is
@@ -330,7 +330,7 @@ SECOND_LOOKS = {
         lambda route, request, budget: (
             request.settings.exhaustive
             and route.problem.X.shape[1] == 1
-            and (budget.max_time or np.inf) >= EXHAUSTIVE_MIN_SECONDS
+            and _second_look_budget(budget, EXHAUSTIVE_MIN_SECONDS)
         ),
         exhaustive_rows,
     ),

@@ -686,7 +686,7 @@ def test_one_over_y_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
     assert len(calls) == searched
     assert ("reciprocal" in set(regressor.equations_["origin"])) == searched
     if searched:
-        np.testing.assert_allclose(calls[0].y * regressor._scaling.y_scale, y)  # what the network reads
+        np.testing.assert_allclose(calls[0].y * regressor._writer.scaling.y_scale, y)  # what the network reads
 
 
 @pytest.mark.slow
