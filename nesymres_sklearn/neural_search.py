@@ -43,7 +43,7 @@ _torch_threads = SharedSetting()
 # (:data:`SECOND_LOOKS`): a function of the budget, so their rows are the same for all of
 # them (the full beam's budgets).
 SECOND_LOOK_MIN_SECONDS = FULL_BEAM_SECONDS
-# The exhaustive search takes 0.4-0.6 s for each way up on the development machine; at
+# The exhaustive search takes 0.3-0.6 s for each way up on the development machine; at
 # 1 s it would start after the other looks and spend Operon's share without finishing.
 EXHAUSTIVE_MIN_SECONDS = 2.0
 
