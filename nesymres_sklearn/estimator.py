@@ -22,7 +22,7 @@ from .expression.skeleton import Skeleton
 from .guesses import Guesses
 from .inputs import MIN_POINTS, check_columns, subsample, validated, warn_few_points, warn_outside_domain
 from .multioutput import PER_TARGET, fit_targets, n_targets, predict_targets, show_targets
-from .operon.plan import holds_operon, operon_stage
+from .operon.plan import holds_operon, operon_stage, without_operon
 from .operon.settings import OperonSettings
 from .progress import progress
 from .restrictions import Restrictions
@@ -90,7 +90,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         the network already fits exactly. ``"auto"``: ``"operon"`` when pyoperon is
         installed (a dependency on Linux x86-64, the ``operon`` extra elsewhere), else
         the network alone; ``refinement_`` says whether Operon ran. ``None``: the
-        network alone.
+        network alone. When ``operators`` leave Operon no function of its search, a
+        warning, and the network alone (with ``"auto"`` and ``"operon"`` alike).
     device : str, default="auto"
         Torch device for the network: ``"auto"`` (CUDA if available), ``"cpu"``,
         ``"cuda"``, ``"cuda:1"``, ...
@@ -114,8 +115,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         any candidate, they compete in the selection and seed Operon (:mod:`.guesses`).
     operators : list of str, default=None
         The operators candidates may use, by the operator table's names (``"sin"``,
-        ``"pow"``, ``"ln"``, ...); others are set aside, and Operon searches with these
-        only (:mod:`.restrictions`). ``None``: all that the network knows.
+        ``"pow"``, ``"ln"``, ...) or the aliases of PySR and Operon: ``"+"``, ``"*"``,
+        ``"log"``, ``"-"`` and ``"sub"`` (``add`` and ``mul``: ``x0 - x1`` is
+        ``x0 + (-1)*x1``), ``"/"`` (``div`` and ``pow``: the network writes ``x0/x1`` as
+        ``x0*x1**-1``), ``"^"`` and ``"square"`` (``pow``, any power). Others are set
+        aside, and Operon searches with those of these it has (``add``, ``mul``, ``div``,
+        ``sin``, ``cos``, ``exp``, ``ln``, ``sqrt``); with none of them (``["tan"]``), a
+        warning, and the network works alone (:mod:`.restrictions`). ``None``: all that
+        the network knows.
     max_complexity : int, default=None
         Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
 
@@ -296,6 +303,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         guesses = Guesses.parse(self.guesses, names, symbols)
         restrictions = Restrictions.parse(self.operators, self.max_complexity)
         operon = None if self.refine is None else operon_stage(required=self.refine == "operon")
+        if operon is not None and (message := without_operon(restrictions.operators)) is not None:
+            warnings.warn(message, UserWarning, stacklevel=3)
+            operon = None
         moment = time.perf_counter()
         units = Units.parse(X_units, y_units, self.n_features_in_)  # pint's first use loads it, as the network
         network = neural_search.load_network(self.model, self.revision, self.device)

@@ -1,18 +1,21 @@
 """``operators=`` and ``max_complexity=``: candidates outside them are set aside, Operon
-searches with the allowed operators only, and an unknown operator is an error that
-lists the known ones."""
+searches with the allowed operators only (the network alone, with a warning, when it
+has none of them), PySR's and Operon's names are aliases, and an unknown operator is an
+error that lists the known ones."""
 
 import numpy as np
 import pytest
 import sympy
 
+import nesymres_sklearn.estimator as estimator_module
 import nesymres_sklearn.operon.refine as operon_refine
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.operators import OPERATORS
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.operon.settings import OperonSettings
-from nesymres_sklearn.operon.trees import OPERON_SYMBOLS, operon_symbols
-from nesymres_sklearn.restrictions import Restrictions
+from nesymres_sklearn.operon.plan import without_operon
+from nesymres_sklearn.operon.settings import OPERON_FUNCTIONS, OperonSettings
+from nesymres_sklearn.operon.trees import _DIRECT, OPERON_SYMBOLS, operon_symbols
+from nesymres_sklearn.restrictions import ALIASES, Restrictions
 from nesymres_sklearn.search.selection.table import CandidateRows
 
 SINE = Skeleton(("mul", "c", "sin", "x_1"))  # 4 tokens
@@ -43,16 +46,94 @@ def test_skeletons_are_allowed_by_their_operators_and_length():
 
 def test_an_unknown_operator_is_an_error_that_lists_the_known_ones():
     with pytest.raises(
-        ValueError, match="operators holds 'log', 'max', which the operator table does not know"
+        ValueError, match="operators holds 'logarithm', 'max', which the operator table does not know"
     ) as error:
-        Restrictions.parse(["sin", "log", "max"], None)
+        Restrictions.parse(["sin", "logarithm", "max"], None)
     assert ", ".join(sorted(OPERATORS)) in str(error.value)
+    assert "aliases + - sub * / ^ square log" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("alias", "tokens"),
+    [
+        ("+", {"add"}),
+        ("-", {"add", "mul"}),
+        ("sub", {"add", "mul"}),
+        ("*", {"mul"}),
+        ("/", {"div", "pow"}),
+        ("^", {"pow"}),
+        ("square", {"pow"}),
+        ("log", {"ln"}),
+    ],
+)
+def test_pysr_and_operon_names_are_aliases_of_the_tables(alias, tokens):
+    assert Restrictions.parse([alias], None).operators == tokens
+    assert Restrictions.parse([alias, "sin"], 9) == Restrictions(frozenset({*tokens, "sin"}), 9)
+
+
+def test_aliases_allow_what_they_name():
+    arithmetic = Restrictions.parse(["+", "-", "*", "/"], None)
+    difference = Skeleton(("add", "x_1", "mul", "-1", "x_2"))  # x0 - x1
+    quotient = Skeleton(("mul", "x_1", "pow", "x_2", "-1"))  # the network's x0/x1
+    assert arithmetic.allows(difference) and arithmetic.allows(quotient) and not arithmetic.allows(SINE)
+    assert Restrictions.parse(["sub"], None).allows(difference)
+    assert Restrictions.parse(["*", "square"], None).allows(Skeleton(("mul", "c", "pow", "x_1", "2")))
+    assert Restrictions.parse(["*", "log"], None).allows(Skeleton(("mul", "c", "ln", "x_1")))
+    assert set(ALIASES) == {"+", "-", "sub", "*", "/", "^", "square", "log"}
+    assert all(set(tokens) <= set(OPERATORS) for tokens in ALIASES.values())
+
+
+def test_the_estimator_fits_with_aliases(tiny_model):
+    X, y = data()
+    reg = NeSymReSRegressor(model=str(tiny_model), beam_size=8, refine=None, random_state=0, operators=["+", "*"])
+    reg.fit(X, y)
+    assert all(uses_only(skeleton, set()) for skeleton in reg.equations_["skeleton"])
 
 
 def test_operons_function_set_follows_the_allowed_operators():
     assert operon_symbols(None) == OPERON_SYMBOLS
     assert operon_symbols(frozenset({"add", "mul", "sin", "pow"})) == "constant,variable,add,mul,sin,sub"
     assert operon_symbols(frozenset({"mul", "ln"})) == "constant,variable,mul,log"
+
+
+def test_operons_functions_are_those_of_its_trees():
+    assert {token: node.name.lower() for token, node in _DIRECT.items()} == OPERON_FUNCTIONS
+    assert set(operon_symbols(None).split(",")) == {"constant", "variable", "sub", *OPERON_FUNCTIONS.values()}
+
+
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_operon_searches_with_any_one_operator_it_has_and_none_it_lacks(name):
+    """Each of the 18 names alone: Operon runs with its function when it has one, and
+    says it cannot when it has none (a function set of constants and variables alone
+    crashed inside pyoperon: ``ParameterizeDistribution(): incompatible function arguments``)."""
+    message = without_operon(frozenset({name}))
+    assert (message is None) == (name in OPERON_FUNCTIONS)
+    if message is not None:
+        assert f"Operon has none of the operators {name!r}" in message and "the network works alone" in message
+        return
+    X, y = data()
+    seeds = [(Skeleton(("mul", "c", "x_1")), np.array([2.0]))]
+    settings = OperonSettings(population_size=20, generations=1)
+    refined = operon_refine.refine(X[:16], y[:16], seeds, settings, 0, symbols=operon_symbols(frozenset({name})))
+    assert refined.evaluations > 0 and refined.skeletons
+    allowed = {*OPERATORS} - {"add", "mul", name}  # Operon's weights and sub use add and mul
+    assert all(not set(skeleton.tokens) & allowed for skeleton in refined.skeletons)
+
+
+@pytest.mark.parametrize("refine", ["auto", "operon"])
+def test_operators_operon_lacks_leave_the_network_alone_with_a_warning(tiny_model, monkeypatch, refine):
+    calls = []
+    stage = estimator_module.operon_stage
+    monkeypatch.setattr(estimator_module, "operon_stage", lambda required: calls.append(required) or stage(required))
+    X, y = data()
+    settings = OperonSettings(population_size=20, generations=1)
+    reg = NeSymReSRegressor(
+        model=str(tiny_model), beam_size=4, refine=refine, operon_settings=settings, operators=["tan"], random_state=0
+    )
+    with pytest.warns(UserWarning, match="Operon has none of the operators 'tan'.*the network works alone"):
+        reg.fit(X, y)
+    assert calls == [refine == "operon"] and reg.refinement_ is None
+    assert all(uses_only(skeleton, {sympy.tan}) for skeleton in reg.equations_["skeleton"])
 
 
 @pytest.mark.parametrize("params", [{"operators": ["add", "mul"]}, {"max_complexity": 5}])

@@ -1,6 +1,6 @@
-"""Whether Operon runs in a fit: pyoperon is installed, and its share of the budget
-holds its first generation; and whether it fits the network's constants. Importable
-without pyoperon."""
+"""Whether Operon runs in a fit: pyoperon is installed, the allowed operators hold a
+function of its search, and its share of the budget holds its first generation; and
+whether it fits the network's constants. Importable without pyoperon."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import logging
 from ..search.budget import Budget
 from ..search.fitting.constants import MAX_EVALUATIONS, StartRunner
 from ..search.problem import Problem
-from .settings import OperonSettings
+from .settings import OPERON_FUNCTIONS, OperonSettings, operon_functions
 
 logger = logging.getLogger(__name__)
 
@@ -65,3 +65,16 @@ def holds_operon(budget: Budget, settings: OperonSettings, n_points: int) -> boo
         "Operon's share of max_time (%.3fs) is too short for its first generation: the network has all.", window
     )
     return False
+
+
+def without_operon(operators: frozenset[str] | None) -> str | None:
+    """Why Operon cannot search under the allowed ``operators``: none of them is a
+    function of its search (:data:`.settings.OPERON_FUNCTIONS`), and a genetic programming
+    without functions has only constants and variables to build with; ``None`` when it can."""
+    if operon_functions(operators):
+        return None
+    return (
+        f"Operon has none of the operators {', '.join(map(repr, sorted(operators)))}: its search knows "
+        f"{', '.join(map(repr, OPERON_FUNCTIONS))} only, so the network works alone (refine=None does so "
+        "without this warning)."
+    )

@@ -1,9 +1,34 @@
-"""Operon's settings for the refinement (no pyoperon needed: the estimator validates
-them without it)."""
+"""Operon's settings for the refinement and its function set (no pyoperon needed: the
+estimator validates them without it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+#: Our tokens that Operon's search has, by Operon's name (its ``allowed_symbols``): the
+#: functions of :data:`.trees.OPERON_SYMBOLS`, whose ``sub`` is written back with ``add``
+#: and ``mul``. Operon has no counterpart for the others (``pow``, ``tan``, ``abs``, the
+#: hyperbolic and inverse trigonometric functions): they are written for it in these.
+OPERON_FUNCTIONS = {
+    "add": "add",
+    "mul": "mul",
+    "div": "div",
+    "sin": "sin",
+    "cos": "cos",
+    "exp": "exp",
+    "ln": "log",
+    "sqrt": "sqrt",
+}
+
+
+def operon_functions(operators: frozenset[str] | None) -> list[str]:
+    """Operon's names of the functions its search may use under the allowed
+    ``operators`` (our tokens; ``None``: all of them), ``sub`` last when ``add`` and
+    ``mul`` are allowed."""
+    if operators is None:
+        return [*OPERON_FUNCTIONS.values(), "sub"]
+    names = [name for token, name in OPERON_FUNCTIONS.items() if token in operators]
+    return names + ["sub"] if {"add", "mul"} <= operators else names
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import pyoperon as op
 
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, token_arity, variable_index, variable_token
+from .settings import operon_functions
 
 #: Operon's function set for the search (as its ``allowed_symbols``).
 OPERON_SYMBOLS = "add,sub,mul,div,constant,variable,sin,cos,exp,log,sqrt"
@@ -42,19 +43,15 @@ _DIRECT = {
     "sqrt": op.NodeType.Sqrt,
 }
 _BACK = {node: token for token, node in _DIRECT.items()}
-#: Operon's name of each of our tokens it has (as in ``allowed_symbols``).
-_OPERON_NAMES = {token: node.name.lower() for token, node in _DIRECT.items()}
 
 
 def operon_symbols(operators: frozenset[str] | None) -> str:
     """Operon's ``allowed_symbols`` for the allowed ``operators`` (our tokens; ``None``:
-    all of :data:`OPERON_SYMBOLS`). Operon's ``sub`` is written back with ``add`` and ``mul``."""
+    all of :data:`OPERON_SYMBOLS`). Operon's ``sub`` is written back with ``add`` and
+    ``mul``. Without a function (:func:`.plan.without_operon`), Operon cannot search."""
     if operators is None:
         return OPERON_SYMBOLS
-    names = [name for token, name in _OPERON_NAMES.items() if token in operators]
-    if {"add", "mul"} <= operators:
-        names.append("sub")
-    return ",".join(["constant", "variable", *names])
+    return ",".join(["constant", "variable", *operon_functions(operators)])
 
 
 class NotConvertible(ValueError):
