@@ -20,7 +20,15 @@ from .display import ReadableMixin
 from .expression.export import evaluate, feature_symbols, to_latex
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
-from .inputs import MIN_POINTS, check_columns, subsample, validated, warn_few_points, warn_outside_domain
+from .inputs import (
+    MIN_POINTS,
+    check_columns,
+    r2_score_scaled,
+    subsample,
+    validated,
+    warn_few_points,
+    warn_outside_domain,
+)
 from .multioutput import PER_TARGET, fit_targets, n_targets, predict_targets, show_targets
 from .operon.plan import holds_operon, operon_stage, without_operon
 from .operon.settings import OperonSettings
@@ -411,6 +419,13 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         prediction = scaling.unscale_y(evaluate(skeleton, constants, scaling.scale_X(X)))
         prediction = warn_outside_domain(prediction)
         return (prediction, self._uncertainty.prediction_std(X, self._row(index))) if return_std else prediction
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R² of ``predict(X)`` against ``y``, as scikit-learn's ``r2_score`` (averaged
+        over the targets), in float64 without overflow: ``y`` and the prediction are
+        divided by a power of two near ``y``'s largest magnitude before squaring, so a
+        ``y`` near 1e300 scores as it would near 1 (:func:`.inputs.r2_score_scaled`)."""
+        return r2_score_scaled(y, self.predict(X), sample_weight)
 
     def sympy(self, index=None) -> sympy.Expr:
         """The fitted equation (or row ``index`` of ``equations_``) in SymPy (a list with several targets)."""

@@ -1,7 +1,7 @@
 """Checks of what a user passes to the estimator: errors that name the problem and the
 fix before NumPy or scikit-learn raise their own, and warnings for data that fit but
 mislead (too few points for the constants, repeated columns, predictions outside the
-equation's domain)."""
+equation's domain); and the R² of ``score`` on them without overflow (:func:`r2_score_scaled`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import warnings
 from numbers import Real
 
 import numpy as np
+from sklearn.metrics import r2_score
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 # Columns this correlated are the same quantity up to units and offset.
@@ -166,3 +167,29 @@ def subsample(X, y, weights, max_points: int, rng) -> tuple[np.ndarray, np.ndarr
         return X, y, weights
     keep = rng.choice(len(X), size=max_points, replace=False)
     return X[keep], y[keep], None if weights is None else weights[keep] / weights[keep].mean()
+
+
+def _largest_finite(values: np.ndarray) -> np.ndarray:
+    """Each column's largest finite magnitude (0 for none)."""
+    return np.where(np.isfinite(values), np.abs(values), 0.0).max(axis=0, initial=0.0)
+
+
+def r2_score_scaled(y, predicted, sample_weight=None) -> float:
+    """scikit-learn's ``r2_score`` (averaged over the columns of a 2-D ``y``) of
+    ``predicted`` against ``y``, both divided, column by column, by a power of two near
+    the largest finite magnitude of ``y`` (larger when a prediction would overflow
+    after the division): a ``y`` near 1e300 does not overflow the sums of squares
+    (``r2_score`` gives NaN there), and a power of two divides exactly, so the value is
+    otherwise ``r2_score``'s to the last bit. ``sample_weight`` as in ``r2_score``."""
+    y, predicted = np.asarray(y, dtype=np.float64), np.asarray(predicted, dtype=np.float64)
+    columns, predicted_columns = y.reshape(len(y), -1), predicted.reshape(len(predicted), -1)
+    if columns.shape == predicted_columns.shape:  # else r2_score's own error
+        # magnitude = m * 2**e with 0.5 <= m < 1 (e = 0 for 0); a prediction below
+        # 2**e_p stays below 2**1023 after dividing by 2**(e_p - 1023)
+        exponents = np.maximum(
+            np.frexp(_largest_finite(columns))[1], np.frexp(_largest_finite(predicted_columns))[1] - 1023
+        )
+        y = np.ldexp(columns, -exponents).reshape(y.shape)
+        predicted = np.ldexp(predicted_columns, -exponents).reshape(predicted.shape)
+    with np.errstate(over="ignore"):  # a prediction far above y: R² is -inf, as r2_score's
+        return float(r2_score(y, predicted, sample_weight=sample_weight))

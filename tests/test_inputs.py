@@ -1,14 +1,21 @@
 """What a user passes: errors that name the column and the fix, warnings for data that
-fit but mislead (issue 39)."""
+fit but mislead (issue 39); ``score`` without overflow (issue 53)."""
 
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.metrics import r2_score
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.inputs import check_columns, warn_few_points, warn_outside_domain, warn_repeated_columns
+from nesymres_sklearn.inputs import (
+    check_columns,
+    r2_score_scaled,
+    warn_few_points,
+    warn_outside_domain,
+    warn_repeated_columns,
+)
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(1, 5, (40, 2))
@@ -99,3 +106,35 @@ def test_the_fit_warns_about_a_duplicated_column(tiny_model):
         NeSymReSRegressor(model=str(tiny_model), beam_size=4, refine=None, random_state=0).fit(
             np.column_stack([X, X[:, 0]]), X[:, 0] * np.sin(X[:, 1])
         )
+
+
+def test_r2_score_scaled_is_sklearns_without_the_overflow():
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=50)
+    predicted = y + 0.1 * rng.normal(size=50)
+    weights = rng.uniform(0, 2, size=50)
+    Y, P = np.column_stack([y, 1e-5 * y]), np.column_stack([predicted, 1.1e-5 * predicted])
+    assert r2_score_scaled(y, predicted) == r2_score(y, predicted)  # to the last bit
+    assert r2_score_scaled(y, predicted, weights) == r2_score(y, predicted, sample_weight=weights)
+    assert r2_score_scaled(Y, P, weights) == r2_score(Y, P, sample_weight=weights)
+    assert r2_score_scaled(y, predicted[:, None]) == r2_score(y, predicted[:, None])
+    with np.errstate(all="ignore"):
+        assert np.isnan(r2_score(1e300 * y, 1e300 * predicted))  # the sums of squares overflow
+    assert r2_score_scaled(1e300 * y, 1e300 * predicted) == r2_score(y, predicted)
+    assert r2_score_scaled(1e300 * y, 1e300 * predicted, weights) == r2_score(y, predicted, sample_weight=weights)
+    assert r2_score_scaled(1e-10 * y, np.full(50, 1.7e308)) == -np.inf  # far off, as r2_score says
+    assert r2_score_scaled(np.zeros(5), np.zeros(5)) == r2_score(np.zeros(5), np.zeros(5)) == 1.0
+    with pytest.raises(ValueError, match="infinity"):
+        r2_score_scaled(y, np.r_[predicted[:-1], np.inf])
+
+
+def test_score_does_not_overflow_near_1e300(fitted, tiny_model):
+    y = np.log(X[:, 0]) * X[:, 1]
+    weights = RNG.uniform(0.5, 2, size=len(X))
+    assert fitted.score(X, y) == r2_score(y, fitted.predict(X))
+    assert fitted.score(X, y, weights) == r2_score(y, fitted.predict(X), sample_weight=weights)
+    big = NeSymReSRegressor(model=str(tiny_model), beam_size=4, refine=None, random_state=0).fit(X, 1e300 * y)
+    predicted = big.predict(X)
+    assert np.all(np.abs(predicted) > 1e299)
+    assert np.isfinite(big.score(X, 1e300 * y))
+    assert big.score(X, 1e300 * y) == pytest.approx(r2_score(y, predicted / 1e300), rel=1e-12, abs=1e-12)
