@@ -14,12 +14,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import sympy
-from sklearn.metrics import r2_score
 
 from .display import top_rows
 from .estimator import NeSymReSRegressor
+from .inputs import r2_score_scaled
 
 PROG = "nesymres-fit"
+#: The module's docstring as ``--help`` prints it: plain text, no reStructuredText.
+DESCRIPTION = f"{PROG}: find an equation for a CSV file (or a built-in example) and print it."
 EXAMPLE_EQUATION = "x0 * sin(x1)"
 # Spellings of the delimiters that are awkward to type, and the other delimiters a
 # one-column file is searched for.
@@ -81,7 +83,7 @@ def _delimiter(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description=__doc__)
+    parser = _Parser(prog=PROG, description=DESCRIPTION)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("csv", nargs="?", help="CSV file: a header row, then one row of numbers per point")
     source.add_argument("--example", action="store_true", help=f"fit points of y = {EXAMPLE_EQUATION}")
@@ -251,13 +253,6 @@ def read_csv(path: str, *, target: str | None = None, delimiter: str = ",", head
     return pd.DataFrame(columns), y, notes
 
 
-def _r_squared(predicted: np.ndarray, y: np.ndarray) -> float:
-    """R² of ``predicted`` against ``y``, both divided by the largest magnitude of ``y``
-    first, so that values near 1e300 do not overflow its sums of squares."""
-    scale = float(np.max(np.abs(y))) or 1.0
-    return float(r2_score(y / scale, predicted / scale))
-
-
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -298,7 +293,7 @@ def main(argv=None) -> int:
     print(f"Full precision: {sympy.sstr(regressor.expression_, min=-4, max=6)}")
     if regressor.pi_groups_ is not None:
         print(f"Dimensionless groups: {', '.join(regressor.pi_groups_) or 'none'}")
-    print(f"R^2 on the data: {_r_squared(regressor.predict(X), np.asarray(y)):.6f}")
+    print(f"R^2 on the data: {r2_score_scaled(np.asarray(y), regressor.predict(X)):.6f}")
     print(f"Fit time: {sum(regressor.timings_.values()):.2f} s")
     if args.top:
         table = top_rows(regressor.equations_[np.isfinite(regressor.equations_["loss"])], rows=args.top)

@@ -10,11 +10,14 @@ on the units of ``y`` and spans the many orders of magnitude between candidates.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 
 def pareto(estimator, target: int | None = None, ax=None):
     """Plot ``estimator.equations_`` (of column ``target`` with several targets) on
-    ``ax`` (default: a new figure's) and return the axes."""
+    ``ax`` (default: a new figure's) and return the axes. An unfitted ``estimator``
+    raises scikit-learn's ``NotFittedError``."""
+    check_is_fitted(estimator, "expression_")
     try:
         import matplotlib.pyplot as plt
     except ModuleNotFoundError as error:

@@ -38,6 +38,22 @@ def test_unknown_target_column(tiny_model, tmp_path, capsys):
     assert "no column 'z'" in capsys.readouterr().err
 
 
+def test_help_is_plain_text(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    help_text = capsys.readouterr().out
+    assert exit_.value.code == 0 and "nesymres-fit: find an equation for a CSV file" in help_text
+    assert "`" not in help_text and ":func:" not in help_text and ":mod:" not in help_text
+
+
+def test_r_squared_of_values_near_1e300(tiny_model, tmp_path, capsys):
+    X, y = example_data(40)
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": 1e300 * y}).to_csv(tmp_path / "big.csv", index=False)
+    assert main([str(tmp_path / "big.csv"), "--model", str(tiny_model), "--beam-size", "2", *NETWORK_ONLY]) == 0
+    r_squared = capsys.readouterr().out.split("R^2 on the data: ")[1].split()[0]
+    assert np.isfinite(float(r_squared))
+
+
 def test_a_data_source_is_required():
     with pytest.raises(SystemExit):
         main([])

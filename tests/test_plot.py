@@ -1,11 +1,12 @@
 """``plot.pareto``: every finite candidate, the Pareto front and the selected row; a
-clear error without matplotlib or without a target among several."""
+clear error without matplotlib, without a target among several, or before ``fit``."""
 
 import sys
 
 import matplotlib
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.plot import pareto
@@ -30,6 +31,11 @@ def test_the_plot_shows_the_candidates_the_front_and_the_selected_row(fitted):
     (front,) = ax.lines
     assert sorted(set(front.get_xdata())) == sorted(set(finite.loc[finite["pareto"], "complexity"]))
     assert [text.get_text() for text in ax.get_legend().get_texts()] == ["candidates", "Pareto front", "selected"]
+
+
+def test_an_unfitted_estimator_is_not_fitted():
+    with pytest.raises(NotFittedError, match="This NeSymReSRegressor instance is not fitted yet"):
+        pareto(NeSymReSRegressor())
 
 
 def test_several_targets_need_a_target(fitted):

@@ -25,3 +25,8 @@ def test_package_requirement_on_torch_is_a_range():
     setup = (ROOT / "setup.cfg").read_text()
     assert re.search(r"^\s+torch>=[\d.]+,<\d+$", setup, re.MULTILINE)
     assert "torch==" not in setup
+
+
+def test_the_virtual_environment_the_readme_makes_is_ignored_by_git():
+    assert "python3 -m venv .venv" in (ROOT / "README.md").read_text()
+    assert ".venv/" in (ROOT / ".gitignore").read_text().splitlines()
