@@ -188,6 +188,10 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Feature names, when ``X`` had string column names.
     X_units_, y_units_, pi_groups_ : list of str, str and list of str, or None
         The units given to ``fit`` and the features' dimensionless groups (:mod:`.units`).
+    physical_constants_ : dict
+        The law's dimensional constants (declared in ``fit``'s ``constants`` or found to
+        close the units): symbol -> ``{"value": value in SI base units (None for one
+        fitted), "source": pint's name or the units given}``; ``{}`` without.
 
     Examples
     --------
@@ -268,7 +272,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         tags.target_tags.multi_output = True  # one equation per column of y (.multioutput)
         return tags
 
-    def fit(self, X, y, sample_weight=None, X_units=None, y_units=None):
+    def fit(self, X, y, sample_weight=None, X_units=None, y_units=None, constants=None):
         """Find an equation ``y = f(X)``.
 
         Parameters
@@ -285,6 +289,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             Units of the columns of ``X`` (by position) and of ``y`` as pint reads them
             (``"kg/m^3"``, ``""``): the network reads dimensionless groups (``docs/usage.md``).
             With several targets, ``y_units`` is one unit for all or a list, one per column.
+        constants : dict of str to str, default=None
+            Dimensional constants of the law, with units: symbol -> a physical constant
+            that pint knows (``{"c": "speed_of_light"}``; the law is written with ``c``
+            where its numbers are ``c``'s) or the units of a constant to fit
+            (``{"k": "J/K"}``). Without them, when the features alone cannot close the
+            units, the fewest known constants that do (``c``, ``hbar``, ``k_B``,
+            ``epsilon_0``, ``G``, ``q_e``, ``m_e``, ``g``) join; ``physical_constants_``
+            lists them (:mod:`.units.constants`).
 
         Returns
         -------
@@ -294,17 +306,17 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         previous = self.__dict__.copy()
         try:
             with progress(self.verbose):
-                return self._fit(X, y, sample_weight, X_units, y_units)
+                return self._fit(X, y, sample_weight, X_units, y_units, constants)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(previous)
             raise
 
-    def _fit(self, X, y, sample_weight, X_units, y_units):
+    def _fit(self, X, y, sample_weight, X_units, y_units, constants):
         from . import neural_search  # torch: needed to fit, not to unpickle or predict
 
         if n_targets(y) > 1:
-            return fit_targets(self, X, y, sample_weight, X_units, y_units)
+            return fit_targets(self, X, y, sample_weight, X_units, y_units, constants)
         X, y, weights = validated(self, X, y, sample_weight)
         names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
         symbols = feature_symbols(names)
@@ -315,7 +327,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             warnings.warn(message, UserWarning, stacklevel=3)
             operon = None
         moment = time.perf_counter()
-        units = Units.parse(X_units, y_units, self.n_features_in_)  # pint's first use loads it, as the network
+        units = Units.parse(X_units, y_units, self.n_features_in_, constants, names, X, y)  # loads pint once
         network = neural_search.load_network(self.model, self.revision, self.device)
         timings = dict.fromkeys(TIMINGS, 0.0)
         timings["loading"] = time.perf_counter() - moment  # the first fit of a process loads it; not in max_time
@@ -365,7 +377,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
         positive = frozenset(symbol for symbol, column in zip(symbols, problem.X.T) if np.all(column > 0))
-        writer = Writer(scaling, symbols, positive)
+        writer = Writer(scaling, symbols, positive, () if units is None else units.named())
         keep = None if units is None else units.keep(problem, settings.units_min_r2)
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep)
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
@@ -399,7 +411,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self._writer = writer
         self.timings_, self.n_rounds_, self.refinement_ = timings, rounds, refinement
         self.features_seen_by_network_, self.network_inputs_ = columns, inputs
-        self.X_units_, self.y_units_, self.pi_groups_ = fitted_attributes(units, writer.symbols)
+        self.X_units_, self.y_units_, self.pi_groups_, self.physical_constants_ = fitted_attributes(
+            units, writer.symbols
+        )
 
     def predict(self, X, index=None, return_std=False):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).

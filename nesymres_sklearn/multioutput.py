@@ -19,6 +19,7 @@ from sklearn.base import clone
 PER_TARGET = (
     "expression_", "equations_", "best_index_", "constants_std_", "timings_", "n_rounds_",
     "features_seen_by_network_", "network_inputs_", "refinement_", "X_units_", "y_units_", "pi_groups_",
+    "physical_constants_",
 )  # fmt: skip
 
 
@@ -32,7 +33,7 @@ def n_targets(y) -> int:
     return shape[1] if len(shape) == 2 else 1
 
 
-def fit_targets(estimator, X, y, sample_weight, X_units=None, y_units=None):
+def fit_targets(estimator, X, y, sample_weight, X_units=None, y_units=None, constants=None):
     """``estimator`` fitted to each column of ``y``: ``estimators_``, the lists of
     :data:`PER_TARGET`, and the features seen."""
     estimator._validate_params()
@@ -46,7 +47,7 @@ def fit_targets(estimator, X, y, sample_weight, X_units=None, y_units=None):
         )
     single = clone(estimator).set_params(n_jobs=None)
     fitted = Parallel(n_jobs=estimator.n_jobs)(
-        delayed(clone(single).fit)(X, columns[:, j], sample_weight, X_units, per_target[j]) for j in range(k)
+        delayed(clone(single).fit)(X, columns[:, j], sample_weight, X_units, per_target[j], constants) for j in range(k)
     )
     estimator.estimators_ = fitted
     show_targets(estimator)

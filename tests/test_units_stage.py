@@ -135,9 +135,16 @@ def test_bad_units_raise_and_leave_the_estimator_as_it_was(units_regressor, moti
     before = reg.expression_
     with pytest.raises(ValueError, match="X_units has 2 units but X has 3 features"):
         reg.fit(X, y, X_units=["m", "s"], y_units="m")
-    with pytest.raises(ValueError, match="No product of powers"):
-        reg.fit(X, y, X_units=["m", "m", "m"], y_units="s")
+    with pytest.raises(ValueError, match="not a unit that pint reads"):
+        reg.fit(X, y, X_units=["m", "m", "blorps"], y_units="s")
     assert reg.expression_ == before and reg.X_units_ is None
+
+
+def test_units_that_no_constant_closes_warn_and_fit_without_units(units_regressor, motion):
+    X, y = motion
+    with pytest.warns(UserWarning, match="the fit goes on without units"):
+        reg = units_regressor.fit(X, y, X_units=["m", "m", "m"], y_units="mol")
+    assert reg.X_units_ is None and reg.pi_groups_ is None and reg.physical_constants_ == {}
 
 
 def _recording(calls):

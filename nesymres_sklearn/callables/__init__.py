@@ -25,7 +25,7 @@ class ExportMixin:
         expression = self.sympy(index)
         if isinstance(expression, list):
             return [column.to_callable(backend, index) for column in self.estimators_]
-        return to_callable(expression, self._writer.symbols, backend)
+        return to_callable(self._writer.numeric(expression), self._writer.symbols, backend)
 
 
 def to_callable(expression: sympy.Expr, symbols: Sequence[sympy.Symbol], backend: str = "numpy") -> Callable:

@@ -3,7 +3,10 @@
 A law is consistent when every sum adds terms of one dimension, every function other
 than ``abs`` and ``sqrt`` (``exp``, ``sin``, ``cos``, ...) takes a dimensionless
 argument, every power of a dimensional base has a number for its exponent, and the
-whole has ``y``'s dimensions. Numbers, fitted constants included, are dimensionless.
+whole has ``y``'s dimensions. Numbers, fitted constants included, are dimensionless,
+unless the law carries dimensional constants (:mod:`.constants`): then a fitted constant
+is *free*, of whatever dimensions make its place consistent (the free constants with
+units of PhySO), and a node that holds one is free too.
 
 Logarithms of dimensional quantities are allowed where they cancel, as a physicist
 writes ``log(x1) - log(x2) = log(x1/x2)``: ``log(q)`` carries the *log dimension* of
@@ -36,11 +39,11 @@ class InconsistentError(ValueError):
 
 @dataclass(frozen=True)
 class _Quantity:
-    """A node's dimension exponents, its log dimension (zero unless it holds logs of
-    dimensional quantities that have not cancelled yet) and, for a node without
-    variables whose constants are known, its value."""
+    """A node's dimension exponents (``None``: free, whatever its place needs), its log
+    dimension (zero unless it holds logs of dimensional quantities that have not
+    cancelled yet) and, for a node without variables whose constants are known, its value."""
 
-    dimension: np.ndarray
+    dimension: np.ndarray | None
     log: np.ndarray
     value: float | None = None
 
@@ -48,20 +51,24 @@ class _Quantity:
     def has_log(self) -> bool:
         return _nonzero(self.log)
 
-    def plain(self, where: str) -> np.ndarray:
-        """Its dimension, where a log dimension left over is inconsistent."""
+    def plain(self, where: str) -> np.ndarray | None:
+        """Its dimension (``None`` when free), where a log dimension left over is inconsistent."""
         if self.has_log:
             raise InconsistentError(f"{where} holds the log of a dimensional quantity that does not cancel")
         return self.dimension
 
 
 def _sum(a: _Quantity, b: _Quantity) -> _Quantity:
+    if a.dimension is None or b.dimension is None:
+        return _Quantity(b.dimension if a.dimension is None else a.dimension, a.log + b.log)
     if not _equal(a.dimension, b.dimension):
         raise InconsistentError("a sum of terms of different dimensions")
     return _Quantity(a.dimension, a.log + b.log)
 
 
 def _product(a: _Quantity, b: _Quantity, divide: bool = False) -> _Quantity:
+    if a.dimension is None or b.dimension is None:  # a free factor absorbs the rest, logs included
+        return _Quantity(None, 0 * a.log)
     if b.has_log and (divide or a.has_log):
         raise InconsistentError("a product or quotient of logs of dimensional quantities")
     if b.has_log:
@@ -73,10 +80,13 @@ def _product(a: _Quantity, b: _Quantity, divide: bool = False) -> _Quantity:
     return _Quantity(a.dimension - b.dimension if divide else a.dimension + b.dimension, a.log)
 
 
-def _power(base: _Quantity, exponent: _Quantity) -> np.ndarray:
-    if _nonzero(exponent.plain("an exponent")):
+def _power(base: _Quantity, exponent: _Quantity) -> np.ndarray | None:
+    exponent_dimension = exponent.plain("an exponent")
+    if exponent_dimension is not None and _nonzero(exponent_dimension):
         raise InconsistentError("a dimensional exponent")
     dimension = base.plain("a power")
+    if dimension is None:
+        return None
     if exponent.value is not None and np.isfinite(exponent.value):
         return dimension * exponent.value
     if _nonzero(dimension):
@@ -87,7 +97,9 @@ def _power(base: _Quantity, exponent: _Quantity) -> np.ndarray:
 def _function(name: str, argument: _Quantity) -> _Quantity:
     """``name`` (an operator other than the arithmetic ones) of ``argument``."""
     dimension = argument.plain(f"the argument of {name}")
-    zero = 0 * dimension
+    zero = 0 * argument.log
+    if dimension is None:  # a free argument: dimensionless where it must be
+        return _Quantity(None if name in ("abs", "sqrt") else zero, zero)
     if name == "abs":
         return _Quantity(dimension, zero)
     if name == "sqrt":
@@ -99,22 +111,33 @@ def _function(name: str, argument: _Quantity) -> _Quantity:
     return _Quantity(zero, zero)
 
 
-def dimension(tokens: Sequence[str], dimensions: np.ndarray, constants: Sequence[float] | None = None) -> np.ndarray:
+def dimension(
+    tokens: Sequence[str],
+    dimensions: np.ndarray,
+    constants: Sequence[float] | None = None,
+    free_constants: bool = False,
+) -> np.ndarray | None:
     """The dimensions of the prefix expression ``tokens`` over ``x_1, x_2, ...``, whose
     exponents over the base dimensions are the rows of ``dimensions``; ``constants``:
     the values of its placeholders ``c`` in order (unknown without: a power to one of
-    them needs a dimensionless base). Raises :class:`InconsistentError`."""
-    reader = _Reader(tokens, np.asarray(dimensions, dtype=np.float64), constants)
+    them needs a dimensionless base); ``free_constants``: the placeholders are free
+    (``None`` when the whole is). Raises :class:`InconsistentError`."""
+    reader = _Reader(tokens, np.asarray(dimensions, dtype=np.float64), constants, free_constants)
     with np.errstate(all="ignore"):  # a value outside the domain is NaN: an unknown exponent
         return reader.read().plain("the law")
 
 
 def is_consistent(
-    tokens: Sequence[str], dimensions: np.ndarray, target: np.ndarray, constants: Sequence[float] | None = None
+    tokens: Sequence[str],
+    dimensions: np.ndarray,
+    target: np.ndarray,
+    constants: Sequence[float] | None = None,
+    free_constants: bool = False,
 ) -> bool:
-    """Whether the expression is consistent and has the dimensions ``target``."""
+    """Whether the expression is consistent and has the dimensions ``target`` (see :func:`dimension`)."""
     try:
-        return _equal(dimension(tokens, dimensions, constants), np.asarray(target, dtype=np.float64))
+        found = dimension(tokens, dimensions, constants, free_constants)
+        return found is None or _equal(found, np.asarray(target, dtype=np.float64))
     except InconsistentError:
         return False
 
@@ -158,8 +181,11 @@ def sympy_dimension(expression: sympy.Expr, symbols: Sequence[sympy.Symbol], dim
 class _Reader:
     """Reads one prefix expression, node by node, into :class:`_Quantity`."""
 
-    def __init__(self, tokens: Sequence[str], dimensions: np.ndarray, constants: Sequence[float] | None):
+    def __init__(
+        self, tokens: Sequence[str], dimensions: np.ndarray, constants: Sequence[float] | None, free_constants: bool
+    ):
         self.tokens, self.dimensions, self.position = tokens, dimensions, 0
+        self.free_constants = free_constants
         self.constants = None if constants is None else iter(constants)
         self.zero = np.zeros(dimensions.shape[1])
 
@@ -170,7 +196,8 @@ class _Reader:
         if index is not None:
             return _Quantity(self.dimensions[index], self.zero)
         if token == CONSTANT:
-            return _Quantity(self.zero, self.zero, None if self.constants is None else float(next(self.constants)))
+            value = None if self.constants is None else float(next(self.constants))
+            return _Quantity(None if self.free_constants else self.zero, self.zero, value)
         if token not in OPERATORS:
             return _Quantity(self.zero, self.zero, float(int(token)))
         operator = OPERATORS[token]

@@ -12,7 +12,9 @@ a basis, and the same repeating features give the monomial ``m(x)`` that carries
 units. Of all choices, the one with whole (then half) exponents in ``m``, then the
 fewest features that take part only through even powers (in which the law could not
 be odd: ``x/d`` rather than ``x**2/A`` and ``d**2/A``), then the smallest sum of
-exponents' magnitudes wins, the first in column order on a tie. Then
+exponents' magnitudes wins, the first in column order on a tie. Dimensional constants
+(:mod:`.constants`), the last columns, are repeating where they can be, so that each
+group is a feature over constants (``v/c``, not ``c/v``). Then
 ``y = m(x) * f(pi_1, ..., pi_k)`` for some function ``f`` of the groups alone.
 """
 
@@ -76,9 +78,10 @@ def written(dimensions: Dimensions) -> str:
     return " * ".join(factors) or "dimensionless"
 
 
-def pi_groups(features: Sequence[Dimensions], target: Dimensions) -> PiGroups:
-    """The groups and the monomial (see the module docstring); a ``ValueError`` when no
-    product of powers of the features has ``y``'s units."""
+def pi_groups(features: Sequence[Dimensions], target: Dimensions, n_constants: int = 0) -> PiGroups:
+    """The groups and the monomial (see the module docstring) of ``features``, whose last
+    ``n_constants`` are dimensional constants; a ``ValueError`` when no product of powers
+    of the features has ``y``'s units."""
     n = len(features)
     _, rows = dimension_matrix(features, target)
     matrix = np.array([[float(v) for v in row] for row in rows]).reshape(len(rows), n + 1)
@@ -108,6 +111,7 @@ def pi_groups(features: Sequence[Dimensions], target: Dimensions) -> PiGroups:
             int(np.sum(denominators > 2)),
             int(np.sum(denominators > 1)),
             _squared_only(groups, monomial),
+            -sum(j >= n - n_constants for j in repeating),
             float(np.abs(monomial).sum()) + int(np.abs(groups).sum()),
         )
         if best_cost is None or cost < best_cost:

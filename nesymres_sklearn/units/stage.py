@@ -4,7 +4,10 @@ back over the features.
 Given the units of the features and of ``y`` (:mod:`.parsing`), ``y = m(x) *
 f(pi_1, ..., pi_k)`` (:mod:`.groups`). The network's problem is the groups, each
 divided by the power of ten that keeps it in the network's range, and ``y / m(x)``,
-divided by another; the routing of many variables (:mod:`..search.variables.routing`)
+divided by another; dimensional constants that the law needs
+(:mod:`.constants`: declared, or found when the features alone cannot close the units)
+take part in the groups and the monomial as features of fixed value, and come back
+folded into the candidates' constants; the routing of many variables (:mod:`..search.variables.routing`)
 applies to the groups as to features, and the candidates come back with the groups
 substituted, times ``c * m(x)``. With no group (``y`` is ``m(x)`` times a constant),
 the network reads the features as they are; the candidate ``c * m(x)`` joins the
@@ -30,7 +33,8 @@ from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
 from ..search.selection.table import CandidateRows
 from .consistency import is_consistent
-from .groups import PiGroups, dimension_matrix, pi_groups
+from .constants import DimensionalConstant, best_explained, closing_constants, declared_constants, depends, takes_part
+from .groups import PiGroups, dimension_matrix, pi_groups, written
 from .parsing import parse_units
 
 Fitted = tuple[Skeleton, np.ndarray, float]
@@ -40,7 +44,8 @@ Fitted = tuple[Skeleton, np.ndarray, float]
 class Units:
     """The units of the features (``X_units``) and of ``y`` (``y_units``) as given,
     their exponents over the ``bases`` (rows of ``features``: one per feature;
-    ``target``: y's), and the groups and monomial of the problem."""
+    ``target``: y's), the dimensional ``constants`` of the law, and the groups and
+    monomial of the problem, over the features and then the constants."""
 
     X_units: tuple[str, ...]
     y_units: str
@@ -48,24 +53,75 @@ class Units:
     features: np.ndarray
     target: np.ndarray
     groups: PiGroups
+    constants: tuple[DimensionalConstant, ...] = ()
 
     @classmethod
-    def parse(cls, X_units, y_units, n_features: int) -> Units | None:
-        """The units of a problem with ``n_features`` features; ``None`` when neither is
-        given. Raises a ``ValueError`` that names the problem with bad units."""
+    def parse(cls, X_units, y_units, n_features: int, constants=None, feature_names=(), X=None, y=None) -> Units | None:
+        """The units of a problem with ``n_features`` features, with the ``constants`` a
+        user declares (:func:`.declared_constants`) and the known ones that close the
+        rest (:func:`.closing_constants`: ``y``'s units, and the features that the data
+        ``X``, ``y`` say ``y`` depends on); ``None`` when no units are given, or, with a
+        warning, when no constant closes ``y``'s. Raises a ``ValueError`` that names
+        the problem with bad units."""
         parsed = parse_units(X_units, y_units, n_features)
         if parsed is None:
+            if constants:
+                raise ValueError(
+                    "constants are given without units: a dimensional constant enters the law through its units. "
+                    "Pass X_units and y_units too, or leave constants out."
+                )
             return None
         features, target = parsed
-        bases, rows = dimension_matrix(features, target)
-        matrix = np.array([[float(v) for v in row] for row in rows]).reshape(len(bases), n_features + 1)
+        declared = declared_constants(constants, [str(name) for name in feature_names])
+        columns = [*features, *(constant.dimensions for constant in declared)]
+        taken = {*map(str, feature_names), *(constant.symbol for constant in declared)}
+        candidates = closing_constants(columns, target, _needed(columns, target, n_features, X, y), taken)
+        if not candidates:
+            warnings.warn(
+                f"No product of powers of the features, the declared constants and up to three known physical "
+                f"constants has the units of y ({written(target)}; the features: "
+                f"{', '.join(written(f) for f in features)}), so the fit goes on without units. Check X_units and "
+                "y_units, or declare the missing constant with its units: constants={'k': 'J/K'}.",
+                UserWarning,
+                stacklevel=5,
+            )
+            return None
+        found = (
+            candidates[0] if len(candidates) == 1 or X is None else candidates[_best(candidates, columns, target, X, y)]
+        )
+        law_constants = (*declared, *found)
+        columns = [*columns, *(constant.dimensions for constant in found)]
+        bases, rows = dimension_matrix(columns, target)
+        matrix = np.array([[float(v) for v in row] for row in rows]).reshape(len(bases), len(columns) + 1)
         return cls(
             tuple(X_units),
             y_units,
             tuple(bases),
             matrix[:, :n_features].T.copy(),
-            matrix[:, n_features].copy(),
-            pi_groups(features, target),
+            matrix[:, len(columns)].copy(),
+            _with_features(pi_groups(columns, target, len(law_constants)), n_features),
+            law_constants,
+        )
+
+    @property
+    def n_features(self) -> int:
+        return len(self.X_units)
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        """``X`` with a column of each constant's value after the features."""
+        values = np.array([constant.value for constant in self.constants], dtype=np.float64)
+        return np.hstack([X, np.broadcast_to(values, (len(X), len(values)))]) if len(values) else X
+
+    def symbols(self, feature_symbols) -> list[sympy.Symbol]:
+        """The symbols of the features, then of the constants."""
+        return [*feature_symbols, *(sympy.Symbol(constant.symbol, positive=True) for constant in self.constants)]
+
+    def named(self) -> tuple[tuple[sympy.Symbol, float], ...]:
+        """The constants of known value as ``(symbol, value)``, for the law's writer."""
+        return tuple(
+            (sympy.Symbol(constant.symbol, positive=True), constant.value)
+            for constant in self.constants
+            if not constant.free
         )
 
     def dimensionless(self, problem: Problem) -> Dimensionless | None:
@@ -73,21 +129,22 @@ class Units:
         ``None`` without groups."""
         if not self.groups.n_groups:
             return None
-        Z = self.groups.groups(problem.X)
+        columns = self.values(problem.X)
+        Z = self.groups.groups(columns)
         scales = np.array([power_of_ten(Z[:, k], FEATURE_BAND) for k in range(Z.shape[1])])
-        monomial = self.groups.monomial_values(problem.X)
+        monomial = self.groups.monomial_values(columns)
         target = problem.y / monomial
         target_scale = power_of_ten(target, TARGET_BAND)
         seen = Problem(Z / scales, target / target_scale, problem.weights)
-        return Dimensionless(seen, self.groups, scales, target_scale, target_scale * monomial)
+        return Dimensionless(seen, self.groups, scales, target_scale, target_scale * monomial, self)
 
     def rows(self, found: CandidateRows, whole: Problem, dimensionless: Dimensionless | None) -> CandidateRows:
         """The network's rows over the features of ``whole`` (``found`` over the groups
         of ``dimensionless``, or over the features when there is none), with ``c * m(x)``."""
         rows = found if dimensionless is None else dimensionless.back_rows(found, whole)
-        monomial = _power_tokens(self.groups.monomial)
+        monomial = _power_tokens(self.groups.monomial[: self.n_features])
         skeleton = Skeleton(("mul", CONSTANT, *monomial) if monomial else (CONSTANT,))
-        m = self.groups.monomial_values(whole.X)
+        m = PiGroups(self.groups.exponents, self.groups.monomial[: self.n_features]).monomial_values(whole.X)
         weights = np.ones_like(m) if whole.weights is None else whole.weights
         with np.errstate(all="ignore"):
             c = np.sum(weights * whole.y * m) / np.sum(weights * m * m)
@@ -104,8 +161,9 @@ class Units:
         """The rows that are dimensionally consistent with the units, when the best of
         them explains at least ``min_r2`` of the variance of ``problem.y``; else all
         rows, with a warning (when some are inconsistent)."""
+        free = bool(self.constants)
         consistent = rows.where(
-            lambda skeleton, constants: is_consistent(skeleton.tokens, self.features, self.target, constants)
+            lambda skeleton, constants: is_consistent(skeleton.tokens, self.features, self.target, constants, free)
         )
         if len(consistent) == len(rows):
             return rows
@@ -124,54 +182,110 @@ class Units:
         return consistent
 
 
-def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, str | None, list[str] | None]:
+def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, str | None, list[str] | None, dict]:
     """``X_units_``, ``y_units_`` and ``pi_groups_`` (written with the features'
-    ``symbols``); ``None`` each without ``units``."""
+    ``symbols``), ``None`` each without ``units``; and ``physical_constants_``: each
+    constant's symbol -> its value in SI base units and what it is (``{}`` without)."""
     if units is None:
-        return None, None, None
-    return list(units.X_units), units.y_units, units.groups.describe(symbols)
+        return None, None, None, {}
+    constants = {
+        constant.symbol: {"value": None if constant.free else constant.value, "source": constant.source}
+        for constant in units.constants
+    }
+    return list(units.X_units), units.y_units, units.groups.describe(units.symbols(symbols)), constants
+
+
+def _needed(columns, target, n_features: int, X, y) -> np.ndarray:
+    """Which features must take part in the law: none without data; those that take no
+    part in the groups of ``columns`` but that ``y`` over the monomial depends on (or
+    ``y`` itself, when the monomial does not exist)."""
+    if X is None or y is None:
+        return np.zeros(len(columns), dtype=bool)
+    part = takes_part(columns, target)
+    with np.errstate(all="ignore"):
+        rest = y / pi_groups(columns, target).monomial_values(_padded(X, len(columns))) if part[-1] else y
+    if not np.all(np.isfinite(rest)):
+        rest = y
+    needed = np.zeros(len(columns), dtype=bool)
+    for j in range(n_features):
+        needed[j] = not part[j] and depends(rest, X[:, j])
+    return needed
+
+
+def _best(candidates, columns, target, X, y) -> int:
+    """Which set of constants of ``candidates`` the data ``X``, ``y`` support (:func:`.best_explained`)."""
+
+    def explained(found):
+        values = _padded(X, len(columns))
+        values = np.hstack([values, np.broadcast_to([c.value for c in found], (len(X), len(found)))])
+        groups = pi_groups([*columns, *(c.dimensions for c in found)], target, len(found))
+        return groups.monomial_values(values), groups.groups(values)
+
+    return best_explained(candidates, y, explained)
+
+
+def _padded(X: np.ndarray, n_columns: int) -> np.ndarray:
+    """``X`` with columns of ones for the declared constants after the features (their
+    values do not change which features ``y`` depends on)."""
+    return np.hstack([X, np.ones((len(X), n_columns - X.shape[1]))])
+
+
+def _with_features(groups: PiGroups, n_features: int) -> PiGroups:
+    """``groups`` without those of the constants alone (a constant, not a variable)."""
+    kept = np.any(groups.exponents[:, :n_features] != 0, axis=1)
+    return groups if kept.all() else PiGroups(groups.exponents[kept], groups.monomial)
 
 
 @dataclass(frozen=True)
 class Dimensionless:
     """The network's ``problem``: the ``groups`` divided by ``scales`` and ``y`` divided
     by the monomial and by ``target_scale``; ``factor`` is their product on the points,
-    which turns the network's predictions into predictions of ``y``."""
+    which turns the network's predictions into predictions of ``y``; ``units``: the
+    features' and the constants'."""
 
     problem: Problem
     groups: PiGroups
     scales: np.ndarray
     target_scale: float
     factor: np.ndarray
+    units: Units
 
     def symbols(self, feature_symbols) -> list[sympy.Symbol]:
         """One symbol per group, named as the group is written with ``feature_symbols``."""
-        return [sympy.Symbol(name) for name in self.groups.describe(feature_symbols)]
+        return [sympy.Symbol(name) for name in self.groups.describe(self.units.symbols(feature_symbols))]
 
     def columns(self, groups: np.ndarray) -> np.ndarray:
         """The features that take part in the ``groups`` (indices)."""
-        return np.flatnonzero(np.any(self.groups.exponents[groups] != 0, axis=0))
+        return np.flatnonzero(np.any(self.groups.exponents[groups][:, : self.units.n_features] != 0, axis=0))
 
     def back(self, skeleton: Skeleton, constants: np.ndarray, whole: Problem) -> Fitted:
         """A candidate over the groups as one over the features of ``whole`` (the
         problem this one was made from): ``c * m(x) * skeleton(pi(x))``, with its mean
         squared error there (from the candidate's values on the groups: its program,
         compiled to fit it, is not compiled again)."""
-        monomial = _power_tokens(self.groups.monomial)
+        monomial = _power_tokens(self.groups.monomial[: self.units.n_features])
         inner, values = skeleton.substituted(constants, self._group_tokens)
         tokens = ["mul", CONSTANT, *(["mul", *monomial] if monomial else []), *inner.tokens]
         predictions = self.factor * skeleton.program(self.problem.X, constants)
         with np.errstate(all="ignore"):
             loss = float(np.average((whole.y - predictions) ** 2, weights=whole.weights))
-        return Skeleton(tuple(tokens)), np.append(self.target_scale, values), loss if np.isfinite(loss) else np.inf
+        scale = self.target_scale * self._constants_part(self.groups.monomial)
+        return Skeleton(tuple(tokens)), np.append(scale, values), loss if np.isfinite(loss) else np.inf
 
     def _group_tokens(self, k: int) -> tuple[list[str], list[float]]:
         """Tokens of the network's ``x_{k+1}`` (group ``k`` over its scale) over the
-        features, and the constant they hold."""
-        powers = _power_tokens(self.groups.exponents[k])
-        if self.scales[k] == 1:
+        features, and the constant they hold (the scale, and the dimensional constants)."""
+        exponents = self.groups.exponents[k]
+        powers = _power_tokens(exponents[: self.units.n_features])
+        factor = self._constants_part(exponents) / float(self.scales[k])
+        if factor == 1:
             return powers, []
-        return ["mul", CONSTANT, *powers], [1 / float(self.scales[k])]
+        return ["mul", CONSTANT, *powers], [factor]
+
+    def _constants_part(self, exponents) -> float:
+        """The product of the dimensional constants' values to their ``exponents`` (those after the features')."""
+        powers = [float(b) for b in exponents[self.units.n_features :]]
+        return float(np.prod([c.value**b for c, b in zip(self.units.constants, powers)]))
 
     def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
         """Every row of ``rows`` (over the groups) over the features of ``whole``."""

@@ -14,7 +14,7 @@ from ..fitting.constants import Evaluations, least_squares_run, mse, polish
 from ..problem import Problem
 from ..scaling import Scaling
 from .folding import folded
-from .readable import exact_constants, tidy_numbers
+from .readable import exact_constants, named_constants, tidy_numbers
 from .table import CandidateRows, CandidateTable
 
 # The selected row's constants get one float64 Levenberg-Marquardt run of at most this
@@ -48,11 +48,14 @@ def polished(skeleton: Skeleton, constants: np.ndarray, problem: Problem) -> np.
 class Writer:
     """Writes a row over the feature ``symbols`` in the units of the data (``scaling``
     maps the search's units back); ``positive``: the symbols of the features positive on
-    every training point (the selected row's forms may assume it, see :mod:`.folding`)."""
+    every training point (the selected row's forms may assume it, see :mod:`.folding`);
+    ``constants``: the law's dimensional constants of known value, ``(symbol, value)``,
+    which the selected row is written with where its numbers are theirs."""
 
     scaling: Scaling
     symbols: tuple[sympy.Symbol, ...]
     positive: frozenset = frozenset()
+    constants: tuple[tuple[sympy.Symbol, float], ...] = ()
 
     def __call__(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
         """The row's equation: as written, or with ``exact`` constants, the units folded
@@ -62,7 +65,13 @@ class Writer:
             return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
         expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))
         unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
-        return folded(unscaled, self.positive)
+        return named_constants(folded(unscaled, self.positive), dict(self.constants))
+
+    def numeric(self, expression: sympy.Expr) -> sympy.Expr:
+        """``expression`` with the dimensional constants' values for their symbols."""
+        if not self.constants:
+            return expression
+        return expression.xreplace({symbol: sympy.Float(value) for symbol, value in self.constants})
 
     @property
     def loss_scale(self) -> np.float64:

@@ -150,3 +150,46 @@ def fold_float_factors(expression: sympy.Expr) -> sympy.Expr:
         return sympy.Float(number.evalf()) * rest
 
     return expression.replace(lambda e: e.is_Mul and not e.is_number, fold)
+
+
+#: A float is written with the law's dimensional constants when it is a simple number
+#: times a product of their powers to within this (relative): rounding, not a fit's error.
+NAMED_CONSTANT_TOLERANCE = 1e-9
+#: Largest magnitude of an exponent of a dimensional constant tried.
+MAX_CONSTANT_EXPONENT = 4
+
+
+def named_constants(expression: sympy.Expr, constants: dict[sympy.Symbol, float]) -> sympy.Expr:
+    """``expression`` with every float that is, up to rounding, a simple number (a
+    fraction, or such a multiple or fraction of pi) times a product of powers of the
+    ``constants`` (symbol -> value) written so: ``-1.11265005605362e-17`` is ``-1/c**2``.
+    Of several such forms, the one with the fewest powers wins."""
+    if not constants:
+        return expression
+    symbols, values = list(constants), np.array(list(constants.values()), dtype=np.float64)
+    span = range(-MAX_CONSTANT_EXPONENT, MAX_CONSTANT_EXPONENT + 1)
+    exponents = np.array(
+        [e for e in np.ndindex(*(len(span),) * len(values)) if any(i != MAX_CONSTANT_EXPONENT for i in e)]
+    )
+    exponents = exponents - MAX_CONSTANT_EXPONENT
+    exponents = exponents[np.argsort(np.abs(exponents).sum(axis=1), kind="stable")]
+    log_products = exponents @ np.log(np.abs(values))
+    replacements = {}
+    for number in expression.atoms(sympy.Float):
+        value = float(number)
+        if not np.isfinite(value) or value == 0:
+            continue
+        ratios = np.sign(value) * np.exp(np.log(abs(value)) - log_products)
+        for ratio, powers in zip(ratios, exponents):
+            simple = next(
+                (
+                    s
+                    for s in nearest_simple_numbers(ratio)
+                    if abs(float(s) - ratio) <= NAMED_CONSTANT_TOLERANCE * abs(ratio)
+                ),
+                None,
+            )
+            if simple is not None:
+                replacements[number] = simple * sympy.Mul(*(s ** int(b) for s, b in zip(symbols, powers)))
+                break
+    return expression.xreplace(replacements) if replacements else expression

@@ -1,0 +1,209 @@
+"""Dimensional constants that close the units of a law: ``c``, ``hbar``, ``k_B``, ...
+
+Real laws carry constants with units (``m0/sqrt(1 - v**2/c**2)``, ``exp(hbar*w/(k_B*T))``).
+Without them, ``y``'s units may be no product of powers of the features, or a feature
+may take part in no dimensionless group (``v`` above, whose length per time nothing else
+carries) and so in no law. A constant enters the dimensional analysis as a column of
+fixed value: a *known* one (pint's ``speed_of_light``, ``hbar``, ...) with its value in SI
+base units and its symbol (``c``), or a *free* one (its units given, its value fitted),
+as the free constants with units of PhySO.
+
+:func:`declared_constants` reads the constants a user declares
+(``constants={"c": "speed_of_light", "k": "J/K"}``); :func:`closing_constants` finds the
+fewest known constants of :data:`KNOWN_CONSTANTS` that let ``y`` and every feature that
+``y`` depends on take part in the law (:func:`takes_part`, :func:`depends`). A feature
+that ``y`` does not depend on may stay out: the mass of a pendulum takes part in no
+group, and no constant should bring it in.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+
+import numpy as np
+from scipy.spatial import cKDTree
+from scipy.stats import rankdata
+
+from .groups import dimension_matrix
+from .parsing import MAX_DENOMINATOR, Dimensions, parse_unit, unit_registry
+
+#: Known constants tried when the features do not close the units, in the order tried:
+#: symbol -> pint's name. Dimensionless ones (``alpha``) close nothing and are left out;
+#: ``h`` is ``hbar`` times ``2*pi``, which the fitted constants carry.
+KNOWN_CONSTANTS = {
+    "c": "speed_of_light",
+    "hbar": "hbar",
+    "k_B": "boltzmann_constant",
+    "epsilon_0": "vacuum_permittivity",
+    "G": "gravitational_constant",
+    "q_e": "elementary_charge",
+    "m_e": "electron_mass",
+    "g": "standard_gravity",
+}
+#: Most known constants that one law is given.
+MAX_CONSTANTS = 3
+#: ``y`` depends on a feature when their rank correlation (or with its magnitude) is at
+#: least this, and at least ``DEPENDENCE_SIGMAS`` times its spread without dependence.
+MIN_DEPENDENCE = 0.1
+DEPENDENCE_SIGMAS = 3.0
+
+
+@dataclass(frozen=True)
+class DimensionalConstant:
+    """A constant of the law: its ``symbol`` (as written in the law), its ``value`` in
+    SI base units (1 for a ``free`` constant, whose value the fit finds), its
+    ``dimensions`` and its ``source`` (pint's name, or the units given for a free one)."""
+
+    symbol: str
+    value: float
+    dimensions: Dimensions
+    source: str
+    free: bool = False
+
+    @classmethod
+    def known(cls, symbol: str, name: str) -> DimensionalConstant:
+        """The physical constant pint calls ``name`` (``"speed_of_light"``), written ``symbol``."""
+        quantity = unit_registry().Quantity(1.0, name).to_base_units()
+        dimensions = {
+            str(base): Fraction(exponent).limit_denominator(MAX_DENOMINATOR)
+            for base, exponent in quantity.dimensionality.items()
+        }
+        return cls(symbol, float(quantity.magnitude), dimensions, name)
+
+
+def declared_constants(constants: Mapping[str, str] | None, feature_names: Sequence[str]) -> list[DimensionalConstant]:
+    """The constants a user declares: symbol -> a physical constant that pint knows
+    (``"speed_of_light"``, ``"hbar"``: its value is used) or the units of a constant to
+    fit (``"J/K"``). Raises a ``ValueError`` that names a bad entry."""
+    if constants is None:
+        return []
+    if not isinstance(constants, Mapping):
+        raise TypeError(
+            f"constants must be a dict of symbol -> physical constant or units, such as "
+            f"{{'c': 'speed_of_light', 'k': 'J/K'}}, got {type(constants).__name__} {constants!r}."
+        )
+    found = []
+    for symbol, text in constants.items():
+        if not (isinstance(symbol, str) and symbol.isidentifier()):
+            raise ValueError(f"constants: {symbol!r} is not a name for a constant; use an identifier such as 'c'.")
+        if symbol in feature_names:
+            raise ValueError(f"constants: {symbol!r} is also a feature's name; give the constant another symbol.")
+        if _is_physical_constant(text):
+            found.append(DimensionalConstant.known(symbol, text))
+        else:
+            dimensions = parse_unit(text, f"constants[{symbol!r}]")
+            found.append(DimensionalConstant(symbol, 1.0, dimensions, text, free=True))
+    return found
+
+
+def _is_physical_constant(text) -> bool:
+    """Whether ``text`` names one of pint's physical constants (not a unit such as ``J/K``)."""
+    return isinstance(text, str) and text in _constant_names()
+
+
+@cache
+def _constant_names() -> frozenset[str]:
+    """The names and aliases that pint's file of physical constants defines."""
+    source = importlib.resources.files("pint").joinpath("constants_en.txt").read_text(encoding="utf-8")
+    names = set()
+    for line in source.splitlines():
+        definition = line.split("#", 1)[0]
+        parts = [part.strip() for part in definition.split(" = ")]
+        if len(parts) >= 2 and parts[0].isidentifier():
+            names.update(name for name in (parts[0], *parts[2:]) if name.isidentifier() and name != "_")
+    return frozenset(names)
+
+
+def takes_part(features: Sequence[Dimensions], target: Dimensions) -> np.ndarray:
+    """Whether each feature, then ``y`` (the last entry), can take part in a law that is a
+    product of powers of the features times a function of dimensionless groups: whether
+    its column of the dimension matrix lies in the span of the others."""
+    _, rows = dimension_matrix(features, target)
+    n = len(features) + 1
+    matrix = np.array([[float(v) for v in row] for row in rows]).reshape(len(rows), n)
+    rank = _rank(matrix)
+    return np.array([_rank(np.delete(matrix, j, axis=1)) == rank for j in range(n)])
+
+
+def depends(y: np.ndarray, column: np.ndarray) -> bool:
+    """Whether ``y`` depends on ``column``: their rank correlation, or that with the
+    column's magnitude (for laws even in it), is at least :data:`MIN_DEPENDENCE` and
+    :data:`DEPENDENCE_SIGMAS` standard errors."""
+    if np.ptp(y) == 0 or np.ptp(column) == 0:
+        return False
+    threshold = max(MIN_DEPENDENCE, DEPENDENCE_SIGMAS / np.sqrt(len(y)))
+    ranks = rankdata(y)
+    for values in (column, np.abs(column)):
+        if np.ptp(values) > 0 and abs(np.corrcoef(ranks, rankdata(values))[0, 1]) >= threshold:
+            return True
+    return False
+
+
+def closing_constants(
+    features: Sequence[Dimensions], target: Dimensions, needed: np.ndarray, taken: Sequence[str] = ()
+) -> list[list[DimensionalConstant]]:
+    """The fewest known constants (up to :data:`MAX_CONSTANTS`; none with a symbol in
+    ``taken``) with which ``y`` and every ``needed`` feature (a mask) take part, else
+    the fewest with which ``y`` does: every such set, in :data:`KNOWN_CONSTANTS`' order
+    (``c`` and ``G`` both close ``m*c**2/r`` and ``G*m**2/r``; the data choose,
+    :func:`best_explained`). ``[[]]`` when the features need none, ``[]`` when no set
+    lets ``y`` take part."""
+    needed = np.asarray(needed, dtype=bool)
+    part = takes_part(features, target)
+    if part[-1] and part[:-1][needed].all():
+        return [[]]
+    library = [
+        DimensionalConstant.known(symbol, name) for symbol, name in KNOWN_CONSTANTS.items() if symbol not in taken
+    ]
+    closing_target: list[list[DimensionalConstant]] = [[]] if part[-1] else []
+    for size in range(1, MAX_CONSTANTS + 1):
+        closing_all = []
+        for chosen in itertools.combinations(library, size):
+            part = takes_part([*features, *(constant.dimensions for constant in chosen)], target)
+            if part[-1] and part[: len(features)][needed].all():
+                closing_all.append(list(chosen))
+            elif not closing_target and part[-1]:
+                closing_target.append(list(chosen))
+        if closing_all:
+            return closing_all
+    return closing_target
+
+
+def best_explained(candidates: list, y: np.ndarray, explained) -> int:
+    """The index of the candidate whose ``explained(candidate)`` -- ``(m, Z)``, the
+    monomial with ``y``'s units and the groups on the points -- leaves the least of
+    ``log|y/m|`` unexplained by its nearest neighbours in the groups' logs (the law
+    ``y = m * f(Z)`` holds for the right constants, and not for the others)."""
+    scores = []
+    for candidate in candidates:
+        monomial, groups = explained(candidate)
+        with np.errstate(all="ignore"):
+            rest = np.log(np.abs(y / monomial))
+            logs = np.log(np.abs(groups))
+        usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1)
+        scores.append(_unexplained(rest[usable], logs[usable]) if usable.sum() > NEIGHBOURS else np.inf)
+    return int(np.argmin(scores))
+
+
+#: Neighbours whose mean predicts a point's ``log|y/m|`` in :func:`best_explained`.
+NEIGHBOURS = 5
+
+
+def _unexplained(rest: np.ndarray, logs: np.ndarray) -> float:
+    """Mean squared difference of ``rest`` from the mean of its nearest neighbours in
+    ``logs`` (standardised; the point itself left out); its variance without groups."""
+    if logs.shape[1] == 0:
+        return float(np.var(rest))
+    spread = logs.std(axis=0)
+    points = (logs - logs.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    _, neighbours = cKDTree(points).query(points, k=NEIGHBOURS + 1)
+    return float(np.mean((rest - rest[neighbours[:, 1:]].mean(axis=1)) ** 2))
+
+
+def _rank(matrix: np.ndarray) -> int:
+    return int(np.linalg.matrix_rank(matrix)) if matrix.size else 0
