@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..studies.paired_difference import markdown as paired_markdown
 from ..studies.paired_difference import paired_table
+from .methods import METHODS
 from .runner import read_results
 from .scoring import FVU_THRESHOLD
 
@@ -35,13 +36,14 @@ def _numeric(frame: pd.DataFrame) -> pd.Series:
 
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per method, budget and noise level (see the module docstring)."""
+    """One row per method, budget and noise level (see the module docstring), the methods
+    in :data:`.methods.METHODS`' order, then others as they come."""
     frame = frame.assign(
         numeric=100 * _numeric(frame),
         symbolic=100 * pd.to_numeric(frame["symbolic_recovery"], errors="coerce").fillna(0.0),
         fit_time=pd.to_numeric(frame["fit_time"], errors="coerce"),
     )
-    methods = list(dict.fromkeys(frame["method"]))
+    methods = list(dict.fromkeys([*(name for name in METHODS if name in set(frame["method"])), *frame["method"]]))
     rows = []
     for (max_time, noise, method), group in frame.groupby(["max_time", "noise", "method"], sort=False):
         row = {"method": method, "max_time": max_time, "noise": noise, "fits": len(group)}
