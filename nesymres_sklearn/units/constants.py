@@ -186,21 +186,26 @@ def best_explained(candidates: list, y: np.ndarray, explained) -> int:
             rest = np.log(np.abs(y / monomial))
             logs = np.log(np.abs(groups))
         usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1)
-        scores.append(_unexplained(rest[usable], logs[usable]) if usable.sum() > NEIGHBOURS else np.inf)
+        signs = np.sign(groups[usable])
+        scores.append(_unexplained(rest[usable], logs[usable], signs) if usable.sum() > NEIGHBOURS else np.inf)
     return int(np.argmin(scores))
 
 
-#: Neighbours whose mean predicts a point's ``log|y/m|`` in :func:`best_explained`.
+#: Neighbours whose mean predicts a point's ``log|y/m|`` in :func:`best_explained`, and
+#: the distance between points of groups of opposite signs (in standard deviations).
 NEIGHBOURS = 5
+SIGN_WEIGHT = 100.0
 
 
-def _unexplained(rest: np.ndarray, logs: np.ndarray) -> float:
+def _unexplained(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> float:
     """Mean squared difference of ``rest`` from the mean of its nearest neighbours in
-    ``logs`` (standardised; the point itself left out); its variance without groups."""
+    ``logs`` (standardised; the point itself left out) of the same ``signs``; its
+    variance without groups."""
     if logs.shape[1] == 0:
         return float(np.var(rest))
     spread = logs.std(axis=0)
     points = (logs - logs.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    points = np.hstack([points, SIGN_WEIGHT * signs])  # neighbours share the groups' signs
     _, neighbours = cKDTree(points).query(points, k=NEIGHBOURS + 1)
     return float(np.mean((rest - rest[neighbours[:, 1:]].mean(axis=1)) ** 2))
 

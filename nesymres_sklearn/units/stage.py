@@ -75,20 +75,24 @@ class Units:
         declared = declared_constants(constants, [str(name) for name in feature_names])
         columns = [*features, *(constant.dimensions for constant in declared)]
         taken = {*map(str, feature_names), *(constant.symbol for constant in declared)}
-        candidates = closing_constants(columns, target, _needed(columns, target, n_features, X, y), taken)
+        needed = _needed(columns, target, n_features, X, y)
+        candidates = []  # (constants found, the groups and monomial with them)
+        for found in closing_constants(columns, target, needed, taken):
+            groups = _groups(columns, found, target, n_features, len(declared))
+            if groups is not None:
+                candidates.append((tuple(found), groups))
         if not candidates:
             warnings.warn(
                 f"No product of powers of the features, the declared constants and up to three known physical "
                 f"constants has the units of y ({written(target)}; the features: "
-                f"{', '.join(written(f) for f in features)}), so the fit goes on without units. Check X_units and "
-                "y_units, or declare the missing constant with its units: constants={'k': 'J/K'}.",
+                f"{', '.join(written(f) for f in features)}) with exponents of small fractions, so the fit goes on "
+                "without units. Check X_units and y_units, or declare the missing constant with its units: "
+                "constants={'k': 'J/K'}.",
                 UserWarning,
                 stacklevel=5,
             )
             return None
-        found = (
-            candidates[0] if len(candidates) == 1 or X is None else candidates[_best(candidates, columns, target, X, y)]
-        )
+        found, groups = candidates[0] if len(candidates) == 1 or X is None else _best(candidates, declared, X, y)
         law_constants = (*declared, *found)
         columns = [*columns, *(constant.dimensions for constant in found)]
         bases, rows = dimension_matrix(columns, target)
@@ -99,7 +103,7 @@ class Units:
             tuple(bases),
             matrix[:, :n_features].T.copy(),
             matrix[:, len(columns)].copy(),
-            _with_features(pi_groups(columns, target, len(law_constants)), n_features),
+            groups,
             law_constants,
         )
 
@@ -197,31 +201,46 @@ def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, s
 
 def _needed(columns, target, n_features: int, X, y) -> np.ndarray:
     """Which features must take part in the law: none without data; those that take no
-    part in the groups of ``columns`` but that ``y`` over the monomial depends on (or
-    ``y`` itself, when the monomial does not exist)."""
-    if X is None or y is None:
-        return np.zeros(len(columns), dtype=bool)
-    part = takes_part(columns, target)
-    with np.errstate(all="ignore"):
-        rest = y / pi_groups(columns, target).monomial_values(_padded(X, len(columns))) if part[-1] else y
-    if not np.all(np.isfinite(rest)):
-        rest = y
+    part in the groups of ``columns`` but that ``y`` depends on beyond a power law of
+    the features that do (``log|y|`` less its least-squares fit in their logs)."""
     needed = np.zeros(len(columns), dtype=bool)
-    for j in range(n_features):
-        needed[j] = not part[j] and depends(rest, X[:, j])
+    if X is None or y is None:
+        return needed
+    part = takes_part(columns, target)[:n_features]
+    with np.errstate(all="ignore"):
+        logs = np.log(np.abs(np.column_stack([y, X[:, part]])))
+    usable = np.all(np.isfinite(logs), axis=1)
+    if usable.sum() < 3:
+        return needed
+    design = np.column_stack([np.ones(usable.sum()), logs[usable, 1:]])
+    rest = logs[usable, 0] - design @ np.linalg.lstsq(design, logs[usable, 0], rcond=None)[0]
+    for j in np.flatnonzero(~part):
+        needed[j] = depends(rest, X[usable, j])
     return needed
 
 
-def _best(candidates, columns, target, X, y) -> int:
-    """Which set of constants of ``candidates`` the data ``X``, ``y`` support (:func:`.best_explained`)."""
+def _groups(columns, found, target, n_features: int, n_declared: int) -> PiGroups | None:
+    """The groups and monomial over the features, the declared constants and those
+    ``found``, without groups of constants alone; ``None`` where their exponents are
+    no small fractions."""
+    try:
+        groups = pi_groups([*columns, *(c.dimensions for c in found)], target, n_declared + len(found))
+    except ValueError:
+        return None
+    return _with_features(groups, n_features)
 
-    def explained(found):
-        values = _padded(X, len(columns))
+
+def _best(candidates: list, declared, X, y) -> tuple:
+    """Which of ``candidates`` (constants and their groups) the data ``X``, ``y`` support
+    (:func:`.best_explained`)."""
+
+    def explained(candidate):
+        found, groups = candidate
+        values = _padded(X, X.shape[1] + len(declared))
         values = np.hstack([values, np.broadcast_to([c.value for c in found], (len(X), len(found)))])
-        groups = pi_groups([*columns, *(c.dimensions for c in found)], target, len(found))
         return groups.monomial_values(values), groups.groups(values)
 
-    return best_explained(candidates, y, explained)
+    return candidates[best_explained(candidates, y, explained)]
 
 
 def _padded(X: np.ndarray, n_columns: int) -> np.ndarray:
