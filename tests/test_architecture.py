@@ -36,7 +36,7 @@ LAYERS = {
     ],
     "benchmarks": [
         "datasets", "metrics", "profiles", "methods", "tasks", "isolation", "results", "backends", "report",
-        "runner", "studies",
+        "runner", "studies", "fastsrb",
     ],
 }  # fmt: skip
 # What unpickling a fitted estimator and predicting with it load, and the command line:
@@ -97,6 +97,7 @@ TORCH_FREE = [
     "nesymres_sklearn.units.parsing",
     "nesymres_sklearn.units.groups",
     "nesymres_sklearn.units.consistency",
+    "nesymres_sklearn.units.constants",
     "nesymres_sklearn.units.stage",
     "nesymres_sklearn.search.variables.routing",
     "nesymres_sklearn.search.variables.surrogate",
