@@ -25,7 +25,7 @@ def python_blocks(page: str) -> list[str]:
 
 
 def test_blocks_are_found_and_skips_say_why():
-    assert len(python_blocks("README.md")) == 2 and len(python_blocks("docs/usage.md")) == 12
+    assert len(python_blocks("README.md")) == 2 and len(python_blocks("docs/usage.md")) == 13
     assert "Hugging Face Hub" not in "".join(python_blocks("docs/usage.md"))
 
 
