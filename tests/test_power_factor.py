@@ -26,12 +26,28 @@ def test_the_power_law_factor_and_the_rest_are_found(law, exponents, rest):
 
 
 @pytest.mark.parametrize(
+    "law, exponents, rest",
+    [
+        (lambda X: X[:, 0] * np.sin(X[:, 1]), {0: 1.0}, [1]),
+        (lambda X: X[:, 0] * (X[:, 1] - X[:, 2]) * X[:, 3] / X[:, 4], {0: 1.0, 3: 1.0, 4: -1.0}, [1, 2]),  # II.2.42
+        (lambda X: X[:, 0] * X[:, 1] * (1 / X[:, 2] - 1 / X[:, 3]), {0: 1.0, 1: 1.0}, [2, 3]),  # I.13.12
+    ],
+)
+def test_a_factor_splits_off_a_rest_that_changes_sign(law, exponents, rest):
+    # the neighbours' split: pairs of points close in the rest's columns (512 points, as FastSRB draws)
+    dense = np.random.default_rng(1).uniform(1, 5, (512, 6))
+    split = power_factor(dense, law(dense), 3)
+    assert split.exponents == exponents and list(split.rest) == rest
+    np.testing.assert_allclose(split.target(dense, law(dense)) * split.scale * split.monomial(dense), law(dense))
+
+
+@pytest.mark.parametrize(
     "law",
     [
         lambda X: X[:, 0] * X[:, 1] + X[:, 2] * X[:, 3],  # a sum: no factor splits off
         lambda X: X[:, 0] * np.exp(-X[:, 1] * X[:, 2] / (X[:, 3] * X[:, 4])),  # too many columns in the rest
         lambda X: X[:, 0] * X[:, 1] * X[:, 2] / X[:, 4],  # a power law of every column: the power-law candidate's
-        lambda X: X[:, 0] * np.sin(X[:, 1]),  # y changes sign
+        lambda X: X[:, 0] * np.sin(X[:, 1]) + X[:, 2],  # y changes sign, and no factor splits off
         lambda X: X[:, 0] ** 1.3 * np.cos(X[:, 1]) ** 2,  # an exponent that is not a multiple of one half
     ],
 )

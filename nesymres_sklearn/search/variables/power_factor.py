@@ -19,6 +19,12 @@ data:
    within ``EXPONENT_TOLERANCE`` of a multiple of one half (the signature of a power
    law; an arbitrary dependence rarely gives that for every column).
 
+Where ``y`` changes sign (``v1*(v2 - v3)*v4/v5``: the rest crosses zero, and its log has
+no cubic), or the cubic does not follow the rest, the exponents come from pairs of
+nearest neighbours in ``x_B`` instead (:func:`neighbour_split`), with ``B`` the columns
+of step 2 and, failing that, the next ones by their departure, up to the network's
+variables; the split stands when ``y / x_A**b_A`` is a function of ``x_B`` alone.
+
 The network then works on ``X[:, B]`` and ``y / x_A**b_A`` (divided by a power of ten
 that keeps it in the network's range), and each of its skeletons ``f`` comes back as
 ``c * x_A**b_A * f``.
@@ -30,6 +36,7 @@ import itertools
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
@@ -44,6 +51,13 @@ EXPONENT_TOLERANCE = 0.05
 POINTS_PER_TERM = 3
 # A line in logs that leaves less than this share of the variance of log|y| is a power law.
 EXACT_SHARE = 1e-10
+# With y changing sign, the columns are chosen without this share of the smallest |y|.
+SMALL_SHARE = 0.1
+# The neighbours' split (neighbour_split): the share of pairs kept in each of its rounds,
+# and the share of the variance of y over the factor that a neighbour may leave unexplained.
+NEIGHBOUR_KEPT = 0.8
+NEIGHBOUR_ROUNDS = 3
+NEIGHBOUR_UNEXPLAINED = 0.1
 
 
 @dataclass(frozen=True)
@@ -90,19 +104,55 @@ def power_factor(
 ) -> PowerFactor | None:
     """The split of ``(X, y)`` into a power-law factor and at most ``n_variables``
     columns for the network (``weights``: sample weights, mean 1), or ``None`` when
-    the data show no such split."""
+    the data show no such split: by the exponents' fit in logs, else (``y`` changing
+    sign, or a rest the cubic does not follow) by :func:`neighbour_split`."""
     n, d = X.shape
-    if d <= n_variables or not keeps_one_sign(y):
+    if d <= n_variables:
         return None
-    usable = [j for j in range(d) if keeps_one_sign(X[:, j])]
-    forced = [j for j in range(d) if j not in usable]
+    chosen = _columns(X, y, n_variables, weights)
+    if chosen is None:
+        return None
+    forced, ranked, departing = chosen
+    rest = sorted(forced + ranked[:departing])
+    factor = sorted(j for j in ranked if j not in rest)
+    split = _fitted_split(X, y, rest, factor, weights) if keeps_one_sign(y) and rest and factor else None
+    for size in range(departing, n_variables - len(forced) + 1):  # the next columns may belong to the rest
+        if split is not None:
+            break
+        rest = sorted(forced + ranked[:size])
+        factor = sorted(j for j in ranked if j not in rest)
+        split = neighbour_split(X, y, rest, factor) if rest and factor else None
+    if split is None:
+        return None
+    with np.errstate(all="ignore"):
+        divided = split.target(X, y)
+    if not np.all(np.isfinite(divided)):
+        return None
+    return replace(split, scale=power_of_ten(divided, TARGET_BAND))
+
+
+def _columns(X: np.ndarray, y: np.ndarray, n_variables: int, weights) -> tuple[list[int], list[int], int] | None:
+    """Steps 1 and 2 of the module docstring: the columns that must be in the rest, the
+    others by their departure from a power law, largest first, and how many of those
+    depart more than ``MIN_DEPARTURE`` (up to the network's variables); with ``y``
+    changing sign, on the points outside the smallest ``SMALL_SHARE`` of ``|y|``, near
+    the rest's zeros. ``None`` when there is no such split."""
+    usable = [j for j in range(X.shape[1]) if keeps_one_sign(X[:, j])]
+    forced = [j for j in range(X.shape[1]) if j not in usable]
     if len(forced) > n_variables:
         return None
+    if not keeps_one_sign(y):
+        kept = np.abs(y) > np.quantile(np.abs(y), SMALL_SHARE)
+        X, y = X[kept], y[kept]
+        weights = None if weights is None else weights[kept]
+    n = len(y)
     root = np.ones(n) if weights is None else np.sqrt(weights)
-    target = np.log(np.abs(y))
+    with np.errstate(divide="ignore"):
+        target = np.log(np.abs(y))
+    if not np.all(np.isfinite(target)):
+        return None
     logs = {j: np.log(np.abs(X[:, j])) for j in usable}
-    spread = X.std(axis=0)
-    standard = (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    standard = _standardised(X)
     base = np.column_stack([np.ones(n), *logs.values(), _cubic(standard[:, forced])])
     error, _ = _sse(base, target, root)
     total = float(np.sum((root * (target - np.average(target, weights=weights))) ** 2))
@@ -112,28 +162,79 @@ def power_factor(
     for j in usable:
         extra = np.column_stack([standard[:, j], standard[:, j] ** 2, logs[j] ** 2])
         departures[j] = error - _sse(np.column_stack([base, extra]), target, root)[0]
-    ranked = sorted((j for j in usable if departures[j] > MIN_DEPARTURE * error), key=lambda j: -departures[j])
-    rest = sorted(forced + ranked[: n_variables - len(forced)])
-    factor = [j for j in usable if j not in rest]
-    if not rest or not factor:
-        return None
+    ranked = sorted(usable, key=lambda j: -departures[j])
+    departing = sum(departures[j] > MIN_DEPARTURE * error for j in usable)
+    return forced, ranked, min(departing, n_variables - len(forced))
+
+
+def _standardised(X: np.ndarray) -> np.ndarray:
+    spread = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+
+
+def _fitted_split(X, y, rest: list[int], factor: list[int], weights) -> PowerFactor | None:
+    """Step 3 of the module docstring: the exponents of ``factor`` from one fit in logs."""
+    n = len(y)
+    root = np.ones(n) if weights is None else np.sqrt(weights)
+    target = np.log(np.abs(y))
+    total = float(np.sum((root * (target - np.average(target, weights=weights))) ** 2))
+    logs = {j: np.log(np.abs(X[:, j])) for j in range(X.shape[1]) if keeps_one_sign(X[:, j])}
     rest_logs = [logs[j] for j in rest if j in logs]
-    design = np.column_stack([np.ones(n), *(logs[j] for j in factor), _cubic(standard[:, rest]), *rest_logs])
+    design = np.column_stack([np.ones(n), *(logs[j] for j in factor), _cubic(_standardised(X)[:, rest]), *rest_logs])
     if n < POINTS_PER_TERM * design.shape[1]:
         return None
     residual, coefficients = _sse(design, target, root)
-    exponents = coefficients[1 : 1 + len(factor)]
+    if residual > (1 - MIN_R2) * total:
+        return None
+    return _rounded_split(coefficients[1 : 1 + len(factor)], rest, factor)
+
+
+def _rounded_split(exponents: np.ndarray, rest: list[int], factor: list[int]) -> PowerFactor | None:
+    """The split with ``exponents`` rounded to multiples of one half, when every one lies
+    within ``EXPONENT_TOLERANCE`` of its multiple and below ``MAX_EXPONENT``, one not 0."""
     rounded = np.round(2 * exponents) / 2
     if (
-        residual > (1 - MIN_R2) * total
-        or np.any(np.abs(exponents - rounded) > EXPONENT_TOLERANCE)
+        np.any(np.abs(exponents - rounded) > EXPONENT_TOLERANCE)
         or np.any(np.abs(rounded) > MAX_EXPONENT)
         or not np.any(rounded != 0)
     ):
         return None
-    split = PowerFactor({j: float(b) for j, b in zip(factor, rounded) if b != 0}, np.array(rest), 1.0)
-    with np.errstate(all="ignore"):
-        divided = split.target(X, y)
-    if not np.all(np.isfinite(divided)):
+    return PowerFactor({j: float(b) for j, b in zip(factor, rounded) if b != 0}, np.array(rest), 1.0)
+
+
+def neighbour_split(X: np.ndarray, y: np.ndarray, rest: list[int], factor: list[int]) -> PowerFactor | None:
+    """The split of ``y = x_A**b_A * f(x_B)`` (``A``: ``factor``, ``B``: ``rest``) from
+    pairs of nearest neighbours in ``x_B`` (the logs of one-sign columns, standardised):
+    between them ``f`` barely changes, so the differences of ``log|y|`` are those of
+    ``b_A . log|x_A|``, fitted by least squares with the ``1 - NEIGHBOUR_KEPT`` largest
+    residuals set aside, ``NEIGHBOUR_ROUNDS`` times (they hold the pairs across a zero
+    of ``f``). Checked: ``y / x_A**b_A`` must be a function of ``x_B`` alone, its
+    nearest neighbour's value leaving at most ``NEIGHBOUR_UNEXPLAINED`` of its
+    variance unexplained."""
+    if len(y) < POINTS_PER_TERM * (len(factor) + 1):
         return None
-    return replace(split, scale=power_of_ten(divided, TARGET_BAND))
+    rest_values = np.column_stack([np.log(np.abs(X[:, j])) if keeps_one_sign(X[:, j]) else X[:, j] for j in rest])
+    points = _standardised(rest_values)
+    _, neighbours = cKDTree(points).query(points, k=2)
+    neighbour = neighbours[:, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_y = np.log(np.abs(y))
+        differences = log_y - log_y[neighbour]
+    logs = np.column_stack([np.log(np.abs(X[:, j])) for j in factor])
+    steps = logs - logs[neighbour]
+    kept = np.isfinite(differences)
+    if kept.sum() < POINTS_PER_TERM * len(factor):
+        return None
+    for _ in range(NEIGHBOUR_ROUNDS):
+        exponents = np.linalg.lstsq(steps[kept], differences[kept], rcond=None)[0]
+        residuals = np.abs(differences - steps @ exponents)
+        kept &= residuals <= np.quantile(residuals[kept], NEIGHBOUR_KEPT)
+    split = _rounded_split(exponents, rest, factor)
+    if split is None:
+        return None
+    with np.errstate(all="ignore"):
+        divided = y / split.monomial(X)
+    if not np.all(np.isfinite(divided)) or np.var(divided) == 0:
+        return None
+    unexplained = np.mean((divided - divided[neighbour]) ** 2) / 2
+    return split if unexplained <= NEIGHBOUR_UNEXPLAINED * np.var(divided) else None
