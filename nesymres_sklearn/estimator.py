@@ -376,8 +376,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             if refinement is not None:  # skipped when a row of the network fits exactly
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
-        positive = frozenset(symbol for symbol, column in zip(symbols, problem.X.T) if np.all(column > 0))
-        writer = Writer(scaling, symbols, positive, () if units is None else units.named())
+        writer = Writer(scaling, symbols, () if units is None else units.named())
         keep = None if units is None else units.keep(problem, settings.units_min_r2)
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep)
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))

@@ -81,6 +81,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.selection.pruning",
     "nesymres_sklearn.search.selection.readable",
     "nesymres_sklearn.search.selection.scores",
+    "nesymres_sklearn.search.selection.signs",
     "nesymres_sklearn.search.selection.table",
     "nesymres_sklearn.search.selection.variable_support",
     "nesymres_sklearn.search.variables",

@@ -15,6 +15,7 @@ from ..problem import Problem
 from ..scaling import Scaling
 from .folding import folded
 from .readable import exact_constants, named_constants, tidy_numbers
+from .signs import signed
 from .table import CandidateRows, CandidateTable
 
 # The selected row's constants get one float64 Levenberg-Marquardt run of at most this
@@ -47,14 +48,14 @@ def polished(skeleton: Skeleton, constants: np.ndarray, problem: Problem) -> np.
 @dataclass(frozen=True)
 class Writer:
     """Writes a row over the feature ``symbols`` in the units of the data (``scaling``
-    maps the search's units back); ``positive``: the symbols of the features positive on
-    every training point (the selected row's forms may assume it, see :mod:`.folding`);
-    ``constants``: the law's dimensional constants of known value, ``(symbol, value)``,
-    which the selected row is written with where its numbers are theirs."""
+    maps the search's units back); ``constants``: the law's dimensional constants of
+    known value, ``(symbol, value)``, which the selected row is written with where its
+    numbers are theirs. Every form it writes is the row's program wherever that is
+    defined (``tests/test_written_law.py``); the one rewrite that holds on the data
+    alone, ``|f|`` as ``f``, is made on the skeleton that predicts (:mod:`.signs`)."""
 
     scaling: Scaling
     symbols: tuple[sympy.Symbol, ...]
-    positive: frozenset = frozenset()
     constants: tuple[tuple[sympy.Symbol, float], ...] = ()
 
     def __call__(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
@@ -65,7 +66,7 @@ class Writer:
             return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
         expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))
         unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
-        return named_constants(folded(unscaled, self.positive), dict(self.constants))
+        return named_constants(folded(unscaled), dict(self.constants))
 
     def numeric(self, expression: sympy.Expr) -> sympy.Expr:
         """``expression`` with the dimensional constants' values for their symbols."""
@@ -92,7 +93,9 @@ def select(
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
     (such as the dimensionally consistent ones), the selected constants polished in
-    float64 (:func:`polished`) and re-spelled exactly where the fit allows. Fixed work
+    float64 (:func:`polished`) and re-spelled exactly where the fit allows, its ``|f|``
+    written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
+    ``predict`` runs that skeleton). Fixed work
     that no clock cuts (each step's refits share a number of evaluations): the same
     rows always give the same equation."""
     rows.add_pruned(problem, complexity_penalty, seed)
@@ -103,8 +106,9 @@ def select(
     skeleton, constants, _ = table.fitted[row]
     constants = polished(skeleton, constants, problem)
     exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights)
-    values = np.array([float(c) for c in exact])
+    skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)
     table.fitted[row] = (skeleton, values, exact)
+    table.equations.loc[row, "skeleton"] = skeleton.sympy
     with np.errstate(over="ignore"):
         table.equations.loc[row, "loss"] = (
             mse(skeleton.program, problem.X, problem.y, values, problem.weights) * writer.loss_scale

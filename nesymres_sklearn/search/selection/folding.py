@@ -19,14 +19,13 @@ first is real (every base of a fractional power at least 0) the two are equal; t
 second is also real where pairs of bases are both negative, so it extends the law, and
 SymPy cannot show them equal over the reals.
 
-Where the data say which features are positive, their absolute values are written as
-the features themselves (``abs`` comes from Operon's function set), and a fifth form
-moves a monomial of them (and positive numbers) into a root in the numerator beside it
-(:func:`monomials_into_roots`): ``x0*sqrt(1 - pi**2*x1**2/(x0**2*x2**2))/x1`` as
-``sqrt(x0**2/x1**2 - pi**2/x2**2)``, the law that the units stage wrote as a monomial
-times a function of a group; the same law wherever those features are positive, as
-they are on every training point. A root in the denominator keeps its group, as the
-Lorentz factor ``1/sqrt(1 - v**2/c**2)`` is written.
+A fifth form moves a monomial into a root in the numerator beside it
+(:func:`monomials_into_roots`) where that is an identity: positive numbers
+(``pi*sqrt(1 - x**2)`` as ``sqrt(pi**2 - pi**2*x**2)`` when shorter) and even powers of
+the features (``x0**2*sqrt(A)`` as ``sqrt(x0**4*A)``). An odd power moves only where
+the feature is positive (``x0*sqrt(A)`` is ``sqrt(x0**2*A)`` for ``x0 > 0`` alone), which
+would change the law outside the data, so it stays outside (issue 53). A root in the
+denominator keeps its group, as the Lorentz factor ``1/sqrt(1 - v**2/c**2)`` is written.
 """
 
 from __future__ import annotations
@@ -45,33 +44,38 @@ NEGLIGIBLE = 1e-12
 MAX_SPLITS = 64
 
 
-def folded(expression: sympy.Expr, positive: frozenset = frozenset()) -> sympy.Expr:
+def folded(expression: sympy.Expr) -> sympy.Expr:
     """``expression`` (over the raw features, SymPy's evaluation applied) in its
-    shortest equal form (see the module docstring; ``positive``: the feature symbols
-    positive on the data), its floats that are simple numbers written exactly
-    (:func:`.readable.tidy_numbers`)."""
+    shortest equal form (see the module docstring), its floats that are simple numbers
+    written exactly (:func:`.readable.tidy_numbers`)."""
     expression = tidy_numbers(fold_float_factors(expression))
-    if positive:  # |x| is x where x is positive (SymPy splits |x*y| into |x|*|y|)
-        expression = expression.xreplace({sympy.Abs(symbol): symbol for symbol in positive})
     forms = [expression, sympy.factor_terms(expression)]
     split = _logs_split(expression)
     if split is not None:
         forms.append(sympy.factor_terms(tidy_numbers(split)))
     forms.append(roots_combined(expression))
-    if positive:
-        forms.append(monomials_into_roots(expression, positive))
+    forms.append(monomials_into_roots(expression))
     return min(forms, key=_size)  # the first of the shortest: the equation as it is on ties
 
 
-def monomials_into_roots(expression: sympy.Expr, positive: frozenset) -> sympy.Expr:
+def monomials_into_roots(expression: sympy.Expr) -> sympy.Expr:
     """``expression`` with each product of one root ``B**p`` (``p`` a positive
-    non-integer rational) and integer powers of ``positive`` symbols or positive numbers
-    written in its shortest form ``M1 * (M2**(1/p) * B)**p`` over the splits ``M = M1*M2``
-    of that monomial (at most :data:`MAX_SPLITS`), the base expanded, from the leaves up."""
+    non-integer rational) and integer powers of symbols or positive numbers written in
+    its shortest form ``M1 * (M2**(1/p) * B)**p`` over the splits ``M = M1*M2`` of that
+    monomial (at most :data:`MAX_SPLITS`) that are identities over the reals (a symbol
+    moves as an even power whose power inside is even), the base expanded, from the
+    leaves up."""
 
     def movable(factor: sympy.Expr) -> bool:
         base, exponent = factor.as_base_exp()
-        return exponent.is_Integer and (base in positive or (base.is_number and base.is_positive))
+        return exponent.is_Integer and (base.is_Symbol or (base.is_number and base.is_positive))
+
+    def moves(base: sympy.Expr, exponent: int, p: sympy.Rational) -> list[int]:
+        """The powers ``k`` of ``base`` (between 0 and ``exponent``) that may move inside."""
+        span = range(0, exponent + 1) if exponent > 0 else range(exponent, 1)
+        if base.is_number:
+            return list(span)
+        return [k for k in span if k % 2 == 0 and (k / p).is_Integer and (k / p) % 2 == 0]
 
     def moved(product: sympy.Expr) -> sympy.Expr:
         if not product.is_Mul:
@@ -81,7 +85,7 @@ def monomials_into_roots(expression: sympy.Expr, positive: frozenset) -> sympy.E
         if len(roots) != 1 or not monomial:
             return product
         root, rest = roots[0], [f for f in product.args if f is not roots[0] and not movable(f)]
-        choices = [range(0, e + 1) if e > 0 else range(e, 1) for _, e in monomial]
+        choices = [moves(base, int(e), root.exp) for base, e in monomial]
         best = product
         for split in itertools.islice(itertools.product(*choices), MAX_SPLITS):
             inside = sympy.Mul(*(base**k for (base, _), k in zip(monomial, split)))
