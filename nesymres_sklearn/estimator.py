@@ -378,7 +378,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         moment = time.perf_counter()
         writer = Writer(scaling, symbols, () if units is None else units.named())
         keep = None if units is None else units.keep(problem, settings.units_min_r2)
-        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep)
+        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
         columns = seen.columns if reduced is None else reduced.columns(seen.columns)

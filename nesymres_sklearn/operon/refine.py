@@ -44,6 +44,8 @@ SEED_TOLERANCE = 1e-3
 # run of this process, starting from that of the development machine (2,000 models on
 # 128 points in 0.067 s).
 _pace = {"seconds_per_evaluation_point": 2.6e-7}
+#: Timed runs on fewer points do not set the pace (their time is mostly a generation's fixed cost).
+PACE_MIN_POINTS = 100
 
 
 def minimum_seconds(settings: OperonSettings, n_points: int) -> float:
@@ -155,7 +157,10 @@ def refine(
     ``allowed_symbols``). Operon's own search is unweighted; ``weights`` weight the
     final refit of the constants."""
     regressor = _regressor(settings, seed, symbols)
+    moment = None if deadline is None else deadline.clock()
     regressor.fit(X, y)
+    # the initial population costs about what a generation does: the first chunk's estimate
+    seconds_per_generation = None if deadline is None else deadline.clock() - moment
     hashes = list(regressor.variables_)  # in feature order
     trees = _seed_trees(seeds[: math.floor(settings.max_seed_share * settings.population_size)], X, hashes)
     parents = regressor.individuals_[: settings.population_size]
@@ -166,7 +171,6 @@ def refine(
         regressor.individuals_[int(slot)] = individual
     feature_of_hash = {h: i for i, h in enumerate(hashes)}
     generations = evaluations = 0
-    seconds_per_generation = None
     bests = []
     for chunk in _chunks(settings, timed=deadline is not None):
         if deadline is not None:
@@ -180,9 +184,10 @@ def refine(
         evaluations += regressor.stats_["evaluation_count"]
         if deadline is not None:
             seconds_per_generation = (deadline.clock() - moment) / max(1, regressor.stats_["generations"])
-            _pace["seconds_per_evaluation_point"] = (time.perf_counter() - started) / (
-                max(1, regressor.stats_["evaluation_count"]) * len(X)
-            )
+            if len(X) >= PACE_MIN_POINTS:  # on fewer, a generation's fixed cost inflates the pace
+                _pace["seconds_per_evaluation_point"] = (time.perf_counter() - started) / (
+                    max(1, regressor.stats_["evaluation_count"]) * len(X)
+                )
         bests.append(from_operon(regressor.model_, feature_of_hash))
     seeded = [from_operon(tree, feature_of_hash)[0] for tree in trees]
     # the last chunk's best is the final model; without a chunk, the initial population's

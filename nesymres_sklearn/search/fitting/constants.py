@@ -83,19 +83,24 @@ class Evaluations:
     a bound on its work that, unlike a :class:`.budget.Deadline`, does not depend on
     the clock (the selection's refits, so that the selected equation does not either).
     An evaluation of a program larger than :data:`EVALUATION_WORK` counts as more than
-    one, in proportion to its cost."""
+    one, in proportion to its cost. With ``max_time`` a ``deadline`` ends them too:
+    once it passed, none is left."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, deadline=None):
         self.left = limit
+        self.deadline = deadline
 
     def take(self, count: float = 1.0) -> bool:
         """Spend ``count`` evaluations; ``False`` when they were not left."""
         self.left -= count
-        return self.left >= 0
+        return self.left >= 0 and not self._late()
 
     @property
     def spent(self) -> bool:
-        return self.left <= 0
+        return self.left <= 0 or self._late()
+
+    def _late(self) -> bool:
+        return self.deadline is not None and self.deadline.passed()
 
 
 def mse(program: Callable, X: np.ndarray, y: np.ndarray, constants, weights: np.ndarray | None = None) -> float:

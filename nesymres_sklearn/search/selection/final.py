@@ -10,14 +10,20 @@ import numpy as np
 import sympy
 
 from ...expression.skeleton import Skeleton
+from ..budget import Deadline
 from ..fitting.constants import Evaluations, least_squares_run, mse, polish
 from ..problem import Problem
 from ..scaling import Scaling
 from .folding import folded
-from .readable import exact_constants, named_constants, tidy_numbers
+from .readable import READABLE_EVALUATIONS, exact_constants, named_constants, tidy_numbers
 from .signs import signed
 from .table import CandidateRows, CandidateTable
 
+# With max_time, the pruning stops this long per candidate row before the fit's end,
+# for writing the rows (about 1 ms a row on the development machine), and the readable
+# constants stop SELECTION_MARGIN before it.
+WRITING_SECONDS_PER_ROW = 0.0015
+SELECTION_MARGIN = 0.02
 # The selected row's constants get one float64 Levenberg-Marquardt run of at most this
 # many evaluations: a row fitted in float32 (Operon's runs and models) ends at float64's
 # optimum, as a user comparing them with a least-squares fit of the same equation expects.
@@ -89,6 +95,7 @@ def select(
     writer: Writer,
     seed: int,
     keep: Callable[[CandidateRows], CandidateRows] | None = None,
+    end: Deadline | None = None,
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
@@ -97,15 +104,21 @@ def select(
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
     ``predict`` runs that skeleton). Fixed work
     that no clock cuts (each step's refits share a number of evaluations): the same
-    rows always give the same equation."""
-    rows.add_pruned(problem, complexity_penalty, seed)
+    rows always give the same equation; but with ``max_time``, the fit's ``end`` stops
+    the pruning in time to write the rows, and the readable constants in time to finish."""
+    pruning_end = (
+        None if end is None else Deadline(end.at - WRITING_SECONDS_PER_ROW * len(rows) - SELECTION_MARGIN, end.clock)
+    )
+    rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
         rows = keep(rows)
     table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
     constants = polished(skeleton, constants, problem)
-    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights)
+    readable_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock)
+    evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
+    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations)
     skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)
     table.fitted[row] = (skeleton, values, exact)
     table.equations.loc[row, "skeleton"] = skeleton.sympy

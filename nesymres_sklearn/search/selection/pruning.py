@@ -209,6 +209,8 @@ def prune(
         trials = [_folded(*trial, X) for trial in trials]
         judged = sorted((score(*trial)[0], len(trial[0]), i) for i, trial in enumerate(trials))
         for trial_score, _, i in judged:
+            if evaluations is not None and evaluations.spent:
+                break
             trial_tokens, trial_values = trials[i]
             if trial_score > best:
                 if refits >= MAX_REFITS or not len(trial_values):

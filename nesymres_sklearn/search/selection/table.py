@@ -84,14 +84,15 @@ class CandidateRows:
             if np.isfinite(self.losses[i]) and (self.fixed_work[i] or not fixed_work_only)
         ]
 
-    def add_pruned(self, problem: Problem, complexity_penalty: float, seed: int = 0) -> None:
+    def add_pruned(self, problem: Problem, complexity_penalty: float, seed: int = 0, deadline=None) -> None:
         """The best-scoring row with the parts that do not pay for their tokens dropped
         (:func:`.pruning.prune_best`), as a row of the same origin. While that best row
         fits only approximately and uses a variable that the data do not support
         (:mod:`.variable_support`), the rows that use it are set aside and the row with
         the variable replaced by its mean (refitted, pruned) joins. The refits share
-        ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read."""
-        evaluations = Evaluations(SELECTION_EVALUATIONS)
+        ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read but the
+        ``deadline`` of a fit with ``max_time`` (:class:`.Evaluations`)."""
+        evaluations = Evaluations(SELECTION_EVALUATIONS, deadline)
         for _ in range(MAX_SUPPORT_ROUNDS):
             kept = [i for i in range(len(self)) if not self._set_aside(i)]
             pruned = prune_best(

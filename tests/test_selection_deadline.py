@@ -1,0 +1,70 @@
+"""With ``max_time``, the selection ends in time: its refits stop at the fit's end."""
+
+import numpy as np
+import sympy
+
+from nesymres_sklearn.expression.export import feature_symbols
+from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.operon import refine as operon_refine
+from nesymres_sklearn.operon.settings import OperonSettings
+from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.fitting.constants import Evaluations
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.scaling import Scaling
+from nesymres_sklearn.search.selection.final import Writer, select
+from nesymres_sklearn.search.selection.table import CandidateRows
+
+
+class _Clock:
+    def __init__(self, now: float, tick: float = 0.0):
+        self.now, self.tick = now, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def test_a_passed_deadline_leaves_no_evaluation():
+    assert not Evaluations(10).spent
+    passed = Evaluations(10, Deadline(1.0, _Clock(2.0)))
+    assert passed.spent and not passed.take()
+    ahead = Evaluations(10, Deadline(3.0, _Clock(2.0)))
+    assert not ahead.spent and ahead.take()
+
+
+def _rows_and_problem():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(64, 2))
+    y = 2 * X[:, 0]
+    rows = CandidateRows()
+    # 2.000001*x_1 + 0.000001*x_2: the pruning drops the second term, the readable constants write 2
+    skeleton = Skeleton(("add", "mul", "c", "x_1", "mul", "c", "x_2"))
+    constants = np.array([2.000001, 1e-6])
+    loss = float(np.mean((skeleton.program(X, constants) - y) ** 2))
+    rows.add(skeleton, constants, loss, 0.0, "beam")
+    writer = Writer(Scaling.identity(2), tuple(feature_symbols(["x0", "x1"])))
+    return rows, Problem(X, y), writer
+
+
+def test_without_a_deadline_the_selection_prunes_and_writes_exact_constants():
+    rows, problem, writer = _rows_and_problem()
+    table = select(rows, problem, 0.01, writer, seed=0)
+    x0 = sympy.Symbol("x0", real=True)
+    assert table.equations.loc[table.best_index, "expression"] == 2 * x0
+
+
+def test_a_passed_end_stops_the_pruning_and_the_readable_constants():
+    rows, problem, writer = _rows_and_problem()
+    table = select(rows, problem, 0.01, writer, seed=0, end=Deadline(1.0, _Clock(5.0)))
+    written = table.equations.loc[table.best_index, "expression"]
+    assert len(written.atoms(sympy.Float)) >= 1  # the floats stay as fitted
+    assert len(table.equations) == 1  # no pruned row joined
+
+
+def test_a_run_on_few_points_does_not_set_operon_s_pace(monkeypatch):
+    monkeypatch.setitem(operon_refine._pace, "seconds_per_evaluation_point", 1.0)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(operon_refine.PACE_MIN_POINTS - 1, 2))
+    settings = OperonSettings(population_size=20, max_chunk_generations=1)
+    operon_refine.refine(X, X[:, 0] * X[:, 1], [], settings, seed=0, deadline=Deadline(8.0, _Clock(0.0, tick=1.0)))
+    assert operon_refine._pace["seconds_per_evaluation_point"] == 1.0
