@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
@@ -13,7 +14,7 @@ def test_simple_numbers_are_tried_simplest_first():
     assert sympy.pi / 2 in simple_numbers(1.5707963)
     assert 1 / (2 * sympy.pi) in simple_numbers(0.15915494)  # h/(2*pi)
     assert 3 / sympy.pi not in simple_numbers(0.95)  # 3/pi is 0.955: beyond 0.1%
-    assert simple_numbers(2.718) == [0, 1]  # no small fraction or multiple of pi within 0.1%
+    assert simple_numbers(1.23456) == [0, 1]  # no small fraction or multiple of pi or e within 0.1%
     assert simple_numbers(np.inf) == [0, 1]
 
 
@@ -56,3 +57,62 @@ def test_tidy_numbers_and_the_selected_equation():
     assert tidy_numbers(sympy.Float(3.1416) * x) == sympy.Float(3.1416) * x
     regressor = NeSymReSRegressor(random_state=0).fit(X, 1.5 * X[:, 0] + 2)
     assert regressor.expression_ == sympy.Rational(3, 2) * sympy.Symbol("x0", real=True) + 2
+
+
+x0, x1 = sympy.symbols("x0 x1", real=True)
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (0.398942280401433, 1 / sympy.sqrt(2 * sympy.pi)),  # the Gaussian's
+        (np.e, sympy.E),
+        (np.sqrt(2), sympy.sqrt(2)),
+        (np.sqrt(np.pi), sympy.sqrt(sympy.pi)),
+        (1.5 * np.sqrt(2), 3 * sympy.sqrt(2) / 2),
+    ],
+)
+def test_named_numbers_and_their_small_multiples(value, expected):
+    skeleton = Skeleton(("mul", "c", "exp", "mul", "div", "-1", "2", "pow", "x_1", "2"))
+    y = float(expected) * np.exp(-(X[:, 0] ** 2) / 2)
+    assert exact_constants(skeleton, np.array([value * (1 + 1e-12)]), X, y) == [expected]
+
+
+def test_the_gaussian_is_written_with_its_constant():
+    from nesymres_sklearn.search.scaling import Scaling
+    from nesymres_sklearn.search.selection.final import Writer
+
+    skeleton = Skeleton(("mul", "c", "exp", "mul", "div", "-1", "2", "pow", "x_1", "2"))
+    y = np.exp(-(X[:, 0] ** 2) / 2) / np.sqrt(2 * np.pi)
+    exact = exact_constants(skeleton, np.array([0.398942280401433]), X, y)
+    written = Writer(Scaling.identity(2), (x0, x1))(skeleton, np.array([float(c) for c in exact]), exact)
+    assert written == sympy.exp(-(x0**2) / 2) / sympy.sqrt(2 * sympy.pi)
+
+
+def test_no_fake_fraction_in_an_inexact_fit():
+    """A constant that explains nothing (operators=["exp"] on exp(x0)) once printed
+    464/11: its mean happened to be within a part in 10^5 of it."""
+    skeleton = Skeleton(("c",))
+    y = np.exp(X[:, 0])
+    y += 464 / 11 + 2e-4 - y.mean()
+    assert exact_constants(skeleton, np.array([y.mean()]), X, y) == [y.mean()]
+    assert exact_constants(Skeleton(("mul", "c", "x_1")), np.array([1.5]), X, 1.5 * X[:, 0] + np.sin(9 * X[:, 1])) == [
+        sympy.Rational(3, 2)
+    ]  # plain numbers still where the fit is inexact
+
+
+def test_no_large_integer_in_print():
+    from nesymres_sklearn.search.scaling import Scaling
+    from nesymres_sklearn.search.selection.final import Writer
+
+    cube = Writer(Scaling((1e-3, 1.0), 1.0), (x0, x1))(Skeleton(("pow", "x_1", "3")), np.array([]), [])
+    assert cube == sympy.Float(1e9) * x0**3 and not any(abs(n) > 10**6 for n in cube.atoms(sympy.Integer))
+
+
+def test_a_term_at_rounding_s_level_vanishes_once_the_refits_are_spent():
+    from nesymres_sklearn.search.fitting.constants import Evaluations
+
+    skeleton = Skeleton(("add", "mul", "c", "mul", "x_1", "sin", "x_2", "c"))
+    y = 1.2345678 * X[:, 0] * np.sin(X[:, 1])
+    exact = exact_constants(skeleton, np.array([1.2345678, 5.6e-18]), X, y, evaluations=Evaluations(0))
+    assert exact == [1.2345678, 0]

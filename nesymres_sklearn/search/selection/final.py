@@ -15,14 +15,20 @@ from ..fitting.constants import Evaluations, least_squares_run, mse, polish
 from ..problem import Problem
 from ..scaling import Scaling
 from .folding import folded
-from .readable import READABLE_EVALUATIONS, exact_constants, named_constants, tidy_numbers
+from .readable import (
+    READABLE_EVALUATIONS,
+    exact_constants,
+    large_numbers_as_floats,
+    named_constants,
+    tidy_numbers,
+)
 from .signs import signed
 from .table import CandidateRows, CandidateTable
 
 # With max_time, the pruning stops this long per candidate row before the fit's end,
-# for writing the rows (about 1 ms a row on the development machine), and the readable
-# constants stop SELECTION_MARGIN before it.
-WRITING_SECONDS_PER_ROW = 0.0015
+# for writing the rows (1-3 ms a row on the development machine, Operon's longest), and
+# the readable constants stop SELECTION_MARGIN before it.
+WRITING_SECONDS_PER_ROW = 0.003
 SELECTION_MARGIN = 0.02
 # The selected row's constants get one float64 Levenberg-Marquardt run of at most this
 # many evaluations: a row fitted in float32 (Operon's runs and models) ends at float64's
@@ -72,7 +78,7 @@ class Writer:
             return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
         expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))
         unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
-        return named_constants(folded(unscaled), dict(self.constants))
+        return large_numbers_as_floats(named_constants(folded(unscaled), dict(self.constants)))
 
     def numeric(self, expression: sympy.Expr) -> sympy.Expr:
         """``expression`` with the dimensional constants' values for their symbols."""

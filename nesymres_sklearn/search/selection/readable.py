@@ -3,13 +3,18 @@
 Each fitted constant is tried, in turn, as 0, as 1 (a constant that does nothing; the
 other free constants divided by it too, for a scale that a ratio's constants share), and
 as the nearest "simple" number within ``MAX_RELATIVE_CHANGE``: a fraction with a
-denominator up to ``MAX_DENOMINATOR`` (integers included), such a multiple of pi, or a
+denominator up to ``MAX_DENOMINATOR`` (integers included), such a multiple of pi, a
 fraction of pi with a denominator up to ``MAX_DENOMINATOR_OVER_PI`` (``1/(2*pi)``, the
-``h/(2*pi)`` of a law written with Planck's ``h``),
-up to ``MAX_READABLE_MAGNITUDE``. A
-replacement is kept when the equation's fraction of variance unexplained does not grow
-beyond ``FVU_TOLERANCE`` (relative) or the selection floor, so an exact fit stays exact
-and ``2.0000000013*x`` becomes ``2*x``. Constants that become 0 or 1 in additive or
+``h/(2*pi)`` of a law written with Planck's ``h``), or a multiple with a denominator up
+to ``MAX_DENOMINATOR_OF_NAMED`` of one of the ``NAMED`` numbers (``e``, ``sqrt(2)``,
+``sqrt(pi)``, ``1/sqrt(2*pi)``: the Gaussian's ``0.398942280401433``), up to
+``MAX_READABLE_MAGNITUDE``. A replacement is kept when the equation's fraction of
+variance unexplained does not grow beyond ``FVU_TOLERANCE`` (relative) or the selection
+floor, so an exact fit stays exact and ``2.0000000013*x`` becomes ``2*x``. An inexact
+fit (fraction of variance unexplained above ``EXACT_FVU``) barely moves when one
+constant moves by a part in a thousand, so there only plain numbers are tried
+(:func:`plain`: numerators and denominators up to ``MAX_PLAIN``), never a fraction such
+as ``464/11`` that the data do not pin down. Constants that become 0 or 1 in additive or
 multiplicative places then vanish when the equation is written with SymPy's automatic
 evaluation.
 """
@@ -33,6 +38,15 @@ from .scores import FVU_FLOOR
 MAX_DENOMINATOR = 12
 # Fractions of pi are dense enough with small denominators (1/(2*pi), 3/(4*pi)).
 MAX_DENOMINATOR_OVER_PI = 4
+#: Numbers a person writes by name, tried with rational multipliers of denominators up to
+#: ``MAX_DENOMINATOR_OF_NAMED``: more would make nearly every number one of them.
+NAMED = (sympy.E, sympy.sqrt(2), sympy.sqrt(sympy.pi), 1 / sympy.sqrt(2 * sympy.pi))
+MAX_DENOMINATOR_OF_NAMED = 4
+#: A fit whose fraction of variance unexplained is above this is inexact: its constants
+#: are re-spelled only as plain numbers (:func:`plain`).
+EXACT_FVU = 1e-9
+#: The largest numerator and denominator of a plain number's rational part.
+MAX_PLAIN = 12
 # Larger constants stay floats: an integer such as 9061438163468778 is not readable.
 MAX_READABLE_MAGNITUDE = 1e4
 FVU_TOLERANCE = 1e-9
@@ -45,9 +59,10 @@ READABLE_EVALUATIONS = 400
 
 def nearest_simple_numbers(value: float) -> list[sympy.Expr]:
     """The small fraction (denominator up to ``MAX_DENOMINATOR``) nearest to ``value``,
-    then the nearest nonzero such multiple of pi, and the nearest ``q/pi`` (the
-    denominator of ``q`` up to ``MAX_DENOMINATOR_OVER_PI``);
-    ``value`` must be finite. None beyond ``MAX_READABLE_MAGNITUDE``."""
+    then the nearest nonzero such multiple of pi, the nearest ``q/pi`` (the denominator
+    of ``q`` up to ``MAX_DENOMINATOR_OVER_PI``) and the nearest multiple of each of the
+    ``NAMED`` numbers (denominators up to ``MAX_DENOMINATOR_OF_NAMED``); ``value`` must
+    be finite. None beyond ``MAX_READABLE_MAGNITUDE``."""
     if abs(value) > MAX_READABLE_MAGNITUDE:
         return []
     fraction = Fraction(value).limit_denominator(MAX_DENOMINATOR)
@@ -58,16 +73,31 @@ def nearest_simple_numbers(value: float) -> list[sympy.Expr]:
     over = Fraction(value * np.pi).limit_denominator(MAX_DENOMINATOR_OVER_PI)
     if over != 0:
         found.append(sympy.Rational(over.numerator, over.denominator) / sympy.pi)
+    for named in NAMED:
+        times = Fraction(value / float(named)).limit_denominator(MAX_DENOMINATOR_OF_NAMED)
+        if times != 0:
+            found.append(sympy.Rational(times.numerator, times.denominator) * named)
     return found
 
 
-def simple_numbers(value: float) -> list[sympy.Expr]:
+def plain(number: sympy.Expr) -> bool:
+    """Whether ``number`` is a rational (or a rational times pi, ``1/pi`` or a ``NAMED``
+    number) whose numerator and denominator are at most ``MAX_PLAIN``: ``3/2``, ``2*pi``,
+    not ``943/2`` or ``464/11``."""
+    rational = number.as_coeff_Mul()[0]
+    return rational.is_Rational and abs(rational.p) <= MAX_PLAIN and rational.q <= MAX_PLAIN
+
+
+def simple_numbers(value: float, plain_only: bool = False) -> list[sympy.Expr]:
     """Exact numbers to try for ``value``, simplest first: 0 and 1 (a constant that
-    does nothing), then the nearest small fraction and multiple of pi."""
+    does nothing), then the nearest small fraction and multiple of pi and of the named
+    numbers (:func:`plain` ones only, if asked)."""
     close: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
     if not np.isfinite(value):
         return close
     for number in nearest_simple_numbers(value):
+        if plain_only and not plain(number):
+            continue
         if number not in close and abs(float(number) - value) <= MAX_RELATIVE_CHANGE * abs(value):
             close.append(number)
     return close
@@ -82,10 +112,12 @@ def exact_constants(
     evaluations: Evaluations | None = None,
 ) -> list:
     """``constants`` with each one replaced by a simple exact number where that keeps
-    the fit (the constants not yet replaced are re-fitted around it); the others stay
-    floats. ``weights`` (mean 1) weight the squared errors; once the refits have spent
-    the ``evaluations`` (default: ``READABLE_EVALUATIONS``) no further constant is
-    tried."""
+    the fit (the constants not yet replaced are re-fitted around it; plain numbers only
+    when the fit is inexact, see the module docstring); the others stay floats.
+    ``weights`` (mean 1) weight the squared errors; once the refits have spent the
+    ``evaluations`` (default: ``READABLE_EVALUATIONS``), each constant left is only
+    tried as 0 as it stands (one evaluation), so that a term the fit left at rounding's
+    level (``+ 5.6e-18``) still vanishes."""
     evaluations = Evaluations(READABLE_EVALUATIONS) if evaluations is None else evaluations
     scale = variance(y, weights) or 1.0
 
@@ -105,16 +137,16 @@ def exact_constants(
     exact: dict[int, sympy.Expr] = {}
     reference = fvu(values)
     allowed = max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
+    inexact = not reference <= EXACT_FVU
     for i in range(len(values)):
-        if evaluations.spent:
-            break
+        spent = evaluations.spent
         free = [j for j in range(len(values)) if j != i and j not in exact]
-        for number in simple_numbers(float(values[i])):
+        for number in [sympy.Integer(0)] if spent else simple_numbers(float(values[i]), plain_only=inexact):
             trial = values.copy()
             trial[i] = float(number)
-            if fvu(trial) > allowed and number == 1 and values[i] != 0:
+            if not spent and fvu(trial) > allowed and number == 1 and values[i] != 0:
                 trial[free] = values[free] / values[i]  # a scale shared by a ratio's constants
-            if fvu(trial) > allowed:
+            if not spent and fvu(trial) > allowed:
                 trial = refit(trial, free)
             if fvu(trial) <= allowed:
                 values, exact[i] = trial, number
@@ -135,6 +167,22 @@ def tidy_numbers(expression: sympy.Expr) -> sympy.Expr:
             if abs(float(exact) - value) <= 1e-12 * abs(value):
                 replacements[number] = exact
                 break
+    return expression.xreplace(replacements) if replacements else expression
+
+
+#: Integers (and denominators) beyond this are written as floats: ``1.0e+9``, not ``1000000000``.
+LARGEST_EXACT_INTEGER = 10**6
+
+
+def large_numbers_as_floats(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` with every rational whose numerator or denominator is beyond
+    ``LARGEST_EXACT_INTEGER`` written as a float (SymPy multiplies the powers of ten of
+    the units into ``1000000000``)."""
+    replacements = {
+        number: sympy.Float(number)
+        for number in expression.atoms(sympy.Rational)
+        if abs(number.p) > LARGEST_EXACT_INTEGER or number.q > LARGEST_EXACT_INTEGER
+    }
     return expression.xreplace(replacements) if replacements else expression
 
 
