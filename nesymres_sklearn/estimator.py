@@ -26,6 +26,7 @@ from .inputs import (
     r2_score_scaled,
     subsample,
     validated,
+    warn_explains_little,
     warn_few_points,
     warn_outside_domain,
 )
@@ -340,7 +341,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             operon, budget = None, settings.budget(self.max_time, refined=False)
         if np.ptp(y) == 0:
             return self._fit_constant(Problem(X, y, weights), symbols, timings, units)
-        scaling = Scaling.for_data(X, y)
+        scaling = Scaling.for_data(X, y) if restrictions.rescales else Scaling.identity(self.n_features_in_)
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
             self.decoding,
@@ -365,6 +366,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
         rows.extend(decomposed)
         rows.extend(guesses.rows(problem, scaling, request))
+        rows.extend(restrictions.plain_rows(problem))
         rows = restrictions.kept(rows)
         refinement = None
         if operon is not None:
@@ -380,6 +382,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         keep = None if units is None else units.keep(problem, settings.units_min_r2)
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
+        log_fvu = table.equations.loc[table.best_index, "log_fvu"]
+        warn_explains_little(X, y, log_fvu, restrictions.operators, self.max_time)
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
         columns = seen.columns if reduced is None else reduced.columns(seen.columns)
         inputs = seen.inputs(seen_symbols)

@@ -124,6 +124,52 @@ def warn_few_points(n_points: int, n_constants: int) -> None:
         )
 
 
+#: The selected equation explains "almost nothing" below this R² on the training data...
+LITTLE_R2 = 0.1
+#: ... while each point's nearest neighbour predicts its y with more than this R².
+STRUCTURE_R2 = 0.5
+
+
+def neighbour_r2(X: np.ndarray, y: np.ndarray) -> float:
+    """R² of each point's ``y`` predicted by its nearest neighbour's (features
+    standardised): near 1 when ``y`` is a smooth function of ``X``, near -1 for noise."""
+    spread = X.std(axis=0)
+    Z = (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    squares = (Z**2).sum(axis=1)
+    distances = squares[:, None] + squares[None, :] - 2 * Z @ Z.T
+    np.fill_diagonal(distances, np.inf)
+    nearest = np.argmin(distances, axis=1)
+    largest = np.max(np.abs(y))
+    y = y / largest if 0 < largest < np.inf else y  # no overflow near 1e300
+    total = np.var(y)
+    return float(1 - np.mean((y - y[nearest]) ** 2) / total) if total > 0 else 0.0
+
+
+def warn_explains_little(X: np.ndarray, y: np.ndarray, log_fvu: float, operators, max_time) -> None:
+    """A warning when the selected equation (``log_fvu``: the log of the fraction of the
+    variance of ``y`` it leaves unexplained) explains almost nothing of ``y`` (R² below
+    ``LITTLE_R2``) while the data have structure (:func:`neighbour_r2` above
+    ``STRUCTURE_R2``), with the likely reasons: the ``operators`` allowed, a short ``max_time``."""
+    r2 = 1 - float(np.exp(log_fvu))
+    if r2 >= LITTLE_R2 or len(y) < MIN_POINTS + 1:
+        return
+    structure = neighbour_r2(X, y)
+    if not structure > STRUCTURE_R2:
+        return
+    reasons = []
+    if operators is not None:
+        reasons.append(f"the operators allowed ({', '.join(sorted(operators))}) may not write the law: allow more")
+    if max_time is not None:
+        reasons.append(f"max_time={max_time} s may be too short: raise it")
+    reasons.append("a larger beam_size may find it")
+    warnings.warn(
+        f"The selected equation explains only R² = {r2:.2f} of y on the training data, while y depends on X "
+        f"(each point's nearest neighbour predicts it with R² = {structure:.2f}): {'; '.join(reasons)}.",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
 def warn_outside_domain(values: np.ndarray) -> np.ndarray:
     """``values`` (predictions), with a ``RuntimeWarning`` that says how many and which
     rows are NaN or infinite: points outside the equation's domain (``log`` of a

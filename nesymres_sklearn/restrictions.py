@@ -17,9 +17,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .expression.operators import OPERATORS
 from .expression.skeleton import Skeleton
+from .expression.tokens import variable_token
+from .search.fitting.constants import mse
+from .search.problem import Problem
 from .search.selection.table import CandidateRows
+
+#: The plain rows (:meth:`Restrictions.plain_rows`) are made for up to this many features.
+PLAIN_FEATURES = 10
 
 #: The names users of PySR and Operon type, as the operator table's names.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -62,6 +70,32 @@ class Restrictions:
         if self.max_complexity is not None and len(skeleton) > self.max_complexity:
             return False
         return self.operators is None or all(t not in OPERATORS or t in self.operators for t in skeleton.tokens)
+
+    @property
+    def rescales(self) -> bool:
+        """Whether the search may divide the data by powers of ten (:mod:`.search.scaling`):
+        writing its law back over the raw features multiplies by them, so only where
+        ``mul`` is allowed (``operators=["ln"]`` finds ``log(x0)``, not ``log(x0/10)``)."""
+        return self.operators is None or "mul" in self.operators
+
+    def plain_rows(self, problem: Problem) -> CandidateRows:
+        """With ``operators`` given, each allowed operator applied to the features as they
+        are (``ln(x_1)``, ``x_1 + x_2``), as ``baseline`` rows: the network attaches
+        constants (``c*ln(c*x_1 + c)``) that need ``add`` and ``mul``, which a narrow
+        set (``["ln"]``) excludes. Up to ``PLAIN_FEATURES`` features."""
+        rows = CandidateRows()
+        if self.operators is None or problem.X.shape[1] > PLAIN_FEATURES:
+            return rows
+        variables = [variable_token(j) for j in range(problem.X.shape[1])]
+        allowed = sorted(self.operators)
+        forms = [(op, v) for op in allowed if OPERATORS[op].arity == 1 for v in variables]
+        forms += [(op, a, b) for op in allowed if OPERATORS[op].arity == 2 for a in variables for b in variables]
+        for tokens in forms:
+            skeleton = Skeleton(tokens)
+            if self.allows(skeleton):
+                loss = mse(skeleton.program, problem.X, problem.y, np.empty(0), problem.weights)
+                rows.add(skeleton, np.empty(0), loss, float("-inf"), "baseline")
+        return rows
 
     def kept(self, rows: CandidateRows) -> CandidateRows:
         """The ``rows`` this allows."""

@@ -170,3 +170,32 @@ def test_bad_restrictions_are_rejected_by_the_estimator(tiny_model):
         NeSymReSRegressor(model=str(tiny_model), operators=["sine"]).fit(X, y)
     with pytest.raises(ValueError, match="'max_complexity' parameter .* must be an int in the range \\[1, inf\\)"):
         NeSymReSRegressor(model=str(tiny_model), max_complexity=0).fit(X, y)
+
+
+def test_the_rescaling_needs_no_operator_the_user_excluded():
+    """operators=["ln"] on log(x0): the search's units divide x0 by 10 and its law
+    log(x0/10) needs mul; it once gave a constant (issue 53)."""
+    X = np.random.default_rng(0).uniform(1, 50, size=(64, 2))
+    assert Restrictions.parse(["ln"], None).rescales is False
+    assert Restrictions.parse(["ln", "*"], None).rescales and Restrictions.parse(None, None).rescales
+    reg = NeSymReSRegressor(beam_size=4, refine=None, random_state=0, operators=["ln"]).fit(X, np.log(X[:, 0]))
+    assert reg.expression_ == sympy.log(sympy.Symbol("x0", real=True))
+
+
+def test_a_law_that_explains_nothing_of_structured_data_is_a_warning(tiny_model):
+    X, y = data()
+    reg = NeSymReSRegressor(model=str(tiny_model), beam_size=2, refine=None, random_state=0, operators=["exp"])
+    with pytest.warns(UserWarning, match=r"explains only R² = .*the operators allowed \(exp\) may not write the law"):
+        reg.fit(X, y)
+    assert reg.score(X, y) < 0.1
+
+
+def test_noise_explained_by_a_constant_is_no_warning(tiny_model):
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(1, 5, size=(64, 2)), rng.normal(size=64)
+    reg = NeSymReSRegressor(model=str(tiny_model), beam_size=2, refine=None, random_state=0, operators=["exp"])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="The selected equation explains")
+        reg.fit(X, y)
