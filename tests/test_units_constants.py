@@ -180,3 +180,14 @@ def test_a_constant_declared_by_its_units_is_fitted():
     assert reg.physical_constants_ == {"k": {"value": None, "source": "m/s"}}
     assert reg.pi_groups_ == ["x1/k"]
     assert reg.score(X, y) > 1 - 1e-9
+
+
+def test_a_constant_joins_the_groups_where_what_they_leave_follows_it():
+    # (u + v)/(1 + u*v/c**2): two speeds close the units alone, but v/u does not explain y
+    rng = np.random.default_rng(0)
+    X = 10 ** rng.uniform(6, 8, size=(512, 2)) * rng.choice([-1.0, 1.0], size=(512, 2))
+    relativistic = (X[:, 0] + X[:, 1]) / (1 + X[:, 0] * X[:, 1] / C**2)
+    units = Units.parse(["m/s", "m/s"], "m/s", 2, None, ["x0", "x1"], X, relativistic)
+    assert _symbols(units.constants) == ["c"]
+    galilean = Units.parse(["m/s", "m/s"], "m/s", 2, None, ["x0", "x1"], X, X[:, 0] + X[:, 1])
+    assert galilean.constants == ()

@@ -179,6 +179,12 @@ def best_explained(candidates: list, y: np.ndarray, explained) -> int:
     monomial with ``y``'s units and the groups on the points -- leaves the least of
     ``log|y/m|`` unexplained by its nearest neighbours in the groups' logs (the law
     ``y = m * f(Z)`` holds for the right constants, and not for the others)."""
+    return int(np.argmin(unexplained(candidates, y, explained)))
+
+
+def unexplained(candidates: list, y: np.ndarray, explained) -> np.ndarray:
+    """For each candidate, what its groups leave unexplained of ``log|y/m|`` (see
+    :func:`best_explained`): the mean squared difference from its nearest neighbours'."""
     scores = []
     for candidate in candidates:
         monomial, groups = explained(candidate)
@@ -188,7 +194,22 @@ def best_explained(candidates: list, y: np.ndarray, explained) -> int:
         usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1)
         signs = np.sign(groups[usable])
         scores.append(_unexplained(rest[usable], logs[usable], signs) if usable.sum() > NEIGHBOURS else np.inf)
-    return int(np.argmin(scores))
+    return np.array(scores)
+
+
+def joining_constants(features: Sequence[Dimensions], target: Dimensions, taken: Sequence[str] = ()) -> list:
+    """The known constants (none with a symbol in ``taken``) that, alone, would join a
+    group with the features: ``c`` beside two speeds (``(u + v)/(1 + u*v/c**2)``), where
+    the features close the units without it."""
+    joining = []
+    for symbol, name in KNOWN_CONSTANTS.items():
+        if symbol in taken:
+            continue
+        constant = DimensionalConstant.known(symbol, name)
+        part = takes_part([*features, constant.dimensions], target)
+        if part[-2] and part[-1]:
+            joining.append(constant)
+    return joining
 
 
 #: Neighbours whose mean predicts a point's ``log|y/m|`` in :func:`best_explained`, and
@@ -201,13 +222,33 @@ def _unexplained(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> float
     """Mean squared difference of ``rest`` from the mean of its nearest neighbours in
     ``logs`` (standardised; the point itself left out) of the same ``signs``; its
     variance without groups."""
+    return float(np.mean(_residuals(rest, logs, signs) ** 2))
+
+
+def _residuals(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """``rest`` less the mean of its nearest neighbours (see :func:`_unexplained`)."""
     if logs.shape[1] == 0:
-        return float(np.var(rest))
+        return rest - rest.mean()
     spread = logs.std(axis=0)
     points = (logs - logs.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
     points = np.hstack([points, SIGN_WEIGHT * signs])  # neighbours share the groups' signs
     _, neighbours = cKDTree(points).query(points, k=NEIGHBOURS + 1)
-    return float(np.mean((rest - rest[neighbours[:, 1:]].mean(axis=1)) ** 2))
+    return rest - rest[neighbours[:, 1:]].mean(axis=1)
+
+
+def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, others: np.ndarray) -> bool:
+    """Whether ``log|y/m|``, less what its nearest neighbours in the ``groups`` explain,
+    still depends (:func:`depends`) on one of the ``others`` (columns on the same points):
+    ``(u + v)/(1 + u*v/c**2)`` over ``u`` is no function of ``v/u`` alone, and what
+    ``v/u`` leaves follows ``u/c``."""
+    with np.errstate(all="ignore"):
+        rest = np.log(np.abs(y / monomial))
+        logs = np.log(np.abs(groups))
+    usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1) & np.all(np.isfinite(others), axis=1)
+    if usable.sum() <= NEIGHBOURS:
+        return False
+    residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]))
+    return any(depends(residuals, column) for column in others[usable].T)
 
 
 def _rank(matrix: np.ndarray) -> int:

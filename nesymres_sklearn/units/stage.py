@@ -33,7 +33,16 @@ from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
 from ..search.selection.table import CandidateRows
 from .consistency import is_consistent
-from .constants import DimensionalConstant, best_explained, closing_constants, declared_constants, depends, takes_part
+from .constants import (
+    DimensionalConstant,
+    best_explained,
+    closing_constants,
+    declared_constants,
+    depends,
+    depends_beyond,
+    joining_constants,
+    takes_part,
+)
 from .groups import PiGroups, dimension_matrix, pi_groups, written
 from .parsing import parse_units
 
@@ -92,7 +101,10 @@ class Units:
                 stacklevel=5,
             )
             return None
-        found, groups = candidates[0] if len(candidates) == 1 or X is None else _best(candidates, declared, X, y)
+        if candidates == [((), candidates[0][1])] and X is not None:  # the features close the units alone
+            found, groups = _joined(candidates[0], columns, target, n_features, declared, taken, X, y)
+        else:
+            found, groups = candidates[0] if len(candidates) == 1 or X is None else _best(candidates, declared, X, y)
         law_constants = (*declared, *found)
         columns = [*columns, *(constant.dimensions for constant in found)]
         bases, rows = dimension_matrix(columns, target)
@@ -230,9 +242,25 @@ def _groups(columns, found, target, n_features: int, n_declared: int) -> PiGroup
     return _with_features(groups, n_features)
 
 
-def _best(candidates: list, declared, X, y) -> tuple:
-    """Which of ``candidates`` (constants and their groups) the data ``X``, ``y`` support
-    (:func:`.best_explained`)."""
+def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, y) -> tuple:
+    """``alone`` (no constant and the groups of the features), or the first known
+    constant that joins a group with them, with its groups, when what the features'
+    groups leave unexplained of ``y`` depends on its groups (:func:`.depends_beyond`):
+    ``(u + v)/(1 + u*v/c**2)`` is no function of ``v/u`` alone."""
+    explained = _explainer(declared, X)
+    monomial, groups = explained(alone)
+    for constant in joining_constants(columns, target, taken):
+        joined = _groups(columns, [constant], target, n_features, len(declared))
+        if joined is None:
+            continue
+        _, others = explained(((constant,), joined))
+        if depends_beyond(y, monomial, groups, others):
+            return (constant,), joined
+    return alone
+
+
+def _explainer(declared, X):
+    """``(m, Z)`` of a candidate ``(constants found, groups)`` on the points of ``X``."""
 
     def explained(candidate):
         found, groups = candidate
@@ -240,7 +268,14 @@ def _best(candidates: list, declared, X, y) -> tuple:
         values = np.hstack([values, np.broadcast_to([c.value for c in found], (len(X), len(found)))])
         return groups.monomial_values(values), groups.groups(values)
 
-    return candidates[best_explained(candidates, y, explained)]
+    return explained
+
+
+def _best(candidates: list, declared, X, y) -> tuple:
+    """Which of ``candidates`` (constants and their groups) the data ``X``, ``y`` support
+    (:func:`.best_explained`)."""
+
+    return candidates[best_explained(candidates, y, _explainer(declared, X))]
 
 
 def _padded(X: np.ndarray, n_columns: int) -> np.ndarray:
