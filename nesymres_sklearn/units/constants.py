@@ -216,6 +216,9 @@ def joining_constants(features: Sequence[Dimensions], target: Dimensions, taken:
 #: the distance between points of groups of opposite signs (in standard deviations).
 NEIGHBOURS = 5
 SIGN_WEIGHT = 100.0
+#: The share of the smallest residuals that :func:`depends_beyond` reads: the largest lie
+#: where the law crosses zero between neighbours, and hide a dependence.
+TYPICAL_SHARE = 0.9
 
 
 def _unexplained(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> float:
@@ -238,9 +241,10 @@ def _residuals(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> np.ndar
 
 def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, others: np.ndarray) -> bool:
     """Whether ``log|y/m|``, less what its nearest neighbours in the ``groups`` explain,
-    still depends (:func:`depends`) on one of the ``others`` (columns on the same points):
+    still depends (:func:`depends`) on one of the ``others`` (columns on the same points),
+    or on a product or ratio of two of them:
     ``(u + v)/(1 + u*v/c**2)`` over ``u`` is no function of ``v/u`` alone, and what
-    ``v/u`` leaves follows ``u/c``."""
+    ``v/u`` leaves follows ``u*v/c**2``."""
     with np.errstate(all="ignore"):
         rest = np.log(np.abs(y / monomial))
         logs = np.log(np.abs(groups))
@@ -248,7 +252,14 @@ def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, othe
     if usable.sum() <= NEIGHBOURS:
         return False
     residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]))
-    return any(depends(residuals, column) for column in others[usable].T)
+    typical = np.abs(residuals) <= np.quantile(np.abs(residuals), TYPICAL_SHARE)  # not across f's zeros
+    columns = others[usable][typical]
+    pairs = [
+        columns[:, i] * columns[:, j] ** sign
+        for i, j in itertools.combinations(range(columns.shape[1]), 2)
+        for sign in (1, -1)
+    ]
+    return any(depends(residuals[typical], column) for column in [*columns.T, *pairs])
 
 
 def _rank(matrix: np.ndarray) -> int:
