@@ -242,7 +242,7 @@ def _residuals(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> np.ndar
 def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, others: np.ndarray) -> bool:
     """Whether ``log|y/m|``, less what its nearest neighbours in the ``groups`` explain,
     still depends (:func:`depends`) on one of the ``others`` (columns on the same points),
-    or on a product or ratio of two of them:
+    or on a product of two of them (their ratios are the features' groups):
     ``(u + v)/(1 + u*v/c**2)`` over ``u`` is no function of ``v/u`` alone, and what
     ``v/u`` leaves follows ``u*v/c**2``."""
     with np.errstate(all="ignore"):
@@ -254,11 +254,7 @@ def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, othe
     residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]))
     typical = np.abs(residuals) <= np.quantile(np.abs(residuals), TYPICAL_SHARE)  # not across f's zeros
     columns = others[usable][typical]
-    pairs = [
-        columns[:, i] * columns[:, j] ** sign
-        for i, j in itertools.combinations(range(columns.shape[1]), 2)
-        for sign in (1, -1)
-    ]
+    pairs = [columns[:, i] * columns[:, j] for i, j in itertools.combinations(range(columns.shape[1]), 2)]
     return any(depends(residuals[typical], column) for column in [*columns.T, *pairs])
 
 
