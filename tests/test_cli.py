@@ -104,7 +104,8 @@ def test_headerless_csv_is_read_as_data_with_a_note(tiny_model, tmp_path, capsys
     path = write_points(tmp_path / "d.csv", header=None)
     assert main([str(path), "--model", str(tiny_model), "--beam-size", "2", "--top", "0", *NETWORK_ONLY]) == 0
     captured = capsys.readouterr()
-    assert "line 1 holds only numbers" in error_line(captured.err) and "--no-header" in captured.err
+    notes = [line for line in captured.err.splitlines() if "explains only" not in line]  # a random tiny model
+    assert len(notes) == 1 and "line 1 holds only numbers" in notes[0] and "--no-header" in captured.err
     assert "Data: 12 rows of" in captured.out and "target x2, features x0, x1" in captured.out
     assert equation_symbols(captured.out) <= {"x0", "x1"}
 
@@ -305,3 +306,48 @@ def test_values_near_the_largest_float_print_an_exact_fit_without_overflow(tmp_p
     captured = capsys.readouterr()
     assert "Equation: 1.0e+300*a" in captured.out and "R^2 on the data: 1.000000" in captured.out
     assert "overflow" not in captured.err
+
+
+def test_help_and_usage_errors_import_no_fitting_machinery():
+    """Issue 53: --help took 3.6 s, importing scikit-learn, SymPy, pandas and the
+    estimator; they are imported when a fit needs them."""
+    code = (
+        "import sys\n"
+        "from nesymres_sklearn import cli\n"
+        "for argv in (['--help'], ['--beam-size', '0', 'x.csv']):\n"
+        "    try:\n"
+        "        cli.main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = ('sklearn', 'sympy', 'pandas', 'torch', 'nesymres_sklearn.estimator')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
+def test_the_default_model_is_the_estimator_s():
+    from nesymres_sklearn import NeSymReSRegressor, cli
+
+    assert cli.build_parser().get_default("model") == NeSymReSRegressor().model
+    assert cli.NeSymReSRegressor is NeSymReSRegressor
+
+
+def test_loading_counts_the_first_fit_s_imports(tiny_model, monkeypatch):
+    """timings_["loading"] spans the import of torch's modules at the start of the first
+    fit (a clock that advances 1 s a reading: that interval and the model's load)."""
+    import itertools
+
+    import nesymres_sklearn.estimator as estimator_module
+
+    class Clock:
+        readings = itertools.count()
+
+        @staticmethod
+        def perf_counter():
+            return float(next(Clock.readings))
+
+    monkeypatch.setattr(estimator_module, "time", Clock)
+    X, y = example_data(32)
+    reg = estimator_module.NeSymReSRegressor(model=str(tiny_model), beam_size=1, refine=None, random_state=0)
+    assert reg.fit(X, y).timings_["loading"] == 2.0
