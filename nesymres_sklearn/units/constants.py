@@ -182,9 +182,10 @@ def best_explained(candidates: list, y: np.ndarray, explained) -> int:
     return int(np.argmin(unexplained(candidates, y, explained)))
 
 
-def unexplained(candidates: list, y: np.ndarray, explained) -> np.ndarray:
+def unexplained(candidates: list, y: np.ndarray, explained, relative: bool = False) -> np.ndarray:
     """For each candidate, what its groups leave unexplained of ``log|y/m|`` (see
-    :func:`best_explained`): the mean squared difference from its nearest neighbours'."""
+    :func:`best_explained`): the mean squared difference from its nearest neighbours',
+    ``relative`` to the variance of ``log|y/m|`` (for candidates of different monomials)."""
     scores = []
     for candidate in candidates:
         monomial, groups = explained(candidate)
@@ -193,7 +194,11 @@ def unexplained(candidates: list, y: np.ndarray, explained) -> np.ndarray:
             logs = np.log(np.abs(groups))
         usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1)
         signs = np.sign(groups[usable])
-        scores.append(_unexplained(rest[usable], logs[usable], signs) if usable.sum() > NEIGHBOURS else np.inf)
+        if usable.sum() <= NEIGHBOURS:
+            scores.append(np.inf)
+            continue
+        score = _unexplained(rest[usable], logs[usable], signs)
+        scores.append(score / max(float(np.var(rest[usable])), np.finfo(float).tiny) if relative else score)
     return np.array(scores)
 
 

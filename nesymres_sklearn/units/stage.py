@@ -48,8 +48,8 @@ from .groups import PiGroups, dimension_matrix, pi_groups, written
 from .parsing import parse_units
 
 Fitted = tuple[Skeleton, np.ndarray, float]
-#: A constant that joins the features' groups may leave at most this multiple of what
-#: they leave unexplained (its groups are more, and their neighbours farther apart).
+#: A constant that joins the features' groups may leave at most this multiple of the
+#: share they leave unexplained (its groups are more, and their neighbours farther apart).
 JOINED_SCORE_RISE = 1.5
 
 
@@ -251,7 +251,7 @@ def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, 
     constant that joins a group with them, with its groups, when what the features'
     groups leave unexplained of ``y`` depends on its groups (:func:`.depends_beyond`:
     ``(u + v)/(1 + u*v/c**2)`` is no function of ``v/u`` alone) and its groups leave at
-    most ``JOINED_SCORE_RISE`` times as much unexplained (:func:`.unexplained`)."""
+    most ``JOINED_SCORE_RISE`` times the share unexplained (:func:`.unexplained`)."""
     explained = _explainer(declared, X)
     monomial, groups = explained(alone)
     for constant in joining_constants(columns, target, taken):
@@ -260,7 +260,7 @@ def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, 
             continue
         _, others = explained(((constant,), joined))
         if depends_beyond(y, monomial, groups, others):
-            scores = unexplained([alone, ((constant,), joined)], y, explained)
+            scores = unexplained([alone, ((constant,), joined)], y, explained, relative=True)
             if scores[1] <= JOINED_SCORE_RISE * scores[0]:
                 return (constant,), joined
     return alone
