@@ -83,3 +83,36 @@ def test_halfway_is_halfway_between_now_and_the_deadline_on_its_clock():
     clock = FixedClock(2.0)
     halfway = Deadline(10.0, clock).halfway()
     assert halfway.at == 6.0 and halfway.clock is clock
+
+
+def test_the_budget_caps_the_beam():
+    """Issue 53, item 9: beam_size=1000 at max_time=1 decoded for 1.37 s and returned a
+    constant; the beam is now chosen from the budget, as below 1 s."""
+    from nesymres_sklearn.search.anytime import MAX_BEAMS_PER_SECOND, MIN_BEAM, first_round_size
+
+    assert first_round_size(1000, None) == 1000  # fixed work: the beam asked for
+    assert first_round_size(32, 1.0) == 32 and first_round_size(32, 0.5) == 16  # as before
+    assert first_round_size(1000, 1.0) == MAX_BEAMS_PER_SECOND
+    assert first_round_size(10000, 3.0) == 3 * MAX_BEAMS_PER_SECOND
+    assert first_round_size(1000, 0.1) == round(0.1 * MAX_BEAMS_PER_SECOND)  # not 100
+    assert first_round_size(1000, 0.01) == MIN_BEAM
+
+
+def test_a_fit_decodes_the_beam_its_budget_holds(tiny_model, monkeypatch):
+    import numpy as np
+
+    from nesymres_sklearn import NeSymReSRegressor
+    from nesymres_sklearn.search import anytime
+
+    sizes, decode = [], anytime.decode
+
+    def recording_decode(model, points, size, *args, **kwargs):
+        sizes.append(size)
+        return decode(model, points, size, *args, **kwargs)
+
+    monkeypatch.setattr(anytime, "decode", recording_decode)
+    X = np.random.default_rng(0).uniform(1, 5, size=(32, 2))
+    NeSymReSRegressor(model=str(tiny_model), beam_size=1000, max_time=1.0, refine=None, random_state=0).fit(
+        X, X[:, 0] * np.sin(X[:, 1])
+    )
+    assert sizes[0] == anytime.MAX_BEAMS_PER_SECOND

@@ -19,7 +19,9 @@ round's candidates in beam order (first starts, then further starts, see
 longer prefix of it, so its candidates include a smaller one's and selection over them
 never returns a worse-scoring equation. Only a budget below
 ``FULL_BEAM_SECONDS`` narrows the beam (:func:`first_round_size`), so that decoding
-alone does not spend it.
+alone does not spend it, and a beam wider than ``MAX_BEAMS_PER_SECOND`` times the
+budget is cut to that (``beam_size=1000, max_time=1`` decoded for 1.37 s and left no
+time to fit: issue 53).
 """
 
 from __future__ import annotations
@@ -65,15 +67,20 @@ FULL_BEAM_SECONDS = 1.0
 # two CPU-bound processes, where 1.5 ms still let 1 and 3 s fits overrun.
 SELECTION_SECONDS_PER_CANDIDATE = 0.003
 MIN_BEAM = 4
+# The widest beam a second of budget decodes and fits: a beam of 256 took 0.56 s with its
+# fits on the development machine, 1000 took 1.37 s and left no time to fit.
+MAX_BEAMS_PER_SECOND = 128
 
 
 def first_round_size(size: int, max_time: float | None) -> int:
     """Beams (or samples) of the first round: ``size``, or for a ``max_time`` below
-    ``FULL_BEAM_SECONDS`` that share of it, at least ``MIN_BEAM`` (a function of the
-    budget, not of the clock, so a fit stays reproducible)."""
-    if max_time is None or max_time >= FULL_BEAM_SECONDS:
+    ``FULL_BEAM_SECONDS`` that share of it, and at most ``MAX_BEAMS_PER_SECOND`` times
+    ``max_time``, at least ``MIN_BEAM`` (a function of the budget, not of the clock, so
+    a fit stays reproducible)."""
+    if max_time is None:
         return size
-    return min(size, max(MIN_BEAM, round(size * max_time / FULL_BEAM_SECONDS)))
+    share = size if max_time >= FULL_BEAM_SECONDS else round(size * max_time / FULL_BEAM_SECONDS)
+    return min(size, max(MIN_BEAM, min(share, round(MAX_BEAMS_PER_SECOND * max_time))))
 
 
 def search(
