@@ -221,6 +221,8 @@ def joining_constants(features: Sequence[Dimensions], target: Dimensions, taken:
 #: the distance between points of groups of opposite signs (in standard deviations).
 NEIGHBOURS = 5
 SIGN_WEIGHT = 100.0
+#: Points below which :func:`depends_beyond` says no.
+MIN_BEYOND_POINTS = 100
 #: The share of the smallest residuals that :func:`depends_beyond` reads: the largest lie
 #: where the law crosses zero between neighbours, and hide a dependence.
 TYPICAL_SHARE = 0.9
@@ -254,7 +256,7 @@ def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, othe
         rest = np.log(np.abs(y / monomial))
         logs = np.log(np.abs(groups))
     usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1) & np.all(np.isfinite(others), axis=1)
-    if usable.sum() <= NEIGHBOURS:
+    if usable.sum() < MIN_BEYOND_POINTS:  # neighbours too far apart to tell a law from its groups' sampling
         return False
     residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]))
     typical = np.abs(residuals) <= np.quantile(np.abs(residuals), TYPICAL_SHARE)  # not across f's zeros
