@@ -70,11 +70,18 @@ def test_committed_results_and_labels_use_the_registered_method_names():
     from benchmarks.report import METHOD_COLORS, METHOD_LABELS, load_results
 
     assert set(METHOD_LABELS) == set(METHOD_COLORS) == set(METHODS)
+    from benchmarks.fastsrb.methods import METHODS as FASTSRB_METHODS
+
     results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
-    paths = sorted(results.rglob("*.csv"))
+    fastsrb = results / "fastsrb"  # its own runner, rows and methods (benchmarks/fastsrb)
+    paths = sorted(path for path in results.rglob("*.csv") if fastsrb not in path.parents)
     assert paths
     for path in paths:
         assert set(load_results(path)["method"]) <= set(METHODS), path
+    fastsrb_paths = sorted(fastsrb.glob("*.csv"))
+    assert fastsrb_paths
+    for path in fastsrb_paths:
+        assert set(pd.read_csv(path)["method"]) <= set(FASTSRB_METHODS), path
 
 
 def test_committed_result_files_follow_the_naming_rule():
