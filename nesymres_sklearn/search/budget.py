@@ -3,9 +3,9 @@
 With ``max_time``, a fit has four moments, all on one clock: its start, the end of the
 network's rounds (their constant fitting included), the end of the refinement
 (Operon), and the final end. The refinement ends ``reserve`` seconds before the final
-end, kept for the selection, which is fixed work that no deadline cuts (its refits
-share a number of evaluations instead, so the selected equation does not depend on
-the clock); the network
+end, kept for the selection, whose refits share a number of evaluations and stop at
+the final end (:func:`.selection.final.select`: without ``max_time`` the selected
+equation does not depend on the clock, with it the promise holds); the network
 takes ``network_share`` of the time up to the refinement's end when a refinement
 follows, all of it otherwise. Without ``max_time`` no stage has a deadline (fixed
 work). Every stage asks the :class:`Budget` (or the :class:`Deadline` it hands out),
