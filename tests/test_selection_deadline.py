@@ -12,6 +12,7 @@ from nesymres_sklearn.search.fitting.constants import Evaluations
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.final import Writer, select
+from nesymres_sklearn.search.selection.readable import READABLE_EVALUATIONS, exact_constants
 from nesymres_sklearn.search.selection.table import CandidateRows
 
 
@@ -37,7 +38,7 @@ def _rows_and_problem():
     X = rng.uniform(1, 5, size=(64, 2))
     y = 2 * X[:, 0]
     rows = CandidateRows()
-    # 2.000001*x_1 + 0.000001*x_2: the pruning drops the second term, the readable constants write 2
+    # 2.000001*x_1 + 0.000001*x_2: the pruning drops the second term
     skeleton = Skeleton(("add", "mul", "c", "x_1", "mul", "c", "x_2"))
     constants = np.array([2.000001, 1e-6])
     loss = float(np.mean((skeleton.program(X, constants) - y) ** 2))
@@ -46,19 +47,25 @@ def _rows_and_problem():
     return rows, Problem(X, y), writer
 
 
-def test_without_a_deadline_the_selection_prunes_and_writes_exact_constants():
+def test_without_a_deadline_the_selection_prunes():
     rows, problem, writer = _rows_and_problem()
     table = select(rows, problem, 0.01, writer, seed=0)
-    x0 = sympy.Symbol("x0", real=True)
-    assert table.equations.loc[table.best_index, "expression"] == 2 * x0
+    assert len(table.equations) == 2  # the pruned row joined, and is selected
+    assert table.equations.loc[table.best_index, "expression"] == 2 * sympy.Symbol("x0", real=True)
 
 
-def test_a_passed_end_stops_the_pruning_and_the_readable_constants():
+def test_a_passed_end_stops_the_pruning():
     rows, problem, writer = _rows_and_problem()
     table = select(rows, problem, 0.01, writer, seed=0, end=Deadline(1.0, _Clock(5.0)))
-    written = table.equations.loc[table.best_index, "expression"]
-    assert len(written.atoms(sympy.Float)) >= 1  # the floats stay as fitted
     assert len(table.equations) == 1  # no pruned row joined
+
+
+def test_a_passed_end_leaves_the_constants_as_fitted():
+    X = np.random.default_rng(0).uniform(1, 5, size=(64, 1))
+    skeleton, constants = Skeleton(("mul", "c", "x_1")), np.array([2.0000000001])
+    assert exact_constants(skeleton, constants, X, 2 * X[:, 0]) == [2]
+    late = Evaluations(READABLE_EVALUATIONS, Deadline(1.0, _Clock(5.0)))
+    assert exact_constants(skeleton, constants, X, 2 * X[:, 0], evaluations=late) == [2.0000000001]
 
 
 def test_a_run_on_few_points_does_not_set_operon_s_pace(monkeypatch):
