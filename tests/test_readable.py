@@ -116,3 +116,11 @@ def test_a_term_at_rounding_s_level_vanishes_once_the_refits_are_spent():
     y = 1.2345678 * X[:, 0] * np.sin(X[:, 1])
     exact = exact_constants(skeleton, np.array([1.2345678, 5.6e-18]), X, y, evaluations=Evaluations(0))
     assert exact == [1.2345678, 0]
+
+
+def test_an_imaginary_number_part_is_not_folded_into_a_float():
+    from nesymres_sklearn.search.selection.readable import fold_float_factors
+
+    x = sympy.Symbol("x", real=True)
+    expression = sympy.sqrt(sympy.Float(-3.0)) * sympy.sqrt(2) * sympy.Abs(x)  # a fitted sqrt(-3*x**2)
+    assert fold_float_factors(expression) == expression

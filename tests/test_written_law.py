@@ -33,6 +33,8 @@ SCALES = (1.0, 1.0, 1e-3, 1e3, 1e-8, 1e8)
 RTOL, LARGEST, NUDGE = 1e-7, 1e100, 1e-10
 # Values that cancel to zero agree with rounding's leftovers to this (times y's scale).
 ATOL = 1e-6
+# Beyond this magnitude, a raw-feature power such as x**31 at 1e10 may overflow float64.
+OVERFLOW_RISK = 1e30
 
 
 def trees(depth: int) -> st.SearchStrategy:
@@ -106,14 +108,16 @@ def assert_same_law(written: sympy.Expr, skeleton: Skeleton, values: np.ndarray,
         if np.iscomplexobj(law):
             law = np.where(np.abs(law.imag) > 0, np.nan, law.real)
         near = np.abs(law - program) <= RTOL * (np.abs(program) + ATOL * scaling.y_scale) + 1e3 * sensitivity
-    wrong = defined & ~near
+        # the written law over the raw features may overflow in a power that the scaled program keeps in range
+        overflow = np.isinf(law) & (np.abs(program) > OVERFLOW_RISK)
+    wrong = defined & ~near & ~overflow
     assert not wrong.any(), (
         f"{written} differs from {skeleton} {list(values)} (scaling {scaling}) at {X[wrong][:3].tolist()}: "
         f"{law[wrong][:3]} instead of {program[wrong][:3]}"
     )
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(fitted_rows(), st.integers(0, 2**16))
 def test_the_written_law_is_the_fitted_program(row, seed):
     skeleton, values, exact, scaling, signs = row

@@ -193,8 +193,8 @@ def fold_float_factors(expression: sympy.Expr) -> sympy.Expr:
 
     def fold(product: sympy.Expr) -> sympy.Expr:
         number, rest = product.as_independent(*product.free_symbols, as_Add=False)
-        if number.is_Float or not number.has(sympy.Float):
-            return product
+        if number.is_Float or not number.has(sympy.Float) or number.is_extended_real is not True:
+            return product  # an imaginary part (sqrt of a negative number) is no float
         return sympy.Float(number.evalf()) * rest
 
     return expression.replace(lambda e: e.is_Mul and not e.is_number, fold)
