@@ -42,6 +42,7 @@ from .search.selection.table import CandidateRows, CandidateTable
 from .search.settings import DECODINGS, SearchRequest, SearchSettings
 from .search.variables.routing import route
 from .uncertainty import selected_uncertainty
+from .units.parsing import unit_registry
 from .units.stage import Units, fitted_attributes
 
 logger = logging.getLogger(__name__)
@@ -331,7 +332,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             warnings.warn(message, UserWarning, stacklevel=3)
             operon = None
         moment = time.perf_counter()
-        units = Units.parse(X_units, y_units, self.n_features_in_, constants, names, X, y)  # loads pint once
+        if X_units is not None or y_units is not None:
+            unit_registry()  # pint's definitions, read once per process: loading, as the network
         network = neural_search.load_network(self.model, self.revision, self.device)
         timings = dict.fromkeys(TIMINGS, 0.0)
         timings["loading"] = importing + time.perf_counter() - moment  # the first fit loads it; not in max_time
@@ -342,6 +344,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         budget = settings.budget(self.max_time, refined=operon is not None)
         if operon is not None and not holds_operon(budget, operon_settings, len(y)):
             operon, budget = None, settings.budget(self.max_time, refined=False)
+        units = Units.parse(X_units, y_units, self.n_features_in_, constants, names, X, y)  # within max_time
         if np.ptp(y) == 0:
             return self._fit_constant(Problem(X, y, weights), symbols, timings, units)
         scaling = Scaling.for_data(X, y) if restrictions.rescales else Scaling.identity(self.n_features_in_)
