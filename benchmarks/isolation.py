@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -92,37 +93,58 @@ def run_task(task: Task, time_limit: float | None, n_threads: int = 1, start_met
     start_method = start_method or default_start_method()
     if start_method == "fork" and _preload_worker(task.method):
         logger.debug("Preloaded %s in worker %d.", task.method, os.getpid())
+    outcome = run_in_child(_child, (task,), (n_threads,), time_limit, start_method)
+    if outcome.answer is not None:
+        return outcome.answer
+    row = task.base_row()
+    row["total_time"] = outcome.elapsed
+    if outcome.timed_out:
+        row.update(status="timeout", fit_time=outcome.elapsed, error=f"time limit of {time_limit} s reached")
+    else:
+        row.update(status="crashed", error=f"process exited with code {outcome.exitcode}")
+    return row
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    """What a child sent (``None`` when it sent nothing), whether it ran out of time, the
+    seconds it took and its exit code."""
+
+    answer: object
+    timed_out: bool
+    elapsed: float
+    exitcode: int | None
+
+
+def run_in_child(target, before: tuple, after: tuple, time_limit: float | None, start_method: str) -> ChildOutcome:
+    """Run ``target(*before, connection, *after)`` in a child process that sends one
+    answer through ``connection``; kill it after ``time_limit`` seconds, or when it
+    died without answering."""
     context = multiprocessing.get_context(start_method)
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(task, sender, n_threads))
+    process = context.Process(target=target, args=(*before, sender, *after))
     start = time.perf_counter()
     process.start()
     sender.close()
-    row = None
+    answer = None
     # poll() also returns when the child dies (end of file); recv() then raises.
     timed_out = not receiver.poll(time_limit)
     if not timed_out:
         try:
-            row = receiver.recv()
+            answer = receiver.recv()
         except (EOFError, OSError):
-            row = None
+            answer = None
     elapsed = time.perf_counter() - start
-    if row is None:
+    if answer is None:
         process.kill()
         process.join()
-        row = task.base_row()
-        row["total_time"] = elapsed
-        if timed_out:
-            row.update(status="timeout", fit_time=elapsed, error=f"time limit of {time_limit} s reached")
-        else:
-            row.update(status="crashed", error=f"process exited with code {process.exitcode}")
     else:
         process.join(timeout=10)
         if process.is_alive():
             process.kill()
             process.join()
     receiver.close()
-    return row
+    return ChildOutcome(answer, timed_out, elapsed, process.exitcode)
 
 
 _PRELOADED: set = set()

@@ -89,8 +89,9 @@ def _write_rows(path: Path, frame: pd.DataFrame) -> None:
     os.replace(temporary, path)
 
 
-def append_rows(path: Path, rows: list[dict]) -> None:
-    """Append rows to the CSV, writing the header first if the file is new or empty.
+def append_rows(path: Path, rows: list[dict], columns: list[str] = COLUMNS) -> None:
+    """Append rows to the CSV (of ``columns``; the runner's by default), writing the
+    header first if the file is new or empty.
 
     The text of all the rows goes out in one ``write`` to the end of the file, so a
     process killed meanwhile leaves whole rows (or, at worst, an incomplete last row
@@ -98,11 +99,11 @@ def append_rows(path: Path, rows: list[dict]) -> None:
     """
     new = not path.exists() or path.stat().st_size == 0
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore")
+    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore")
     if new:
         writer.writeheader()
     for row in rows:
-        writer.writerow({column: _format(row.get(column)) for column in COLUMNS})
+        writer.writerow({column: _format(row.get(column)) for column in columns})
     data = buffer.getvalue().encode()
     descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:

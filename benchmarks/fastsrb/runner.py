@@ -17,11 +17,8 @@ machine.
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import json
 import logging
-import multiprocessing
 import os
 import sys
 import time
@@ -34,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from ..backends import map_unordered
-from ..isolation import default_start_method
-from ..results import drop_incomplete_row, locked, machine_info, portable_command
+from ..isolation import default_start_method, run_in_child
+from ..results import append_rows, drop_incomplete_row, locked, machine_info, portable_command
 from .laws import get_law, load_laws
 from .methods import METHODS, Method
 from .sampling import make_problem
@@ -109,32 +106,6 @@ def read_done(path: Path) -> set:
     return {fit_key(*values) for values in frame[["law", "method", "max_time", "problem", "noise"]].itertuples(False)}
 
 
-def append_row(path: Path, row: dict) -> None:
-    """Append one row (the header first into an empty file) in one write."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore")
-    if not path.exists() or path.stat().st_size == 0:
-        writer.writeheader()
-    writer.writerow({column: _cell(row.get(column)) for column in COLUMNS})
-    data = buffer.getvalue().encode()
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-    try:
-        while data:
-            data = data[os.write(descriptor, data) :]
-    finally:
-        os.close(descriptor)
-
-
-def _cell(value):
-    if value is None:
-        return ""
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, float):
-        return repr(value)
-    return value
-
-
 # --------------------------------------------------------------------------- one fit
 
 _PRELOADED: set = set()
@@ -149,7 +120,7 @@ def _preload(method: Method) -> None:
         method.preload()
 
 
-def _child(connection, method: Method, law_name: str, X, y, X_validation, max_time, seed, n_threads) -> None:
+def _child(method: Method, law_name: str, X, y, X_validation, connection, max_time, seed, n_threads) -> None:
     from threadpoolctl import threadpool_limits
 
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
@@ -180,35 +151,13 @@ def _child(connection, method: Method, law_name: str, X, y, X_validation, max_ti
 
 
 def _fit_in_child(method: Method, fit: Fit, problem, time_limit: float, n_threads: int, start_method: str) -> dict:
-    context = multiprocessing.get_context(start_method)
-    receiver, sender = context.Pipe(duplex=False)
-    arguments = (sender, method, fit.law, problem.X_support, problem.y_support, problem.X_validation)
-    process = context.Process(target=_child, args=(*arguments, fit.max_time, fit.problem, n_threads))
-    start = time.perf_counter()
-    process.start()
-    sender.close()
-    answer = None
-    timed_out = not receiver.poll(time_limit)  # also returns when the child dies
-    if not timed_out:
-        try:
-            answer = receiver.recv()
-        except (EOFError, OSError):
-            answer = None
-    elapsed = time.perf_counter() - start
-    if answer is None:
-        process.kill()
-        process.join()
-        if timed_out:
-            answer = {"status": "timeout", "fit_time": elapsed, "error": f"time limit of {time_limit:g} s reached"}
-        else:
-            answer = {"status": "crashed", "fit_time": elapsed, "error": f"process exited with code {process.exitcode}"}
-    else:
-        process.join(timeout=10)
-        if process.is_alive():
-            process.kill()
-            process.join()
-    receiver.close()
-    return answer
+    before = (method, fit.law, problem.X_support, problem.y_support, problem.X_validation)
+    outcome = run_in_child(_child, before, (fit.max_time, fit.problem, n_threads), time_limit, start_method)
+    if outcome.answer is not None:
+        return outcome.answer
+    if outcome.timed_out:
+        return {"status": "timeout", "fit_time": outcome.elapsed, "error": f"time limit of {time_limit:g} s reached"}
+    return {"status": "crashed", "fit_time": outcome.elapsed, "error": f"process exited with code {outcome.exitcode}"}
 
 
 def run_fit(
@@ -286,7 +235,7 @@ def run(
         _write_metadata(out, command, len(fits))
         arguments = ((fit, registry[fit.method], time_limit, n_threads) for fit in todo)
         for row in map_unordered(run_fit, arguments, backend, n_jobs):
-            append_row(out, row)
+            append_rows(out, [row], COLUMNS)
             if on_row is not None:
                 on_row(row)
     return read_results(out)
