@@ -76,6 +76,12 @@ class DimensionalConstant:
         return cls(symbol, float(quantity.magnitude), dimensions, name)
 
 
+@cache
+def known_library() -> tuple[DimensionalConstant, ...]:
+    """:data:`KNOWN_CONSTANTS` as constants, read from pint once per process."""
+    return tuple(DimensionalConstant.known(symbol, name) for symbol, name in KNOWN_CONSTANTS.items())
+
+
 def declared_constants(constants: Mapping[str, str] | None, feature_names: Sequence[str]) -> list[DimensionalConstant]:
     """The constants a user declares: symbol -> a physical constant that pint knows
     (``"speed_of_light"``, ``"hbar"``: its value is used) or the units of a constant to
@@ -157,9 +163,7 @@ def closing_constants(
     part = takes_part(features, target)
     if part[-1] and part[:-1][needed].all():
         return [[]]
-    library = [
-        DimensionalConstant.known(symbol, name) for symbol, name in KNOWN_CONSTANTS.items() if symbol not in taken
-    ]
+    library = [constant for constant in known_library() if constant.symbol not in taken]
     closing_target: list[list[DimensionalConstant]] = [[]] if part[-1] else []
     for size in range(1, MAX_CONSTANTS + 1):
         closing_all = []
@@ -207,10 +211,9 @@ def joining_constants(features: Sequence[Dimensions], target: Dimensions, taken:
     group with the features: ``c`` beside two speeds (``(u + v)/(1 + u*v/c**2)``), where
     the features close the units without it."""
     joining = []
-    for symbol, name in KNOWN_CONSTANTS.items():
-        if symbol in taken:
+    for constant in known_library():
+        if constant.symbol in taken:
             continue
-        constant = DimensionalConstant.known(symbol, name)
         part = takes_part([*features, constant.dimensions], target)
         if part[-2] and part[-1]:
             joining.append(constant)
