@@ -6,9 +6,11 @@ import logging
 import os
 import time
 import warnings
+from dataclasses import asdict, replace
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 import sympy
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
@@ -31,10 +33,11 @@ from .inputs import (
     warn_outside_domain,
 )
 from .multioutput import PER_TARGET, fit_targets, n_targets, predict_targets, show_targets
-from .operon.plan import holds_operon, operon_stage, without_operon
+from .operon.plan import holds_operon, operon_stage, refinement_seconds, without_operon
 from .operon.settings import OperonSettings
 from .progress import progress
 from .restrictions import Restrictions
+from .search.budget import Budget
 from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.selection.final import Writer, select
@@ -70,11 +73,12 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     revision : str, default=None
         Branch, tag or commit of a Hub repository (Hub models only).
     beam_size : int, default=32
-        Skeletons of the first round: beams kept by beam search (the paper's default
-        is 32), or samples drawn.
+        Skeletons of the full decoding: beams kept by beam search (the paper's
+        default is 32), or samples drawn; a narrower beam (``search_settings.first_beam``)
+        is decoded and fitted first.
     decoding : {"beam", "sample"}, default="beam"
-        How the first round proposes skeletons: the model's beam search, or sampling
-        from the network. Later rounds (see ``max_time``) always sample.
+        How the network proposes skeletons: the model's beam search, or sampling
+        from the network.
     n_restarts : int, default=4
         Starts of the constant fitting per skeleton; the first sets every constant to 1.
     max_points : int, default=500
@@ -85,14 +89,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         unexplained when selecting the equation.
     max_time : float, default=None
         Seconds for the whole ``fit`` (not counting the model's first load); from 0.1 s
-        up it returns within about ``1.1 * max_time + 0.05`` s. The first round's
-        candidates are fitted in beam order until the network's deadline (below 1 s
-        the beam narrows with the budget); while time remains, more skeletons are
-        sampled and fitted (within the first half of the budget when Operon runs),
-        then Operon searches for the rest (``refine``), when that rest holds its first
-        generation; the search stops early once a fit is exact. ``None``: the first
-        round only, every candidate fitted, and a fixed number of Operon generations
-        (fixed work).
+        up it returns within about ``1.1 * max_time + 0.05`` s. A fit runs one plan of
+        work (``plan_``): a narrow beam and its fits, the full beam and its fits, the
+        second looks, Operon's generations (``refine``), the selection. ``None`` runs
+        it to the end (fixed work); ``max_time`` cuts the same plan short: the
+        network's steps until its share (at least ``network_share`` of the budget,
+        more when Operon's whole work needs less), then Operon's chunks of
+        generations, then the selection. A budget that holds the whole plan gives the
+        fixed-work fit; the fit stops early once a candidate is exact.
     refine : {"auto", "operon", None}, default="auto"
         ``"operon"``: the network's best fitted candidates seed the population of
         Operon's genetic programming (``pyoperon``), which searches over every
@@ -115,11 +119,11 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         ``nesymres_sklearn``, INFO).
     search_settings : SearchSettings, default=None
         The search's tuning knobs (``nesymres_sklearn.search.settings.SearchSettings``:
-        samples per round, the outer scaling, the network's share of ``max_time``
+        the first beam, the outer scaling, the network's share of ``max_time``
         with Operon, the reserve for the selection, ...); ``None``: their defaults.
     operon_settings : OperonSettings, default=None
         Operon's settings (``nesymres_sklearn.operon.settings.OperonSettings``:
-        population, generations without ``max_time``, ...); ``None``: their defaults.
+        population, generations, ...); ``None``: their defaults.
     guesses : list of str or sympy.Expr, default=None
         Equations you suspect, over the feature names (``"2.5*x0*sin(x1)"``): fitted like
         any candidate, they compete in the selection and seed Operon (:mod:`.guesses`).
@@ -182,8 +186,13 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         of ``seeds`` that entered Operon's population, its ``generations`` and
         ``evaluations``, and whether its best model contains a seed's structure
         (``best_contains_a_seed``).
-    n_rounds_ : int
-        Decoding rounds of the last ``fit`` (1 without ``max_time``).
+    plan_ : DataFrame
+        The plan of work of the last ``fit`` as it ran, one row per step in order
+        (``unit``, ``seconds``, ``status``: ``"done"``, ``"cut"`` by ``max_time``, or
+        ``"skipped: <why>"``): the route, the network's decodings and fits (a narrow
+        beam, then the full one), its second looks, Operon's generations, the
+        selection. Without ``max_time`` every step runs to its end; a ``max_time`` only
+        cuts the same steps (``docs/usage.md``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -341,12 +350,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         rng = check_random_state(self.random_state)
         X, y, weights = subsample(X, y, weights, self.max_points, rng)
         operon_settings = self.operon_settings or OperonSettings()
-        budget = settings.budget(self.max_time, refined=operon is not None)
+        budget = settings.budget(
+            self.max_time, 0.0 if operon is None else refinement_seconds(operon_settings, len(y))
+        )
         if operon is not None and not holds_operon(budget, operon_settings, len(y)):
-            operon, budget = None, settings.budget(self.max_time, refined=False)
+            operon, budget = None, replace(budget, refinement_seconds=0.0)
         units = Units.parse(X_units, y_units, self.n_features_in_, constants, names, X, y)  # within max_time
         if np.ptp(y) == 0:
-            return self._fit_constant(Problem(X, y, weights), symbols, timings, units)
+            return self._fit_constant(Problem(X, y, weights), symbols, timings, units, budget)
         scaling = Scaling.for_data(X, y) if restrictions.rescales else Scaling.identity(self.n_features_in_)
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
@@ -360,10 +371,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             reads_groups=units is not None and units.groups.n_groups > 0,
         )
         decomposed, timings["decomposition"] = neural_search.decomposed_rows(network, problem, request, budget)
+        if len(decomposed):
+            budget.record("decomposition", timings["decomposition"], budget.status(budget.network_end))
         n_variables = network.config.n_variables
         reduced = None if units is None else units.dimensionless(problem)
         searched, seen_symbols = (problem, symbols) if reduced is None else (reduced.problem, reduced.symbols(symbols))
+        started = budget.clock()
         seen = route(searched, n_variables, request.seed, settings.reduce, budget.network_end)
+        budget.record("route", budget.clock() - started)
         message = seen.warning(seen_symbols, self.model, n_variables, refined=operon is not None)
         if message is not None:
             warnings.warn(message, UserWarning, stacklevel=3)
@@ -386,18 +401,22 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         moment = time.perf_counter()
         writer = Writer(scaling, symbols, () if units is None else units.named())
         keep = None if units is None else units.keep(problem, settings.units_min_r2)
+        started = budget.clock()
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
+        budget.record("selection", budget.clock() - started, budget.status(budget.end))
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         log_fvu = table.equations.loc[table.best_index, "log_fvu"]
         warn_explains_little(X, y, log_fvu, restrictions.operators, self.max_time)
         timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
         columns = seen.columns if reduced is None else reduced.columns(seen.columns)
         inputs = seen.inputs(seen_symbols)
-        self._set_fitted(table, writer, problem, timings, found.rounds, columns, inputs, refinement, units)
+        self._set_fitted(table, writer, problem, timings, budget.plan, columns, inputs, refinement, units)
         logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), budget.elapsed())
         return self
 
-    def _fit_constant(self, problem: Problem, symbols, timings: dict, units: Units | None) -> NeSymReSRegressor:
+    def _fit_constant(
+        self, problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget
+    ) -> NeSymReSRegressor:
         value = float(problem.y[0])
         warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
         writer = Writer(Scaling.identity(self.n_features_in_), symbols)
@@ -405,11 +424,12 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         rows.add(Skeleton(("c",)), np.array([value]), 0.0, 0.0, "constant")
         table = rows.table(self.complexity_penalty, 1.0, 1.0, writer)
         columns, inputs = np.arange(self.n_features_in_), list(map(str, symbols))
-        self._set_fitted(table, writer, problem, timings, 0, columns, inputs, None, units)
+        budget.record("constant", budget.elapsed())
+        self._set_fitted(table, writer, problem, timings, budget.plan, columns, inputs, None, units)
         return self
 
     def _set_fitted(
-        self, table: CandidateTable, writer: Writer, problem, timings, rounds, columns, inputs, refinement, units
+        self, table: CandidateTable, writer: Writer, problem, timings, plan, columns, inputs, refinement, units
     ):
         """Every fitted attribute, from what the stages returned."""
         self.__dict__.pop("estimators_", None)  # a previous fit's targets
@@ -418,7 +438,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
         self.expression_ = self.equations_.loc[self.best_index_, "expression"]
         self._writer = writer
-        self.timings_, self.n_rounds_, self.refinement_ = timings, rounds, refinement
+        self.timings_, self.refinement_ = timings, refinement
+        self.plan_ = pd.DataFrame([asdict(step) for step in plan], columns=["unit", "seconds", "status"])
         self.features_seen_by_network_, self.network_inputs_ = columns, inputs
         self.X_units_, self.y_units_, self.pi_groups_, self.physical_constants_ = fitted_attributes(
             units, writer.symbols

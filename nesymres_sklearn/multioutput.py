@@ -17,7 +17,7 @@ from sklearn.base import clone
 
 #: The fitted attributes shown as one list over the targets.
 PER_TARGET = (
-    "expression_", "equations_", "best_index_", "constants_std_", "timings_", "n_rounds_",
+    "expression_", "equations_", "best_index_", "constants_std_", "timings_", "plan_",
     "features_seen_by_network_", "network_inputs_", "refinement_", "X_units_", "y_units_", "pi_groups_",
     "physical_constants_",
 )  # fmt: skip

@@ -6,7 +6,7 @@ import sympy
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.exhaustive import N_KEPT, OPCODES, exhaustive_candidates, library
+from nesymres_sklearn.search.looks.exhaustive import N_KEPT, OPCODES, exhaustive_candidates, library
 from nesymres_sklearn.search.problem import ROUNDING_FIT, Problem
 from nesymres_sklearn.search.settings import SearchSettings
 
@@ -200,7 +200,7 @@ def test_the_exhaustive_look_needs_one_variable_and_a_budget_of_two_seconds(max_
 
 
 def test_equal_forms_are_ordered_by_functions_in_disguise_then_tokens_then_the_power_outside():
-    from nesymres_sklearn.search.exhaustive import _power_tokens, simplicity
+    from nesymres_sklearn.search.looks.exhaustive import _power_tokens, simplicity
 
     def written(k, *inner):
         return Skeleton(("add", "mul", "c", *_power_tokens(k), *inner, "c"))

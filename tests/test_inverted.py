@@ -3,7 +3,7 @@ import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.fitting.constants import mse
-from nesymres_sklearn.search.inverted import inverted_candidates
+from nesymres_sklearn.search.looks.inverted import inverted_candidates
 from nesymres_sklearn.search.problem import Problem
 
 # c*exp(c*x_1): exp(2/x) on the reciprocals of x.

@@ -55,7 +55,8 @@ class OperonAdapter(Adapter):
 class OperonTimedAdapter(Adapter):
     """Operon alone with the hybrid's settings (:class:`OperonSettings`), for a wall-clock
     budget ``max_time`` (the swept knob): the hybrid's refinement without seeds, run on
-    the data as given, keeping the candidate with the lowest training error."""
+    the data as given for as many generations as the budget holds, keeping the
+    candidate with the lowest training error."""
 
     name = "operon-timed"
     parameter = "max_time"
@@ -66,11 +67,12 @@ class OperonTimedAdapter(Adapter):
     def _fit(self, X, y):
         from nesymres_sklearn.operon.refine import refine
         from nesymres_sklearn.operon.settings import OperonSettings
-        from nesymres_sklearn.search.budget import Budget
         from nesymres_sklearn.search.fitting.constants import mse
+        from nesymres_sklearn.search.settings import SearchSettings
 
-        budget = Budget.start(float(self.value), refined=True, reserve_seconds=0.0)
-        found = refine(X, y, [], OperonSettings(), self.random_state, deadline=budget.end)
+        budget = SearchSettings(reserve_seconds=0.0).budget(float(self.value))
+        until_the_end = OperonSettings(generations=2**31 - 1)
+        found = refine(X, y, [], until_the_end, self.random_state, deadline=budget.end)
         losses = [mse(s.program, X, y, c) for s, c in zip(found.skeletons, found.constants)]
         best = int(np.argmin(losses))
         self.skeleton_, self.constants_, self.n_features_ = found.skeletons[best], found.constants[best], X.shape[1]

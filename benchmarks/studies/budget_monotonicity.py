@@ -39,7 +39,7 @@ def selected_scores(X, y, budgets: list[float], seed: int) -> tuple[list[float],
         best = regressor.equations_.loc[regressor.best_index_]
         scores.append(float(best["score_lower_is_better"]))
         origins.append(
-            f"{best['origin']} {regressor.n_rounds_}r {(regressor.refinement_ or {}).get('generations', 0)}g"
+            f"{best['origin']} {(regressor.refinement_ or {}).get('generations', 0)}g"
         )
     return scores, seconds, origins
 

@@ -24,7 +24,7 @@ from unittest import mock
 import numpy as np
 
 from benchmarks.studies import publish
-from nesymres_sklearn.search import exhaustive
+from nesymres_sklearn.search.looks import exhaustive
 from nesymres_sklearn.search.problem import Problem
 
 LAWS = {

@@ -50,6 +50,14 @@ def operon_stage(required: bool):
     return refine_candidates
 
 
+def refinement_seconds(settings: OperonSettings, n_points: int) -> float:
+    """Operon's whole work on ``n_points`` as estimated at this process's pace
+    (:func:`.operon.refine.whole_seconds`): what a budget keeps for it after the network."""
+    from .refine import whole_seconds
+
+    return whole_seconds(settings, n_points)
+
+
 def holds_operon(budget: Budget, settings: OperonSettings, n_points: int) -> bool:
     """Whether Operon's share of the ``budget`` holds its first generation on
     ``n_points`` (:func:`.operon.refine.minimum_seconds`); with a smaller budget the

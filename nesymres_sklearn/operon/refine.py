@@ -4,13 +4,15 @@ pyoperon's scikit-learn ``SymbolicRegressor`` has no seeding parameter, but it c
 continue from a population (``warm_start``): a fit with ``generations=0`` builds the
 random initial population, the seeds replace its worst parents (the first
 ``population_size`` entries of ``individuals_``; the rest is the offspring pool), and
-each further fit runs a chunk of generations from there. Without a deadline,
-``generations`` run in all (fixed work). With one (Operon's own ``max_time`` counts
-whole seconds only), the chunks grow by one generation each, 1, 2, 3, ... up to
-``max_chunk_generations`` of :class:`.OperonSettings`, and the next chunk runs only
-when the time left holds it at the rate measured so far. The chunks do not depend on
-the clock, and the same chunks from the same seeds give the same populations, so a
-larger budget continues the run of a smaller one instead of starting another.
+each further fit runs a chunk of generations from there. The chunks grow by one
+generation each, 1, 2, 3, ... up to ``max_chunk_generations`` of
+:class:`.OperonSettings`, until ``generations`` have run, with and without a deadline
+(one plan). With one (Operon's own ``max_time`` counts whole seconds only), a chunk
+runs only when the time left holds it at the rate measured so far, and the last one is
+shortened to what the time left holds. The chunks do not depend on the clock, and the
+same chunks from the same seeds give the same populations, so a larger budget continues
+the run of a smaller one instead of starting another, and a budget that holds them all
+runs the fixed work.
 
 The result is Operon's best model after every chunk and its final Pareto front,
 written back as our skeletons (:mod:`.trees`) with their constants refitted in double
@@ -52,6 +54,12 @@ def minimum_seconds(settings: OperonSettings, n_points: int) -> float:
     """The time a timed run needs for its first generation (the initial population and
     one generation's offspring), at the pace measured so far in this process."""
     return 2 * settings.population_size * n_points * _pace["seconds_per_evaluation_point"]
+
+
+def whole_seconds(settings: OperonSettings, n_points: int) -> float:
+    """The time a run needs for all its ``generations`` (and the initial population),
+    at the pace measured so far in this process."""
+    return (settings.generations + 1) * settings.population_size * n_points * _pace["seconds_per_evaluation_point"]
 
 
 @dataclass
@@ -133,13 +141,16 @@ def _seed_trees(seeds, X: np.ndarray, hashes: list[int]) -> list[op.Tree]:
     return trees
 
 
-def _chunks(settings: OperonSettings, timed: bool) -> Iterator[int]:
-    """Generations of each chunk: ``generations`` in chunks of at most
-    ``max_chunk_generations`` (fixed work), or, ``timed``, 1, 2, 3, ... up to it and on."""
-    if not timed:
-        full, rest = divmod(settings.generations, settings.max_chunk_generations)
-        return iter([settings.max_chunk_generations] * full + ([rest] if rest else []))
-    return (min(size, settings.max_chunk_generations) for size in itertools.count(1))
+def chunks(settings: OperonSettings) -> Iterator[int]:
+    """Generations of each chunk: 1, 2, 3, ... up to ``max_chunk_generations``, then
+    that many, until ``generations`` have run (the last chunk takes the rest)."""
+    done = 0
+    for size in itertools.count(1):
+        if done >= settings.generations:
+            return
+        chunk = min(size, settings.max_chunk_generations, settings.generations - done)
+        done += chunk
+        yield chunk
 
 
 def refine(
@@ -172,11 +183,12 @@ def refine(
     feature_of_hash = {h: i for i, h in enumerate(hashes)}
     generations = evaluations = 0
     bests = []
-    for chunk in _chunks(settings, timed=deadline is not None):
+    for chunk in chunks(settings):
         if deadline is not None:
-            left = deadline.left()
-            if left <= 0 or (seconds_per_generation is not None and left < chunk * seconds_per_generation):
+            held = chunk if seconds_per_generation is None else math.floor(deadline.left() / seconds_per_generation)
+            if deadline.passed() or held < 1:
                 break
+            chunk = min(chunk, held)
         regressor.set_params(warm_start=True, generations=chunk)
         moment, started = None if deadline is None else deadline.clock(), time.perf_counter()
         regressor.fit(X, y)

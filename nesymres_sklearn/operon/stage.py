@@ -30,21 +30,22 @@ def refine_candidates(
     left before the ``budget``'s ``refinement_end`` does not hold Operon's first
     generation (:func:`.refine.minimum_seconds`).
 
-    Operon is seeded with the finite rows of fixed work (the network's first round,
-    the linear candidate), best first: the rows of later rounds depend on the clock,
-    and seeding them would make a larger budget start a different run instead of
-    continuing the smaller one's (:mod:`.refine`). It runs until ``refinement_end``,
-    with the allowed ``operators`` only (our tokens; ``None``: its whole function set)."""
+    Operon is seeded with the finite rows, best first, and runs its chunks of
+    generations until ``refinement_end`` (:mod:`.refine`), with the allowed
+    ``operators`` only (our tokens; ``None``: its whole function set). What ran goes to
+    the ``budget``'s plan."""
     found = CandidateRows()
     if problem.is_exact(min(rows.losses)):
         logger.info("Operon skipped: a candidate of the network fits exactly.")
+        budget.record("operon", 0.0, "skipped: a candidate fits exactly")
         return found, None
     end = budget.refinement_end
     if end is not None and end.left() < minimum_seconds(settings, len(problem.y)):
         logger.info("Operon skipped: the time left does not hold its first generation.")
+        budget.record("operon", 0.0, "skipped: no time")
         return found, None
-    moment = time.perf_counter()
-    seeds = rows.best_first(fixed_work_only=True)
+    moment, started = time.perf_counter(), budget.clock()
+    seeds = rows.best_first()
     refined = refine(problem.X, problem.y, seeds, settings, seed, end, problem.weights, operon_symbols(operators))
     for skeleton, values in zip(refined.skeletons, refined.constants):
         loss = mse(skeleton.program, problem.X, problem.y, values, problem.weights)
@@ -56,6 +57,8 @@ def refine_candidates(
         refined.evaluations,
         time.perf_counter() - moment,
     )
+    status = "done" if refined.generations >= settings.generations else "cut"
+    budget.record(f"operon: {refined.generations} of {settings.generations} generations", budget.clock() - started, status)
     return found, {
         "seeds": refined.n_seeds,
         "generations": refined.generations,

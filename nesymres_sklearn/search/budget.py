@@ -1,27 +1,30 @@
-"""The time budget of one ``fit``: when each stage ends.
+"""The time budget of one ``fit``: when each stage of its plan ends, and what ran.
 
-With ``max_time``, a fit has four moments, all on one clock: its start, the end of the
-network's rounds (their constant fitting included), the end of the refinement
-(Operon), and the final end. The refinement ends ``reserve`` seconds before the final
-end, kept for the selection, whose refits share a number of evaluations and stop at
-the final end (:func:`.selection.final.select`: without ``max_time`` the selected
-equation does not depend on the clock, with it the promise holds); the network
-takes ``network_share`` of the time up to the refinement's end when a refinement
-follows, all of it otherwise. Without ``max_time`` no stage has a deadline (fixed
-work). Every stage asks the :class:`Budget` (or the :class:`Deadline` it hands out),
-so a test drives a whole fit with one injected clock.
+A fit runs one plan of work, the same with and without ``max_time`` (see
+``docs/usage.md``): the network's steps (decodings, each followed by its constant
+fits), its second looks, Operon's chunks of generations, the selection. Without
+``max_time`` the plan runs to its end (fixed work) and no stage has a deadline. With
+it, the plan is cut, never changed: a fit has four moments on one monotonic clock, its
+start, the end of the network's stages, the end of the refinement (Operon) and the
+final end. The refinement ends ``reserve`` seconds before the final end, kept for the
+selection; the network's stages end where the time left still holds the refinement's
+whole work (``refinement_seconds``, its estimate), but no earlier than
+``network_share`` of the time before the refinement's end. So a budget that holds the
+whole plan cuts nothing, and its fit is the fixed-work fit. Every stage asks the
+:class:`Budget` (or a :class:`Deadline` it hands out), so a test drives a whole fit
+with one injected clock, and every stage records in ``Budget.plan`` what it ran.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
-def wall_clock() -> float:
-    """The default clock: seconds since the epoch (:func:`time.time`)."""
-    return time.time()
+def monotonic_clock() -> float:
+    """The default clock: :func:`time.perf_counter`, the clock of the timings."""
+    return time.perf_counter()
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class Deadline:
     """A moment ``at`` of ``clock`` after which a stage starts nothing new."""
 
     at: float
-    clock: Callable[[], float] = wall_clock
+    clock: Callable[[], float] = monotonic_clock
 
     def passed(self) -> bool:
         return self.clock() > self.at
@@ -38,40 +41,56 @@ class Deadline:
         """Seconds until the deadline (negative once it passed)."""
         return self.at - self.clock()
 
+    def holds(self, seconds: float) -> bool:
+        """Whether the time left holds ``seconds`` of work (``None`` deadlines are not asked)."""
+        return self.left() >= seconds
+
     def halfway(self) -> Deadline:
         """The deadline halfway between now and this one."""
         return Deadline(self.at - 0.5 * self.left(), self.clock)
 
 
 @dataclass(frozen=True)
-class Budget:
-    """When the stages of one fit end (see the module docstring).
+class Step:
+    """One unit of the plan as it ran: its name, its seconds, and how it ended
+    (``"done"``, ``"cut"`` by a deadline, or ``"skipped: <why>"``)."""
 
-    ``max_time``: seconds for the whole fit, ``None`` for fixed work; ``refined``:
-    whether a refinement (Operon) follows the network; ``network_share``: the
-    network's share of the time before the refinement's end when one follows;
-    ``reserve_share`` and ``reserve_seconds``: kept at the end for the selection, this
-    share of ``max_time`` but at most this many seconds.
+    unit: str
+    seconds: float
+    status: str
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When the stages of one fit end (see the module docstring); made by
+    :meth:`.settings.SearchSettings.budget`.
+
+    ``max_time``: seconds for the whole fit, ``None`` for fixed work;
+    ``refinement_seconds``: the refinement's whole work as estimated (0 without one);
+    ``network_share``: the network's least share of the time before the refinement's
+    end; ``reserve_share`` and ``reserve_seconds``: kept at the end for the selection,
+    this share of ``max_time`` but at most this many seconds; ``plan``: the steps run so far.
     """
 
     started: float
     max_time: float | None
-    refined: bool = False
-    network_share: float = 0.5
-    reserve_share: float = 0.2
-    reserve_seconds: float = 0.3
-    clock: Callable[[], float] = wall_clock
-
-    @classmethod
-    def start(cls, max_time: float | None, refined: bool, clock: Callable[[], float] = wall_clock, **split) -> Budget:
-        """A budget that starts now (``split``: the fields that divide it)."""
-        return cls(clock(), max_time, refined, clock=clock, **split)
+    refinement_seconds: float
+    network_share: float
+    reserve_share: float
+    reserve_seconds: float
+    clock: Callable[[], float] = monotonic_clock
+    plan: list[Step] = field(default_factory=list, compare=False, repr=False)
 
     def elapsed(self) -> float:
         return self.clock() - self.started
 
     def _after(self, seconds: float) -> Deadline:
         return Deadline(self.started + seconds, self.clock)
+
+    @property
+    def refined(self) -> bool:
+        """Whether a refinement follows the network."""
+        return self.refinement_seconds > 0
 
     @property
     def reserve(self) -> float:
@@ -85,11 +104,22 @@ class Budget:
 
     @property
     def network_end(self) -> Deadline | None:
-        """When the network's rounds and their constant fitting stop."""
-        share = self.network_share if self.refined else 1.0
-        return None if self.max_time is None else self._after(share * (self.max_time - self.reserve))
+        """When the network's stages stop: where the time left holds the refinement's
+        whole work, but not before ``network_share`` of the time before its end."""
+        if self.max_time is None:
+            return None
+        search = self.max_time - self.reserve
+        return self._after(max(self.network_share * search, search - self.refinement_seconds))
 
     @property
     def end(self) -> Deadline | None:
         """When the fit ends."""
         return None if self.max_time is None else self._after(self.max_time)
+
+    def record(self, unit: str, seconds: float, status: str = "done") -> None:
+        """Add a step of the plan as it ran."""
+        self.plan.append(Step(unit, seconds, status))
+
+    def status(self, deadline: Deadline | None) -> str:
+        """``"cut"`` when ``deadline`` has passed (the step stopped at it), else ``"done"``."""
+        return "cut" if deadline is not None and deadline.passed() else "done"

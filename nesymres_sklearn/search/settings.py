@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .budget import Budget, wall_clock
+from .budget import Budget, monotonic_clock
 
-#: How the first round proposes skeletons; later rounds always sample.
+#: How the network proposes skeletons: its beam search, or samples.
 DECODINGS = ("beam", "sample")
 #: Who runs the starts of the constant fitting (:attr:`SearchSettings.constant_optimizer`).
 CONSTANT_OPTIMIZERS = ("operon", "minpack")
@@ -23,12 +23,14 @@ class SearchSettings:
 
     Attributes
     ----------
-    samples_per_round : int, default=64
-        Skeletons sampled by each round after the first, while the budget lasts.
-    stale_rounds : int, default=3
-        The rounds stop after this many in a row brought no new skeleton.
+    first_beam : int, default=8
+        The network's first decoding is this narrow beam (or this many samples), whose
+        candidates are fitted before the full ``beam_size`` is decoded and its new
+        candidates fitted: a short budget has the network's likeliest candidates first
+        (with and without ``max_time``: one plan, see :mod:`.budget`). A ``first_beam``
+        of at least ``beam_size`` decodes once.
     n_scaled : int, default=8
-        The best fitted candidates of each round tried with an outer ``c + c*f``
+        The best fitted candidates of each decoding tried with an outer ``c + c*f``
         (:mod:`.linear_scaling`); 0 turns that off.
     lm_x_scale : float or str, default="jac"
         MINPACK's scaling of the constants in the constant fitting (SciPy's
@@ -39,8 +41,9 @@ class SearchSettings:
         float64; :mod:`nesymres_sklearn.operon.fitting`), or MINPACK alone. Without
         pyoperon, or with sample weights, MINPACK runs either way.
     network_share : float, default=0.5
-        With a refinement (Operon) and ``max_time``, the network's rounds and their
-        fits take this share of the budget; Operon has the rest.
+        With a refinement (Operon) and a ``max_time`` too short for the whole plan, the
+        network's stages (decodings, fits, second looks) take at least this share of
+        the budget; Operon has the rest, and no more than its whole work needs.
     reserve_share, reserve_seconds : float, default=0.2, 0.3
         Kept at the end of ``max_time`` for the selection and the readable constants:
         this share of it, at most this many seconds.
@@ -51,13 +54,12 @@ class SearchSettings:
         (:mod:`.decomposition`).
     residual : bool, default=True
         When the network reads only the features most relevant to ``y`` (no power-law
-        split or combinations account for the others), with a budget of at least 1 s
-        (or none), it also reads the features most relevant to what its best
-        first-round fit leaves unexplained, and its fits of that residual are added to
+        split or combinations account for the others), it also reads the features most relevant to what its best
+        fit leaves unexplained, and its fits of that residual are added to
         the best fit (:mod:`.residual`).
     reciprocal : {"units", True, False}, default="units"
-        With ``y`` of one sign and a budget of at least 1 s (or none), the network also
-        reads ``1/y`` after its first round, and ``c/g`` of its fits ``g`` join the
+        With ``y`` of one sign, the network also reads ``1/y`` after its first
+        decodings, and ``c/g`` of its fits ``g`` join the
         candidates (:mod:`.reciprocal`): ``"units"`` in a fit with units only (where
         ``y`` over a monomial is a function of dimensionless groups), ``True`` always,
         ``False`` never. Without units it lost 2-3 points of A1 at 1 and 3 s on
@@ -66,14 +68,13 @@ class SearchSettings:
         [-3.5, 0.0] at 3 s on the laws of ``benchmarks/studies/units_looks.py``
         (``benchmarks/results/units/looks-*.md``), and more of them within R² 0.99.
     inverted_groups : bool, default=True
-        With units, when the network reads dimensionless groups, with a budget of at
-        least 1 s (or none), it also reads their reciprocals after its first round
+        With units, when the network reads dimensionless groups, it also reads their
+        reciprocals after its first decodings
         (``c/v`` for ``v/c``), and its fits join the candidates with the groups the
         other way up (:mod:`.inverted`).
     exhaustive : bool, default=True
         When the network reads one variable (one feature, or one dimensionless group
-        with units), with a budget of at least 2 s (or none), every expression of it of
-        up to five nodes is also fitted as ``a * x**k * g(c*x) + b`` after the
+        with units), every expression of it of up to five nodes is also fitted as ``a * x**k * g(c*x) + b`` after the
         network's looks, unless one of them is exact (:mod:`.exhaustive`).
     reduce : bool, default=True
         With more features than the network's variables and no power-law factor
@@ -87,8 +88,7 @@ class SearchSettings:
         Chosen on the validation set of ``benchmarks/studies/units_threshold.py``.
     """
 
-    samples_per_round: int = 64
-    stale_rounds: int = 3
+    first_beam: int = 8
     n_scaled: int = 8
     lm_x_scale: float | str = "jac"
     constant_optimizer: str = "operon"
@@ -104,7 +104,7 @@ class SearchSettings:
     units_min_r2: float = 0.99
 
     def __post_init__(self):
-        for name, minimum in (("samples_per_round", 1), ("stale_rounds", 0), ("n_scaled", 0)):
+        for name, minimum in (("first_beam", 1), ("n_scaled", 0)):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
                 raise ValueError(f"SearchSettings.{name} must be an integer of at least {minimum}, got {value!r}.")
@@ -121,12 +121,16 @@ class SearchSettings:
         if self.reserve_seconds < 0:
             raise ValueError(f"SearchSettings.reserve_seconds must be non-negative, got {self.reserve_seconds!r}.")
 
-    def budget(self, max_time: float | None, refined: bool, clock: Callable[[], float] = wall_clock) -> Budget:
-        """A :class:`Budget` that starts now, split by these settings."""
-        return Budget.start(
+    def budget(
+        self, max_time: float | None, refinement_seconds: float = 0.0, clock: Callable[[], float] = monotonic_clock
+    ) -> Budget:
+        """A :class:`Budget` that starts now, split by these settings (``refinement_seconds``:
+        the estimated whole work of the refinement that follows the network, 0 for none)."""
+        return Budget(
+            clock(),
             max_time,
-            refined,
-            clock,
+            refinement_seconds,
+            clock=clock,
             network_share=self.network_share,
             reserve_share=self.reserve_share,
             reserve_seconds=self.reserve_seconds,
@@ -136,7 +140,7 @@ class SearchSettings:
 @dataclass(frozen=True)
 class SearchRequest:
     """One fit's search: ``decoding`` (``"beam"``, the model's beam search, or
-    ``"sample"``) and ``size`` (beams, or samples) of the first round, the starts of
+    ``"sample"``) and ``size`` (beams, or samples) of the full decoding, the starts of
     the constant fitting, the processes fitting in parallel, the seed, the knobs, the
     selection's ``complexity_penalty`` (for candidates chosen term by term) and whether
     the network's inputs are dimensionless groups (``reads_groups``: a fit with units)."""

@@ -351,10 +351,8 @@ class Dimensionless:
     def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
         """Every row of ``rows`` (over the groups) over the features of ``whole``."""
         found = CandidateRows()
-        for skeleton, constants, log_prob, origin, fixed in zip(
-            rows.skeletons, rows.constants, rows.log_probs, rows.origins, rows.fixed_work
-        ):
-            found.add(*self.back(skeleton, constants, whole), log_prob, origin, fixed)
+        for skeleton, constants, log_prob, origin in zip(rows.skeletons, rows.constants, rows.log_probs, rows.origins):
+            found.add(*self.back(skeleton, constants, whole), log_prob, origin)
         return found
 
 

@@ -39,23 +39,18 @@ class CandidateTable:
 
 class CandidateRows:
     """Candidates as the stages gather them: skeleton, constants and loss (mean
-    squared error in the search's units), decoding score, origin, and whether the row
-    came from fixed work (the same for every budget above the floor), which alone may
-    seed Operon."""
+    squared error in the search's units), decoding score and origin."""
 
     def __init__(self):
         self.skeletons, self.constants, self.losses, self.log_probs, self.origins = [], [], [], [], []
-        self.fixed_work: list[bool] = []
         # Variables that the data do not support: rows that use them are left out of the table.
         self.set_aside: set[str] = set()
 
     def __len__(self) -> int:
         return len(self.skeletons)
 
-    def add(
-        self, skeleton: Skeleton, constants, loss: float, log_prob: float, origin: str, fixed_work: bool = True
-    ) -> None:
-        for column, value in zip(self._columns(), (skeleton, constants, loss, log_prob, origin, fixed_work)):
+    def add(self, skeleton: Skeleton, constants, loss: float, log_prob: float, origin: str) -> None:
+        for column, value in zip(self._columns(), (skeleton, constants, loss, log_prob, origin)):
             column.append(value)
 
     def extend(self, other: CandidateRows) -> None:
@@ -72,17 +67,12 @@ class CandidateRows:
         return kept
 
     def _columns(self) -> tuple[list, ...]:
-        return self.skeletons, self.constants, self.losses, self.log_probs, self.origins, self.fixed_work
+        return self.skeletons, self.constants, self.losses, self.log_probs, self.origins
 
-    def best_first(self, fixed_work_only: bool = False) -> list[tuple[Skeleton, np.ndarray]]:
-        """Skeletons and constants of the finite fits (of fixed work only, if asked),
-        lowest loss first."""
+    def best_first(self) -> list[tuple[Skeleton, np.ndarray]]:
+        """Skeletons and constants of the finite fits, lowest loss first."""
         order = np.argsort(self.losses, kind="stable")
-        return [
-            (self.skeletons[i], self.constants[i])
-            for i in order
-            if np.isfinite(self.losses[i]) and (self.fixed_work[i] or not fixed_work_only)
-        ]
+        return [(self.skeletons[i], self.constants[i]) for i in order if np.isfinite(self.losses[i])]
 
     def add_pruned(self, problem: Problem, complexity_penalty: float, seed: int = 0, deadline=None) -> None:
         """The best-scoring row with the parts that do not pay for their tokens dropped
@@ -108,7 +98,7 @@ class CandidateRows:
             if pruned is not None:
                 row, skeleton, constants, loss = pruned
                 row = kept[row]
-                self.add(skeleton, constants, loss, self.log_probs[row], self.origins[row], self.fixed_work[row])
+                self.add(skeleton, constants, loss, self.log_probs[row], self.origins[row])
                 kept.append(len(self) - 1)
             best = kept[self._lowest_score(kept, complexity_penalty, problem.scale)]
             if problem.is_exact(self.losses[best]) or evaluations.spent:
@@ -123,7 +113,7 @@ class CandidateRows:
             if reduced is None:
                 return
             self.set_aside.update(unsupported)
-            self.add(*reduced, self.log_probs[best], self.origins[best], self.fixed_work[best])
+            self.add(*reduced, self.log_probs[best], self.origins[best])
 
     def _set_aside(self, row: int) -> bool:
         return not self.set_aside.isdisjoint(self.skeletons[row].tokens)

@@ -16,14 +16,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT
-from .budget import Deadline
-from .fitting.constants import StartRunner
-from .problem import Problem
-from .scaling import TARGET_BAND, power_of_ten
-from .variables.assembly import Fitted, kept_fits, refit
-from .variables.power_law import keeps_one_sign
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT
+from ..budget import Deadline
+from ..fitting.constants import StartRunner
+from ..problem import Problem
+from ..scaling import TARGET_BAND, power_of_ten
+from ..variables.assembly import Fitted, kept_fits, refit
+from ..variables.power_law import keeps_one_sign
 
 
 def reciprocal_candidates(

@@ -30,13 +30,13 @@ from functools import cache, cached_property
 import numpy as np
 import sympy
 
-from ..expression.operators import OPERATORS
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT
-from .budget import Deadline
-from .problem import ROUNDING_FIT, Problem
-from .selection.scores import FVU_FLOOR
-from .variables.assembly import Fitted, refit
+from ...expression.operators import OPERATORS
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT
+from ..budget import Deadline
+from ..problem import ROUNDING_FIT, Problem
+from ..selection.scores import FVU_FLOOR
+from ..variables.assembly import Fitted, refit
 
 MAX_NODES = 5
 # Powers of one argument the operator table writes with ``pow``: value, and derivative

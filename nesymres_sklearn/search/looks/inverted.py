@@ -17,12 +17,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT, variable_token
-from .problem import Problem
-from .scaling import FEATURE_BAND, power_of_ten
-from .variables.assembly import Fitted
-from .variables.power_law import keeps_one_sign
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT, variable_token
+from ..problem import Problem
+from ..scaling import FEATURE_BAND, power_of_ten
+from ..variables.assembly import Fitted
+from ..variables.power_law import keeps_one_sign
 
 
 def inverted_candidates(problem: Problem, solve: Callable[[Problem], list[Fitted]]) -> list[Fitted]:

@@ -26,8 +26,8 @@ import numpy as np
 from ..budget import Deadline
 from ..fitting.constants import StartRunner
 from ..problem import Problem
-from .assembly import Fitted, kept_fits, refitted
-from .features import on_features, relevant_features
+from ..variables.assembly import Fitted, kept_fits, refitted
+from ..variables.features import on_features, relevant_features
 
 
 def residual_candidates(
