@@ -350,9 +350,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         rng = check_random_state(self.random_state)
         X, y, weights = subsample(X, y, weights, self.max_points, rng)
         operon_settings = self.operon_settings or OperonSettings()
-        budget = settings.budget(
-            self.max_time, 0.0 if operon is None else refinement_seconds(operon_settings, len(y))
-        )
+        budget = settings.budget(self.max_time, 0.0 if operon is None else refinement_seconds(operon_settings, len(y)))
         if operon is not None and not holds_operon(budget, operon_settings, len(y)):
             operon, budget = None, replace(budget, refinement_seconds=0.0)
         units = Units.parse(X_units, y_units, self.n_features_in_, constants, names, X, y)  # within max_time

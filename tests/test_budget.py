@@ -1,9 +1,11 @@
 """The time budget of a fit: one clock, four moments, split by the search settings."""
 
+import time
+
 import pytest
 
 from nesymres_sklearn.operon.settings import OperonSettings
-from nesymres_sklearn.search.budget import Budget, Deadline
+from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.settings import SearchSettings
 
 
@@ -16,22 +18,23 @@ class FixedClock:
 
 
 def test_without_max_time_no_stage_has_a_deadline():
-    budget = Budget.start(None, refined=True, clock=FixedClock(5.0))
-    assert budget.started == 5.0 and budget.reserve == 0.0
+    budget = SearchSettings().budget(None, refinement_seconds=1.0, clock=FixedClock(5.0))
+    assert budget.started == 5.0 and budget.reserve == 0.0 and budget.refined
     assert budget.network_end is None and budget.refinement_end is None and budget.end is None
 
 
 @pytest.mark.parametrize(
-    "max_time, refined, network, refinement",
+    "max_time, refinement_seconds, network, refinement",
     [
-        (10.0, True, 0.5 * 9.7, 9.7),  # the reserve is 0.3 s at most
-        (10.0, False, 9.7, 9.7),  # the network alone has all of it
-        (1.0, True, 0.5 * 0.8, 0.8),  # 20% of a small budget
+        (10.0, 8.0, 0.5 * 9.7, 9.7),  # the reserve is 0.3 s at most; Operon needs more than half
+        (10.0, 2.0, 9.7 - 2.0, 9.7),  # Operon's whole work needs less than half: the network has the rest
+        (10.0, 0.0, 9.7, 9.7),  # the network alone has all of it
+        (1.0, 5.0, 0.5 * 0.8, 0.8),  # 20% of a small budget
     ],
 )
-def test_the_stages_end_in_order_on_the_injected_clock(max_time, refined, network, refinement):
+def test_the_stages_end_in_order_on_the_injected_clock(max_time, refinement_seconds, network, refinement):
     clock = FixedClock(100.0)
-    budget = Budget.start(max_time, refined, clock)
+    budget = SearchSettings().budget(max_time, refinement_seconds, clock)
     assert budget.network_end.at - 100.0 == pytest.approx(network)
     assert budget.refinement_end.at - 100.0 == pytest.approx(refinement)
     assert budget.end.at == 100.0 + max_time
@@ -44,10 +47,31 @@ def test_the_stages_end_in_order_on_the_injected_clock(max_time, refined, networ
 
 def test_search_settings_split_the_budget():
     settings = SearchSettings(network_share=0.25, reserve_share=0.1, reserve_seconds=2.0)
-    budget = settings.budget(10.0, refined=True, clock=FixedClock(0.0))
+    budget = settings.budget(10.0, refinement_seconds=100.0, clock=FixedClock(0.0))
     assert budget.reserve == pytest.approx(1.0)
     assert budget.network_end.at == pytest.approx(0.25 * 9.0)
-    assert settings.budget(10.0, refined=False, clock=FixedClock(0.0)).network_end.at == pytest.approx(9.0)
+    assert settings.budget(10.0, clock=FixedClock(0.0)).network_end.at == pytest.approx(9.0)
+
+
+def test_the_default_clock_is_the_monotonic_clock_of_the_timings():
+    before = time.perf_counter()
+    budget = SearchSettings().budget(1.0)
+    assert before <= budget.started <= time.perf_counter()
+
+
+def test_the_plan_records_each_step_and_whether_a_deadline_cut_it():
+    clock = FixedClock(0.0)
+    budget = SearchSettings().budget(1.0, clock=clock)
+    budget.record("decode 8", 0.1, budget.status(budget.network_end))
+    clock.now = 2.0
+    budget.record("fit 8", 1.9, budget.status(budget.network_end))
+    budget.record("operon", 0.0, "skipped: no time")
+    assert [(step.unit, step.status) for step in budget.plan] == [
+        ("decode 8", "done"),
+        ("fit 8", "cut"),
+        ("operon", "skipped: no time"),
+    ]
+    assert budget.status(None) == "done"  # fixed work: nothing cuts
 
 
 def test_a_deadline_reads_its_own_clock():
@@ -61,8 +85,7 @@ def test_a_deadline_reads_its_own_clock():
 @pytest.mark.parametrize(
     "field, value",
     [
-        ("samples_per_round", 0),
-        ("stale_rounds", -1),
+        ("first_beam", 0),
         ("n_scaled", 1.5),
         ("network_share", 1.5),
         ("reserve_seconds", -1),
@@ -85,34 +108,40 @@ def test_halfway_is_halfway_between_now_and_the_deadline_on_its_clock():
     assert halfway.at == 6.0 and halfway.clock is clock
 
 
-def test_the_budget_caps_the_beam():
+def test_the_plan_decodes_a_narrow_beam_first_then_the_full_one():
+    from nesymres_sklearn.search.anytime import beam_widths
+
+    assert beam_widths(32, 8) == (8, 32)
+    assert beam_widths(8, 8) == (8,) and beam_widths(4, 8) == (4,)
+
+
+def test_a_full_beam_the_budget_does_not_hold_is_not_decoded(tiny_model, monkeypatch):
     """Issue 53, item 9: beam_size=1000 at max_time=1 decoded for 1.37 s and returned a
-    constant; the beam is now chosen from the budget, as below 1 s."""
-    from nesymres_sklearn.search.anytime import MAX_BEAMS_PER_SECOND, MIN_BEAM, first_round_size
-
-    assert first_round_size(1000, None) == 1000  # fixed work: the beam asked for
-    assert first_round_size(32, 1.0) == 32 and first_round_size(32, 0.5) == 16  # as before
-    assert first_round_size(1000, 1.0) == MAX_BEAMS_PER_SECOND
-    assert first_round_size(10000, 3.0) == 3 * MAX_BEAMS_PER_SECOND
-    assert first_round_size(1000, 0.1) == round(0.1 * MAX_BEAMS_PER_SECOND)  # not 100
-    assert first_round_size(1000, 0.01) == MIN_BEAM
-
-
-def test_a_fit_decodes_the_beam_its_budget_holds(tiny_model, monkeypatch):
+    constant. The plan decodes the narrow beam, and the full one only while the time
+    left holds it at the narrow one's pace (here 0.1 s per beam on the injected clock)."""
     import numpy as np
 
     from nesymres_sklearn import NeSymReSRegressor
-    from nesymres_sklearn.search import anytime
+    from nesymres_sklearn.search import anytime, budget
 
+    clock = FixedClock(time.perf_counter())
+    monkeypatch.setattr(budget, "time", type("Time", (), {"perf_counter": staticmethod(clock)}))
     sizes, decode = [], anytime.decode
 
-    def recording_decode(model, points, size, *args, **kwargs):
+    def slow_decode(model, points, size, *args, **kwargs):
         sizes.append(size)
+        clock.now += 0.1 * size
         return decode(model, points, size, *args, **kwargs)
 
-    monkeypatch.setattr(anytime, "decode", recording_decode)
+    monkeypatch.setattr(anytime, "decode", slow_decode)
     X = np.random.default_rng(0).uniform(1, 5, size=(32, 2))
-    NeSymReSRegressor(model=str(tiny_model), beam_size=1000, max_time=1.0, refine=None, random_state=0).fit(
-        X, X[:, 0] * np.sin(X[:, 1])
-    )
-    assert sizes[0] == anytime.MAX_BEAMS_PER_SECOND
+    y = X[:, 0] * np.sin(X[:, 1]) + np.exp(X[:, 0] / 3)
+    fits = {}
+    for max_time in (1.0, None):
+        sizes.clear()
+        regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=1000, max_time=max_time, refine=None)
+        plan = regressor.fit(X, y).plan_
+        fits[max_time] = (list(sizes), plan)
+    assert fits[1.0][0] == [8]
+    assert ("decode 1000", "skipped: no time") in set(zip(fits[1.0][1]["unit"], fits[1.0][1]["status"]))
+    assert fits[None][0] == [8, 1000]  # fixed work: the beam asked for

@@ -40,7 +40,11 @@ def test_fit_exposes_expression_table_and_timings(regressor, xy):
         "refinement",
         "selection",
     }
-    assert regressor.n_rounds_ == 1  # no time budget: fixed work
+    plan = regressor.plan_
+    assert list(plan.columns) == ["unit", "seconds", "status"]
+    assert plan["unit"].iloc[0] == "route" and plan["unit"].iloc[-1] == "selection"
+    assert plan["unit"].str.startswith("decode").any() and plan["unit"].str.startswith("fit").any()
+    assert "cut" not in set(plan["status"])  # no time budget: fixed work, run to the end
     assert regressor.n_features_in_ == 2
     assert regressor.sympy() is regressor.expression_
     assert regressor.latex() == sympy.latex(regressor.expression_)
@@ -314,16 +318,17 @@ def test_a_spent_budget_fits_only_the_baseline_and_returns(tiny_model, xy):
         X, y + np.sin(X[:, 0])
     )
     assert set(spent.equations_["origin"]) <= {"baseline", "polynomial"}
-    assert spent.n_rounds_ == 1 and np.isfinite(spent.predict(X)).all()
+    assert np.isfinite(spent.predict(X)).all()
+    assert spent.plan_.set_index("unit").loc["fit 8", "status"] == "cut"
 
 
 class ManualClock:
-    """The budget's clock (``time.time``): starts now and moves only when told."""
+    """The budget's clock (``time.perf_counter``): starts now and moves only when told."""
 
     def __init__(self):
-        self.now = time.time()
+        self.now = time.perf_counter()
 
-    def time(self):
+    def perf_counter(self):
         return self.now
 
     def advance(self, seconds: float) -> None:
@@ -362,69 +367,39 @@ def manual_clock(monkeypatch):
 
 
 @pytest.mark.slow
-def test_more_time_adds_sampled_rounds_and_never_worsens_the_best(tiny_model, xy, manual_clock):
-    X, y = xy
-    fits = {}
-    for budget in (None, 40.0, 80.0):
-        fits[budget] = NeSymReSRegressor(
-            model=str(tiny_model), beam_size=4, max_time=budget, refine=None, n_restarts=1, random_state=0
-        ).fit(X, y + 0.01 * X[:, 0] ** 3)
-    # 10 s per round until 0.3 s before the end (the reserve), unless 3 rounds in a row bring nothing new
-    rounds = [fits[b].n_rounds_ for b in (None, 40.0, 80.0)]
-    assert rounds[0] == 1 and 1 < rounds[1] <= 4 and rounds[1] <= rounds[2] <= 8
-    assert "sample" in set(fits[80.0].equations_["origin"])
-    best = [fits[b].equations_["score_lower_is_better"].min() for b in (None, 40.0, 80.0)]
-    assert best[2] <= best[1] <= best[0]
-    assert len(fits[None].equations_) < len(fits[40.0].equations_) <= len(fits[80.0].equations_)
-
-
-def test_rounds_stop_while_the_selection_of_their_candidates_would_overrun_the_budget(
-    tiny_model, xy, manual_clock, monkeypatch
-):
-    """The selection is fixed work after the rounds: a round starts only while the time
-    left also holds the part of its selection that the reserve does not."""
-    from nesymres_sklearn.search import anytime
-
-    X, y = xy
-
-    def rounds() -> int:
-        regressor = NeSymReSRegressor(
-            model=str(tiny_model), beam_size=4, max_time=80.0, refine=None, n_restarts=1, random_state=0
-        )
-        return regressor.fit(X, y + 0.01 * X[:, 0] ** 3).n_rounds_
-
-    cheap = rounds()  # 10 s per decoding, milliseconds of selection: rounds until time or staleness
-    monkeypatch.setattr(anytime, "SELECTION_SECONDS_PER_CANDIDATE", 0.5)  # 64 samples: 32 s of selection each
-    costly = rounds()
-    assert cheap >= 3 and 1 <= costly < cheap
-
-
-@pytest.mark.slow
-def test_with_operon_and_a_budget_sampled_rounds_take_their_share_first(tiny_model, xy, manual_clock):
+@pytest.mark.parametrize("n_features", [1, 3, 6])
+def test_a_budget_that_holds_the_plan_gives_the_fixed_work_fit(tiny_model, manual_clock, n_features):
+    """Issue 54: one plan. A budget only cuts the fixed work's steps; one that holds
+    them all (decodings take 10 s of the injected clock, Operon's chunks 1 s) gives the
+    same ``equations_``, step for step."""
     from nesymres_sklearn.operon.settings import OperonSettings
     from nesymres_sklearn.search.settings import SearchSettings
 
-    X, y = xy
-    fits = {}
-    for share in (0.0, 0.5):
-        fits[share] = NeSymReSRegressor(
+    X = np.random.default_rng(n_features).uniform(1, 5, (64, n_features))
+    y = np.sin(X[:, 0]) * X[:, -1] + X[:, 0] ** 2
+    fits = [
+        NeSymReSRegressor(
             model=str(tiny_model),
-            beam_size=4,
-            max_time=48.0,  # decodings take 10 s: two rounds fit in half of it, one in none
-            refine="operon",
+            beam_size=12,
+            max_time=max_time,
             random_state=0,
-            search_settings=SearchSettings(network_share=share),
-            operon_settings=OperonSettings(population_size=50, max_chunk_generations=2, max_length=20),
-        ).fit(X, y + 0.01 * X[:, 0] ** 3)
-    assert fits[0.0].n_rounds_ == 1 < fits[0.5].n_rounds_
-    assert "sample" in set(fits[0.5].equations_["origin"]) and "sample" not in set(fits[0.0].equations_["origin"])
-    assert all(fit.refinement_["generations"] >= 1 for fit in fits.values())
+            search_settings=SearchSettings(first_beam=4, reciprocal=True),
+            operon_settings=OperonSettings(population_size=50, generations=4, max_length=20),
+        ).fit(X, y)
+        for max_time in (None, 1e6)
+    ]
+    pd.testing.assert_frame_equal(fits[0].equations_, fits[1].equations_)
+    assert str(fits[0].expression_) == str(fits[1].expression_)
+    steps = [list(zip(fit.plan_["unit"], fit.plan_["status"])) for fit in fits]
+    assert steps[0] == steps[1]
+    assert [unit for unit, _ in steps[0][1:5]] == ["decode 4", "fit 4", "decode 12", "fit 12"]
+    assert fits[0].refinement_ is None or fits[0].refinement_["generations"] == 4
 
 
 @pytest.mark.slow
 def test_a_larger_budget_never_selects_a_worse_equation(tiny_model, xy, manual_clock):
-    """Operon is seeded by the first round only and its chunks do not depend on the
-    clock: a larger budget continues the smaller one's run."""
+    """Operon's seeds and chunks do not depend on the clock: a larger budget continues
+    the smaller one's run."""
     from nesymres_sklearn.operon.settings import OperonSettings
 
     X, y = xy
@@ -438,10 +413,8 @@ def test_a_larger_budget_never_selects_a_worse_equation(tiny_model, xy, manual_c
             # small models: pruning Operon's longest ones took most of this test's time
             operon_settings=OperonSettings(population_size=50, max_chunk_generations=2, max_length=20),
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
-        for budget in (24.0, 32.0, 48.0)
+        for budget in (13.0, 16.0, 48.0)
     ]
-    # a sampled round starts while the network's half holds another 10 s decoding
-    assert [fit.n_rounds_ for fit in fits] == [1, 1, 2]
     assert len({fit.refinement_["seeds"] for fit in fits}) == 1
     generations = [fit.refinement_["generations"] for fit in fits]
     assert generations[0] < generations[1] <= generations[2]
@@ -467,23 +440,26 @@ def test_the_deadline_only_cuts_the_fixed_sequence_of_fits_short(tiny_model, xy,
         NeSymReSRegressor(
             model=str(tiny_model), beam_size=8, max_time=budget, refine=None, n_restarts=2, random_state=0
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
-        for budget in (14.0, 20.0, 40.0)
+        for budget in (14.0, 20.0, 40.0, None)
     ]
     first_round = [
         set(fit.equations_.loc[fit.equations_["origin"].isin(["beam", "attached"]), "skeleton"].map(str))
         for fit in fits
     ]
-    assert 0 < len(first_round[0]) < len(first_round[1]) <= len(first_round[2])
-    assert first_round[0] <= first_round[1] <= first_round[2]
+    assert 0 < len(first_round[0]) < len(first_round[1]) <= len(first_round[2]) <= len(first_round[3])
+    assert first_round[0] <= first_round[1] <= first_round[2] <= first_round[3]
     scores = [fit.equations_["score_lower_is_better"].min() for fit in fits]
-    assert scores[0] >= scores[1] >= scores[2]
+    assert scores[0] >= scores[1] >= scores[2] >= scores[3]
+    assert [fit.plan_.set_index("unit").loc["fit 8", "status"] for fit in fits] == ["cut", "cut", "done", "done"]
 
 
 @pytest.mark.parametrize("refine, share", [("operon", 0.5), (None, 1.0)])
 def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monkeypatch, manual_clock, refine, share):
-    """With Operon after it, the network's constant fitting in every round (scaled
-    candidates included) stops at its share of the budget; alone it has all of it."""
+    """With Operon after it, the network's constant fitting in every step (scaled
+    candidates included) stops where the time left holds Operon's whole work, but not
+    before its share of the budget; alone it has all of it."""
     from nesymres_sklearn import neural_search
+    from nesymres_sklearn.operon.refine import whole_seconds
     from nesymres_sklearn.operon.settings import OperonSettings
     from nesymres_sklearn.search import anytime
 
@@ -498,9 +474,9 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
         deadlines.append(deadline)
         return scaled_candidates(candidates, fits, problem, seen, settings, deadline, runner)
 
-    def recording_search(model, points, problem, request, budget, runner=None, after_first_round=None):
+    def recording_search(model, points, problem, request, budget, runner=None):
         budgets.append(budget)
-        return search(model, points, problem, request, budget, runner, after_first_round)
+        return search(model, points, problem, request, budget, runner)
 
     monkeypatch.setattr(anytime, "fit_candidates", recording_fit)
     monkeypatch.setattr(anytime, "scaled_candidates", recording_scaled)
@@ -511,7 +487,9 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
         model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0, operon_settings=small
     ).fit(X, y)
     (budget,) = budgets
-    assert budget.network_end.at - budget.started == pytest.approx(share * (30.0 - 0.3))  # 0.3 s: the reserve
+    assert budget.refinement_seconds == (whole_seconds(small, len(y)) if refine else 0.0)
+    network = max(share * (30.0 - 0.3), 30.0 - 0.3 - budget.refinement_seconds)  # 0.3 s: the reserve
+    assert budget.network_end.at - budget.started == pytest.approx(network)
     assert len(deadlines) >= 2 and all(deadline == budget.network_end for deadline in deadlines)
 
 
@@ -577,16 +555,14 @@ def test_a_late_selection_keeps_the_budget_and_fixed_work_selects_in_full(monkey
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "max_time, residual, searched", [(None, True, True), (1.0, True, True), (0.5, True, False), (None, False, False)]
+    "max_time, residual, searched", [(None, True, True), (1.0, True, True), (0.5, True, True), (None, False, False)]
 )
-def test_the_residual_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
-    tiny_model, monkeypatch, max_time, residual, searched
-):
+def test_the_residual_is_searched_with_and_without_a_budget(tiny_model, monkeypatch, max_time, residual, searched):
     """With more features than the network reads, its best first-round fit and the
-    columns it read go to the residual search, whose candidates join the table; a
-    budget below 1 s (the full beam's) or ``residual=False`` skips it."""
-    from nesymres_sklearn import neural_search
+    columns it read go to the residual search, whose candidates join the table (one
+    plan: with and without a budget); ``residual=False`` skips it."""
     from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search import looks
     from nesymres_sklearn.search.settings import SearchSettings
 
     calls = []
@@ -598,7 +574,7 @@ def test_the_residual_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
         constants = np.linalg.lstsq(np.column_stack([X[:, 0], X[:, 5], np.ones(len(y))]), y, rcond=None)[0]
         return [(skeleton, constants, float(np.mean((skeleton.program(X, constants) - y) ** 2)))]
 
-    monkeypatch.setattr(neural_search, "residual_candidates", recording)
+    monkeypatch.setattr(looks, "residual_candidates", recording)
     X, y = _six_feature_law(100)
     settings = SearchSettings(residual=residual, reduce=False)
     regressor = NeSymReSRegressor(
@@ -618,34 +594,36 @@ def test_the_residual_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
 
 
 @pytest.mark.slow
-def test_the_residual_is_searched_after_the_first_round_and_before_the_sampled_rounds(
-    tiny_model, monkeypatch, manual_clock
+@pytest.mark.parametrize("max_time, taken", [(80.0, True), (15.0, False)])
+def test_a_look_starts_after_the_decodings_while_the_time_left_holds_one(
+    tiny_model, monkeypatch, manual_clock, max_time, taken
 ):
-    """The residual's candidates come from fixed work: its search starts right after the
-    first round (one decoding, 10 s of the clock), whatever the sampled rounds find later."""
-    from nesymres_sklearn import neural_search
+    """The residual look starts right after the network's decoding (10 s of the clock),
+    and only while the time left before the network's end holds another decoding."""
+    from nesymres_sklearn.search import looks
     from nesymres_sklearn.search.settings import SearchSettings
 
-    started, moments = manual_clock.time(), []
+    started, moments = manual_clock.perf_counter(), []
 
     def recording(problem, first, read, n_variables, seed, solve, deadline=None, runner=None):
-        moments.append(manual_clock.time() - started)
+        moments.append(manual_clock.perf_counter() - started)
         return []
 
-    monkeypatch.setattr(neural_search, "residual_candidates", recording)
+    monkeypatch.setattr(looks, "residual_candidates", recording)
     X, y = _six_feature_law(100)
     regressor = NeSymReSRegressor(
         model=str(tiny_model),
         beam_size=2,
         refine=None,
-        max_time=80.0,
+        max_time=max_time,
         random_state=0,
         search_settings=SearchSettings(reduce=False),
     )
     with pytest.warns(UserWarning, match="most relevant"):
         regressor.fit(X, y)
-    assert moments == [pytest.approx(10.0)]
-    assert regressor.n_rounds_ >= 2
+    assert moments == ([pytest.approx(10.0)] if taken else [])
+    status = regressor.plan_.set_index("unit").loc["residual", "status"]
+    assert status == ("done" if taken else "skipped: no time")
 
 
 @pytest.mark.slow
@@ -654,19 +632,18 @@ def test_the_residual_is_searched_after_the_first_round_and_before_the_sampled_r
     [
         (None, True, "ratio", True),
         (1.0, True, "ratio", True),
-        (0.5, True, "ratio", False),
+        (0.5, True, "ratio", True),
         (None, False, "ratio", False),
         (None, True, "sum", False),  # x0 + x1: the first round's exact polynomial
     ],
 )
-def test_one_over_y_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
+def test_one_over_y_is_searched_with_and_without_a_budget(
     tiny_model, xy, monkeypatch, max_time, reciprocal, law, searched
 ):
     """What the network reads goes upside down to the reciprocal search, whose
-    candidates join the table; a budget below 1 s, ``reciprocal=False`` or an exact first
-    round skips it."""
-    from nesymres_sklearn import neural_search
+    candidates join the table; ``reciprocal=False`` or exact first fits skip it."""
     from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search import looks
     from nesymres_sklearn.search.settings import SearchSettings
 
     calls = []
@@ -677,7 +654,7 @@ def test_one_over_y_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
         constants = np.array([np.mean(problem.y * problem.X[:, 0])])
         return [(skeleton, constants, float(np.mean((skeleton.program(problem.X, constants) - problem.y) ** 2)))]
 
-    monkeypatch.setattr(neural_search, "reciprocal_candidates", recording)
+    monkeypatch.setattr(looks, "reciprocal_candidates", recording)
     X, _ = xy
     y = X[:, 0] / X[:, 1] if law == "ratio" else X[:, 0] + X[:, 1]
     settings = SearchSettings(reciprocal=reciprocal)
@@ -693,10 +670,10 @@ def test_one_over_y_is_searched_by_fixed_work_and_budgets_of_the_full_beam(
 
 @pytest.mark.slow
 def test_the_residual_is_not_searched_when_a_power_law_factor_accounts_for_the_other_features(tiny_model, monkeypatch):
-    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search import looks
 
     calls = []
-    monkeypatch.setattr(neural_search, "residual_candidates", lambda *args, **kwargs: calls.append(args) or [])
+    monkeypatch.setattr(looks, "residual_candidates", lambda *args, **kwargs: calls.append(args) or [])
     X = np.random.default_rng(0).uniform(1, 5, (128, 6))
     y = X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (np.sin(X[:, 3]) + 2)  # as in tests/test_power_factor.py
     regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=2, refine=None, random_state=0)

@@ -124,7 +124,7 @@ def test_verbose_fits_show_progress_on_stderr_without_a_logging_setup(tiny_model
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("[NeSymReS]")]
     assert any("Searching 40 points" in line for line in lines)
-    assert any("beam round: " in line and "new skeletons fitted" in line for line in lines)
+    assert any("Beam " in line and "new skeletons fitted" in line for line in lines)
     # Only the fit with verbose=1 speaks, and its last message is the selection.
     assert lines[-1].startswith("[NeSymReS] Selected ")
     assert sum(line.startswith("[NeSymReS] Selected ") for line in lines) == 1

@@ -183,20 +183,19 @@ def test_an_approximation_passes_as_exact_but_not_as_exact_to_rounding():
     assert problem.is_exact_to_rounding(float(np.mean((np.expm1(x) - problem.y) ** 2)))
 
 
-@pytest.mark.parametrize(
-    "max_time, columns, taken", [(None, 1, True), (2.0, 1, True), (1.0, 1, False), (None, 2, False)]
-)
-def test_the_exhaustive_look_needs_one_variable_and_a_budget_of_two_seconds(max_time, columns, taken):
+@pytest.mark.parametrize("columns, taken", [(1, True), (2, False)])
+def test_the_exhaustive_look_needs_one_variable(columns, taken):
+    """One plan: the look applies to what the network reads, whatever the budget."""
     from types import SimpleNamespace
 
-    from nesymres_sklearn.neural_search import SECOND_LOOKS
-    from nesymres_sklearn.search.budget import Budget
+    from nesymres_sklearn.search.looks import SECOND_LOOKS
     from nesymres_sklearn.search.settings import SearchRequest
 
     route = SimpleNamespace(problem=Problem(np.ones((8, columns)), np.arange(8.0)))
-    applies, _ = SECOND_LOOKS["exhaustive"]
-    assert applies(route, SearchRequest(), Budget.start(max_time, refined=True, clock=lambda: 0.0)) == taken
-    assert not applies(route, SearchRequest(settings=SearchSettings(exhaustive=False)), Budget.start(None, True))
+    (look,) = [look for look in SECOND_LOOKS if look.name == "exhaustive"]
+    assert look.applies(route, SearchRequest()) == taken
+    assert not look.applies(route, SearchRequest(settings=SearchSettings(exhaustive=False)))
+    assert not look.decodes  # not the network's: the time left need not hold a decoding
 
 
 def test_equal_forms_are_ordered_by_functions_in_disguise_then_tokens_then_the_power_outside():

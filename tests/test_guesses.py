@@ -90,12 +90,12 @@ def test_without_guesses_no_row_is_a_guess(tiny_model):
     assert "guess" not in set(regressor(tiny_model).fit(X, y).equations_["origin"])
 
 
-def test_guesses_seed_operon_as_fixed_work(tiny_model, monkeypatch):
+def test_guesses_seed_operon(tiny_model, monkeypatch):
     seeds = []
 
     def recording_stage(required):
         def stage(rows, problem, settings, seed, budget, operators):
-            seeds.extend(str(skeleton) for skeleton, _ in rows.best_first(fixed_work_only=True))
+            seeds.extend(str(skeleton) for skeleton, _ in rows.best_first())
             return CandidateRows(), None
 
         return stage

@@ -64,12 +64,10 @@ def test_nothing_is_searched_when_an_input_changes_sign_or_is_zero(column):
     assert solve.problems == []
 
 
-def test_the_inverted_look_keeps_the_best_and_the_best_scoring_fit(monkeypatch):
+def test_the_inverted_look_keeps_the_best_and_the_best_scoring_fit():
     """Of the network's fits over the reciprocals, the best and the best-scoring come
     back (as the other looks keep), not all of them."""
-    from types import SimpleNamespace
-
-    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search.looks import SECOND_LOOKS, LookContext
     from nesymres_sklearn.search.settings import SearchRequest, SearchSettings
     from nesymres_sklearn.search.variables.routing import Route
 
@@ -83,12 +81,14 @@ def test_the_inverted_look_keeps_the_best_and_the_best_scoring_fit(monkeypatch):
         [(skeleton, constants, loss)] = exact(part)
         return [*worse, (long, np.append(0.0, constants), loss / 2), (skeleton, constants, loss)]
 
-    monkeypatch.setattr(neural_search, "_first_round_solver", lambda network, request, budget: solve)
     settings = SearchSettings(reciprocal=False)
     request = SearchRequest(settings=settings, reads_groups=True)
-    first = SimpleNamespace(candidates=[None], fits=[SimpleNamespace(mse=1.0)])  # not exact
     route = Route(problem, np.arange(1), 1)
-    rows = neural_search.inverted_rows(None, problem, route, request, settings.budget(None, False), first)
+    first = [(EXP, np.array([1.0, 1.0]), 1.0)]  # not exact
+    context = LookContext(problem, route, request, first, solve, 1, None, lambda part: None)
+    (look,) = [look for look in SECOND_LOOKS if look.name == "inverted"]
+    assert look.applies(route, request)
+    rows = look.rows(context)
     assert set(rows.origins) == {"inverted"}
     # of five fits: the best (the longer) and the best-scoring (the shorter), each with 1/x_1 for x_1
     assert [len(skeleton.tokens) for skeleton in rows.skeletons] == [len(long.tokens) + 2, len(EXP.tokens) + 2]

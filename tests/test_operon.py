@@ -1,7 +1,6 @@
 """Neural-guided refinement with Operon: the tree converter, the seeded search, and
 the estimator's ``refine="operon"`` and many-feature paths."""
 
-import itertools
 import sys
 import warnings
 
@@ -19,7 +18,7 @@ from nesymres_sklearn.search.settings import SearchSettings
 
 op = pytest.importorskip("pyoperon")
 
-from nesymres_sklearn.operon.refine import _chunks, refine  # noqa: E402
+from nesymres_sklearn.operon.refine import chunks, refine  # noqa: E402
 from nesymres_sklearn.operon.settings import OperonSettings  # noqa: E402
 from nesymres_sklearn.operon.trees import NotConvertible, from_operon, to_operon  # noqa: E402
 from nesymres_sklearn.search.budget import Deadline  # noqa: E402
@@ -194,9 +193,20 @@ def test_a_deadline_bounds_the_search_in_growing_chunks(problem):
     assert result.generations == 1 + 2 + 3
 
 
-def test_chunks_are_fixed_work_or_grow_by_one_generation_up_to_the_cap():
-    assert list(_chunks(OperonSettings(generations=25, max_chunk_generations=10), timed=False)) == [10, 10, 5]
-    assert list(itertools.islice(_chunks(OperonSettings(max_chunk_generations=3), timed=True), 6)) == [1, 2, 3, 3, 3, 3]
+def test_chunks_grow_by_one_generation_up_to_the_cap_until_the_generations_ran():
+    """One plan: the same chunks with and without a deadline, which only stops them."""
+    assert list(chunks(OperonSettings(generations=25, max_chunk_generations=10))) == [1, 2, 3, 4, 5, 6, 4]
+    assert list(chunks(OperonSettings(generations=20, max_chunk_generations=3))) == [1, 2, 3, 3, 3, 3, 3, 2]
+    assert list(chunks(OperonSettings(generations=1))) == [1]
+
+
+def test_a_deadline_that_holds_every_chunk_runs_the_fixed_work(problem):
+    X, y = problem
+    settings = OperonSettings(population_size=50, generations=6, max_chunk_generations=2)
+    fixed = refine(X, y, [], settings, seed=0)
+    timed = refine(X, y, [], settings, seed=0, deadline=Deadline(1e9, _TickingClock()))
+    assert fixed.generations == timed.generations == 6
+    assert [s.key for s in fixed.skeletons] == [s.key for s in timed.skeletons]
 
 
 def test_a_larger_budget_continues_the_run_of_a_smaller_one(problem):

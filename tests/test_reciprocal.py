@@ -3,8 +3,8 @@ import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.fitting.constants import mse
-from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.looks.reciprocal import reciprocal_candidates
+from nesymres_sklearn.search.problem import Problem
 
 
 class RecordingSolver:

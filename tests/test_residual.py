@@ -3,8 +3,8 @@ import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.fitting.constants import mse
-from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.looks.residual import residual_candidates
+from nesymres_sklearn.search.problem import Problem
 
 # x4*x5 - x3 + x0*x1 + sin(x2) on U(-3, 3): the network, reading x3, x4, x5, writes the
 # first two terms; the rest depends on x0, x1, x2 only.

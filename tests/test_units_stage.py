@@ -165,19 +165,19 @@ def _recording(calls):
     [
         (None, True, True, True),
         (1.0, True, True, True),
-        (0.5, True, True, False),  # below the full beam's budget
+        (0.5, True, True, True),  # one plan: with and without a budget
         (None, False, True, False),  # the network reads features, not groups
         (None, True, False, False),
     ],
 )
-def test_the_groups_are_read_the_other_way_up_with_units_and_budgets_of_the_full_beam(
+def test_the_groups_are_read_the_other_way_up_with_units(
     units_regressor, motion, monkeypatch, max_time, with_units, inverted_groups, searched
 ):
-    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search import looks
     from nesymres_sklearn.search.settings import SearchSettings
 
     calls = []
-    monkeypatch.setattr(neural_search, "inverted_candidates", _recording(calls))
+    monkeypatch.setattr(looks, "inverted_candidates", _recording(calls))
     X, y = motion
     units = dict(X_units=["m/s", "s", "m"], y_units="m") if with_units else {}
     units_regressor.set_params(
@@ -198,11 +198,11 @@ def test_one_over_y_is_read_with_units_only_and_over_the_groups_either_way_up(
 ):
     """``reciprocal="units"``: the reciprocal look over the groups, and inside the
     inverted look over their reciprocals; without units, neither."""
-    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.search import looks
     from nesymres_sklearn.search.settings import SearchSettings
 
     calls = []
-    monkeypatch.setattr(neural_search, "reciprocal_candidates", _recording(calls))
+    monkeypatch.setattr(looks, "reciprocal_candidates", _recording(calls))
     X, y = motion
     units = dict(X_units=["m/s", "s", "m"], y_units="m") if with_units else {}
     units_regressor.set_params(

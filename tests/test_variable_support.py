@@ -43,7 +43,7 @@ def test_rows_with_an_unsupported_variable_are_set_aside_and_the_row_without_it_
     assert "x_3" in prune(approximate, constants, X, y, 0.01)[0].tokens
     rows = CandidateRows()
     rows.add(Skeleton(("c",)), np.array([y.mean()]), float(np.var(y)), 0.0, "baseline")
-    rows.add(approximate, constants, loss, -1.0, "operon", fixed_work=False)
+    rows.add(approximate, constants, loss, -1.0, "operon")
     problem = Problem(X, y)
     rows.add_pruned(problem, 0.01, seed=0)
     assert rows.set_aside == {"x_3"}

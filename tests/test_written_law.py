@@ -185,7 +185,7 @@ def test_predict_follows_the_printed_law_outside_the_data(monkeypatch):
     def network_rows(network, problem, route, request, budget):
         rows = CandidateRows()
         rows.add(skeleton, np.array([]), 0.0, 0.0, "beam")
-        return neural_search.NetworkRows(rows, 1, {})
+        return neural_search.NetworkRows(rows, {})
 
     monkeypatch.setattr(neural_search, "network_rows", network_rows)
     rng = np.random.default_rng(0)

@@ -38,9 +38,7 @@ def selected_scores(X, y, budgets: list[float], seed: int) -> tuple[list[float],
         seconds.append(time.perf_counter() - started)
         best = regressor.equations_.loc[regressor.best_index_]
         scores.append(float(best["score_lower_is_better"]))
-        origins.append(
-            f"{best['origin']} {(regressor.refinement_ or {}).get('generations', 0)}g"
-        )
+        origins.append(f"{best['origin']} {(regressor.refinement_ or {}).get('generations', 0)}g")
     return scores, seconds, origins
 
 

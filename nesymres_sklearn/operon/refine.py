@@ -8,8 +8,7 @@ each further fit runs a chunk of generations from there. The chunks grow by one
 generation each, 1, 2, 3, ... up to ``max_chunk_generations`` of
 :class:`.OperonSettings`, until ``generations`` have run, with and without a deadline
 (one plan). With one (Operon's own ``max_time`` counts whole seconds only), a chunk
-runs only when the time left holds it at the rate measured so far, and the last one is
-shortened to what the time left holds. The chunks do not depend on the clock, and the
+runs only when the time left holds it at the rate measured so far. The chunks do not depend on the clock, and the
 same chunks from the same seeds give the same populations, so a larger budget continues
 the run of a smaller one instead of starting another, and a budget that holds them all
 runs the fixed work.
@@ -185,10 +184,9 @@ def refine(
     bests = []
     for chunk in chunks(settings):
         if deadline is not None:
-            held = chunk if seconds_per_generation is None else math.floor(deadline.left() / seconds_per_generation)
-            if deadline.passed() or held < 1:
+            left = deadline.left()
+            if left <= 0 or (seconds_per_generation is not None and left < chunk * seconds_per_generation):
                 break
-            chunk = min(chunk, held)
         regressor.set_params(warm_start=True, generations=chunk)
         moment, started = None if deadline is None else deadline.clock(), time.perf_counter()
         regressor.fit(X, y)

@@ -57,8 +57,8 @@ def refine_candidates(
         refined.evaluations,
         time.perf_counter() - moment,
     )
-    status = "done" if refined.generations >= settings.generations else "cut"
-    budget.record(f"operon: {refined.generations} of {settings.generations} generations", budget.clock() - started, status)
+    unit = f"operon: {refined.generations} of {settings.generations} generations"
+    budget.record(unit, budget.clock() - started, "done" if refined.generations >= settings.generations else "cut")
     return found, {
         "seeds": refined.n_seeds,
         "generations": refined.generations,
