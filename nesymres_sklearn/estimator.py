@@ -114,7 +114,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     n_jobs : int, default=None
         Processes fitting constants in parallel (joblib convention; ``None`` means 1).
     verbose : int, default=0
-        When positive, progress (each decoding round, Operon, the selected equation)
+        When positive, progress (each decoding, Operon, the selected equation)
         on stderr, or through the user's logging set-up when there is one (logger
         ``nesymres_sklearn``, INFO).
     search_settings : SearchSettings, default=None

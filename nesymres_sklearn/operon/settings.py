@@ -41,15 +41,16 @@ class OperonSettings:
     population_size : int, default=1000
         Individuals of Operon's population (and of its offspring pool).
     generations : int, default=20
-        Generations without ``max_time`` (fixed work); with it, chunks of generations
-        run until Operon's share of the budget has passed.
+        Generations of Operon's run, in chunks of 1, 2, 3, ... up to
+        ``max_chunk_generations``; a ``max_time`` only stops them early (one plan). For
+        a longer search under a budget, raise it: the budget cuts it.
     optimizer_iterations : int, default=1
         Operon's local optimisation of each model's constants (iterations).
     max_length : int, default=50
         Largest model, in nodes.
     max_chunk_generations : int, default=10
-        With a deadline, the first chunk is one generation and each later one as many
-        as the time left holds at the rate measured so far, at most this many.
+        The largest chunk; with ``max_time`` a chunk runs only while the time left
+        holds it at the rate measured so far.
     max_seed_share : float, default=0.1
         At most this share of the population is seeded with the network's candidates:
         more seeds crowd out the diversity that the search needs (measured on the

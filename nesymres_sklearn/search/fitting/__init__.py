@@ -1,3 +1,3 @@
 """Fitting the constants of skeletons: Levenberg-Marquardt on compiled programs, the
-candidates of one round (the network's skeletons, the baseline, the exact polynomial, the
+candidates of one decoding (the network's skeletons, the baseline, the exact polynomial, the
 scaled variants)."""

@@ -2,7 +2,7 @@
 
 A skeleton can have the right shape but no room for an outer factor or offset
 (``sin(c*x)`` for data ``2*sin(x) + 1``). For the ``n_scaled`` best fitted candidates
-of a round that are not exact, the weighted least-squares ``a`` and ``b`` for
+of a decoding that are not exact, the weighted least-squares ``a`` and ``b`` for
 ``a*f(x) + b`` come in closed form from the fitted values of ``f``. Where that
 lowers the fraction of variance unexplained by at least ``MIN_GAIN`` (relative), the
 skeleton ``c + c*f`` is fitted by one Levenberg-Marquardt run started from

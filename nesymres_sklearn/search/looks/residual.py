@@ -5,7 +5,7 @@ When the network reads only the features most relevant to ``y`` (:mod:`.routing`
 power-law split or combinations account for the others), a law
 such as ``x0*x1 + sin(x2) - x3 + x4*x5`` is more than it sees at once: reading ``x3,
 x4, x5`` it writes ``x4*x5 - c*x3``, and the rest is noise to it. The residual ``y -
-f(x)`` of the first round's best fit ``f`` over all features depends on what ``f``
+f(x)`` of the network's best fit ``f`` over all features depends on what ``f``
 left out; the network reads the features most relevant to the residual (ranked as in
 :mod:`.features`) and each of its kept fits ``g`` of the residual (the best and the
 best-scoring, :func:`.assembly.kept_fits`) gives the candidate ``f + g + c`` over all
