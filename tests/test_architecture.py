@@ -27,8 +27,8 @@ LAYERS = {
         "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
-        "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables", "exhaustive",
-        "reciprocal", "inverted", "anytime",
+        "exactness", "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables",
+        "exhaustive", "reciprocal", "inverted", "anytime",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
