@@ -35,6 +35,7 @@ from .operon.plan import holds_operon, operon_stage, without_operon
 from .operon.settings import OperonSettings
 from .progress import progress
 from .restrictions import Restrictions
+from .search.fitted import Fitted
 from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.selection.final import Writer, select
@@ -402,7 +403,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
         writer = Writer(Scaling.identity(self.n_features_in_), symbols)
         rows = CandidateRows()
-        rows.add(Skeleton(("c",)), np.array([value]), 0.0, 0.0, "constant")
+        rows.add(Fitted(Skeleton(("c",)), np.array([value]), 0.0), log_prob=0.0, origin="constant")
         table = rows.table(self.complexity_penalty, 1.0, 1.0, writer)
         columns, inputs = np.arange(self.n_features_in_), list(map(str, symbols))
         self._set_fitted(table, writer, problem, timings, 0, columns, inputs, None, units)

@@ -169,13 +169,14 @@ def network_rows(
     spent = found.decoding_seconds + found.fitting_seconds + sum(seconds.values())
     encoding = max(0.0, time.perf_counter() - moment - spent)
     rows = CandidateRows()
-    for index, (candidate, fit) in enumerate(zip(found.candidates, found.fits)):
-        skeleton, constants, loss = route.back(candidate.skeleton, fit.constants, fit.mse, problem)
-        rows.add(skeleton, constants, loss, candidate.log_prob, candidate.origin, index < found.first_round)
+    for index, (candidate, fitted) in enumerate(zip(found.candidates, found.fitted())):
+        fixed_work = index < found.first_round
+        rows.add(
+            route.back(fitted, problem), log_prob=candidate.log_prob, origin=candidate.origin, fixed_work=fixed_work
+        )
     for name in SECOND_LOOKS:
         rows.extend(found_rows[name])
-    for skeleton, constants, loss, origin in route.all_feature_candidates(problem, request.complexity_penalty):
-        rows.add(skeleton, constants, loss, float("-inf"), origin)
+    rows.extend(route.all_feature_rows(problem, request.complexity_penalty))
     timings = {"encoding": encoding, "decoding": found.decoding_seconds, "constant_fitting": found.fitting_seconds}
     return NetworkRows(rows, found.rounds, timings | seconds)
 
@@ -186,8 +187,7 @@ def _first_round_solver(network: NeSymReSModel, request: SearchRequest, budget: 
     first_round_only = replace(request, settings=replace(request.settings, stale_rounds=0))
 
     def solve(part: Problem):
-        found = propose_and_fit(network, part, first_round_only, budget)
-        return [(c.skeleton, fit.constants, fit.mse) for c, fit in zip(found.candidates, found.fits)]
+        return propose_and_fit(network, part, first_round_only, budget).fitted()
 
     return solve
 
@@ -206,15 +206,15 @@ def residual_rows(
     best = _best_first(first)
     if best is None:
         return rows
-    fitted = route.back(first.candidates[best].skeleton, first.fits[best].constants, first.fits[best].mse, problem)
+    fitted = route.back(first.fitted()[best], problem)
     runner = constant_runner(problem, request.settings.constant_optimizer)
     solve = _first_round_solver(network, request, budget)
     n_variables = network.config.n_variables
     found = residual_candidates(
         problem, fitted, route.columns, n_variables, request.seed, solve, budget.network_end, runner
     )
-    for skeleton, constants, loss in found:
-        rows.add(skeleton, constants, loss, float("-inf"), "residual")
+    for fitted in found:
+        rows.add(fitted, origin="residual")
     return rows
 
 
@@ -251,8 +251,8 @@ def exhaustive_rows(
     exact = [index for index, (_, _, loss) in enumerate(found) if route.problem.is_exact_to_rounding(loss)]
     if exact:  # the simpler way up (each gives one exact fit at most)
         found = [found[min(exact, key=lambda index: keys[index])]]
-    for skeleton, constants, loss in found:
-        rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "exhaustive")
+    for fitted in found:
+        rows.add(route.back(fitted, problem), origin="exhaustive")
     return rows
 
 
@@ -267,8 +267,8 @@ def reciprocal_rows(
         return rows
     runner = constant_runner(route.problem, request.settings.constant_optimizer)
     solve = _first_round_solver(network, request, budget)
-    for skeleton, constants, loss in reciprocal_candidates(route.problem, solve, budget.network_end, runner):
-        rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "reciprocal")
+    for fitted in reciprocal_candidates(route.problem, solve, budget.network_end, runner):
+        rows.add(route.back(fitted, problem), origin="reciprocal")
     return rows
 
 
@@ -292,8 +292,8 @@ def inverted_rows(
             found += reciprocal_candidates(part, solve, budget.network_end, runner)
         return found
 
-    for skeleton, constants, loss in inverted_candidates(route.problem, solve_inverted):
-        rows.add(*route.back(skeleton, constants, loss, problem), float("-inf"), "inverted")
+    for fitted in inverted_candidates(route.problem, solve_inverted):
+        rows.add(route.back(fitted, problem), origin="inverted")
     return rows
 
 
@@ -356,10 +356,9 @@ def decomposed_rows(
     fixed_work = replace(budget, max_time=None)
 
     def solve(part: Problem):
-        found = propose_and_fit(network, part, request, fixed_work)
-        return [(c.skeleton, fit.constants, fit.mse) for c, fit in zip(found.candidates, found.fits)]
+        return propose_and_fit(network, part, request, fixed_work).fitted()
 
     parts = decomposed_candidates(problem, n_variables, request.seed, solve, budget.network_end)
-    for skeleton, constants, loss in parts:
-        rows.add(skeleton, constants, loss, float("-inf"), "decomposed")
+    for fitted in parts:
+        rows.add(fitted, origin="decomposed")
     return rows, time.perf_counter() - moment

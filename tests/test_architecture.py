@@ -27,8 +27,8 @@ LAYERS = {
         "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
-        "exactness", "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables",
-        "exhaustive", "reciprocal", "inverted", "anytime",
+        "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "selection",
+        "variables", "exhaustive", "reciprocal", "inverted", "anytime",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
@@ -68,6 +68,8 @@ TORCH_FREE = [
     "nesymres_sklearn.search",
     "nesymres_sklearn.search.budget",
     "nesymres_sklearn.search.problem",
+    "nesymres_sklearn.search.exactness",
+    "nesymres_sklearn.search.fitted",
     "nesymres_sklearn.search.scaling",
     "nesymres_sklearn.search.settings",
     "nesymres_sklearn.search.fitting",

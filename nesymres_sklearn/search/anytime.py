@@ -36,6 +36,7 @@ import torch
 from ..network.model import NeSymReSModel
 from .budget import Budget
 from .decoding.registry import decode
+from .fitted import Fitted
 from .fitting.candidates import Candidate, fit_candidates, skeleton_candidates
 from .fitting.constants import ConstantFit, StartRunner
 from .fitting.linear_scaling import scaled_candidates
@@ -57,6 +58,10 @@ class SearchResult:
     decoding_seconds: float
     fitting_seconds: float
     first_round: int
+
+    def fitted(self) -> list[Fitted]:
+        """Each candidate with its fit."""
+        return [Fitted(c.skeleton, fit.constants, fit.mse) for c, fit in zip(self.candidates, self.fits)]
 
 
 # Budgets of at least this many seconds decode the full beam; smaller ones a beam in

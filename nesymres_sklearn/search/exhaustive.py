@@ -35,8 +35,9 @@ from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
 from .budget import Deadline
 from .exactness import FVU_FLOOR, ROUNDING_FIT
+from .fitted import Fitted
 from .problem import Problem
-from .variables.assembly import Fitted, refit
+from .variables.assembly import refit
 
 MAX_NODES = 5
 # Powers of one argument the operator table writes with ``pow``: value, and derivative
