@@ -22,9 +22,9 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 # Per package, lower layers first.
 LAYERS = {
     "nesymres_sklearn": [
-        "expression", "shared_setting", "progress", "inputs", "network", "search", "units", "operon", "original",
-        "neural_search", "display", "uncertainty", "callables", "guesses", "restrictions", "multioutput", "estimator",
-        "plot", "cli", "__main__",
+        "expression", "shared_setting", "progress", "inputs", "attributes", "network", "search", "units", "operon",
+        "original", "neural_search", "display", "uncertainty", "callables", "guesses", "restrictions", "multioutput",
+        "estimator", "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
         "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "selection",
@@ -65,6 +65,7 @@ TORCH_FREE = [
     "nesymres_sklearn.shared_setting",
     "nesymres_sklearn.progress",
     "nesymres_sklearn.inputs",
+    "nesymres_sklearn.attributes",
     "nesymres_sklearn.search",
     "nesymres_sklearn.search.budget",
     "nesymres_sklearn.search.problem",
