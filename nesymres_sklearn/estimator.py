@@ -150,10 +150,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
         ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
-        ``residual``, ``reciprocal``, ``inverted``, ``exhaustive``, ``decomposed``, ``guess``, ``operon``,
-        ``units`` or
-        ``constant``; a pruned row keeps the origin of the row it was pruned from). Rows
-        that use a variable the data do not support
+        ``residual``, ``reciprocal``, ``inverted``, ``exhaustive``, ``decomposed``,
+        ``guess``, ``operon``, ``units`` or ``constant``; a pruned row keeps the origin
+        of the row it was pruned from). Rows that use a variable the data do not support
         (:mod:`.search.selection.variable_support`) are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.

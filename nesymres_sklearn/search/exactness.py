@@ -8,12 +8,13 @@ come differently close to their target:
 ================  =====  ====================================================================
 name              FVU    a fit this close or closer ...
 ================  =====  ====================================================================
-``EXACT_FIT``     1e-14  is exact: no more work goes into it (further starts, rounds, the
-                         variable test, Operon, the network's looks after its first round)
+``EXACT_FIT``     1e-14  is exact: no more work goes into it (further starts and rounds,
+                         the outer scaling, the residual, reciprocal and inverted looks,
+                         the variable test, Operon)
 ``ROUNDING_FIT``  1e-24  is exact to float64's rounding: a law, where an approximation can
                          pass ``EXACT_FIT`` (one of degree 4 of ``exp(x) - 1`` on [0, 0.15]
                          gets to 3e-16); the network's looks stop after one, and the
-                         exhaustive look keeps its simplest one
+                         exhaustive look is not taken after one, and keeps its simplest
 ``FVU_FLOOR``     1e-12  ties every other such fit in the selection's score (below it only
                          rounding differs)
 ``POLYNOMIAL``    1e-12  is an exact polynomial (linear least squares over its monomials)
