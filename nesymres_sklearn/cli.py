@@ -112,7 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--beam-size", type=_integer(1), default=32, help="beams kept, or skeletons sampled (>= 1)")
     parser.add_argument("--decoding", choices=["beam", "sample"], default="beam")
-    parser.add_argument("--max-time", type=_seconds, help="seconds for the whole fit (default: the whole plan of work, no budget)")
+    parser.add_argument(
+        "--max-time", type=_seconds, help="seconds for the whole fit (default: the whole plan of work, no budget)"
+    )
     parser.add_argument(
         "--refine",
         choices=["auto", "operon", "none"],

@@ -17,6 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .attributes import PER_TARGET, FittedAttributes, timed_stages
 from .callables import ExportMixin
 from .display import ReadableMixin
 from .expression.export import evaluate, feature_symbols, to_latex
@@ -32,12 +33,14 @@ from .inputs import (
     warn_few_points,
     warn_outside_domain,
 )
-from .multioutput import PER_TARGET, fit_targets, n_targets, predict_targets, show_targets
+from .multioutput import fit_targets, n_targets, predict_targets, show_targets
 from .operon.plan import holds_operon, operon_stage, refinement_seconds, without_operon
 from .operon.settings import OperonSettings
 from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget
+from .search.fitted import Fitted
+from .search.looks import LOOK_NAMES
 from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.selection.final import Writer, select
@@ -49,12 +52,6 @@ from .units.parsing import unit_registry
 from .units.stage import Units, fitted_attributes
 
 logger = logging.getLogger(__name__)
-
-#: The stages timed in ``timings_``.
-TIMINGS = (
-    "loading", "encoding", "decoding", "constant_fitting", "exhaustive", "residual", "reciprocal", "inverted",
-    "decomposition", "reduction", "refinement", "selection",
-)  # fmt: skip
 
 
 class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimator):
@@ -158,22 +155,23 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         (decoding score: summed log-probability, or for the authors' checkpoints the
         original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
         ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
-        ``residual``, ``reciprocal``, ``inverted``, ``decomposed``, ``guess``, ``operon``, ``units`` or
-        ``constant``; a pruned row keeps the origin of the row it was pruned from). Rows
-        that use a variable the data do not support
+        ``residual``, ``reciprocal``, ``inverted``, ``exhaustive``, ``decomposed``,
+        ``guess``, ``operon``, ``units`` or ``constant``; a pruned row keeps the origin
+        of the row it was pruned from). Rows that use a variable the data do not support
         (:mod:`.search.selection.variable_support`) are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     constants_std_ : ndarray
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
-        Seconds spent in ``encoding``, ``decoding``, ``constant_fitting``,
-        ``residual``, ``reciprocal`` and ``inverted`` (the network's second looks, at
-        what its best fit leaves unexplained, at ``1/y`` and at its dimensionless groups
-        the other way up), ``decomposition`` (its parts' searches
-        included), ``reduction`` (finding the
-        combinations of features the network works on), ``refinement`` and
-        ``selection`` during the last ``fit``.
+        Seconds of the last ``fit`` in ``loading`` (the model, once per process; not
+        counted in ``max_time``), ``encoding``, ``decoding``, ``constant_fitting``,
+        ``residual``, ``reciprocal``, ``inverted`` and ``exhaustive`` (the network's
+        second looks, at what its best fit leaves unexplained, at ``1/y``, at its
+        dimensionless groups the other way up, and the exhaustive search of laws of one
+        variable), ``decomposition`` (its parts' searches included), ``reduction``
+        (finding the combinations of features the network works on), ``refinement`` and
+        ``selection``.
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on: all of them, the rest after a
         power-law factor of the others was divided out of ``y``, those in the
@@ -344,7 +342,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         if X_units is not None or y_units is not None:
             unit_registry()  # pint's definitions, read once per process: loading, as the network
         network = neural_search.load_network(self.model, self.revision, self.device)
-        timings = dict.fromkeys(TIMINGS, 0.0)
+        timings = dict.fromkeys(timed_stages(LOOK_NAMES), 0.0)
         timings["loading"] = importing + time.perf_counter() - moment  # the first fit loads it; not in max_time
         settings = self.search_settings or SearchSettings()
         rng = check_random_state(self.random_state)
@@ -419,7 +417,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
         writer = Writer(Scaling.identity(self.n_features_in_), symbols)
         rows = CandidateRows()
-        rows.add(Skeleton(("c",)), np.array([value]), 0.0, 0.0, "constant")
+        rows.add(Fitted(Skeleton(("c",)), np.array([value]), 0.0), log_prob=0.0, origin="constant")
         table = rows.table(self.complexity_penalty, 1.0, 1.0, writer)
         columns, inputs = np.arange(self.n_features_in_), list(map(str, symbols))
         budget.record("constant", budget.elapsed())
@@ -429,19 +427,27 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     def _set_fitted(
         self, table: CandidateTable, writer: Writer, problem, timings, plan, columns, inputs, refinement, units
     ):
-        """Every fitted attribute, from what the stages returned."""
+        """Every fitted attribute (:class:`.FittedAttributes`) and the private state of
+        ``predict``, from what the stages returned."""
         self.__dict__.pop("estimators_", None)  # a previous fit's targets
         self._uncertainty = selected_uncertainty(table, problem, writer.scaling)
-        self.constants_std_ = self._uncertainty.covariance.std
-        self.equations_, self._fitted, self.best_index_ = table.equations, table.fitted, table.best_index
-        self.expression_ = self.equations_.loc[self.best_index_, "expression"]
-        self._writer = writer
-        self.timings_, self.refinement_ = timings, refinement
-        self.plan_ = pd.DataFrame([asdict(step) for step in plan], columns=["unit", "seconds", "status"])
-        self.features_seen_by_network_, self.network_inputs_ = columns, inputs
-        self.X_units_, self.y_units_, self.pi_groups_, self.physical_constants_ = fitted_attributes(
-            units, writer.symbols
-        )
+        self._fitted, self._writer = table.fitted, writer
+        X_units, y_units, pi_groups, physical_constants = fitted_attributes(units, writer.symbols)
+        FittedAttributes(
+            expression_=table.equations.loc[table.best_index, "expression"],
+            equations_=table.equations,
+            best_index_=table.best_index,
+            constants_std_=self._uncertainty.covariance.std,
+            timings_=timings,
+            plan_=pd.DataFrame([asdict(step) for step in plan], columns=["unit", "seconds", "status"]),
+            features_seen_by_network_=columns,
+            network_inputs_=inputs,
+            refinement_=refinement,
+            X_units_=X_units,
+            y_units_=y_units,
+            pi_groups_=pi_groups,
+            physical_constants_=physical_constants,
+        ).set_on(self)
 
     def predict(self, X, index=None, return_std=False):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).

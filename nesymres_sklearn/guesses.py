@@ -24,6 +24,7 @@ from sympy.parsing.sympy_parser import parse_expr
 
 from .expression.prefix import skeletonize_with_numbers
 from .expression.skeleton import Skeleton
+from .search.fitted import Fitted
 from .search.fitting.constants import ConstantFit, fit_constants, least_squares_run, mse
 from .search.problem import Problem
 from .search.scaling import Scaling
@@ -60,7 +61,7 @@ class Guesses:
                 candidates.append((skeleton.with_constants_attached(), np.empty(0)))
             for candidate, start in candidates:
                 fit = _fitted(candidate, start, problem, request.n_restarts, rng)
-                rows.add(candidate, fit.constants, fit.mse, float("-inf"), "guess")
+                rows.add(Fitted(candidate, fit.constants, fit.mse), origin="guess")
         return rows
 
 

@@ -3,7 +3,7 @@
 Each column is fitted by its own clone of the estimator (whose ``n_jobs`` is then
 ``None``), the columns in parallel with the estimator's ``n_jobs`` (joblib). The
 estimator keeps the clones in ``estimators_`` and shows their fitted attributes as
-lists over the targets (:data:`PER_TARGET`); ``predict`` stacks their predictions into
+lists over the targets (:data:`.attributes.PER_TARGET`); ``predict`` stacks their predictions into
 ``(n_samples, k)``. Units: ``X_units`` hold for every target, ``y_units`` is one unit
 for all or one per column. A ``y`` of shape ``(n_samples, 1)`` is one target, with
 scikit-learn's ``DataConversionWarning``.
@@ -15,12 +15,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
-#: The fitted attributes shown as one list over the targets.
-PER_TARGET = (
-    "expression_", "equations_", "best_index_", "constants_std_", "timings_", "plan_",
-    "features_seen_by_network_", "network_inputs_", "refinement_", "X_units_", "y_units_", "pi_groups_",
-    "physical_constants_",
-)  # fmt: skip
+from .attributes import PER_TARGET
 
 
 def n_targets(y) -> int:

@@ -25,12 +25,12 @@ from .network.weights import ModelSource, load_model, resolve_device
 from .operon.plan import constant_runner
 from .search.anytime import SearchResult, search
 from .search.budget import Budget
+from .search.fitted import Fitted
 from .search.looks import LookContext, take_looks
 from .search.looks.exhaustive import library
 from .search.problem import Problem
 from .search.selection.table import CandidateRows
 from .search.settings import SearchRequest
-from .search.variables.assembly import Fitted
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
 
@@ -117,10 +117,6 @@ def propose_and_fit(network: NeSymReSModel, problem: Problem, request: SearchReq
         return search(network, points.to(device), problem, request, budget, runner)
 
 
-def _fitted(found: SearchResult) -> list[Fitted]:
-    return [(c.skeleton, fit.constants, fit.mse) for c, fit in zip(found.candidates, found.fits)]
-
-
 @dataclass(frozen=True)
 class NetworkRows:
     """The network's fitted candidates over all features and the seconds spent in
@@ -144,22 +140,21 @@ def network_rows(
     encoding = max(0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds)
 
     def solve(part: Problem) -> list[Fitted]:
-        return _fitted(propose_and_fit(network, part, request, budget))
+        return propose_and_fit(network, part, request, budget).fitted()
 
     def runner_for(part: Problem):
         return constant_runner(part, request.settings.constant_optimizer)
 
     context = LookContext(
-        problem, route, request, _fitted(found), solve, network.config.n_variables, budget.network_end, runner_for
+        problem, route, request, found.fitted(), solve, network.config.n_variables, budget.network_end, runner_for
     )
     decoding = sum(step.seconds for step in found.steps if step.unit.startswith("decode"))
     looked, seconds = take_looks(context, budget, decoding)
     rows = CandidateRows()
-    for candidate, fit in zip(found.candidates, found.fits):
-        rows.add(*route.back(candidate.skeleton, fit.constants, fit.mse, problem), candidate.log_prob, candidate.origin)
+    for candidate, fitted in zip(found.candidates, found.fitted()):
+        rows.add(route.back(fitted, problem), log_prob=candidate.log_prob, origin=candidate.origin)
     rows.extend(looked)
-    for skeleton, constants, loss, origin in route.all_feature_candidates(problem, request.complexity_penalty):
-        rows.add(skeleton, constants, loss, float("-inf"), origin)
+    rows.extend(route.all_feature_rows(problem, request.complexity_penalty))
     timings = {"encoding": encoding, "decoding": found.decoding_seconds, "constant_fitting": found.fitting_seconds}
     return NetworkRows(rows, timings | seconds)
 
@@ -183,9 +178,9 @@ def decomposed_rows(
     fixed_work = replace(budget, max_time=None)
 
     def solve(part: Problem) -> list[Fitted]:
-        return _fitted(propose_and_fit(network, part, request, fixed_work))
+        return propose_and_fit(network, part, request, fixed_work).fitted()
 
     parts = decomposed_candidates(problem, n_variables, request.seed, solve, budget.network_end)
-    for skeleton, constants, loss in parts:
-        rows.add(skeleton, constants, loss, float("-inf"), "decomposed")
+    for fitted in parts:
+        rows.add(fitted, origin="decomposed")
     return rows, time.perf_counter() - moment

@@ -22,6 +22,7 @@ import numpy as np
 from .expression.operators import OPERATORS
 from .expression.skeleton import Skeleton
 from .expression.tokens import variable_token
+from .search.fitted import Fitted
 from .search.fitting.constants import mse
 from .search.problem import Problem
 from .search.selection.table import CandidateRows
@@ -94,7 +95,7 @@ class Restrictions:
             skeleton = Skeleton(tokens)
             if self.allows(skeleton):
                 loss = mse(skeleton.program, problem.X, problem.y, np.empty(0), problem.weights)
-                rows.add(skeleton, np.empty(0), loss, float("-inf"), "baseline")
+                rows.add(Fitted(skeleton, np.empty(0), loss), origin="baseline")
         return rows
 
     def kept(self, rows: CandidateRows) -> CandidateRows:

@@ -22,13 +22,13 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 # Per package, lower layers first.
 LAYERS = {
     "nesymres_sklearn": [
-        "expression", "shared_setting", "progress", "inputs", "network", "search", "units", "operon", "original",
-        "neural_search", "display", "uncertainty", "callables", "guesses", "restrictions", "multioutput", "estimator",
-        "plot", "cli", "__main__",
+        "expression", "shared_setting", "progress", "inputs", "attributes", "network", "search", "units", "operon",
+        "original", "neural_search", "display", "uncertainty", "callables", "guesses", "restrictions", "multioutput",
+        "estimator", "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
-        "budget", "settings", "problem", "scaling", "decoding", "fitting", "selection", "variables", "looks",
-        "anytime",
+        "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "selection",
+        "variables", "looks", "anytime",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
@@ -65,9 +65,12 @@ TORCH_FREE = [
     "nesymres_sklearn.shared_setting",
     "nesymres_sklearn.progress",
     "nesymres_sklearn.inputs",
+    "nesymres_sklearn.attributes",
     "nesymres_sklearn.search",
     "nesymres_sklearn.search.budget",
     "nesymres_sklearn.search.problem",
+    "nesymres_sklearn.search.exactness",
+    "nesymres_sklearn.search.fitted",
     "nesymres_sklearn.search.scaling",
     "nesymres_sklearn.search.settings",
     "nesymres_sklearn.search.fitting",

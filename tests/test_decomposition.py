@@ -3,6 +3,7 @@ import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.variables.assembly import assemble
 from nesymres_sklearn.search.variables.decomposition import (
@@ -110,7 +111,7 @@ def _exact_parts(part: Problem):
         1: Skeleton(("add", "mul", "c", "sin", "x_1", "add", "mul", "c", "x_1", "c")),
         2: Skeleton(("add", "mul", "c", "mul", "x_1", "x_2", "c")),
     }[columns]
-    return [(skeleton, np.ones(skeleton.n_constants), 1.0)]
+    return [Fitted(skeleton, np.ones(skeleton.n_constants), 1.0)]
 
 
 def test_decomposed_candidates_assemble_the_parts_and_refit_on_the_whole_data():

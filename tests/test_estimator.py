@@ -554,9 +554,7 @@ def test_a_late_selection_keeps_the_budget_and_fixed_work_selects_in_full(monkey
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "max_time, residual, searched", [(None, True, True), (1.0, True, True), (0.5, True, True), (None, False, False)]
-)
+@pytest.mark.parametrize("max_time, residual, searched", [(None, True, True), (60.0, True, True), (None, False, False)])
 def test_the_residual_is_searched_with_and_without_a_budget(tiny_model, monkeypatch, max_time, residual, searched):
     """With more features than the network reads, its best first-round fit and the
     columns it read go to the residual search, whose candidates join the table (one
@@ -631,8 +629,7 @@ def test_a_look_starts_after_the_decodings_while_the_time_left_holds_one(
     "max_time, reciprocal, law, searched",
     [
         (None, True, "ratio", True),
-        (1.0, True, "ratio", True),
-        (0.5, True, "ratio", True),
+        (60.0, True, "ratio", True),  # a budget that holds the plan: no test of the clock
         (None, False, "ratio", False),
         (None, True, "sum", False),  # x0 + x1: the first round's exact polynomial
     ],

@@ -6,8 +6,9 @@ import sympy
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.exactness import ROUNDING_FIT
 from nesymres_sklearn.search.looks.exhaustive import N_KEPT, OPCODES, exhaustive_candidates, library
-from nesymres_sklearn.search.problem import ROUNDING_FIT, Problem
+from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchSettings
 
 LAWS = {

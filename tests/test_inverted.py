@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.fitting.constants import mse
 from nesymres_sklearn.search.looks.inverted import inverted_candidates
 from nesymres_sklearn.search.problem import Problem
@@ -21,7 +22,7 @@ class ExactSolver:
         self.problems.append(problem)
         scale = np.log(problem.y[0]) / (2 * problem.X[0, 0])  # r / x_1
         constants = np.array([1.0, 2 * scale])
-        return [(EXP, constants, mse(EXP.program, problem.X, problem.y, constants))]
+        return [Fitted(EXP, constants, mse(EXP.program, problem.X, problem.y, constants))]
 
 
 @pytest.mark.parametrize(
@@ -49,7 +50,7 @@ def test_every_input_is_turned_and_the_constants_stay_in_token_order():
     X = np.random.default_rng(1).uniform(1, 5, (32, 2))
     skeleton = Skeleton(("add", "mul", "c", "x_1", "mul", "c", "x_2"))  # c0/x_1 + c1/x_2 on the reciprocals
     y = 3 / X[:, 0] + 0.5 / X[:, 1]
-    solve = lambda problem: [(skeleton, np.array([3.0, 0.5]), 0.0)]  # noqa: E731
+    solve = lambda problem: [Fitted(skeleton, np.array([3.0, 0.5]), 0.0)]  # noqa: E731
     [(back, constants, _)] = inverted_candidates(Problem(X, y), solve)
     assert back.tokens == ("add", "mul", "c", "div", "1", "x_1", "mul", "c", "div", "1", "x_2")
     np.testing.assert_array_equal(constants, [3.0, 0.5])
@@ -75,16 +76,16 @@ def test_the_inverted_look_keeps_the_best_and_the_best_scoring_fit():
     problem = Problem(x, np.exp(2 / x[:, 0]))
     exact = ExactSolver()
     long = Skeleton(("add", "c", "mul", "c", "exp", "mul", "c", "x_1"))  # the lowest loss, but longer
-    worse = [(EXP, np.array([c, 1.0]), 1.0 + c) for c in (1.0, 2.0, 3.0)]
+    worse = [Fitted(EXP, np.array([c, 1.0]), 1.0 + c) for c in (1.0, 2.0, 3.0)]
 
     def solve(part):
-        [(skeleton, constants, loss)] = exact(part)
-        return [*worse, (long, np.append(0.0, constants), loss / 2), (skeleton, constants, loss)]
+        [fitted] = exact(part)
+        return [*worse, Fitted(long, np.append(0.0, fitted.constants), fitted.loss / 2), fitted]
 
     settings = SearchSettings(reciprocal=False)
     request = SearchRequest(settings=settings, reads_groups=True)
     route = Route(problem, np.arange(1), 1)
-    first = [(EXP, np.array([1.0, 1.0]), 1.0)]  # not exact
+    first = [Fitted(EXP, np.array([1.0, 1.0]), 1.0)]  # not exact
     context = LookContext(problem, route, request, first, solve, 1, None, lambda part: None)
     (look,) = [look for look in SECOND_LOOKS if look.name == "inverted"]
     assert look.applies(route, request)

@@ -51,7 +51,7 @@ def test_prune_best_prunes_the_lowest_score_and_says_when_nothing_changes():
     spurious = Skeleton(("div", "mul", "c", "mul", "x_1", "sin", "x_2", "add", "x_3", "c"))
     baseline = Skeleton(("c",))
     rows = [baseline, spurious], [np.array([0.0]), np.array([-K, -K])], [float(np.var(y)), 0.0]
-    row, pruned, _, loss = prune_best(*rows, X, y, 0.01)
+    row, (pruned, _, loss) = prune_best(*rows, X, y, 0.01)
     assert (row, pruned, loss) == (1, plain, 0.0)
     assert prune_best([baseline, plain], [np.array([0.0]), np.array([])], [float(np.var(y)), 0.0], X, y, 0.01) is None
 

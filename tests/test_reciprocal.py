@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.fitting.constants import mse
 from nesymres_sklearn.search.looks.reciprocal import reciprocal_candidates
 from nesymres_sklearn.search.problem import Problem
@@ -18,7 +19,7 @@ class RecordingSolver:
         self.problems.append(problem)
         target = problem.y[0] * np.sqrt(1 / (1 - problem.X[0, 0] ** 2))  # the scale of 1/y
         constants = np.array([1.1 * target, 1.0, -1.0])
-        return [(self.skeleton, constants, mse(self.skeleton.program, problem.X, problem.y, constants))]
+        return [Fitted(self.skeleton, constants, mse(self.skeleton.program, problem.X, problem.y, constants))]
 
 
 def _lorentz(factor: float = 1.0) -> Problem:

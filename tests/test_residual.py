@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.fitting.constants import mse
 from nesymres_sklearn.search.looks.residual import residual_candidates
 from nesymres_sklearn.search.problem import Problem
@@ -21,7 +22,7 @@ def _problem():
 def _first_fit(problem: Problem, slope: float = -0.6):
     """The network's best fit of the example, its slope off as when the rest is noise."""
     constants = np.array([slope])
-    return FIRST, constants, mse(FIRST.program, problem.X, problem.y, constants)
+    return Fitted(FIRST, constants, mse(FIRST.program, problem.X, problem.y, constants))
 
 
 class RecordingSolver:
@@ -33,7 +34,7 @@ class RecordingSolver:
     def __call__(self, part: Problem):
         self.parts.append(part)
         constants = np.array([0.9])
-        return [(REST, constants, mse(REST.program, part.X, part.y, constants))]
+        return [Fitted(REST, constants, mse(REST.program, part.X, part.y, constants))]
 
 
 def test_the_network_reads_the_features_most_relevant_to_the_residual_and_its_fit_completes_the_law():

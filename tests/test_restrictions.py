@@ -16,6 +16,7 @@ from nesymres_sklearn.operon.plan import without_operon
 from nesymres_sklearn.operon.settings import OPERON_FUNCTIONS, OperonSettings
 from nesymres_sklearn.operon.trees import _DIRECT, OPERON_SYMBOLS, operon_symbols
 from nesymres_sklearn.restrictions import ALIASES, Restrictions
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.selection.table import CandidateRows
 
 SINE = Skeleton(("mul", "c", "sin", "x_1"))  # 4 tokens
@@ -39,7 +40,7 @@ def test_skeletons_are_allowed_by_their_operators_and_length():
     assert Restrictions.parse(None, 4).allows(SINE) and not Restrictions.parse(None, 4).allows(POWER)
     rows = CandidateRows()
     for skeleton in (SINE, POWER):
-        rows.add(skeleton, np.ones(skeleton.n_constants), 1.0, 0.0, "beam")
+        rows.add(Fitted(skeleton, np.ones(skeleton.n_constants), 1.0), log_prob=0.0, origin="beam")
     assert Restrictions().kept(rows) is rows
     assert Restrictions.parse(["mul", "sin"], None).kept(rows).skeletons == [SINE]
 

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
+from nesymres_sklearn.search.exactness import FVU_FLOOR
 from nesymres_sklearn.search.selection.scores import (
     COLUMNS,
-    FVU_FLOOR,
     best_index,
     candidate_table,
     log_fvu,

@@ -8,6 +8,7 @@ from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.operon import refine as operon_refine
 from nesymres_sklearn.operon.settings import OperonSettings
 from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.fitting.constants import Evaluations
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
@@ -42,7 +43,7 @@ def _rows_and_problem():
     skeleton = Skeleton(("add", "mul", "c", "x_1", "mul", "c", "x_2"))
     constants = np.array([2.000001, 1e-6])
     loss = float(np.mean((skeleton.program(X, constants) - y) ** 2))
-    rows.add(skeleton, constants, loss, 0.0, "beam")
+    rows.add(Fitted(skeleton, constants, loss), log_prob=0.0, origin="beam")
     writer = Writer(Scaling.identity(2), tuple(feature_symbols(["x0", "x1"])))
     return rows, Problem(X, y), writer
 

@@ -114,9 +114,10 @@ def test_the_units_stage_writes_groups_over_constants_and_folds_them_back():
     np.testing.assert_allclose(group, X[:, 1] / C)
     # a candidate over the group, back over the features, holds c in its constants
     from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.fitted import Fitted
 
     skeleton = Skeleton(("mul", "c", "x_1"))
-    back, constants, _ = dimensionless.back(skeleton, np.array([2.0]), Problem(X, y))
+    back, constants, _ = dimensionless.back(Fitted(skeleton, np.array([2.0]), np.nan), Problem(X, y))
     np.testing.assert_allclose(back.program(X, constants), dimensionless.factor * 2.0 * dimensionless.problem.X[:, 0])
     assert "x_2" in back.tokens and "x_3" not in back.tokens  # over the two features only
 

@@ -7,6 +7,7 @@ import pytest
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.table import CandidateRows
 from nesymres_sklearn.units.consistency import is_consistent
@@ -40,7 +41,7 @@ def test_a_candidate_over_the_groups_comes_back_over_the_features_with_its_loss(
     dimensionless = Units.parse(["m/s", "s", "m"], "m", 3).dimensionless(whole)
     # the network's variable is the group divided by its scale: sin(c * x_1) with c = scale is the law
     skeleton, constants, loss = dimensionless.back(
-        Skeleton(("sin", "mul", "c", "x_1")), np.array([dimensionless.scales[0]]), whole
+        Fitted(Skeleton(("sin", "mul", "c", "x_1")), np.array([dimensionless.scales[0]]), np.nan), whole
     )
     assert loss < 1e-20
     expression = skeleton.expression(constants, SYMBOLS)
@@ -65,7 +66,7 @@ def test_without_groups_the_network_reads_the_features_and_the_monomial_candidat
 def _rows(*fitted):
     rows = CandidateRows()
     for tokens, constants, loss in fitted:
-        rows.add(Skeleton(tokens), np.array(constants, dtype=float), loss, 0.0, "beam")
+        rows.add(Fitted(Skeleton(tokens), np.array(constants, dtype=float), loss), log_prob=0.0, origin="beam")
     return rows
 
 
@@ -164,8 +165,7 @@ def _recording(calls):
     "max_time, with_units, inverted_groups, searched",
     [
         (None, True, True, True),
-        (1.0, True, True, True),
-        (0.5, True, True, True),  # one plan: with and without a budget
+        (60.0, True, True, True),  # one plan: with and without a budget
         (None, False, True, False),  # the network reads features, not groups
         (None, True, False, False),
     ],

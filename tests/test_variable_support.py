@@ -1,6 +1,7 @@
 import numpy as np
 
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.pruning import prune
@@ -42,8 +43,8 @@ def test_rows_with_an_unsupported_variable_are_set_aside_and_the_row_without_it_
     loss = mse(approximate.program, X, y, constants)
     assert "x_3" in prune(approximate, constants, X, y, 0.01)[0].tokens
     rows = CandidateRows()
-    rows.add(Skeleton(("c",)), np.array([y.mean()]), float(np.var(y)), 0.0, "baseline")
-    rows.add(approximate, constants, loss, -1.0, "operon")
+    rows.add(Fitted(Skeleton(("c",)), np.array([y.mean()]), float(np.var(y))), log_prob=0.0, origin="baseline")
+    rows.add(Fitted(approximate, constants, loss), log_prob=-1.0, origin="operon")
     problem = Problem(X, y)
     rows.add_pruned(problem, 0.01, seed=0)
     assert rows.set_aside == {"x_3"}
@@ -59,6 +60,6 @@ def test_rows_with_an_unsupported_variable_are_set_aside_and_the_row_without_it_
 def test_an_exact_best_row_is_not_tested():
     rows = CandidateRows()
     exact = Skeleton(("add", "sin", "x_1", "pow", "x_2", "2"))
-    rows.add(exact, np.array([]), 0.0, -1.0, "beam")
+    rows.add(Fitted(exact, np.array([]), 0.0), log_prob=-1.0, origin="beam")
     rows.add_pruned(Problem(X, y), 0.01, seed=0)
     assert rows.set_aside == set() and len(rows) == 1

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from nesymres_sklearn.expression.export import evaluate
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.final import Writer
 from nesymres_sklearn.search.selection.readable import simple_numbers
@@ -184,7 +185,7 @@ def test_predict_follows_the_printed_law_outside_the_data(monkeypatch):
 
     def network_rows(network, problem, route, request, budget):
         rows = CandidateRows()
-        rows.add(skeleton, np.array([]), 0.0, 0.0, "beam")
+        rows.add(Fitted(skeleton, np.array([]), 0.0), log_prob=0.0, origin="beam")
         return neural_search.NetworkRows(rows, {})
 
     monkeypatch.setattr(neural_search, "network_rows", network_rows)

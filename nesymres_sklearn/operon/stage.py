@@ -7,6 +7,7 @@ import logging
 import time
 
 from ..search.budget import Budget
+from ..search.fitted import Fitted
 from ..search.fitting.constants import mse
 from ..search.problem import Problem
 from ..search.selection.table import CandidateRows
@@ -49,7 +50,7 @@ def refine_candidates(
     refined = refine(problem.X, problem.y, seeds, settings, seed, end, problem.weights, operon_symbols(operators))
     for skeleton, values in zip(refined.skeletons, refined.constants):
         loss = mse(skeleton.program, problem.X, problem.y, values, problem.weights)
-        found.add(skeleton, values, loss, float("-inf"), "operon")
+        found.add(Fitted(skeleton, values, loss), origin="operon")
     logger.info(
         "Operon: %d seeds, %d generations, %d evaluations in %.2fs",
         refined.n_seeds,

@@ -25,6 +25,7 @@ import torch
 from ..network.model import NeSymReSModel
 from .budget import Budget, Step
 from .decoding.registry import decode
+from .fitted import Fitted
 from .fitting.candidates import Candidate, fit_candidates, skeleton_candidates
 from .fitting.constants import ConstantFit, StartRunner
 from .fitting.linear_scaling import scaled_candidates
@@ -44,6 +45,10 @@ class SearchResult:
     decoding_seconds: float
     fitting_seconds: float
     steps: list[Step]
+
+    def fitted(self) -> list[Fitted]:
+        """Each candidate with its fit."""
+        return [Fitted(c.skeleton, fit.constants, fit.mse) for c, fit in zip(self.candidates, self.fits)]
 
 
 def beam_widths(size: int, first_beam: int) -> tuple[int, ...]:

@@ -7,11 +7,7 @@ from functools import cached_property
 
 import numpy as np
 
-# A fit whose normalised MSE is this small is exact (the search stops restarting).
-EXACT_FIT = 1e-14
-# One this small is exact to float64's rounding: a law, where an approximation can pass
-# EXACT_FIT (one of degree 4 of exp(x) - 1 on [0, 0.15] gets to 3e-16).
-ROUNDING_FIT = 1e-24
+from . import exactness
 
 
 def variance(y: np.ndarray, weights: np.ndarray | None = None) -> float:
@@ -37,9 +33,10 @@ class Problem:
         return variance(self.y, self.weights) or 1.0
 
     def is_exact(self, loss: float) -> bool:
-        """Whether a fit with this mean squared error is exact."""
-        return loss <= EXACT_FIT * self.scale
+        """Whether a fit with this mean squared error is exact (:func:`.exactness.is_exact`)."""
+        return exactness.is_exact(loss, self.scale)
 
     def is_exact_to_rounding(self, loss: float) -> bool:
-        """Whether a fit with this mean squared error is exact to float64's rounding."""
-        return loss <= ROUNDING_FIT * self.scale
+        """Whether a fit with this mean squared error is exact to float64's rounding
+        (:func:`.exactness.is_exact_to_rounding`)."""
+        return exactness.is_exact_to_rounding(loss, self.scale)

@@ -28,6 +28,7 @@ import sympy
 
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
+from ..search.fitted import Fitted
 from ..search.fitting.constants import mse
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
@@ -47,7 +48,6 @@ from .constants import (
 from .groups import PiGroups, dimension_matrix, pi_groups, written
 from .parsing import parse_units
 
-Fitted = tuple[Skeleton, np.ndarray, float]
 #: A constant that joins the features' groups may leave at most this multiple of the
 #: share they leave unexplained (its groups are more, and their neighbours farther apart).
 JOINED_SCORE_RISE = 1.5
@@ -170,7 +170,7 @@ class Units:
             c = np.sum(weights * whole.y * m) / np.sum(weights * m * m)
         constants = np.array([c if np.isfinite(c) else 1.0])
         loss = mse(skeleton.program, whole.X, whole.y, constants, whole.weights)
-        rows.add(skeleton, constants, loss, float("-inf"), "units")
+        rows.add(Fitted(skeleton, constants, loss), origin="units")
         return rows
 
     def keep(self, problem: Problem, min_r2: float):
@@ -319,11 +319,12 @@ class Dimensionless:
         """The features that take part in the ``groups`` (indices)."""
         return np.flatnonzero(np.any(self.groups.exponents[groups][:, : self.units.n_features] != 0, axis=0))
 
-    def back(self, skeleton: Skeleton, constants: np.ndarray, whole: Problem) -> Fitted:
-        """A candidate over the groups as one over the features of ``whole`` (the
-        problem this one was made from): ``c * m(x) * skeleton(pi(x))``, with its mean
-        squared error there (from the candidate's values on the groups: its program,
+    def back(self, fitted: Fitted, whole: Problem) -> Fitted:
+        """A candidate ``fitted`` over the groups as one over the features of ``whole``
+        (the problem this one was made from): ``c * m(x) * skeleton(pi(x))``, with its
+        mean squared error there (from the candidate's values on the groups: its program,
         compiled to fit it, is not compiled again)."""
+        skeleton, constants = fitted.skeleton, fitted.constants
         monomial = _power_tokens(self.groups.monomial[: self.units.n_features])
         inner, values = skeleton.substituted(constants, self._group_tokens)
         tokens = ["mul", CONSTANT, *(["mul", *monomial] if monomial else []), *inner.tokens]
@@ -331,7 +332,7 @@ class Dimensionless:
         with np.errstate(all="ignore"):
             loss = float(np.average((whole.y - predictions) ** 2, weights=whole.weights))
         scale = self.target_scale * self._constants_part(self.groups.monomial)
-        return Skeleton(tuple(tokens)), np.append(scale, values), loss if np.isfinite(loss) else np.inf
+        return Fitted(Skeleton(tuple(tokens)), np.append(scale, values), loss if np.isfinite(loss) else np.inf)
 
     def _group_tokens(self, k: int) -> tuple[list[str], list[float]]:
         """Tokens of the network's ``x_{k+1}`` (group ``k`` over its scale) over the
@@ -350,10 +351,7 @@ class Dimensionless:
 
     def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
         """Every row of ``rows`` (over the groups) over the features of ``whole``."""
-        found = CandidateRows()
-        for skeleton, constants, log_prob, origin in zip(rows.skeletons, rows.constants, rows.log_probs, rows.origins):
-            found.add(*self.back(skeleton, constants, whole), log_prob, origin)
-        return found
+        return rows.mapped(lambda fitted: self.back(fitted, whole))
 
 
 def _power_tokens(exponents) -> list[str]:

@@ -44,7 +44,8 @@ from scipy.optimize import least_squares, leastsq
 
 from ...expression.program import PrefixProgram, evaluate
 from ..budget import Deadline
-from ..problem import EXACT_FIT, variance
+from ..exactness import EXACT_FIT, is_exact, is_near_exact
+from ..problem import variance
 
 # Residual given to points where the skeleton is undefined (in units of std(y)).
 UNDEFINED_RESIDUAL = 1e3
@@ -52,9 +53,7 @@ UNDEFINED_RESIDUAL = 1e3
 MAX_EVALUATIONS = 100
 TOLERANCE = 1e-10
 START_RANGE = 5.0
-# A compiled run's fit this close to exact (normalised MSE) is polished in float64, in
-# at most this many Gauss-Newton steps.
-POLISH_BELOW = 1e-8
+# A compiled run's near-exact fit is polished in float64 in at most this many Gauss-Newton steps.
 POLISH_STEPS = 4
 # An evaluation of a program with its Jacobian costs about its tokens times its free
 # constants and one: up to this much (32 tokens and 3 constants, beyond the network's
@@ -245,7 +244,7 @@ def fit_constants(
     scale = variance(y, weights) or 1.0
     best = ConstantFit(np.ones(k), mse(values, X, y, np.ones(k), weights), 0) if previous is None else previous
     for restart in range(best.n_restarts_run, max(1, n_restarts)):
-        if best.mse / scale <= EXACT_FIT or (restart and deadline is not None and deadline.passed()):
+        if is_exact(best.mse / scale) or (restart and deadline is not None and deadline.passed()):
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
         found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner, scale)
@@ -303,7 +302,7 @@ def run_start(
     (``scale``: the variance of ``y``, or 1 when it is 0; computed when not given).
 
     With a ``runner`` the start runs in its compiled code first, and a fit within
-    :data:`POLISH_BELOW` of exact is polished in float64 until it is exact
+    near exact (:func:`..exactness.is_near_exact`) is polished in float64 until it is exact
     (:func:`polish`; the runner may compute in float32, which stops at a normalised MSE
     near 1e-14; the selected equation is polished further, see
     :func:`.selection.final.polished`). Where the runner ends nowhere finite (a start
@@ -322,7 +321,7 @@ def run_start(
                 found, loss = _run_compiled(program, X, y, inside, runner)
         if np.isfinite(loss):
             scale = (variance(y) or 1.0) if scale is None else scale
-            if loss / scale <= POLISH_BELOW:
+            if is_near_exact(loss / scale):
                 found, loss = polish(program, X, y, found, loss, target=EXACT_FIT * scale)
             return found, loss
     found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights, x_scale=x_scale)

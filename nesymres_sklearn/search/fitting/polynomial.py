@@ -3,11 +3,11 @@
 Polynomials with several terms (``x**3 + x**2 + x``) are long skeletons, which a small
 network rarely proposes exactly, yet linear least squares finds them at once. The
 target is fitted on every monomial of the features up to ``MAX_DEGREE`` total degree
-(by number of features); when that fit is exact (fraction of variance unexplained at
-most ``EXACT_FVU``), the terms whose removal keeps it exact are dropped, weakest first,
-and the remaining sum ``c*m1 + c*m2 + ... + c`` becomes a candidate skeleton. Data that
-no polynomial fits exactly (noise, other functions) gets no candidate: a polynomial
-that only approximates would win in sample and fail outside the support.
+(by number of features); when that fit is exact (:func:`..exactness.is_exact_polynomial`),
+the terms whose removal keeps it exact are dropped, weakest first, and the remaining sum
+``c*m1 + c*m2 + ... + c`` becomes a candidate skeleton. Data that no polynomial fits
+exactly (noise, other functions) gets no candidate: a polynomial that only approximates
+would win in sample and fail outside the support.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import numpy as np
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
+from ..exactness import is_exact_polynomial
 from ..problem import variance
 
 # Total degree of the monomials tried, by number of features.
 MAX_DEGREE = {1: 6, 2: 4, 3: 3}
-EXACT_FVU = 1e-12
 
 
 def monomials(n_features: int, degree: int) -> list[tuple[int, ...]]:
@@ -56,12 +56,12 @@ def exact_polynomial(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = 
         return None
     with np.errstate(all="ignore"):
         basis = np.column_stack([np.prod(X ** np.array(e), axis=1) for e in terms])
-    if not np.all(np.isfinite(basis)) or _fvu(basis, y, weights) > EXACT_FVU:
+    if not np.all(np.isfinite(basis)) or not is_exact_polynomial(_fvu(basis, y, weights)):
         return None
     kept = list(range(len(terms)))
     for index in reversed(range(len(terms))):  # highest degrees first
         trial = [k for k in kept if k != index]
-        if trial and _fvu(basis[:, trial], y, weights) <= EXACT_FVU:
+        if trial and is_exact_polynomial(_fvu(basis[:, trial], y, weights)):
             kept = trial
     tokens: list[str] = []
     for k in kept:

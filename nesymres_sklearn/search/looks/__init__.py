@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..budget import Budget, Deadline
+from ..fitted import Fitted
 from ..fitting.constants import StartRunner
 from ..problem import Problem
 from ..selection.table import CandidateRows
 from ..settings import SearchRequest
-from ..variables.assembly import Fitted, kept_fits
+from ..variables.assembly import kept_fits
 from ..variables.routing import Route
 from .exhaustive import exhaustive_candidates, simplicity
 from .inverted import inverted_candidates
@@ -49,12 +50,12 @@ class LookContext:
 
     def best_first(self) -> Fitted | None:
         """The first fits' best (``None`` without fits)."""
-        return min(self.first, key=lambda fit: fit[2]) if self.first else None
+        return min(self.first, key=lambda fit: fit.loss) if self.first else None
 
     def first_inexact(self) -> bool:
         """Whether the first fits' best is not exact on what the network reads."""
         best = self.best_first()
-        return best is not None and not self.route.problem.is_exact(best[2])
+        return best is not None and not self.route.problem.is_exact(best.loss)
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,8 @@ class Look:
         rows = CandidateRows()
         for fitted in self.candidates(context):
             if not self.over_all_features:
-                fitted = context.route.back(*fitted, context.problem)
-            rows.add(*fitted, float("-inf"), self.name)
+                fitted = context.route.back(fitted, context.problem)
+            rows.add(fitted, origin=self.name)
         return rows
 
 
@@ -87,7 +88,7 @@ def _residual(context: LookContext) -> list[Fitted]:
     if best is None:
         return []
     route, problem = context.route, context.problem
-    fitted = route.back(*best, problem)
+    fitted = route.back(best, problem)
     runner = context.runner_for(problem)
     seed = context.request.seed
     return residual_candidates(
@@ -131,7 +132,7 @@ def _exhaustive(context: LookContext) -> list[Fitted]:
     the simpler exact one (:func:`.exhaustive.simplicity`) when either way up has one,
     else the fits of both; none after first fits exact to rounding."""
     read = context.route.problem
-    if any(read.is_exact_to_rounding(loss) for _, _, loss in context.first):
+    if any(read.is_exact_to_rounding(fitted.loss) for fitted in context.first):
         return []
     keys: list[tuple] = []
 
@@ -141,7 +142,7 @@ def _exhaustive(context: LookContext) -> list[Fitted]:
         return found
 
     found = solve(read) + inverted_candidates(read, solve)
-    exact = [index for index, (_, _, loss) in enumerate(found) if read.is_exact_to_rounding(loss)]
+    exact = [index for index, fitted in enumerate(found) if read.is_exact_to_rounding(fitted.loss)]
     if exact:  # the simpler way up (each gives one exact fit at most)
         found = [found[min(exact, key=lambda index: keys[index])]]
     return found
@@ -164,6 +165,9 @@ SECOND_LOOKS = (
         decodes=False,
     ),
 )
+
+#: Their names: the origins of their rows and their keys in ``timings_``.
+LOOK_NAMES = tuple(look.name for look in SECOND_LOOKS)
 
 
 def take_looks(context: LookContext, budget: Budget, decoding_seconds: float) -> tuple[CandidateRows, dict]:

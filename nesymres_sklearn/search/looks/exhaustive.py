@@ -34,9 +34,10 @@ from ...expression.operators import OPERATORS
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
 from ..budget import Deadline
-from ..problem import ROUNDING_FIT, Problem
-from ..selection.scores import FVU_FLOOR
-from ..variables.assembly import Fitted, refit
+from ..exactness import FVU_FLOOR, ROUNDING_FIT
+from ..fitted import Fitted
+from ..problem import Problem
+from ..variables.assembly import refit
 
 MAX_NODES = 5
 # Powers of one argument the operator table writes with ``pow``: value, and derivative
@@ -306,7 +307,7 @@ def exhaustive_candidates(problem: Problem, deadline: Deadline | None = None) ->
     one (to float64's rounding) when there is one: of the same law written in other ways
     (``1/(exp(x) - 1)``, ``coth(x/2)/2 - 1/2``) the selection would choose the shortest,
     not the one a physicist writes and SymPy reads as the law. Otherwise only those less
-    close than the selection's floor (:data:`.scores.FVU_FLOOR`): closer approximations
+    close than the selection's floor (:data:`.exactness.FVU_FLOOR`): closer approximations
     would tie there with an exact law found elsewhere. Fewer, or none, when the
     ``deadline`` passes first."""
     x, y = problem.X[:, 0], problem.y

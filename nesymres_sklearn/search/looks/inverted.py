@@ -19,9 +19,9 @@ import numpy as np
 
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, variable_token
+from ..fitted import Fitted
 from ..problem import Problem
 from ..scaling import FEATURE_BAND, power_of_ten
-from ..variables.assembly import Fitted
 from ..variables.power_law import keeps_one_sign
 
 
@@ -35,7 +35,9 @@ def inverted_candidates(problem: Problem, solve: Callable[[Problem], list[Fitted
         reciprocals = 1.0 / problem.X
     scales = np.array([power_of_ten(column, FEATURE_BAND) for column in reciprocals.T])
     upside_down = Problem(reciprocals / scales, problem.y, problem.weights)
-    return [(*_over_inputs(skeleton, constants, scales), loss) for skeleton, constants, loss in solve(upside_down)]
+    return [
+        Fitted(*_over_inputs(skeleton, constants, scales), loss) for skeleton, constants, loss in solve(upside_down)
+    ]
 
 
 def _over_inputs(skeleton: Skeleton, constants: np.ndarray, scales: np.ndarray) -> tuple[Skeleton, np.ndarray]:

@@ -19,10 +19,11 @@ import numpy as np
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
 from ..budget import Deadline
+from ..fitted import Fitted
 from ..fitting.constants import StartRunner
 from ..problem import Problem
 from ..scaling import TARGET_BAND, power_of_ten
-from ..variables.assembly import Fitted, kept_fits, refit
+from ..variables.assembly import kept_fits, refit
 from ..variables.power_law import keeps_one_sign
 
 

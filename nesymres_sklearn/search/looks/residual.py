@@ -24,9 +24,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..budget import Deadline
+from ..fitted import Fitted
 from ..fitting.constants import StartRunner
 from ..problem import Problem
-from ..variables.assembly import Fitted, kept_fits, refitted
+from ..variables.assembly import kept_fits, refitted
 from ..variables.features import on_features, relevant_features
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from ...expression.program import PrefixProgram, evaluate
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, token_arity, variable_index
+from ..fitted import Fitted
 from ..fitting.constants import Evaluations, least_squares_run, mse
 from ..problem import variance
 from .scores import log_fvu, lowest, scores
@@ -183,7 +184,7 @@ def prune(
     complexity_penalty: float,
     weights: np.ndarray | None = None,
     evaluations: Evaluations | None = None,
-) -> tuple[Skeleton, np.ndarray, float]:
+) -> Fitted:
     """``skeleton`` and ``constants`` with the parts that do not pay for their tokens
     removed, and the MSE on ``(X, y)`` (``weights``, mean 1, weight the errors); stops
     trying once the refits have spent the shared ``evaluations``."""
@@ -228,7 +229,7 @@ def prune(
                 best, loss = score(tokens, values)
                 changed = True
                 break
-    return Skeleton(tokens), values, loss
+    return Fitted(Skeleton(tokens), values, loss)
 
 
 def prune_best(
@@ -240,11 +241,11 @@ def prune_best(
     complexity_penalty: float,
     weights: np.ndarray | None = None,
     evaluations: Evaluations | None = None,
-) -> tuple[int, Skeleton, np.ndarray, float] | None:
+) -> tuple[int, Fitted] | None:
     """The row with the lowest selection score, pruned (:func:`prune`): its index and
-    the pruned skeleton, constants and MSE; ``None`` when nothing could be removed."""
+    its pruned fit; ``None`` when nothing could be removed."""
     variances = variance(y, weights) or 1.0
     complexity = [len(skeleton) for skeleton in skeletons]
     row = lowest(scores(log_fvu(np.asarray(losses, dtype=np.float64), variances), complexity, complexity_penalty))
-    skeleton, values, loss = prune(skeletons[row], constants[row], X, y, complexity_penalty, weights, evaluations)
-    return None if len(skeleton) == len(skeletons[row]) else (row, skeleton, values, loss)
+    pruned = prune(skeletons[row], constants[row], X, y, complexity_penalty, weights, evaluations)
+    return None if len(pruned.skeleton) == len(skeletons[row]) else (row, pruned)

@@ -11,7 +11,7 @@ to ``MAX_DENOMINATOR_OF_NAMED`` of one of the ``NAMED`` numbers (``e``, ``sqrt(2
 ``MAX_READABLE_MAGNITUDE``. A replacement is kept when the equation's fraction of
 variance unexplained does not grow beyond ``FVU_TOLERANCE`` (relative) or the selection
 floor, so an exact fit stays exact and ``2.0000000013*x`` becomes ``2*x``. An inexact
-fit (fraction of variance unexplained above ``EXACT_FVU``) barely moves when one
+fit (:func:`..exactness.is_readable_exactly`) barely moves when one
 constant moves by a part in a thousand, so there only plain numbers are tried
 (:func:`plain`: numerators and denominators up to ``MAX_PLAIN``), never a fraction such
 as ``464/11`` that the data do not pin down. Constants that become 0 or 1 in additive or
@@ -31,9 +31,9 @@ import sympy
 import sympy.tensor.tensor  # noqa: F401
 
 from ...expression.skeleton import Skeleton
+from ..exactness import FVU_FLOOR, is_readable_exactly
 from ..fitting.constants import Evaluations, least_squares_run, mse
 from ..problem import variance
-from .scores import FVU_FLOOR
 
 MAX_DENOMINATOR = 12
 # Fractions of pi are dense enough with small denominators (1/(2*pi), 3/(4*pi)).
@@ -42,9 +42,6 @@ MAX_DENOMINATOR_OVER_PI = 4
 #: ``MAX_DENOMINATOR_OF_NAMED``: more would make nearly every number one of them.
 NAMED = (sympy.E, sympy.sqrt(2), sympy.sqrt(sympy.pi), 1 / sympy.sqrt(2 * sympy.pi))
 MAX_DENOMINATOR_OF_NAMED = 4
-#: A fit whose fraction of variance unexplained is above this is inexact: its constants
-#: are re-spelled only as plain numbers (:func:`plain`).
-EXACT_FVU = 1e-9
 #: The largest numerator and denominator of a plain number's rational part.
 MAX_PLAIN = 12
 # Larger constants stay floats: an integer such as 9061438163468778 is not readable.
@@ -137,7 +134,7 @@ def exact_constants(
     exact: dict[int, sympy.Expr] = {}
     reference = fvu(values)
     allowed = max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
-    inexact = not reference <= EXACT_FVU
+    inexact = not is_readable_exactly(reference)
     for i in range(len(values)):
         spent = evaluations.spent
         free = [j for j in range(len(values)) if j != i and j not in exact]

@@ -2,7 +2,7 @@
 
 Candidates are judged by a score that does not depend on the units of ``y`` and does
 not reward fitting noise: the log of the fraction of variance unexplained (FVU, the
-MSE divided by the variance of ``y``), floored at ``FVU_FLOOR`` so that exact fits tie,
+MSE divided by the variance of ``y``), floored at :data:`.exactness.FVU_FLOOR` so that exact fits tie,
 plus ``complexity_penalty`` per prefix token. Lower is better, as the column name
 ``score_lower_is_better`` says. ``pareto`` marks the candidates that no other beats in
 both complexity and loss.
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from ..exactness import FVU_FLOOR
 
 COLUMNS = [
     "expression",
@@ -24,8 +26,6 @@ COLUMNS = [
     "log_prob",
     "origin",
 ]
-# Fits this close are exact in double precision; below it only rounding differs.
-FVU_FLOOR = 1e-12
 
 
 def log_fvu(loss: np.ndarray, variance: float) -> np.ndarray:

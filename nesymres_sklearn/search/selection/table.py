@@ -12,6 +12,7 @@ import sympy
 
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
+from ..fitted import Fitted
 from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import Problem
 from .pruning import prune, prune_best, variable_replaced
@@ -49,9 +50,17 @@ class CandidateRows:
     def __len__(self) -> int:
         return len(self.skeletons)
 
-    def add(self, skeleton: Skeleton, constants, loss: float, log_prob: float, origin: str) -> None:
-        for column, value in zip(self._columns(), (skeleton, constants, loss, log_prob, origin)):
+    def add(self, fitted: Fitted, *, origin: str, log_prob: float = -np.inf) -> None:
+        """A row of ``fitted`` from ``origin``, with its decoding score (``-inf``: not decoded)."""
+        self._append(*fitted, log_prob, origin)
+
+    def _append(self, *row) -> None:
+        for column, value in zip(self._columns(), row):
             column.append(value)
+
+    def _derived(self, row: int, fitted: Fitted) -> None:
+        """``fitted`` as a row of the score and origin of row ``row``."""
+        self._append(*fitted, self.log_probs[row], self.origins[row])
 
     def extend(self, other: CandidateRows) -> None:
         for column, values in zip(self._columns(), other._columns()):
@@ -62,9 +71,16 @@ class CandidateRows:
         kept = CandidateRows()
         for row in zip(*self._columns()):
             if keep(row[0], row[1]):
-                kept.add(*row)
+                kept._append(*row)
         kept.set_aside.update(self.set_aside)
         return kept
+
+    def mapped(self, change: Callable[[Fitted], Fitted]) -> CandidateRows:
+        """The rows with each fit replaced by ``change(fit)`` (no variable set aside)."""
+        changed = CandidateRows()
+        for skeleton, constants, loss, *rest in zip(*self._columns()):
+            changed._append(*change(Fitted(skeleton, constants, loss)), *rest)
+        return changed
 
     def _columns(self) -> tuple[list, ...]:
         return self.skeletons, self.constants, self.losses, self.log_probs, self.origins
@@ -96,9 +112,8 @@ class CandidateRows:
                 evaluations,
             )
             if pruned is not None:
-                row, skeleton, constants, loss = pruned
-                row = kept[row]
-                self.add(skeleton, constants, loss, self.log_probs[row], self.origins[row])
+                row, fitted = pruned
+                self._derived(kept[row], fitted)
                 kept.append(len(self) - 1)
             best = kept[self._lowest_score(kept, complexity_penalty, problem.scale)]
             if problem.is_exact(self.losses[best]) or evaluations.spent:
@@ -113,7 +128,7 @@ class CandidateRows:
             if reduced is None:
                 return
             self.set_aside.update(unsupported)
-            self.add(*reduced, self.log_probs[best], self.origins[best])
+            self._derived(best, reduced)
 
     def _set_aside(self, row: int) -> bool:
         return not self.set_aside.isdisjoint(self.skeletons[row].tokens)
@@ -123,9 +138,9 @@ class CandidateRows:
         losses = np.array([self.losses[i] for i in rows], dtype=np.float64)
         return lowest(scores(log_fvu(losses, variance), [len(self.skeletons[i]) for i in rows], complexity_penalty))
 
-    def _without(self, row, variables, problem, complexity_penalty, evaluations):
-        """Row ``row`` with ``variables`` replaced by their means, refitted and pruned:
-        skeleton, constants and loss; ``None`` when it is not finite."""
+    def _without(self, row, variables, problem, complexity_penalty, evaluations) -> Fitted | None:
+        """Row ``row`` with ``variables`` replaced by their means, refitted and pruned;
+        ``None`` when it is not finite."""
         tokens, values = list(self.skeletons[row].tokens), self.constants[row]
         for variable in variables:
             tokens, values = variable_replaced(tokens, values, variable, problem.X, problem.weights)
@@ -134,10 +149,10 @@ class CandidateRows:
             program, problem.X, problem.y, values, weights=problem.weights, evaluations=evaluations
         )
         values = values if refitted is None else refitted
-        skeleton, values, loss = prune(
+        pruned = prune(
             Skeleton(tuple(tokens)), values, problem.X, problem.y, complexity_penalty, problem.weights, evaluations
         )
-        return (skeleton, values, loss) if np.isfinite(loss) else None
+        return pruned if np.isfinite(pruned.loss) else None
 
     def table(
         self,

@@ -8,10 +8,9 @@ import numpy as np
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
 from ..budget import Deadline
+from ..fitted import Fitted
 from ..fitting.constants import StartRunner, mse, run_start
 from ..problem import Problem
-
-Fitted = tuple[Skeleton, np.ndarray, float]
 
 #: Per token, in the score that picks a part's second candidate (beside its best fit).
 COMPLEXITY_PENALTY = 0.01
@@ -29,11 +28,13 @@ def assemble(kind: str, parts: list[Skeleton]) -> Skeleton:
 def kept_fits(fits: list[Fitted], problem: Problem) -> list[Fitted]:
     """The best fit and the best-scoring fit (log of the fraction of variance
     unexplained plus ``COMPLEXITY_PENALTY`` per token) among finite ``fits``."""
-    finite = [fit for fit in fits if np.isfinite(fit[2])]
+    finite = [fit for fit in fits if np.isfinite(fit.loss)]
     if not finite:
         return []
-    best = min(finite, key=lambda fit: fit[2])
-    scored = min(finite, key=lambda fit: np.log(max(fit[2] / problem.scale, 1e-300)) + COMPLEXITY_PENALTY * len(fit[0]))
+    best = min(finite, key=lambda fit: fit.loss)
+    scored = min(
+        finite, key=lambda fit: np.log(max(fit.loss / problem.scale, 1e-300)) + COMPLEXITY_PENALTY * len(fit.skeleton)
+    )
     return [best] if scored is best else [best, scored]
 
 
@@ -71,4 +72,8 @@ def refit(
     constants when the fit does not improve on them."""
     found, loss = run_start(skeleton.program, problem.X, problem.y, start, deadline, problem.weights, runner=runner)
     start_loss = mse(skeleton.program, problem.X, problem.y, start, problem.weights)
-    return (skeleton, found, loss) if found is not None and loss <= start_loss else (skeleton, start, start_loss)
+    return (
+        Fitted(skeleton, found, loss)
+        if found is not None and loss <= start_loss
+        else Fitted(skeleton, start, start_loss)
+    )

@@ -33,8 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..budget import Deadline
+from ..fitted import Fitted
 from ..problem import Problem
-from .assembly import Fitted, kept_fits, refitted
+from .assembly import kept_fits, refitted
 from .features import on_features
 from .power_law import keeps_one_sign
 from .surrogate import Surrogate, one_blas_thread

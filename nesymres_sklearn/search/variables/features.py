@@ -26,6 +26,7 @@ from scipy.stats import rankdata
 
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, variable_index, variable_token
+from ..fitted import Fitted
 from ..problem import Problem, variance
 from ..selection.scores import log_fvu, scores
 
@@ -178,7 +179,7 @@ def _least_squares_line(problem: Problem, features: list[int]) -> tuple[np.ndarr
     return coefficients, loss
 
 
-def linear_candidate(problem: Problem, complexity_penalty: float) -> tuple[Skeleton, np.ndarray, float]:
+def linear_candidate(problem: Problem, complexity_penalty: float) -> Fitted:
     """The linear candidate (skeleton, constants, mean squared error): forward
     selection of features, each added while it lowers the selection score.
 
@@ -218,4 +219,4 @@ def linear_candidate(problem: Problem, complexity_penalty: float) -> tuple[Skele
         norms = np.einsum("ij,ij->j", columns, columns)
         chosen, squared_error, best = [*chosen, feature], float(residual @ residual), trial
     coefficients, loss = _least_squares_line(problem, chosen)
-    return linear_skeleton(chosen), coefficients, loss
+    return Fitted(linear_skeleton(chosen), coefficients, loss)

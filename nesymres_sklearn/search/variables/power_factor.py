@@ -41,6 +41,7 @@ from scipy.spatial import cKDTree
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
+from ..exactness import is_power_law
 from ..scaling import TARGET_BAND, power_of_ten
 from .power_law import MAX_EXPONENT, keeps_one_sign
 
@@ -49,8 +50,6 @@ MIN_R2 = 0.99
 EXPONENT_TOLERANCE = 0.05
 # Points per coefficient of the exponents' fit, at least.
 POINTS_PER_TERM = 3
-# A line in logs that leaves less than this share of the variance of log|y| is a power law.
-EXACT_SHARE = 1e-10
 # With y changing sign, the columns are chosen without this share of the smallest |y|.
 SMALL_SHARE = 0.1
 # The neighbours' split (neighbour_split): the share of pairs kept in each of its rounds,
@@ -156,7 +155,7 @@ def _columns(X: np.ndarray, y: np.ndarray, n_variables: int, weights) -> tuple[l
     base = np.column_stack([np.ones(n), *logs.values(), _cubic(standard[:, forced])])
     error, _ = _sse(base, target, root)
     total = float(np.sum((root * (target - np.average(target, weights=weights))) ** 2))
-    if error <= EXACT_SHARE * total:  # a power law of every column: the power-law candidate's case
+    if is_power_law(error, total):  # a power law of every column: the power-law candidate's case
         return None
     departures = {}
     for j in usable:

@@ -16,6 +16,7 @@ import numpy as np
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
+from ..fitted import Fitted
 
 # Exponents beyond this magnitude are not written (the vocabulary's integers end at 5).
 MAX_EXPONENT = 5
@@ -34,9 +35,7 @@ def power_law_skeleton(exponents: dict[int, float]) -> Skeleton:
     return Skeleton(("mul", CONSTANT, *tokens))
 
 
-def power_law(
-    X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
-) -> tuple[Skeleton, np.ndarray, float] | None:
+def power_law(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> Fitted | None:
     """The power-law candidate for ``(X, y)`` (``weights``: sample weights, mean 1):
     skeleton, fitted constant and MSE; ``None`` when ``y`` changes sign or touches
     zero, or no column keeps one sign."""
@@ -60,4 +59,4 @@ def power_law(
         loss = float(np.average((constant * shape - y) ** 2, weights=weights))
     if not (np.isfinite(constant) and np.isfinite(loss)):
         return None
-    return skeleton, np.array([constant]), loss
+    return Fitted(skeleton, np.array([constant]), loss)

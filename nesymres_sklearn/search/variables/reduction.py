@@ -49,6 +49,7 @@ from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, variable_token
 from ..budget import Deadline
+from ..exactness import SURROGATE, is_exact_surrogate
 from ..scaling import FEATURE_BAND, power_of_ten
 from .power_law import MAX_EXPONENT, keeps_one_sign
 from .surrogate import OutOfTime, Surrogate, one_blas_thread
@@ -61,10 +62,9 @@ MIN_POINTS = 20
 CANDIDATES_PER_RANK = 2
 #: Leave-one-out share of y's variance the combinations must explain.
 MIN_R2 = 0.99
-#: Their unexplained share, at most this times that of all the features...
+#: Their unexplained share, at most this times that of all the features, or exact
+#: (:func:`..exactness.is_exact_surrogate`).
 MAX_ERROR_RATIO = 0.5
-#: ...or at most this (both fits are exact then).
-EXACT_ERROR = 1e-9
 #: Rounded bases within this factor of the best share of the gradients left out
 #: (plus the floor) count as fitting them equally well; the simplest is tried first.
 LEFT_OUT_SLACK = 1.5
@@ -212,13 +212,13 @@ def _verified(
             if deadline is not None and deadline.passed():
                 return None
             error = Surrogate(T @ basis.T, target, seed, deadline).error
-            if error <= 1 - MIN_R2 and (error <= MAX_ERROR_RATIO * full.error or error <= EXACT_ERROR):
+            if error <= 1 - MIN_R2 and (error <= MAX_ERROR_RATIO * full.error or is_exact_surrogate(error)):
                 passed.append((error, basis))
-                if error <= EXACT_ERROR:
+                if is_exact_surrogate(error):
                     break
         if passed:  # the simplest of those that predict about as well as the best
             least = min(error for error, _ in passed)
-            error, basis = next(item for item in passed if item[0] <= 2 * least + EXACT_ERROR)
+            error, basis = next(item for item in passed if item[0] <= 2 * least + SURROGATE)
             return _toward_zero(T, target, basis, error, seed)
     return None
 

@@ -23,16 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...expression.skeleton import Skeleton
 from ..budget import Deadline
+from ..fitted import Fitted
 from ..fitting.constants import mse
 from ..problem import Problem
+from ..selection.table import CandidateRows
 from .features import linear_candidate, on_features, relevant_features
 from .power_factor import PowerFactor, power_factor
 from .power_law import power_law
 from .reduction import Reduction, reduction
-
-Fitted = tuple[Skeleton, np.ndarray, float]
 
 # The reduction starts only with this many seconds for it: one that found its
 # combinations took 0.39 s (6 features) and 0.54 s (20 features, 300 points) on the
@@ -70,30 +69,29 @@ class Route:
             return self.combined.describe(symbols)
         return [str(symbols[j]) for j in self.columns]
 
-    def back(self, skeleton: Skeleton, constants: np.ndarray, loss: float, whole: Problem) -> Fitted:
-        """A candidate of the network, fitted with mean squared error ``loss``, over all
-        the features of the ``whole`` problem."""
+    def back(self, fitted: Fitted, whole: Problem) -> Fitted:
+        """A candidate the network ``fitted`` over all the features of the ``whole`` problem."""
+        skeleton, constants, loss = fitted
         if self.combined is not None:  # the same function of the same target: the loss stands
-            return (*self.combined.substituted(skeleton, constants), loss)
+            return Fitted(*self.combined.substituted(skeleton, constants), loss)
         skeleton = on_features(skeleton, self.columns)
         if self.split is None:
-            return skeleton, constants, loss
+            return Fitted(skeleton, constants, loss)
         skeleton, constants = self.split.times(skeleton, constants)
-        return skeleton, constants, mse(skeleton.program, whole.X, whole.y, constants, whole.weights)
+        return Fitted(skeleton, constants, mse(skeleton.program, whole.X, whole.y, constants, whole.weights))
 
-    def all_feature_candidates(
-        self, whole: Problem, complexity_penalty: float
-    ) -> list[tuple[Skeleton, np.ndarray, float, str]]:
-        """The linear and the power-law candidates over all features (skeleton,
-        constants, loss, origin), when the network does not see them all; the linear
-        one holds the features that pay for their tokens at ``complexity_penalty``."""
+    def all_feature_rows(self, whole: Problem, complexity_penalty: float) -> CandidateRows:
+        """The linear and the power-law candidates over all features (origins ``"linear"``
+        and ``"power"``), when the network does not see them all; the linear one holds
+        the features that pay for their tokens at ``complexity_penalty``."""
+        rows = CandidateRows()
         if self.sees_all:
-            return []
-        found = [(*linear_candidate(whole, complexity_penalty), "linear")]
+            return rows
+        rows.add(linear_candidate(whole, complexity_penalty), origin="linear")
         power = power_law(whole.X, whole.y, whole.weights)
         if power is not None:
-            found.append((*power, "power"))
-        return found
+            rows.add(power, origin="power")
+        return rows
 
     def warning(self, symbols, model: str, n_variables: int, refined: bool) -> str | None:
         """What the network works on when it does not see every feature (``refined``:
