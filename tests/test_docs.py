@@ -3,6 +3,8 @@ namespace; a block right after ``<!-- docs-test: skip (reason) -->`` is not run.
 relative link and every cited repository path of the pages exists."""
 
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -26,17 +28,63 @@ def python_blocks(page: str) -> list[str]:
 
 def test_blocks_are_found_and_skips_say_why():
     assert len(python_blocks("README.md")) == 2 and len(python_blocks("docs/usage.md")) == 13
+    assert len(python_blocks("docs/getting-started.md")) == 2
     assert "Hugging Face Hub" not in "".join(python_blocks("docs/usage.md"))
 
 
+# ``print(...)  # out: TEXT`` shows what the line prints: TEXT, then optionally
+# ``  # a remark``. The docs test checks it, numbers to 3 significant digits.
+OUTPUT = re.compile(r"^(?P<indent> *)print\((?P<args>.*)\)\s+# out: (?P<expected>.*?)(?:  # .*)?$")
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def checked_outputs(block: str) -> str:
+    """``block`` with each ``print(ARGS)  # out: TEXT`` line turned into a call that
+    checks the printed text against TEXT."""
+    lines = []
+    for line in block.splitlines():
+        match = OUTPUT.match(line)
+        if match:
+            line = f"{match['indent']}__check_output__({match['expected']!r}, {match['args']})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def same_output(printed: str, expected: str) -> bool:
+    """The same text, and the same numbers to 3 significant digits (exact integers)."""
+    if NUMBER.sub("#", printed) != NUMBER.sub("#", expected):
+        return False
+    pairs = zip(NUMBER.findall(printed), NUMBER.findall(expected))
+    return all(float(a) == pytest.approx(float(b), rel=1e-3, abs=1e-12) for a, b in pairs)
+
+
+def test_outputs_are_compared_text_exact_and_numbers_to_three_digits():
+    assert same_output("2.50100789345431*x0/x1", "2.50100789345428*x0/x1")
+    assert same_output("[0.0507 0.0507]", "[0.05072 0.0507]")
+    assert not same_output("2.6*x0/x1", "2.5*x0/x1") and not same_output("x0*cos(x1)", "x0*sin(x1)")
+    block = checked_outputs("print(reg.equation(), 3)  # out: x0 3  # a remark\nprint(4)  # four")
+    assert block == "__check_output__('x0 3', reg.equation(), 3)\nprint(4)  # four"
+
+
+def check_output(page: str, failures: list):
+    def check(expected, *args):
+        printed = " ".join(str(arg) for arg in args)
+        if not same_output(printed, expected):
+            failures.append(f"{page}: printed {printed!r}, the page shows {expected!r}")
+
+    return check
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("page", ["README.md", "docs/usage.md"])
-def test_the_python_blocks_of_the_docs_run(page):
-    namespace = {}
+@pytest.mark.parametrize("page", ["README.md", "docs/usage.md", "docs/getting-started.md"])
+def test_the_python_blocks_of_the_docs_run_and_print_what_they_show(page):
+    failures = []
+    namespace = {"__check_output__": check_output(page, failures)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for block in python_blocks(page):
-            exec(compile(block, page, "exec"), namespace)
+            exec(compile(checked_outputs(block), page, "exec"), namespace)
+    assert not failures, "\n".join(failures)
 
 
 PAGES = ["README.md", "benchmarks/results/README.md", *(f"docs/{page.name}" for page in (ROOT / "docs").glob("*.md"))]
@@ -115,3 +163,55 @@ def test_every_result_file_is_cited_by_a_page_and_the_results_stay_small():
     uncited = sorted(str(path.relative_to(ROOT)) for path in files - cited)
     assert not uncited, f"cite these in a page of {PAGES} or remove them (git keeps them): {uncited}"
     assert sum(path.stat().st_size for path in files) < 5_000_000
+
+
+@pytest.mark.slow
+def test_the_documentation_site_builds_without_a_warning_and_runs_the_gallery(tmp_path):
+    """``sphinx-build -W -b html docs``: offline, every warning an error (a broken internal
+    link or heading anchor among them), the gallery's examples run; the API reference
+    names every public name and every parameter of the estimator."""
+    from nesymres_sklearn import NeSymReSRegressor, __all__
+
+    out = tmp_path / "html"
+    build = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr[-5000:]
+    api = (out / "api.html").read_text()
+    assert all(f'id="nesymres_sklearn.{name}"' in api for name in __all__)
+    assert all(f"<strong>{name}</strong>" in api for name in NeSymReSRegressor().get_params())
+    examples = sorted(path.stem for path in (ROOT / "examples").glob("plot_*.py"))
+    assert len(examples) >= 6
+    for example in examples:
+        assert (out / "_images" / f"sphx_glr_{example}_001.png").exists(), example
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors of a Markdown page's headings, as GitHub and MyST write them."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    headings = re.findall(r"^#+ (.+)$", text, re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+
+
+def test_anchors_are_github_slugs():
+    assert anchors(ROOT / "docs" / "benchmarks.md") >= {
+        "does-max_time-hold",
+        "fastsrb-the-peer-benchmark-issue-52-model-v8-2026-11-28",
+    }
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_links_to_a_heading_of_a_page_find_it(page):
+    """The docs build checks the anchors of the pages under docs/; this checks them on
+    every page, README.md and the results' index included."""
+    folder = (ROOT / page).parent
+    missing = []
+    for target in LINK.findall((ROOT / page).read_text()):
+        path, _, anchor = target.partition("#")
+        local = anchor and path.endswith(".md") and not target.startswith("http")
+        if local and anchor not in anchors(folder / path):
+            missing.append(target)
+    assert not missing, f"{page} links to headings that do not exist: {missing}"
