@@ -2,6 +2,7 @@
 namespace; a block right after ``<!-- docs-test: skip (reason) -->`` is not run. Every
 relative link and every cited repository path of the pages exists."""
 
+import itertools
 import re
 import subprocess
 import sys
@@ -33,25 +34,36 @@ def test_blocks_are_found_and_skips_say_why():
 
 
 # ``print(...)  # out: TEXT`` shows what the line prints: TEXT, then optionally
-# ``  # a remark``. The docs test checks it, numbers to 3 significant digits.
-OUTPUT = re.compile(r"^(?P<indent> *)print\((?P<args>.*)\)\s+# out: (?P<expected>.*?)(?:  # .*)?$")
+# ``  # a remark``. ``print(...)  # out:`` with nothing after shows the lines of comment
+# that follow it, and a last ``# ...`` shows only the first lines. The docs test checks
+# them: the same words, numbers to 3 significant digits, any run of spaces as one.
+OUTPUT = re.compile(r"^(?P<indent> *)print\((?P<args>.*)\)\s+# out:(?: (?P<expected>.*?))?(?:  # .*)?$")
+COMMENT = re.compile(r"^ *# ?(?P<text>.*)$")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
 def checked_outputs(block: str) -> str:
     """``block`` with each ``print(ARGS)  # out: TEXT`` line turned into a call that
     checks the printed text against TEXT."""
-    lines = []
-    for line in block.splitlines():
+    lines = block.splitlines()
+    for number, line in enumerate(lines):
         match = OUTPUT.match(line)
         if match:
-            line = f"{match['indent']}__check_output__({match['expected']!r}, {match['args']})"
-        lines.append(line)
+            expected = match["expected"]
+            if expected is None:
+                shown = [COMMENT.match(after) for after in lines[number + 1 :]]
+                expected = "\n".join(comment["text"] for comment in itertools.takewhile(bool, shown))
+            lines[number] = f"{match['indent']}__check_output__({expected!r}, {match['args']})"
     return "\n".join(lines)
 
 
 def same_output(printed: str, expected: str) -> bool:
-    """The same text, and the same numbers to 3 significant digits (exact integers)."""
+    """The same text, and the same numbers to 3 significant digits (exact integers);
+    an expected text ending in a line ``...`` is the first lines of the printed one."""
+    if expected.endswith("\n..."):
+        expected = expected.removesuffix("\n...")
+        printed = "\n".join(printed.splitlines()[: len(expected.splitlines())])
+    printed, expected = " ".join(printed.split()), " ".join(expected.split())
     if NUMBER.sub("#", printed) != NUMBER.sub("#", expected):
         return False
     pairs = zip(NUMBER.findall(printed), NUMBER.findall(expected))
@@ -60,10 +72,13 @@ def same_output(printed: str, expected: str) -> bool:
 
 def test_outputs_are_compared_text_exact_and_numbers_to_three_digits():
     assert same_output("2.50100789345431*x0/x1", "2.50100789345428*x0/x1")
-    assert same_output("[0.0507 0.0507]", "[0.05072 0.0507]")
+    assert same_output("[0.0507 0.0507]", "[0.05072  0.0507]")
     assert not same_output("2.6*x0/x1", "2.5*x0/x1") and not same_output("x0*cos(x1)", "x0*sin(x1)")
+    assert same_output("a 1\nb  2\nc 3", "a 1\nb 2\n...") and not same_output("a 1\nc 2", "a 1\nb 2\n...")
     block = checked_outputs("print(reg.equation(), 3)  # out: x0 3  # a remark\nprint(4)  # four")
     assert block == "__check_output__('x0 3', reg.equation(), 3)\nprint(4)  # four"
+    block = checked_outputs("print(reg)  # out:\n# a\n#  b 1\n# ...\nx = 1")
+    assert block == "__check_output__('a\\n b 1\\n...', reg)\n# a\n#  b 1\n# ...\nx = 1"
 
 
 def check_output(page: str, failures: list):
