@@ -4,7 +4,8 @@ Noisy data and error bars
 
 On noisy data the constants of the selected equation carry an uncertainty.
 ``constants_std_`` holds their standard errors (the delta method on the fitted
-constants) and ``predict(X, return_std=True)`` the standard error of each prediction.
+constants) and ``predict(X, return_std=True)`` the standard deviation of a fresh point
+at each ``X``.
 """
 
 import matplotlib.pyplot as plt
@@ -22,14 +23,15 @@ print("skeleton:", reg.equations_.loc[reg.best_index_, "skeleton"])
 print("standard errors of its constants:", np.round(reg.constants_std_, 4))
 
 # %%
-# The band is two standard errors of the prediction (of the fitted law, not of a new
-# noisy point): narrow where the data are, wider outside them.
+# ``return_std=True`` gives a fresh point's standard deviation: the constants'
+# uncertainty carried through the law, plus the residual noise. The band, two of them,
+# is about the noise where the data are and widens outside them.
 grid = np.linspace(-1, 6, 200)[:, None]
 mean, std = reg.predict(grid, return_std=True)
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.scatter(x[:, 0], y, s=10, color="0.5", label="noisy data")
 ax.plot(grid[:, 0], mean, color="C0", label="fitted law")
-ax.fill_between(grid[:, 0], mean - 2 * std, mean + 2 * std, color="C0", alpha=0.25, label="± 2 standard errors")
+ax.fill_between(grid[:, 0], mean - 2 * std, mean + 2 * std, color="C0", alpha=0.25, label="± 2 standard deviations")
 ax.set_xlabel("x0")
 ax.set_ylabel("y")
 ax.legend()
