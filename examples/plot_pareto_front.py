@@ -16,12 +16,17 @@ from nesymres_sklearn.plot import pareto
 rng = np.random.default_rng(0)
 X = rng.uniform(0.5, 4, size=(200, 2))
 y = X[:, 0] ** 2 / X[:, 1] + np.log(X[:, 0])
+y += rng.normal(0, 0.01 * y.std(), len(y))  # a little noise: longer candidates fit it
 
 reg = NeSymReSRegressor(random_state=0).fit(X, y)
-print("selected:", reg.expression_)
+print("selected:", reg.equation(precision=4))
 
+# %%
+# The front, simplest first: past the law, more tokens buy little accuracy, and the
+# selection's price per token (``complexity_penalty``) stops there.
 front = reg.equations_[reg.equations_["pareto"]].sort_values("complexity")
-print(front[["complexity", "log_fvu", "expression"]].to_string(index=False))
+for index, row in front.iterrows():
+    print(f"{row['complexity']:3d} tokens  log FVU {row['log_fvu']:7.2f}  {reg.equation(precision=3, index=index)}")
 
 # %%
 ax = pareto(reg)
