@@ -189,7 +189,21 @@ def test_the_documentation_site_builds_without_a_warning_and_runs_the_gallery(tm
 
     out = tmp_path / "html"
     build = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out)],
+        # run_stale_examples: every example runs, also where an earlier build cached its output
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            "-D",
+            "sphinx_gallery_conf.run_stale_examples=True",
+            "docs",
+            str(out),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
