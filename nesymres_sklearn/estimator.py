@@ -193,7 +193,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         cuts the same steps (``docs/usage.md``).
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Feature names, when ``X`` had string column names.
     X_units_, y_units_, pi_groups_ : list of str, str and list of str, or None
         The units given to ``fit`` and the features' dimensionless groups (:mod:`.units`).
