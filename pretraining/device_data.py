@@ -1,0 +1,470 @@
+"""Training batches made on the training device, in PyTorch, with the host's distributions.
+
+:class:`DeviceSampler` makes the batches of :class:`pretraining.data.EquationSampler`
+where the model trains: the bank's skeletons live on the device as padded token tables
+(:class:`DeviceBank`, parsed once: each node's height, second child and placeholder),
+and a batch is drawn, evaluated and encoded there with no copy from the host. The
+distributions are the host's (appendix B of the paper, :class:`~pretraining.data.BatchConfig`):
+
+* one number of points per batch, uniform in ``min_points..max_points``;
+* a skeleton per equation, by generation count (tempered) or uniformly;
+* ``n_c`` uniform in ``0..min(max_constants, N_c)`` placeholders, a uniform subset of
+  them, values uniform in ``constant_range`` (signs flipped with ``"both"``), the others
+  neutral; per variable a support ``S1 < S2`` uniform in ``support_range`` and points
+  uniform in it; variables the skeleton does not use are 0;
+* points with a non-finite ``y`` or ``|y| > max_abs_y`` are dropped; an equation that
+  keeps fewer than ``min_valid_fraction`` of its points is redrawn (new constants and
+  support, a new skeleton after 4 tries), as is one whose target is too long; the batch
+  is cut to its smallest number of valid points, each equation keeping its first ones.
+
+Every program of a batch is evaluated at once: the nodes of all equations are sorted by
+height and operator, and each (height, operator) group is one vectorised call of the
+operator's torch function (:data:`TORCH_OPERATORS`, one per row of the operator table)
+on all its nodes and points. Values are float32 (``dtype``), so they equal the host's
+float64 values to float32 rounding; the points leave as their half-precision codes,
+exactly the batch layout of :mod:`pretraining.data`.
+
+Batch ``i`` of stream ``s`` is a pure function of ``(seed, s, i)`` and the device type:
+its torch generator is seeded from them (:func:`batch_generator`), so a resumed run
+continues the same stream bit for bit with nothing to checkpoint. CPU and CUDA
+generators draw different numbers: a stream is that of one device type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from nesymres_sklearn.expression.operators import OPERATORS
+from nesymres_sklearn.expression.placeholders import ADDITIVE, EXISTING, MULTIPLICATIVE, NEUTRAL_VALUE
+from nesymres_sklearn.expression.tokens import CONSTANT, variable_index, variable_token
+from nesymres_sklearn.network.encoding import HALF_MAX, NAN_CODE
+
+from .bank import KIND_CODES, SkeletonBank
+from .data import _TRIES_PER_SKELETON, BatchConfig
+
+#: The torch function of every operator of :data:`nesymres_sklearn.expression.operators.OPERATORS`
+#: (the same function as its ``numpy`` entry).
+TORCH_OPERATORS: dict[str, Callable] = {
+    "add": torch.add,
+    "mul": torch.mul,
+    "div": torch.div,
+    "pow": torch.pow,
+    "abs": torch.abs,
+    "acos": torch.acos,
+    "asin": torch.asin,
+    "atan": torch.atan,
+    "cos": torch.cos,
+    "cosh": torch.cosh,
+    "coth": lambda a: torch.reciprocal(torch.tanh(a)),
+    "exp": torch.exp,
+    "ln": torch.log,
+    "sin": torch.sin,
+    "sinh": torch.sinh,
+    "sqrt": torch.sqrt,
+    "tan": torch.tan,
+    "tanh": torch.tanh,
+}
+
+_NAN_CODE = int(NAN_CODE)
+# Skeletons parsed at once when a bank is moved to the device (bounds the temporaries).
+_PARSE_CHUNK = 1 << 16
+# New skeletons a pending equation tries at most per round (4 trials each).
+_MAX_FRESH = 8
+
+
+def batch_generator(seed: int, stream: int, index: int, device) -> torch.Generator:
+    """The torch generator of batch ``index`` of stream ``stream``, on ``device``."""
+    state = np.random.SeedSequence([seed, stream, index]).generate_state(2, np.uint32)
+    generator = torch.Generator(device=torch.device(device))
+    generator.manual_seed(int(state[0]) << 32 | int(state[1]))
+    return generator
+
+
+def half_codes(values: torch.Tensor) -> torch.Tensor:
+    """The int16 half-precision codes of ``values``, as
+    :func:`~nesymres_sklearn.network.encoding.half_bits` gives them: finite values
+    saturate at +/-65504, every NaN is ``0x7E00``."""
+    finite = torch.isfinite(values)
+    codes = torch.where(finite, values.clamp(-HALF_MAX, HALF_MAX), values).to(torch.float16).view(torch.int16)
+    return torch.where(torch.isnan(values), torch.tensor(_NAN_CODE, dtype=torch.int16, device=codes.device), codes)
+
+
+class DeviceBank:
+    """One split of a skeleton bank as tables on ``device``.
+
+    ``nodes`` (int16, one row per token of the concatenated skeletons, skeleton ``i``
+    from ``offsets[i]``) holds: the token id, the node's height (0 for leaves), the
+    position of its second child (binary operators), the position of the operator that
+    is dropped with it (placeholders that can be dropped: the ``mul`` of ``mul c A``,
+    the ``add`` of ``add A c``) and its placeholder index (``c`` tokens), -1 where none.
+    ``kinds`` (int8, ``(S, K)``) are the placeholder kinds (-1 past the last), ``uses``
+    (bool, ``(S, n_variables)``) the variables each skeleton reads.
+    """
+
+    TOKEN, HEIGHT, SECOND, PARTNER, PLACEHOLDER = range(5)
+
+    def __init__(self, bank: SkeletonBank, n_variables: int, device):
+        self.device = torch.device(device)
+        self.vocab = bank.vocab
+        self.n_variables = n_variables
+        offsets = bank._offsets
+        self.offsets = torch.as_tensor(offsets, device=self.device)
+        self.lengths = self.offsets.diff()
+        self.n_placeholders = torch.as_tensor(np.diff(bank._kind_offsets), device=self.device)
+        tokens = _padded(bank._tokens, offsets, -1)
+        self.kinds = torch.as_tensor(_padded(bank._kinds, bank._kind_offsets, -1), device=self.device)
+        arities = torch.as_tensor(np.append(self.vocab.arities, -1), device=self.device)  # id -1: past the end
+        variable_ids = [self.vocab.ids.get(variable_token(i), -2) for i in range(n_variables)]
+        parts, uses = [], []
+        for start in range(0, len(tokens), _PARSE_CHUNK):
+            chunk = torch.as_tensor(tokens[start : start + _PARSE_CHUNK], device=self.device).long()
+            table = _parse(chunk, arities, self.vocab.constant_id, self._kind_codes_at(chunk, start))
+            parts.append(table[chunk >= 0])
+            uses.append(torch.stack([(chunk == i).any(1) for i in variable_ids], 1))
+        self.nodes = torch.cat(parts)
+        self.uses = torch.cat(uses)
+
+    def _kind_codes_at(self, chunk: torch.Tensor, start: int) -> torch.Tensor:
+        """The kind code of each ``c`` token of a chunk of skeletons (-1 elsewhere)."""
+        is_constant = chunk == self.vocab.constant_id
+        index = (is_constant.cumsum(1) - 1).clamp(0, self.kinds.shape[1] - 1)
+        kinds = self.kinds[start : start + len(chunk)].long()
+        return torch.where(is_constant, kinds.gather(1, index), -1)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def table(self, skeletons: torch.Tensor) -> torch.Tensor:
+        """The node rows of skeletons ``skeletons``, padded: long ``(n, width, 5)``, -1
+        past each skeleton's end (``width`` is the longest of them)."""
+        lengths = self.lengths[skeletons]
+        positions = torch.arange(int(lengths.max()), device=self.device)
+        inside = positions < lengths[:, None]
+        index = torch.where(inside, self.offsets[skeletons, None] + positions, 0)
+        return torch.where(inside[..., None], self.nodes[index].long(), -1)
+
+
+def _padded(values: np.ndarray, offsets: np.ndarray, fill: int) -> np.ndarray:
+    """Rows ``values[offsets[i]:offsets[i + 1]]`` padded with ``fill``."""
+    lengths = np.diff(offsets)
+    width = int(lengths.max(initial=1))
+    out = np.full((len(lengths), width), fill, dtype=values.dtype)
+    positions = np.arange(width)
+    mask = positions < lengths[:, None]
+    out[mask] = values[offsets[0] : offsets[-1]]
+    return out
+
+
+def _parse(tokens: torch.Tensor, arities: torch.Tensor, constant_id: int, kind_codes: torch.Tensor) -> torch.Tensor:
+    """The node table of padded prefix skeletons (see :class:`DeviceBank`), read right
+    to left with a stack of finished subtrees per row."""
+    n, width = tokens.shape
+    rows = torch.arange(n, device=tokens.device)
+    arity = arities[tokens]
+    height = torch.zeros_like(tokens)
+    second = torch.full_like(tokens, -1)
+    parent_of_second = torch.full_like(tokens, -1)
+    stack = torch.zeros((n, width + 1), dtype=torch.long, device=tokens.device)
+    depth = torch.zeros(n, dtype=torch.long, device=tokens.device)
+    for position in range(width - 1, -1, -1):
+        a = arity[:, position]
+        top = stack[rows, (depth - 1).clamp(min=0)]
+        below = stack[rows, (depth - 2).clamp(min=0)]
+        h_top, h_below = height[rows, top], height[rows, below]
+        height[:, position] = torch.where(a == 2, torch.maximum(h_top, h_below) + 1, torch.where(a == 1, h_top + 1, 0))
+        binary = a == 2
+        second[:, position] = torch.where(binary, below, -1)
+        parent_of_second[rows[binary], below[binary]] = position
+        active = a >= 0
+        depth = torch.where(active, depth - a + 1, depth)
+        stack[rows[active], depth[active] - 1] = position
+    positions = torch.arange(width, device=tokens.device).expand(n, width)
+    is_constant = tokens == constant_id
+    partner = torch.where(
+        kind_codes == KIND_CODES[MULTIPLICATIVE],
+        positions - 1,
+        torch.where(kind_codes == KIND_CODES[ADDITIVE], parent_of_second, -1),
+    )
+    placeholder = torch.where(is_constant, is_constant.cumsum(1) - 1, -1)
+    return torch.stack([tokens, height, second, partner, placeholder], -1).to(torch.int16)
+
+
+class DeviceSampler:
+    """Batches of instantiated skeletons, made on ``device`` (see the module docstring).
+
+    Parameters
+    ----------
+    bank : SkeletonBank
+    config : BatchConfig
+    n_variables : int, optional
+        Model inputs (default: the bank's variables).
+    max_length : int, default=60
+        The model's sequence length: targets (with start and end tokens) longer than
+        this are redrawn.
+    device : str or torch.device, default="cpu"
+    dtype : torch.dtype, default=torch.float32
+        Precision of the points and values.
+    """
+
+    def __init__(
+        self,
+        bank: SkeletonBank,
+        config: BatchConfig,
+        n_variables: int | None = None,
+        max_length: int = 60,
+        device="cpu",
+        dtype: torch.dtype = torch.float32,
+    ):
+        if len(bank) == 0:
+            raise ValueError(f"The {bank.split} split of {bank.folder} is empty.")
+        self.config = config
+        self.max_length = max_length
+        self.n_variables = n_variables or bank.n_variables
+        if bank.n_variables > self.n_variables:
+            raise ValueError(f"The bank has {bank.n_variables} variables, the model {self.n_variables}.")
+        self.device = torch.device(device)
+        self.dtype = dtype
+        self.vocab = bank.vocab
+        self.bank = DeviceBank(bank, self.n_variables, self.device)
+        self._cumulative = None
+        if config.weighting == "frequency" and bank.counts is not None:
+            power = config.frequency_power
+            weights = bank.counts if power == 1 else bank.counts.astype(np.float64) ** power
+            self._cumulative = torch.as_tensor(np.cumsum(weights), device=self.device)
+        tokens = self.vocab.tokens
+        self._operators = [token for token in TORCH_OPERATORS if token in self.vocab.ids]
+        operator_of = np.full(len(tokens) + 1, -1)
+        variable_of = np.full(len(tokens) + 1, -1)
+        number_of = np.zeros(len(tokens) + 1)
+        for i, token in enumerate(tokens):
+            if token in self._operators:
+                operator_of[i] = self._operators.index(token)
+            elif (index := variable_index(token)) is not None:
+                variable_of[i] = index
+            elif token != CONSTANT and self.vocab.arities[i] == 0:
+                number_of[i] = float(token)
+        self._operator_of = torch.as_tensor(operator_of, device=self.device)
+        self._variable_of = torch.as_tensor(variable_of, device=self.device)
+        self._number_of = torch.as_tensor(number_of, dtype=dtype, device=self.device)
+        neutral = [NEUTRAL_VALUE[kind] for kind in (MULTIPLICATIVE, ADDITIVE, EXISTING)]
+        self._neutral = torch.as_tensor([*neutral, 0.0], dtype=dtype, device=self.device)  # kind -1: padding
+
+    # --- draws ---------------------------------------------------------------------
+
+    def draw_skeletons(self, n: int, generator: torch.Generator) -> torch.Tensor:
+        """``n`` bank indices, drawn as ``config.weighting`` says."""
+        if self._cumulative is None:
+            return torch.randint(len(self.bank), (n,), generator=generator, device=self.device)
+        total = self._cumulative[-1]
+        if self.config.frequency_power == 1:
+            position = torch.randint(int(total), (n,), generator=generator, device=self.device)
+        else:
+            position = torch.rand(n, generator=generator, device=self.device, dtype=torch.float64) * total
+        return torch.searchsorted(self._cumulative, position, right=True)
+
+    def draw_points_count(self, generator: torch.Generator) -> int:
+        """The number of points drawn for a batch."""
+        low, high = self.config.min_points, self.config.max_points
+        return int(torch.randint(low, high + 1, (1,), generator=generator, device=self.device))
+
+    def draw_constants(self, skeletons: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """Placeholder values ``(n, K)`` and which placeholders the target keeps."""
+        config = self.config
+        kinds = self.bank.kinds[skeletons].long()
+        present = kinds >= 0
+        n_total = self.bank.n_placeholders[skeletons]
+        most = n_total.clamp(max=config.max_constants)
+        n_sampled = (torch.rand(len(skeletons), generator=generator, device=self.device) * (most + 1)).long()
+        n_sampled = torch.minimum(n_sampled, most)
+        keys = torch.rand(kinds.shape, generator=generator, device=self.device).masked_fill(~present, 2.0)
+        chosen = keys.argsort(1).argsort(1) < n_sampled[:, None]
+        low, high = config.constant_range
+        values = low + (high - low) * torch.rand(kinds.shape, generator=generator, device=self.device, dtype=self.dtype)
+        if config.constant_signs == "both":
+            signs = torch.randint(2, kinds.shape, generator=generator, device=self.device) * 2 - 1
+            values = values * signs
+        values = torch.where(chosen, values, self._neutral[kinds])
+        return values, chosen | (kinds == KIND_CODES[EXISTING])
+
+    def draw_supports(self, n: int, generator: torch.Generator) -> torch.Tensor:
+        """Per equation and variable, the support ``(low, high)``: shape ``(n, 2, d)``."""
+        low, high = self.config.support_range
+        bounds = low + (high - low) * torch.rand(
+            (n, 2, self.n_variables), generator=generator, device=self.device, dtype=self.dtype
+        )
+        return bounds.sort(1).values
+
+    def draw_points(
+        self, skeletons: torch.Tensor, supports: torch.Tensor, n_points: int, generator: torch.Generator
+    ) -> torch.Tensor:
+        """Points ``(n, n_points, d)`` uniform in the supports; unused variables 0."""
+        shape = (len(skeletons), n_points, self.n_variables)
+        unit = torch.rand(shape, generator=generator, device=self.device, dtype=self.dtype)
+        X = supports[:, :1] + (supports[:, 1:] - supports[:, :1]) * unit
+        return X * self.bank.uses[skeletons][:, None, :]
+
+    # --- evaluation and targets ------------------------------------------------------
+
+    def evaluate(self, nodes: torch.Tensor, constants: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        """Values ``(n, N)`` of the skeletons whose :meth:`DeviceBank.table` is ``nodes``,
+        with placeholder values ``constants`` ``(n, K)`` at points ``X`` ``(n, N, d)``;
+        NaN where undefined."""
+        row, position = (nodes[..., DeviceBank.TOKEN] >= 0).nonzero(as_tuple=True)
+        table = nodes[row, position]
+        sizes = row.bincount(minlength=len(nodes))
+        roots = sizes.cumsum(0) - sizes
+        starts = roots[row]
+        token = table[:, DeviceBank.TOKEN]
+        # Leaves: a placeholder's value or an integer, then the variables' columns.
+        placeholder = table[:, DeviceBank.PLACEHOLDER]
+        scalar = torch.where(
+            placeholder >= 0, constants[row, placeholder.clamp(min=0)], self._number_of[token].to(constants.dtype)
+        )
+        values = scalar[:, None].repeat(1, X.shape[1])
+        variable = self._variable_of[token]
+        (leaves,) = (variable >= 0).nonzero(as_tuple=True)
+        columns = X.transpose(1, 2).reshape(-1, X.shape[1])
+        values.index_copy_(0, leaves, columns.index_select(0, row[leaves] * X.shape[2] + variable[leaves]))
+        # Operators: one call per (height, operator) group, lower heights first.
+        operator = self._operator_of[token]
+        n_operators = len(self._operators)
+        key = torch.where(operator >= 0, table[:, DeviceBank.HEIGHT] * n_operators + operator, -1)
+        order = key.argsort(stable=True)
+        counts = torch.bincount(key + 1, minlength=1).tolist()
+        first = (starts + position + 1)[order]
+        second = (starts + table[:, DeviceBank.SECOND])[order]
+        done = counts[0]
+        for group, count in enumerate(counts[1:]):
+            if not count:
+                continue
+            members = slice(done, done + count)
+            done += count
+            token_name = self._operators[group % n_operators]
+            arguments = [values.index_select(0, first[members])]
+            if OPERATORS[token_name].arity == 2:
+                arguments.append(values.index_select(0, second[members]))
+            values.index_copy_(0, order[members], TORCH_OPERATORS[token_name](*arguments))
+        return values[roots]
+
+    def targets(self, nodes: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token ids of the skeletons whose :meth:`DeviceBank.table` is ``nodes``,
+        instantiated (the placeholders ``keep`` does not keep removed, as
+        :func:`~nesymres_sklearn.expression.placeholders.remove_placeholders` does),
+        padded with -1, and their lengths."""
+        width = nodes.shape[1]
+        token = nodes[..., DeviceBank.TOKEN]
+        placeholder = nodes[..., DeviceBank.PLACEHOLDER]
+        partner = nodes[..., DeviceBank.PARTNER]
+        kept = keep.gather(1, placeholder.clamp(min=0))
+        dropped = (placeholder >= 0) & (partner >= 0) & ~kept
+        removed = dropped.clone()
+        rows = torch.arange(len(nodes), device=self.device)[:, None].expand_as(dropped)
+        removed[rows[dropped], partner[dropped]] = True
+        removed |= token < 0
+        order = removed.to(torch.int8).argsort(dim=1, stable=True)
+        n_kept = (~removed).sum(1)
+        ids = token.gather(1, order)
+        ids = torch.where(torch.arange(width, device=self.device) < n_kept[:, None], ids, -1)
+        return ids, n_kept
+
+    # --- batches -------------------------------------------------------------------
+
+    def batch(self, generator: torch.Generator, batch_size: int | None = None) -> dict:
+        """A batch on the device, laid out as :meth:`pretraining.data.EquationSampler.batch`'s:
+        ``codes`` int16 ``(B, N, d + 1)``, ``targets`` long ``(B, T)``.
+
+        Each equation follows the host's sequence of trials (its skeleton's up to 4
+        draws of constants and points, then a new skeleton), but the trials it may need
+        are evaluated together: the first round tries every equation once; each later
+        round tries the rest of a pending equation's current skeleton and ``fresh`` new
+        skeletons 4 times each, and the equation takes the first trial that the
+        sequence would have taken. Later trials are discarded, so the result has the
+        distribution of the sequence, in a few rounds.
+        """
+        config = self.config
+        size = batch_size or config.batch_size
+        n_points = self.draw_points_count(generator)
+        needed = max(1, int(np.ceil(config.min_valid_fraction * n_points)))
+        current = self.draw_skeletons(size, generator)
+        remaining = torch.full((size,), _TRIES_PER_SKELETON, device=self.device)
+        skeletons = torch.empty_like(current)
+        X = torch.empty((size, n_points, self.n_variables), dtype=self.dtype, device=self.device)
+        valid = torch.empty((size, n_points), dtype=torch.bool, device=self.device)
+        y = torch.empty((size, n_points), dtype=self.dtype, device=self.device)
+        keep = torch.zeros((size, self.bank.kinds.shape[1]), dtype=torch.bool, device=self.device)
+        pending = torch.arange(size, device=self.device)
+        first_round = True
+        while len(pending):
+            fresh = 0 if first_round else max(1, min(_MAX_FRESH, size // (4 * len(pending))))
+            new = self.draw_skeletons(len(pending) * fresh, generator).view(len(pending), fresh)
+            groups = torch.cat([current[pending, None], new], 1)
+            trial = torch.arange(_TRIES_PER_SKELETON, device=self.device)
+            tried = torch.ones((len(pending), fresh + 1, _TRIES_PER_SKELETON), dtype=torch.bool, device=self.device)
+            tried[:, 0] = trial < (1 if first_round else remaining[pending, None])
+            slot, group, _ = tried.nonzero(as_tuple=True)
+            drawn = groups[slot, group]
+            constants, kept = self.draw_constants(drawn, generator)
+            supports = self.draw_supports(len(drawn), generator)
+            points = self.draw_points(drawn, supports, n_points, generator)
+            nodes = self.bank.table(drawn)
+            values = self.evaluate(nodes, constants, points)
+            good = torch.isfinite(values) & (values.abs() <= config.max_abs_y)
+            _, target_lengths = self.targets(nodes, kept)
+            enough = torch.zeros_like(tried)
+            enough[tried] = good.sum(1) >= needed
+            short = torch.zeros_like(tried)
+            short[tried] = target_lengths + 2 <= self.max_length
+            # Per group, the first trial with enough points ends it: accepted if short.
+            first = enough.to(torch.int8).argmax(2, keepdim=True)
+            accepted = enough.any(2) & short.gather(2, first)[..., 0]
+            done = accepted.any(1)
+            row = torch.full(tried.shape, -1, device=self.device)
+            row[tried] = torch.arange(len(drawn), device=self.device)
+            taken = accepted.to(torch.int8).argmax(1, keepdim=True)
+            choice = row.gather(2, first).squeeze(2).gather(1, taken)[:, 0][done]
+            slots = pending[done]
+            skeletons[slots], keep[slots] = drawn[choice], kept[choice]
+            X[slots], y[slots], valid[slots] = points[choice], values[choice], good[choice]
+            if first_round:
+                remaining[pending] = torch.where(enough[:, 0, 0], 0, remaining[pending] - 1)
+            else:
+                remaining[pending] = 0
+            current[pending] = groups[:, -1]
+            pending = pending[~done]
+            first_round = False
+        length = int(valid.sum(1).min())
+        first = valid.to(torch.int8).argsort(dim=1, descending=True, stable=True)[:, :length]
+        X = X.gather(1, first[..., None].expand(-1, -1, self.n_variables))
+        y = y.gather(1, first)
+        codes = half_codes(torch.cat([X, y[..., None]], -1))
+        ids, n_kept = self.targets(self.bank.table(skeletons), keep)
+        targets = torch.full((size, int(n_kept.max()) + 2), self.vocab.pad_id, dtype=torch.long, device=self.device)
+        targets[:, 0] = self.vocab.sos_id
+        width = targets.shape[1] - 2
+        targets[:, 1:-1] = torch.where(ids >= 0, ids, self.vocab.pad_id)[:, :width]
+        targets[torch.arange(size, device=self.device), n_kept + 1] = self.vocab.eos_id
+        return {"codes": codes, "targets": targets}
+
+
+class DeviceBatchStream:
+    """Batches ``start, start + 1, ...`` (to ``stop``, or forever) of one stream, made
+    on the sampler's device; batch ``i`` is ``sampler.batch(batch_generator(seed, stream, i))``."""
+
+    def __init__(self, sampler: DeviceSampler, seed: int, stream: int = 0, start: int = 0, stop: int | None = None):
+        self.sampler = sampler
+        self.seed = seed
+        self.stream = stream
+        self.start = start
+        self.stop = stop
+
+    def batch(self, index: int) -> dict:
+        return self.sampler.batch(batch_generator(self.seed, self.stream, index, self.sampler.device))
+
+    def __iter__(self):
+        index = self.start
+        while self.stop is None or index < self.stop:
+            yield self.batch(index)
+            index += 1
