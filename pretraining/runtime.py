@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 from dataclasses import dataclass
 
 import torch
@@ -96,3 +97,29 @@ def sum_over_ranks(values: list[float], ranks: Ranks, device: torch.device) -> l
     if ranks.enabled:
         dist.all_reduce(tensor)
     return tensor.tolist()
+
+
+def nvidia_smi_utilisation(index: int | None = None) -> float | None:
+    """The utilisation (percent) ``nvidia-smi`` reports for GPU ``index`` (the first
+    one by default); ``None`` where it is missing or does not answer."""
+    command = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
+    if index is not None:
+        command.insert(1, f"--id={index}")
+    try:
+        output = subprocess.run(command, capture_output=True, text=True, timeout=10, check=True).stdout
+        return float(output.split()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def gpu_utilisation(device: torch.device) -> float | None:
+    """The percentage of the last sample period in which ``device`` (a GPU) ran a
+    kernel, from NVML (``torch.cuda.utilization``) or else ``nvidia-smi``; ``None``
+    on other devices or where neither answers."""
+    if device.type != "cuda":
+        return None
+    index = torch.cuda.current_device() if device.index is None else device.index
+    try:
+        return float(torch.cuda.utilization(index))
+    except Exception:  # noqa: BLE001 (no NVML: pynvml missing, or failing)
+        return nvidia_smi_utilisation(index)

@@ -36,7 +36,6 @@ import argparse
 import json
 import logging
 import shutil
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ from .bank import build_bank
 from .bank_pack import unpack_bank
 from .config import TrainConfig, command_line_parser, config_from_args
 from .generator import GeneratorConfig
-from .runtime import available_cores
+from .runtime import available_cores, nvidia_smi_utilisation
 from .train import CONFIG_FILE, LOG, summary_json, train
 
 DEFAULTS = Path(__file__).with_name("window-defaults.yaml")
@@ -69,17 +68,10 @@ class GpuSampler:
 
     def _run(self) -> None:
         while not self._stop.wait(self.period):
-            try:
-                output = subprocess.run(
-                    ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"],
-                    capture_output=True,
-                    text=True,
-                    timeout=10,
-                    check=True,
-                ).stdout
-            except (OSError, subprocess.SubprocessError):
+            sample = nvidia_smi_utilisation()
+            if sample is None:
                 return
-            self.samples.append(float(output.split()[0]))
+            self.samples.append(sample)
 
     def __enter__(self) -> GpuSampler:
         self._thread.start()
