@@ -96,15 +96,22 @@ class DeviceBank:
     """One split of a skeleton bank as tables on ``device``.
 
     ``nodes`` (int16, one row per token of the concatenated skeletons, skeleton ``i``
-    from ``offsets[i]``) holds: the token id, the node's height (0 for leaves), the
-    position of its second child (binary operators), the position of the operator that
-    is dropped with it (placeholders that can be dropped: the ``mul`` of ``mul c A``,
-    the ``add`` of ``add A c``) and its placeholder index (``c`` tokens), -1 where none.
+    from ``offsets[i]``) holds: the token id, the node's height, the position of its
+    second child (binary operators), the position of the operator that is dropped with
+    it (placeholders that can be dropped: the ``mul`` of ``mul c A``, the ``add`` of
+    ``add A c``), its placeholder index (``c`` tokens), -1 where none, and its
+    :data:`FUSIONS` code.
+
+    Two patterns of attached skeletons are evaluated as one node each: ``add mul c x c``
+    (every variable: ``c * x + c``, a leaf) and ``mul c U A`` (every unary operator ``U``:
+    ``c * U(A)``, in ``U``'s group). The other nodes of a pattern are not evaluated, and
+    heights count evaluated nodes only (leaves 0), so a skeleton takes fewer, larger
+    operator calls, with the same operations in the same order as the host's.
     ``kinds`` (int8, ``(S, K)``) are the placeholder kinds (-1 past the last), ``uses``
     (bool, ``(S, n_variables)``) the variables each skeleton reads.
     """
 
-    TOKEN, HEIGHT, SECOND, PARTNER, PLACEHOLDER = range(5)
+    TOKEN, HEIGHT, SECOND, PARTNER, PLACEHOLDER, FUSION = range(6)
 
     def __init__(self, bank: SkeletonBank, n_variables: int, device):
         self.device = torch.device(device)
@@ -117,11 +124,14 @@ class DeviceBank:
         tokens = _padded(bank._tokens, offsets, -1)
         self.kinds = torch.as_tensor(_padded(bank._kinds, bank._kind_offsets, -1), device=self.device)
         arities = torch.as_tensor(np.append(self.vocab.arities, -1), device=self.device)  # id -1: past the end
+        variables = torch.as_tensor(
+            [variable_index(token) is not None for token in self.vocab.tokens] + [False], device=self.device
+        )
         variable_ids = [self.vocab.ids.get(variable_token(i), -2) for i in range(n_variables)]
         parts, uses = [], []
         for start in range(0, len(tokens), _PARSE_CHUNK):
             chunk = torch.as_tensor(tokens[start : start + _PARSE_CHUNK], device=self.device).long()
-            table = _parse(chunk, arities, self.vocab.constant_id, self._kind_codes_at(chunk, start))
+            table = _parse(chunk, arities, variables, self.vocab, self._kind_codes_at(chunk, start))
             parts.append(table[chunk >= 0])
             uses.append(torch.stack([(chunk == i).any(1) for i in variable_ids], 1))
         self.nodes = torch.cat(parts)
@@ -137,14 +147,13 @@ class DeviceBank:
     def __len__(self) -> int:
         return len(self.lengths)
 
-    def table(self, skeletons: torch.Tensor) -> torch.Tensor:
-        """The node rows of skeletons ``skeletons``, padded: long ``(n, width, 5)``, -1
-        past each skeleton's end (``width`` is the longest of them)."""
+    def table(self, skeletons: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The nodes of skeletons ``skeletons``, one after the other: for each, the
+        skeleton's row in ``skeletons``, its position in it and its row of ``nodes`` (long)."""
         lengths = self.lengths[skeletons]
         positions = torch.arange(int(lengths.max()), device=self.device)
-        inside = positions < lengths[:, None]
-        index = torch.where(inside, self.offsets[skeletons, None] + positions, 0)
-        return torch.where(inside[..., None], self.nodes[index].long(), -1)
+        row, position = (positions < lengths[:, None]).nonzero(as_tuple=True)
+        return row, position, self.nodes[self.offsets[skeletons][row] + position].long()
 
 
 def _padded(values: np.ndarray, offsets: np.ndarray, fill: int) -> np.ndarray:
@@ -158,38 +167,63 @@ def _padded(values: np.ndarray, offsets: np.ndarray, fill: int) -> np.ndarray:
     return out
 
 
-def _parse(tokens: torch.Tensor, arities: torch.Tensor, constant_id: int, kind_codes: torch.Tensor) -> torch.Tensor:
-    """The node table of padded prefix skeletons (see :class:`DeviceBank`), read right
-    to left with a stack of finished subtrees per row."""
+#: Fusion codes of the node table: evaluated alone, ``c * x + c`` (at its ``add``),
+#: ``c * U(A)`` (at its ``mul``), inside one of those two patterns.
+FUSIONS = {"none": 0, "affine": 1, "scaled": 2, "inside": 3}
+
+
+def _patterns(tokens: torch.Tensor, arities: torch.Tensor, variables: torch.Tensor, vocab) -> torch.Tensor:
+    """The :data:`FUSIONS` code of every token of padded prefix skeletons."""
     n, width = tokens.shape
-    rows = torch.arange(n, device=tokens.device)
-    arity = arities[tokens]
-    height = torch.zeros_like(tokens)
-    second = torch.full_like(tokens, -1)
-    parent_of_second = torch.full_like(tokens, -1)
-    stack = torch.zeros((n, width + 1), dtype=torch.long, device=tokens.device)
-    depth = torch.zeros(n, dtype=torch.long, device=tokens.device)
+    padded = torch.cat([tokens, torch.full((n, 4), -1, dtype=tokens.dtype, device=tokens.device)], 1)
+    ahead = [padded[:, k : k + width] for k in range(5)]
+    add, mul, c = vocab.ids["add"], vocab.ids["mul"], vocab.constant_id
+    affine = (ahead[0] == add) & (ahead[1] == mul) & (ahead[2] == c) & variables[ahead[3]] & (ahead[4] == c)
+    scaled = (ahead[0] == mul) & (ahead[1] == c) & (arities[ahead[2]] == 1)
+    fusion = torch.where(affine, FUSIONS["affine"], torch.where(scaled, FUSIONS["scaled"], FUSIONS["none"]))
+    inside = torch.zeros_like(affine)
+    for k in range(1, 5):  # the four tokens after an affine pattern's add, two after a scaled one's mul
+        inside[:, k:] |= affine[:, :-k] | (scaled[:, :-k] & (k <= 2))
+    return torch.where(inside, FUSIONS["inside"], fusion)
+
+
+def _parse(tokens: torch.Tensor, arities: torch.Tensor, variables: torch.Tensor, vocab, kind_codes) -> torch.Tensor:
+    """The node table of padded prefix skeletons (see :class:`DeviceBank`), read right
+    to left with a stack of finished subtrees per skeleton (position-major tensors, so
+    that each step reads and writes contiguous rows)."""
+    n, width = tokens.shape
+    fusion = _patterns(tokens, arities, variables, vocab)
+    arity = arities[tokens].T.contiguous()
+    fused = fusion.T.contiguous()
+    height = torch.zeros((width, n), dtype=torch.long, device=tokens.device)
+    second = torch.full((width, n), -1, dtype=torch.long, device=tokens.device)
+    stack = torch.zeros((width + 1, n), dtype=torch.long, device=tokens.device)
+    depth = torch.zeros((1, n), dtype=torch.long, device=tokens.device)
     for position in range(width - 1, -1, -1):
-        a = arity[:, position]
-        top = stack[rows, (depth - 1).clamp(min=0)]
-        below = stack[rows, (depth - 2).clamp(min=0)]
-        h_top, h_below = height[rows, top], height[rows, below]
-        height[:, position] = torch.where(a == 2, torch.maximum(h_top, h_below) + 1, torch.where(a == 1, h_top + 1, 0))
-        binary = a == 2
-        second[:, position] = torch.where(binary, below, -1)
-        parent_of_second[rows[binary], below[binary]] = position
+        a, f = arity[position : position + 1], fused[position : position + 1]
+        top = stack.gather(0, (depth - 1).clamp(min=0))
+        below = stack.gather(0, (depth - 2).clamp(min=0))
+        h_top, h_below = height.gather(0, top), height.gather(0, below)
+        h = torch.where(a == 2, torch.maximum(h_top, h_below) + 1, torch.where(a == 1, h_top + 1, 0))
+        h = torch.where(f == FUSIONS["affine"], 0, torch.where(f == FUSIONS["scaled"], h_below, h))
+        height[position] = h[0]
+        second[position] = torch.where(a == 2, below, -1)[0]
         active = a >= 0
         depth = torch.where(active, depth - a + 1, depth)
-        stack[rows[active], depth[active] - 1] = position
+        slot = (depth - 1).clamp(min=0)
+        stack.scatter_(0, slot, torch.where(active, position, stack.gather(0, slot)))
+    height, second = height.T, second.T
     positions = torch.arange(width, device=tokens.device).expand(n, width)
-    is_constant = tokens == constant_id
+    parent_of_second = torch.full((n, width + 1), -1, dtype=torch.long, device=tokens.device)
+    parent_of_second.scatter_(1, torch.where(second >= 0, second, width), positions)
     partner = torch.where(
         kind_codes == KIND_CODES[MULTIPLICATIVE],
         positions - 1,
-        torch.where(kind_codes == KIND_CODES[ADDITIVE], parent_of_second, -1),
+        torch.where(kind_codes == KIND_CODES[ADDITIVE], parent_of_second[:, :width], -1),
     )
+    is_constant = tokens == vocab.constant_id
     placeholder = torch.where(is_constant, is_constant.cumsum(1) - 1, -1)
-    return torch.stack([tokens, height, second, partner, placeholder], -1).to(torch.int16)
+    return torch.stack([tokens, height, second, partner, placeholder, fusion], -1).to(torch.int16)
 
 
 class DeviceSampler:
@@ -304,38 +338,51 @@ class DeviceSampler:
         shape = (len(skeletons), n_points, self.n_variables)
         unit = torch.rand(shape, generator=generator, device=self.device, dtype=self.dtype)
         X = supports[:, :1] + (supports[:, 1:] - supports[:, :1]) * unit
-        return X * self.bank.uses[skeletons][:, None, :]
+        return torch.where(self.bank.uses[skeletons][:, None, :], X, 0.0)
 
     # --- evaluation and targets ------------------------------------------------------
 
-    def evaluate(self, nodes: torch.Tensor, constants: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    def evaluate(self, nodes: tuple, constants: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
         """Values ``(n, N)`` of the skeletons whose :meth:`DeviceBank.table` is ``nodes``,
         with placeholder values ``constants`` ``(n, K)`` at points ``X`` ``(n, N, d)``;
         NaN where undefined."""
-        row, position = (nodes[..., DeviceBank.TOKEN] >= 0).nonzero(as_tuple=True)
-        table = nodes[row, position]
-        sizes = row.bincount(minlength=len(nodes))
+        row, _, table = nodes
+        sizes = row.bincount(minlength=len(X))
         roots = sizes.cumsum(0) - sizes
-        starts = roots[row]
-        token = table[:, DeviceBank.TOKEN]
-        # Leaves: a placeholder's value or an integer, then the variables' columns.
+        last = len(table) - 1
+        token, fusion = table[:, DeviceBank.TOKEN], table[:, DeviceBank.FUSION]
         placeholder = table[:, DeviceBank.PLACEHOLDER]
-        scalar = torch.where(
-            placeholder >= 0, constants[row, placeholder.clamp(min=0)], self._number_of[token].to(constants.dtype)
-        )
+
+        def ahead(k: int) -> torch.Tensor:  # the node k tokens further (in the same skeleton where used)
+            return torch.arange(k, last + k + 1, device=self.device).clamp(max=last)
+
+        def constant(at: torch.Tensor) -> torch.Tensor:  # the value of placeholder node ``at``
+            return constants[row[at], placeholder[at].clamp(min=0)]
+
+        # Leaves: placeholders and integers, then variables (c * x + c for the fused ones).
+        scalar = torch.where(placeholder >= 0, constant(ahead(0)), self._number_of[token].to(constants.dtype))
         values = scalar[:, None].repeat(1, X.shape[1])
-        variable = self._variable_of[token]
-        (leaves,) = (variable >= 0).nonzero(as_tuple=True)
+        affine = fusion == FUSIONS["affine"]
+        variable = torch.where(affine, self._variable_of[token[ahead(3)]], self._variable_of[token])
+        (leaves,) = (((fusion == FUSIONS["none"]) & (variable >= 0)) | affine).nonzero(as_tuple=True)
         columns = X.transpose(1, 2).reshape(-1, X.shape[1])
-        values.index_copy_(0, leaves, columns.index_select(0, row[leaves] * X.shape[2] + variable[leaves]))
+        column = columns.index_select(0, row[leaves] * X.shape[2] + variable[leaves])
+        fused = affine[leaves, None]
+        scale = torch.where(fused, constant(ahead(2))[leaves, None], 1.0)
+        offset = torch.where(fused, constant(ahead(4))[leaves, None], 0.0)
+        values.index_copy_(0, leaves, torch.where(fused, scale * column + offset, column))
         # Operators: one call per (height, operator) group, lower heights first.
-        operator = self._operator_of[token]
+        scaled = fusion == FUSIONS["scaled"]
+        operator = torch.where(scaled, self._operator_of[token[ahead(2)]], self._operator_of[token])
+        operator = torch.where((fusion == FUSIONS["none"]) | scaled, operator, -1)
         n_operators = len(self._operators)
         key = torch.where(operator >= 0, table[:, DeviceBank.HEIGHT] * n_operators + operator, -1)
         order = key.argsort(stable=True)
         counts = torch.bincount(key + 1, minlength=1).tolist()
-        first = (starts + position + 1)[order]
-        second = (starts + table[:, DeviceBank.SECOND])[order]
+        index = torch.arange(len(table), device=self.device)
+        first = torch.where(scaled, index + 3, index + 1)[order]
+        second = (roots[row] + table[:, DeviceBank.SECOND])[order]
+        multiplier = torch.where(scaled, constant(ahead(1)), 1.0)[order, None]
         done = counts[0]
         for group, count in enumerate(counts[1:]):
             if not count:
@@ -343,32 +390,37 @@ class DeviceSampler:
             members = slice(done, done + count)
             done += count
             token_name = self._operators[group % n_operators]
-            arguments = [values.index_select(0, first[members])]
+            function = TORCH_OPERATORS[token_name]
             if OPERATORS[token_name].arity == 2:
-                arguments.append(values.index_select(0, second[members]))
-            values.index_copy_(0, order[members], TORCH_OPERATORS[token_name](*arguments))
+                result = function(values.index_select(0, first[members]), values.index_select(0, second[members]))
+            else:
+                result = multiplier[members] * function(values.index_select(0, first[members]))
+            values.index_copy_(0, order[members], result)
         return values[roots]
 
-    def targets(self, nodes: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def targets(self, nodes: tuple, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Token ids of the skeletons whose :meth:`DeviceBank.table` is ``nodes``,
         instantiated (the placeholders ``keep`` does not keep removed, as
         :func:`~nesymres_sklearn.expression.placeholders.remove_placeholders` does),
         padded with -1, and their lengths."""
-        width = nodes.shape[1]
-        token = nodes[..., DeviceBank.TOKEN]
-        placeholder = nodes[..., DeviceBank.PLACEHOLDER]
-        partner = nodes[..., DeviceBank.PARTNER]
-        kept = keep.gather(1, placeholder.clamp(min=0))
-        dropped = (placeholder >= 0) & (partner >= 0) & ~kept
-        removed = dropped.clone()
-        rows = torch.arange(len(nodes), device=self.device)[:, None].expand_as(dropped)
-        removed[rows[dropped], partner[dropped]] = True
-        removed |= token < 0
+        row, position, table = nodes
+        placeholder, partner = table[:, DeviceBank.PLACEHOLDER], table[:, DeviceBank.PARTNER]
+        dropped = (placeholder >= 0) & (partner >= 0) & ~keep[row, placeholder.clamp(min=0)]
+        removed = torch.ones((len(keep), int(position.max()) + 1), dtype=torch.bool, device=self.device)
+        removed[row, position] = dropped
+        removed[row[dropped], partner[dropped]] = True
+        tokens = torch.full(removed.shape, -1, dtype=torch.long, device=self.device)
+        tokens[row, position] = table[:, DeviceBank.TOKEN]
         order = removed.to(torch.int8).argsort(dim=1, stable=True)
         n_kept = (~removed).sum(1)
-        ids = token.gather(1, order)
-        ids = torch.where(torch.arange(width, device=self.device) < n_kept[:, None], ids, -1)
-        return ids, n_kept
+        ids = tokens.gather(1, order)
+        return torch.where(torch.arange(removed.shape[1], device=self.device) < n_kept[:, None], ids, -1), n_kept
+
+    def target_lengths(self, skeletons: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """The lengths :meth:`targets` gives: each placeholder dropped takes its operator along."""
+        kinds = self.bank.kinds[skeletons]
+        droppable = (kinds >= 0) & (kinds != KIND_CODES[EXISTING])
+        return self.bank.lengths[skeletons] - 2 * (droppable & ~keep).sum(1)
 
     # --- batches -------------------------------------------------------------------
 
@@ -409,10 +461,9 @@ class DeviceSampler:
             constants, kept = self.draw_constants(drawn, generator)
             supports = self.draw_supports(len(drawn), generator)
             points = self.draw_points(drawn, supports, n_points, generator)
-            nodes = self.bank.table(drawn)
-            values = self.evaluate(nodes, constants, points)
+            values = self.evaluate(self.bank.table(drawn), constants, points)
             good = torch.isfinite(values) & (values.abs() <= config.max_abs_y)
-            _, target_lengths = self.targets(nodes, kept)
+            target_lengths = self.target_lengths(drawn, kept)
             enough = torch.zeros_like(tried)
             enough[tried] = good.sum(1) >= needed
             short = torch.zeros_like(tried)

@@ -87,6 +87,7 @@ def test_targets_remove_the_placeholders_as_the_host_does(bank):
         expected = remove_placeholders(tokens, kinds, keep[row, : len(kinds)].tolist())
         assert bank.vocab.decode(ids[row, : lengths[row]].tolist()) == expected
         assert (ids[row, lengths[row] :] == -1).all()
+    assert torch.equal(sampler.target_lengths(skeletons, keep), lengths)
 
 
 def test_constants_supports_and_point_counts_have_the_hosts_distributions(bank):
