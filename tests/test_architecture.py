@@ -31,7 +31,7 @@ LAYERS = {
         "reciprocal", "inverted", "anytime",
     ],
     "pretraining": [
-        "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
+        "time_limit", "generator", "bank", "bank_pack", "data", "device_data", "runtime", "checkpoint", "export", "config",
         "evaluation", "curves", "train", "validate", "window",
     ],
     "benchmarks": [
