@@ -115,7 +115,8 @@ class BatchConfig:
         return asdict(self)
 
 
-_TRIES_PER_SKELETON = 4
+#: Draws of constants and points a skeleton gets before another one is drawn.
+TRIES_PER_SKELETON = 4
 _COMPILED_SKELETONS = 100_000
 
 
@@ -187,7 +188,7 @@ class EquationSampler:
         while True:
             index = self.draw_index(rng)
             tokens, kinds, program, existing, absent = self._skeleton(index)
-            for _ in range(_TRIES_PER_SKELETON):
+            for _ in range(TRIES_PER_SKELETON):
                 values, keep = self.constants(rng, kinds, existing)
                 bounds = self.support(rng)
                 X = rng.uniform(bounds[0], bounds[1], size=(n_points, self.n_variables))

@@ -1,7 +1,7 @@
 """Training batches made on the training device, in PyTorch, with the host's distributions.
 
 :class:`DeviceSampler` makes the batches of :class:`pretraining.data.EquationSampler`
-where the model trains: the bank's skeletons live on the device as padded token tables
+where the model trains: the bank's skeletons live on the device as a table of nodes
 (:class:`DeviceBank`, parsed once: each node's height, second child and placeholder),
 and a batch is drawn, evaluated and encoded there with no copy from the host. The
 distributions are the host's (appendix B of the paper, :class:`~pretraining.data.BatchConfig`):
@@ -14,7 +14,8 @@ distributions are the host's (appendix B of the paper, :class:`~pretraining.data
   uniform in it; variables the skeleton does not use are 0;
 * points with a non-finite ``y`` or ``|y| > max_abs_y`` are dropped; an equation that
   keeps fewer than ``min_valid_fraction`` of its points is redrawn (new constants and
-  support, a new skeleton after 4 tries), as is one whose target is too long; the batch
+  support, a new skeleton after 4 tries), as is one whose target is too long (the
+  trials are evaluated a round at a time, see :meth:`DeviceSampler.batch`); the batch
   is cut to its smallest number of valid points, each equation keeping its first ones.
 
 Every program of a batch is evaluated at once: the nodes of all equations are sorted by
@@ -43,7 +44,7 @@ from nesymres_sklearn.expression.tokens import CONSTANT, variable_index, variabl
 from nesymres_sklearn.network.encoding import HALF_MAX, NAN_CODE
 
 from .bank import KIND_CODES, SkeletonBank
-from .data import _TRIES_PER_SKELETON, BatchConfig
+from .data import TRIES_PER_SKELETON, BatchConfig
 
 #: The torch function of every operator of :data:`nesymres_sklearn.expression.operators.OPERATORS`
 #: (the same function as its ``numpy`` entry).
@@ -441,7 +442,7 @@ class DeviceSampler:
         n_points = self.draw_points_count(generator)
         needed = max(1, int(np.ceil(config.min_valid_fraction * n_points)))
         current = self.draw_skeletons(size, generator)
-        remaining = torch.full((size,), _TRIES_PER_SKELETON, device=self.device)
+        remaining = torch.full((size,), TRIES_PER_SKELETON, device=self.device)
         skeletons = torch.empty_like(current)
         X = torch.empty((size, n_points, self.n_variables), dtype=self.dtype, device=self.device)
         valid = torch.empty((size, n_points), dtype=torch.bool, device=self.device)
@@ -453,8 +454,8 @@ class DeviceSampler:
             fresh = 0 if first_round else max(1, min(_MAX_FRESH, size // (4 * len(pending))))
             new = self.draw_skeletons(len(pending) * fresh, generator).view(len(pending), fresh)
             groups = torch.cat([current[pending, None], new], 1)
-            trial = torch.arange(_TRIES_PER_SKELETON, device=self.device)
-            tried = torch.ones((len(pending), fresh + 1, _TRIES_PER_SKELETON), dtype=torch.bool, device=self.device)
+            trial = torch.arange(TRIES_PER_SKELETON, device=self.device)
+            tried = torch.ones((len(pending), fresh + 1, TRIES_PER_SKELETON), dtype=torch.bool, device=self.device)
             tried[:, 0] = trial < (1 if first_round else remaining[pending, None])
             slot, group, _ = tried.nonzero(as_tuple=True)
             drawn = groups[slot, group]
