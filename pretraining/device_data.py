@@ -40,7 +40,7 @@ import torch
 
 from nesymres_sklearn.expression.operators import OPERATORS
 from nesymres_sklearn.expression.placeholders import ADDITIVE, EXISTING, MULTIPLICATIVE, NEUTRAL_VALUE
-from nesymres_sklearn.expression.tokens import CONSTANT, variable_index, variable_token
+from nesymres_sklearn.expression.tokens import CONSTANT, variable_index
 from nesymres_sklearn.network.encoding import HALF_MAX, NAN_CODE
 
 from .bank import KIND_CODES, SkeletonBank
@@ -94,25 +94,29 @@ def half_codes(values: torch.Tensor) -> torch.Tensor:
 
 
 class DeviceBank:
-    """One split of a skeleton bank as tables on ``device``.
+    """One split of a skeleton bank as tables on ``device``, one row per token or per
+    evaluated node of the concatenated skeletons (int16, -1 where none).
 
-    ``nodes`` (int16, one row per token of the concatenated skeletons, skeleton ``i``
-    from ``offsets[i]``) holds: the token id, the node's height, the position of its
-    second child (binary operators), the position of the operator that is dropped with
-    it (placeholders that can be dropped: the ``mul`` of ``mul c A``, the ``add`` of
-    ``add A c``), its placeholder index (``c`` tokens), -1 where none, and its
-    :data:`FUSIONS` code.
+    ``nodes`` (skeleton ``i`` from ``offsets[i]``) serves the targets: per token, its id,
+    the position of the operator that is dropped with it (placeholders that can be
+    dropped: the ``mul`` of ``mul c A``, the ``add`` of ``add A c``) and its placeholder
+    index (``c`` tokens).
 
-    Two patterns of attached skeletons are evaluated as one node each: ``add mul c x c``
-    (every variable: ``c * x + c``, a leaf) and ``mul c U A`` (every unary operator ``U``:
-    ``c * U(A)``, in ``U``'s group). The other nodes of a pattern are not evaluated, and
-    heights count evaluated nodes only (leaves 0), so a skeleton takes fewer, larger
-    operator calls, with the same operations in the same order as the host's.
+    ``program`` (skeleton ``i`` from ``program_offsets[i]``) serves the evaluation: per
+    evaluated node, in prefix order, its token, the token of the operator it applies,
+    its height (leaves 0), the rows of its arguments, the placeholders it multiplies by
+    and adds, and the variable it reads. Two patterns of attached skeletons are one node
+    each: ``add mul c x c`` (every variable: ``c * x + c``, a leaf) and ``mul c U A``
+    (every unary operator ``U``: ``c * U(A)``); the other tokens of a pattern are not
+    evaluated. A skeleton thus takes fewer, larger operator calls, with the host's
+    operations in the host's order.
+
     ``kinds`` (int8, ``(S, K)``) are the placeholder kinds (-1 past the last), ``uses``
     (bool, ``(S, n_variables)``) the variables each skeleton reads.
     """
 
-    TOKEN, HEIGHT, SECOND, PARTNER, PLACEHOLDER, FUSION = range(6)
+    TOKEN, PARTNER, PLACEHOLDER = range(3)
+    OPERATOR, HEIGHT, FIRST, SECOND, SCALE, OFFSET, VARIABLE = range(1, 8)  # program columns after TOKEN
 
     def __init__(self, bank: SkeletonBank, n_variables: int, device):
         self.device = torch.device(device)
@@ -125,17 +129,20 @@ class DeviceBank:
         tokens = _padded(bank._tokens, offsets, -1)
         self.kinds = torch.as_tensor(_padded(bank._kinds, bank._kind_offsets, -1), device=self.device)
         arities = torch.as_tensor(np.append(self.vocab.arities, -1), device=self.device)  # id -1: past the end
-        variables = torch.as_tensor(
-            [variable_index(token) is not None for token in self.vocab.tokens] + [False], device=self.device
-        )
-        variable_ids = [self.vocab.ids.get(variable_token(i), -2) for i in range(n_variables)]
-        parts, uses = [], []
+        variable_of = [-1 if (i := variable_index(token)) is None else i for token in self.vocab.tokens]
+        variable_of = torch.as_tensor(variable_of + [-1], device=self.device)
+        nodes, programs, sizes, uses = [], [], [], []
         for start in range(0, len(tokens), _PARSE_CHUNK):
             chunk = torch.as_tensor(tokens[start : start + _PARSE_CHUNK], device=self.device).long()
-            table = _parse(chunk, arities, variables, self.vocab, self._kind_codes_at(chunk, start))
-            parts.append(table[chunk >= 0])
-            uses.append(torch.stack([(chunk == i).any(1) for i in variable_ids], 1))
-        self.nodes = torch.cat(parts)
+            table, program, live = _parse(chunk, arities, variable_of, self.vocab, self._kind_codes_at(chunk, start))
+            nodes.append(table[chunk >= 0])
+            programs.append(program[live])
+            sizes.append(live.sum(1))
+            uses.append(torch.stack([(variable_of[chunk] == i).any(1) for i in range(n_variables)], 1))
+        self.nodes = torch.cat(nodes)
+        self.program = torch.cat(programs)
+        self.program_lengths = torch.cat(sizes)
+        self.program_offsets = self.program_lengths.cumsum(0) - self.program_lengths
         self.uses = torch.cat(uses)
 
     def _kind_codes_at(self, chunk: torch.Tensor, start: int) -> torch.Tensor:
@@ -149,12 +156,19 @@ class DeviceBank:
         return len(self.lengths)
 
     def table(self, skeletons: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The nodes of skeletons ``skeletons``, one after the other: for each, the
+        """The tokens of skeletons ``skeletons``, one after the other: for each, the
         skeleton's row in ``skeletons``, its position in it and its row of ``nodes`` (long)."""
-        lengths = self.lengths[skeletons]
-        positions = torch.arange(int(lengths.max()), device=self.device)
-        row, position = (positions < lengths[:, None]).nonzero(as_tuple=True)
-        return row, position, self.nodes[self.offsets[skeletons][row] + position].long()
+        return _rows(self.nodes, self.offsets[skeletons], self.lengths[skeletons])
+
+    def programs(self, skeletons: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The evaluated nodes of skeletons ``skeletons``, as :meth:`table` gives tokens."""
+        return _rows(self.program, self.program_offsets[skeletons], self.program_lengths[skeletons])
+
+
+def _rows(table: torch.Tensor, offsets: torch.Tensor, lengths: torch.Tensor) -> tuple:
+    positions = torch.arange(int(lengths.max()), device=table.device)
+    row, position = (positions < lengths[:, None]).nonzero(as_tuple=True)
+    return row, position, table[offsets[row] + position].long()
 
 
 def _padded(values: np.ndarray, offsets: np.ndarray, fill: int) -> np.ndarray:
@@ -188,12 +202,13 @@ def _patterns(tokens: torch.Tensor, arities: torch.Tensor, variables: torch.Tens
     return torch.where(inside, FUSIONS["inside"], fusion)
 
 
-def _parse(tokens: torch.Tensor, arities: torch.Tensor, variables: torch.Tensor, vocab, kind_codes) -> torch.Tensor:
-    """The node table of padded prefix skeletons (see :class:`DeviceBank`), read right
-    to left with a stack of finished subtrees per skeleton (position-major tensors, so
-    that each step reads and writes contiguous rows)."""
+def _parse(tokens: torch.Tensor, arities: torch.Tensor, variable_of: torch.Tensor, vocab, kind_codes) -> tuple:
+    """The ``nodes`` and ``program`` rows of padded prefix skeletons (see
+    :class:`DeviceBank`), padded, and which positions are evaluated. The skeletons are
+    read right to left with a stack of finished subtrees each (position-major tensors,
+    so that each step reads and writes contiguous rows)."""
     n, width = tokens.shape
-    fusion = _patterns(tokens, arities, variables, vocab)
+    fusion = _patterns(tokens, arities, variable_of >= 0, vocab)
     arity = arities[tokens].T.contiguous()
     fused = fusion.T.contiguous()
     height = torch.zeros((width, n), dtype=torch.long, device=tokens.device)
@@ -224,7 +239,26 @@ def _parse(tokens: torch.Tensor, arities: torch.Tensor, variables: torch.Tensor,
     )
     is_constant = tokens == vocab.constant_id
     placeholder = torch.where(is_constant, is_constant.cumsum(1) - 1, -1)
-    return torch.stack([tokens, height, second, partner, placeholder, fusion], -1).to(torch.int16)
+    nodes = torch.stack([tokens, partner, placeholder], -1).to(torch.int16)
+    # The program: evaluated nodes, their arguments as rows among the evaluated nodes.
+    affine, scaled, plain = (fusion == FUSIONS[name] for name in ("affine", "scaled", "none"))
+    live = (tokens >= 0) & ~(fusion == FUSIONS["inside"])
+    row_of = live.cumsum(1) - 1
+
+    def ahead(values: torch.Tensor, k: int) -> torch.Tensor:
+        return torch.cat([values[:, k:], torch.full((n, k), -1, dtype=values.dtype, device=values.device)], 1)
+
+    arity_here = arities[tokens]
+    operator = torch.where(scaled, ahead(tokens, 2), torch.where(plain & (arity_here > 0), tokens, -1))
+    first = torch.where(operator >= 0, ahead(row_of, 1), -1)
+    first = torch.where(scaled, ahead(row_of, 3), first)
+    second_row = torch.where(plain & (arity_here == 2), row_of.gather(1, second.clamp(min=0)), -1)
+    scale = torch.where(scaled, ahead(placeholder, 1), torch.where(affine, ahead(placeholder, 2), -1))
+    scale = torch.where(plain & is_constant, placeholder, scale)
+    offset = torch.where(affine, ahead(placeholder, 4), -1)
+    variable = torch.where(affine, variable_of[ahead(tokens, 3)], torch.where(plain, variable_of[tokens], -1))
+    program = torch.stack([tokens, operator, height, first, second_row, scale, offset, variable], -1)
+    return nodes, program.to(torch.int16), live
 
 
 class DeviceSampler:
@@ -271,18 +305,14 @@ class DeviceSampler:
             self._cumulative = torch.as_tensor(np.cumsum(weights), device=self.device)
         tokens = self.vocab.tokens
         self._operators = [token for token in TORCH_OPERATORS if token in self.vocab.ids]
-        operator_of = np.full(len(tokens) + 1, -1)
-        variable_of = np.full(len(tokens) + 1, -1)
+        operator_of = np.full(len(tokens) + 1, -1)  # id -1 (none): the last entry
         number_of = np.zeros(len(tokens) + 1)
         for i, token in enumerate(tokens):
             if token in self._operators:
                 operator_of[i] = self._operators.index(token)
-            elif (index := variable_index(token)) is not None:
-                variable_of[i] = index
-            elif token != CONSTANT and self.vocab.arities[i] == 0:
+            elif token != CONSTANT and variable_index(token) is None and self.vocab.arities[i] == 0:
                 number_of[i] = float(token)
         self._operator_of = torch.as_tensor(operator_of, device=self.device)
-        self._variable_of = torch.as_tensor(variable_of, device=self.device)
         self._number_of = torch.as_tensor(number_of, dtype=dtype, device=self.device)
         neutral = [NEUTRAL_VALUE[kind] for kind in (MULTIPLICATIVE, ADDITIVE, EXISTING)]
         self._neutral = torch.as_tensor([*neutral, 0.0], dtype=dtype, device=self.device)  # kind -1: padding
@@ -343,47 +373,36 @@ class DeviceSampler:
 
     # --- evaluation and targets ------------------------------------------------------
 
-    def evaluate(self, nodes: tuple, constants: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
-        """Values ``(n, N)`` of the skeletons whose :meth:`DeviceBank.table` is ``nodes``,
-        with placeholder values ``constants`` ``(n, K)`` at points ``X`` ``(n, N, d)``;
-        NaN where undefined."""
-        row, _, table = nodes
+    def evaluate(self, program: tuple, constants: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        """Values ``(n, N)`` of the skeletons whose :meth:`DeviceBank.programs` is
+        ``program``, with placeholder values ``constants`` ``(n, K)`` at points ``X``
+        ``(n, N, d)``; NaN where undefined."""
+        row, _, table = program
         sizes = row.bincount(minlength=len(X))
         roots = sizes.cumsum(0) - sizes
-        last = len(table) - 1
-        token, fusion = table[:, DeviceBank.TOKEN], table[:, DeviceBank.FUSION]
-        placeholder = table[:, DeviceBank.PLACEHOLDER]
-
-        def ahead(k: int) -> torch.Tensor:  # the node k tokens further (in the same skeleton where used)
-            return torch.arange(k, last + k + 1, device=self.device).clamp(max=last)
-
-        def constant(at: torch.Tensor) -> torch.Tensor:  # the value of placeholder node ``at``
-            return constants[row[at], placeholder[at].clamp(min=0)]
-
-        # Leaves: placeholders and integers, then variables (c * x + c for the fused ones).
-        scalar = torch.where(placeholder >= 0, constant(ahead(0)), self._number_of[token].to(constants.dtype))
+        bank = DeviceBank
+        scale, variable = table[:, bank.SCALE], table[:, bank.VARIABLE]
+        multiplier = constants[row, scale.clamp(min=0)]
+        # Leaves: placeholders and integers, then the variables (c * x + c where fused).
+        scalar = torch.where(scale >= 0, multiplier, self._number_of[table[:, bank.TOKEN]].to(constants.dtype))
         values = scalar[:, None].repeat(1, X.shape[1])
-        affine = fusion == FUSIONS["affine"]
-        variable = torch.where(affine, self._variable_of[token[ahead(3)]], self._variable_of[token])
-        (leaves,) = (((fusion == FUSIONS["none"]) & (variable >= 0)) | affine).nonzero(as_tuple=True)
+        (leaves,) = (variable >= 0).nonzero(as_tuple=True)
         columns = X.transpose(1, 2).reshape(-1, X.shape[1])
         column = columns.index_select(0, row[leaves] * X.shape[2] + variable[leaves])
-        fused = affine[leaves, None]
-        scale = torch.where(fused, constant(ahead(2))[leaves, None], 1.0)
-        offset = torch.where(fused, constant(ahead(4))[leaves, None], 0.0)
-        values.index_copy_(0, leaves, torch.where(fused, scale * column + offset, column))
+        offset = table[leaves, bank.OFFSET]
+        fused = (offset >= 0)[:, None]
+        affine = multiplier[leaves, None] * column + constants[row[leaves], offset.clamp(min=0)][:, None]
+        values.index_copy_(0, leaves, torch.where(fused, affine, column))
         # Operators: one call per (height, operator) group, lower heights first.
-        scaled = fusion == FUSIONS["scaled"]
-        operator = torch.where(scaled, self._operator_of[token[ahead(2)]], self._operator_of[token])
-        operator = torch.where((fusion == FUSIONS["none"]) | scaled, operator, -1)
+        operator = self._operator_of[table[:, bank.OPERATOR]]
         n_operators = len(self._operators)
-        key = torch.where(operator >= 0, table[:, DeviceBank.HEIGHT] * n_operators + operator, -1)
+        key = torch.where(operator >= 0, table[:, bank.HEIGHT] * n_operators + operator, -1)
         order = key.argsort(stable=True)
         counts = torch.bincount(key + 1, minlength=1).tolist()
-        index = torch.arange(len(table), device=self.device)
-        first = torch.where(scaled, index + 3, index + 1)[order]
-        second = (roots[row] + table[:, DeviceBank.SECOND])[order]
-        multiplier = torch.where(scaled, constant(ahead(1)), 1.0)[order, None]
+        start = roots[row]
+        first = (start + table[:, bank.FIRST])[order]
+        second = (start + table[:, bank.SECOND])[order]
+        multiplier = torch.where(scale >= 0, multiplier, 1.0)[order, None]
         done = counts[0]
         for group, count in enumerate(counts[1:]):
             if not count:
@@ -462,7 +481,7 @@ class DeviceSampler:
             constants, kept = self.draw_constants(drawn, generator)
             supports = self.draw_supports(len(drawn), generator)
             points = self.draw_points(drawn, supports, n_points, generator)
-            values = self.evaluate(self.bank.table(drawn), constants, points)
+            values = self.evaluate(self.bank.programs(drawn), constants, points)
             good = torch.isfinite(values) & (values.abs() <= config.max_abs_y)
             target_lengths = self.target_lengths(drawn, kept)
             enough = torch.zeros_like(tried)

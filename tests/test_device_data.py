@@ -66,7 +66,7 @@ def test_skeletons_evaluate_as_the_host_program(bank):
     for dtype, close, codes_equal in ((torch.float64, 0.999, 0.9995), (torch.float32, 0.97, 0.98)):
         sampler = DeviceSampler(bank, CONFIG, dtype=dtype)
         skeletons, constants, _, X = _draws(sampler, len(bank))
-        values = sampler.evaluate(sampler.bank.table(skeletons), constants, X).double().numpy()
+        values = sampler.evaluate(sampler.bank.programs(skeletons), constants, X).double().numpy()
         agree, same_codes, kept = 0, 0, 0
         for row, index in enumerate(skeletons.tolist()):
             tokens, kinds = bank[index]
