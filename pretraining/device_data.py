@@ -126,30 +126,36 @@ class DeviceBank:
         self.offsets = torch.as_tensor(offsets, device=self.device)
         self.lengths = self.offsets.diff()
         self.n_placeholders = torch.as_tensor(np.diff(bank._kind_offsets), device=self.device)
-        tokens = _padded(bank._tokens, offsets, -1)
+        tokens = torch.as_tensor(_padded(bank._tokens, offsets, -1), device=self.device)
         self.kinds = torch.as_tensor(_padded(bank._kinds, bank._kind_offsets, -1), device=self.device)
         arities = torch.as_tensor(np.append(self.vocab.arities, -1), device=self.device)  # id -1: past the end
         variable_of = [-1 if (i := variable_index(token)) is None else i for token in self.vocab.tokens]
         variable_of = torch.as_tensor(variable_of + [-1], device=self.device)
+        # Parsed in chunks of skeletons of similar lengths (each as wide as its longest).
+        order = torch.as_tensor(np.argsort(np.diff(offsets), kind="stable"), device=self.device)
         nodes, programs, sizes, uses = [], [], [], []
         for start in range(0, len(tokens), _PARSE_CHUNK):
-            chunk = torch.as_tensor(tokens[start : start + _PARSE_CHUNK], device=self.device).long()
-            table, program, live = _parse(chunk, arities, variable_of, self.vocab, self._kind_codes_at(chunk, start))
+            members = order[start : start + _PARSE_CHUNK]
+            width = int(self.lengths[members].max())
+            chunk = tokens[members, :width].long()
+            kind_codes = self._kind_codes(chunk, self.kinds[members].long())
+            table, program, live = _parse(chunk, arities, variable_of, self.vocab, kind_codes)
             nodes.append(table[chunk >= 0])
             programs.append(program[live])
             sizes.append(live.sum(1))
             uses.append(torch.stack([(variable_of[chunk] == i).any(1) for i in range(n_variables)], 1))
-        self.nodes = torch.cat(nodes)
-        self.program = torch.cat(programs)
-        self.program_lengths = torch.cat(sizes)
+        self.program_lengths = torch.empty_like(self.lengths)
+        self.program_lengths[order] = torch.cat(sizes)
         self.program_offsets = self.program_lengths.cumsum(0) - self.program_lengths
-        self.uses = torch.cat(uses)
+        self.nodes = _unsorted(torch.cat(nodes), order, self.lengths)
+        self.program = _unsorted(torch.cat(programs), order, self.program_lengths)
+        self.uses = torch.empty((len(order), n_variables), dtype=torch.bool, device=self.device)
+        self.uses[order] = torch.cat(uses)
 
-    def _kind_codes_at(self, chunk: torch.Tensor, start: int) -> torch.Tensor:
+    def _kind_codes(self, chunk: torch.Tensor, kinds: torch.Tensor) -> torch.Tensor:
         """The kind code of each ``c`` token of a chunk of skeletons (-1 elsewhere)."""
         is_constant = chunk == self.vocab.constant_id
-        index = (is_constant.cumsum(1) - 1).clamp(0, self.kinds.shape[1] - 1)
-        kinds = self.kinds[start : start + len(chunk)].long()
+        index = (is_constant.cumsum(1) - 1).clamp(0, kinds.shape[1] - 1)
         return torch.where(is_constant, kinds.gather(1, index), -1)
 
     def __len__(self) -> int:
@@ -165,7 +171,20 @@ class DeviceBank:
         return _rows(self.program, self.program_offsets[skeletons], self.program_lengths[skeletons])
 
 
+def _unsorted(rows: torch.Tensor, order: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """``rows``, the rows of skeletons ``order[0], order[1], ...`` one after the other
+    (``lengths[i]`` rows for skeleton ``i``), in the order of the skeletons instead."""
+    sorted_lengths = lengths[order]
+    sorted_starts = torch.empty_like(lengths)
+    sorted_starts[order] = sorted_lengths.cumsum(0) - sorted_lengths
+    starts = lengths.cumsum(0) - lengths
+    within = torch.arange(int(lengths.sum()), device=rows.device) - starts.repeat_interleave(lengths)
+    return rows[sorted_starts.repeat_interleave(lengths) + within]
+
+
 def _rows(table: torch.Tensor, offsets: torch.Tensor, lengths: torch.Tensor) -> tuple:
+    """Rows ``offsets[i] .. offsets[i] + lengths[i]`` of ``table`` for every ``i``: the
+    ``i`` and position of each, and the rows (long)."""
     positions = torch.arange(int(lengths.max()), device=table.device)
     row, position = (positions < lengths[:, None]).nonzero(as_tuple=True)
     return row, position, table[offsets[row] + position].long()
