@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def measure(args, bank: SkeletonBank) -> list[str]:
-    torch.set_num_threads(1)
+    """The table's lines: both generators timed in turns (torch's threads as they are set)."""
     model_config = config_for_size(args.model_size, bank.n_variables)
     config = BatchConfig(batch_size=args.batch_size, min_points=args.min_points, max_points=args.max_points,
                          frequency_power=args.frequency_power)  # fmt: skip
@@ -106,7 +106,7 @@ def measure(args, bank: SkeletonBank) -> list[str]:
         f"into node tables) took {setup:.1f} s per device generator.",
         "",
         "| generator | batches | seconds | mean points kept | equations/s per core | against the host |",
-        "|---|---:|---:|---:|---:|---:|",
+        "|---|---|---|---|---|---|",
     ]
     for name, t in totals.items():
         rate = t["equations"] / t["seconds"]
@@ -123,6 +123,7 @@ def measure(args, bank: SkeletonBank) -> list[str]:
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
+    torch.set_num_threads(1)  # the device generator on one core, as the host's
     head = [
         "# Device data: equations/s per core of the device generator on the CPU against the host's",
         "",
