@@ -191,10 +191,10 @@ def test_a_resumed_stream_continues_bit_for_bit(bank):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n_variables", [6])
-def test_more_variables_from_bank_to_batches(tmp_path, n_variables):
-    """A bank of 6 variables, its host and device batches, and a model that reads them."""
-    config = GeneratorConfig(n_variables=n_variables, simplification="automatic")
+@pytest.mark.parametrize("n_variables, max_operators", [(6, 5), (10, 9)])
+def test_more_variables_from_bank_to_batches(tmp_path, n_variables, max_operators):
+    """A bank of 6 or 10 variables, its host and device batches, and a model that reads them."""
+    config = GeneratorConfig(n_variables=n_variables, max_operators=max_operators, simplification="automatic")
     build_bank(tmp_path, n_skeletons=60, seed=0, config=config, n_jobs=1, chunk_size=30, chunks_per_shard=2)
     bank = SkeletonBank(tmp_path)
     assert bank.n_variables == n_variables
