@@ -6,7 +6,8 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 import torch
 import torch.distributed as dist
@@ -112,14 +113,52 @@ def nvidia_smi_utilisation(index: int | None = None) -> float | None:
         return None
 
 
-def gpu_utilisation(device: torch.device) -> float | None:
-    """The percentage of the last sample period in which ``device`` (a GPU) ran a
-    kernel, from NVML (``torch.cuda.utilization``) or else ``nvidia-smi``; ``None``
-    on other devices or where neither answers."""
-    if device.type != "cuda":
-        return None
-    index = torch.cuda.current_device() if device.index is None else device.index
-    try:
-        return float(torch.cuda.utilization(index))
-    except Exception:  # noqa: BLE001 (no NVML: pynvml missing, or failing)
-        return nvidia_smi_utilisation(index)
+@dataclass
+class GpuSampler:
+    """Samples a GPU's utilisation (percent) with ``nvidia-smi`` every ``period`` seconds
+    in a thread, while in its ``with`` block; no samples where ``nvidia-smi`` is missing.
+
+    Parameters
+    ----------
+    period : float, default=5.0
+    index : int, optional
+        The GPU (default: the first one).
+    """
+
+    period: float = 5.0
+    index: int | None = None
+    samples: list[float] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._taken = 0
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            sample = nvidia_smi_utilisation(self.index)
+            if sample is None:
+                return
+            self.samples.append(sample)
+
+    def __enter__(self) -> GpuSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def take(self) -> float | None:
+        """The mean of the samples since the last call (``None`` when there are none)."""
+        new = self.samples[self._taken :]
+        self._taken += len(new)
+        return sum(new) / len(new) if new else None
+
+    def summary(self) -> dict:
+        if not self.samples:
+            return {"gpu_utilisation_mean": None, "gpu_utilisation_samples": 0}
+        return {
+            "gpu_utilisation_mean": sum(self.samples) / len(self.samples),
+            "gpu_utilisation_samples": len(self.samples),
+        }

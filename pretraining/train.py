@@ -25,7 +25,7 @@ validation, a checkpoint or the end), so nothing waits for the GPU in between;
 (:mod:`pretraining.device_data`: no loader workers, no copies; the generator waits
 for the GPU a few times per batch). Each log row says which share of its wall time
 went to making or waiting for batches (``data_fraction``) and, on CUDA, how busy the
-GPU was (``gpu_utilisation``, NVML's or ``nvidia-smi``'s last sample).
+GPU was (``gpu_utilisation``: the mean of ``nvidia-smi``'s samples, one a second).
 
 Threads: DataLoader workers compute with one torch thread each (as torch's DataLoader
 sets them), and the training process with ``--num-threads``, else ``OMP_NUM_THREADS``
@@ -52,6 +52,7 @@ step loop, with :func:`~pretraining.evaluation.validate` and checkpoints) and
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import gc
@@ -88,11 +89,11 @@ from .device_data import DeviceBatchStream, DeviceSampler
 from .evaluation import validate
 from .export import export_model
 from .runtime import (
+    GpuSampler,
     Ranks,
     autocast,
     autocast_dtype,
     available_cores,
-    gpu_utilisation,
     process_device,
     setup_distributed,
     sum_over_ranks,
@@ -424,7 +425,15 @@ def finished(state: State, config: TrainConfig) -> bool:
 
 
 def _log_row(
-    log: _CsvLog | None, bar, meter: _Meter, last: dict, state: State, runtime: Runtime, validated: bool, now: float
+    log: _CsvLog | None,
+    bar,
+    meter: _Meter,
+    last: dict,
+    state: State,
+    runtime: Runtime,
+    validated: bool,
+    now: float,
+    gpu: GpuSampler | None,
 ) -> None:
     """Average the training loss over the ranks; rank 0 writes a row of ``log.csv``."""
     (loss_sum,) = sum_over_ranks([meter.mean_loss()], runtime.ranks, runtime.device)
@@ -439,7 +448,7 @@ def _log_row(
                 equations_per_second=f"{speed:.1f}",
                 elapsed_seconds=f"{state.elapsed_seconds:.1f}",
                 data_fraction=f"{meter.data_fraction():.3f}",
-                gpu_utilisation="" if (busy := gpu_utilisation(runtime.device)) is None else f"{busy:.0f}",
+                gpu_utilisation="" if gpu is None or (busy := gpu.take()) is None else f"{busy:.0f}",
                 train_loss=f"{last['train_loss']:.5f}",
                 val_loss=f"{last['val_loss']:.5f}" if validated else "",
                 val_accuracy=f"{last['val_accuracy']:.5f}" if validated else "",
@@ -493,7 +502,8 @@ def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -
     state.model.train()
     # Device batches wait for the GPU anyway: the wait for the step before is not theirs.
     synchronise = config.run.data_source == "device" and runtime.device.type == "cuda"
-    with _StopRequest() as stop:
+    gpu = GpuSampler(period=1.0, index=runtime.device.index) if runtime.device.type == "cuda" else None
+    with _StopRequest() as stop, gpu or contextlib.nullcontext():
         batches = iter(loader)
         while not finished(state, config):
             rate = learning_rate(state, config)
@@ -527,7 +537,7 @@ def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -
             if not (state.step % schedule.log_every == 0 or validated or checkpoint_due or last_step):
                 continue
             stopped, state.elapsed_seconds = _agree(stop.requested, meter.elapsed(now), runtime)
-            _log_row(log, bar, meter, last, state, runtime, validated, now)
+            _log_row(log, bar, meter, last, state, runtime, validated, now, gpu)
             if checkpoint_due or stopped or finished(state, config):
                 checkpoint(state, config, data.model_config, runtime)
             if stopped:

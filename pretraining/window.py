@@ -41,9 +41,7 @@ import argparse
 import json
 import logging
 import shutil
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -52,47 +50,11 @@ from .bank import build_bank
 from .bank_pack import unpack_bank
 from .config import DATA_SOURCES, TrainConfig, command_line_parser, config_from_args
 from .generator import GeneratorConfig
-from .runtime import available_cores, nvidia_smi_utilisation
+from .runtime import GpuSampler, available_cores
 from .train import CONFIG_FILE, LOG, summary_json, train
 
 DEFAULTS = Path(__file__).with_name("window-defaults.yaml")
 RESULT_FILES = (LOG, CONFIG_FILE, "summary.json")
-
-
-@dataclass
-class GpuSampler:
-    """Samples the GPU's utilisation (percent) with ``nvidia-smi`` every ``period`` seconds
-    in a thread; no samples where ``nvidia-smi`` is missing."""
-
-    period: float = 5.0
-    samples: list[float] = field(default_factory=list)
-
-    def __post_init__(self):
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.period):
-            sample = nvidia_smi_utilisation()
-            if sample is None:
-                return
-            self.samples.append(sample)
-
-    def __enter__(self) -> GpuSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def summary(self) -> dict:
-        if not self.samples:
-            return {"gpu_utilisation_mean": None, "gpu_utilisation_samples": 0}
-        return {
-            "gpu_utilisation_mean": sum(self.samples) / len(self.samples),
-            "gpu_utilisation_samples": len(self.samples),
-        }
 
 
 def bank_is_complete(folder: Path) -> bool:
