@@ -149,6 +149,8 @@ class DeviceBank:
         self.program_offsets = self.program_lengths.cumsum(0) - self.program_lengths
         self.nodes = _unsorted(torch.cat(nodes), order, self.lengths)
         self.program = _unsorted(torch.cat(programs), order, self.program_lengths)
+        #: The longest skeleton and program (the host knows the shapes without asking the device).
+        self.width, self.program_width = int(self.lengths.max()), int(self.program_lengths.max())
         self.uses = torch.empty((len(order), n_variables), dtype=torch.bool, device=self.device)
         self.uses[order] = torch.cat(uses)
 
@@ -164,11 +166,11 @@ class DeviceBank:
     def table(self, skeletons: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The tokens of skeletons ``skeletons``, one after the other: for each, the
         skeleton's row in ``skeletons``, its position in it and its row of ``nodes`` (long)."""
-        return _rows(self.nodes, self.offsets[skeletons], self.lengths[skeletons])
+        return _rows(self.nodes, self.offsets[skeletons], self.lengths[skeletons], self.width)
 
     def programs(self, skeletons: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The evaluated nodes of skeletons ``skeletons``, as :meth:`table` gives tokens."""
-        return _rows(self.program, self.program_offsets[skeletons], self.program_lengths[skeletons])
+        return _rows(self.program, self.program_offsets[skeletons], self.program_lengths[skeletons], self.program_width)
 
 
 def _unsorted(rows: torch.Tensor, order: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -182,10 +184,10 @@ def _unsorted(rows: torch.Tensor, order: torch.Tensor, lengths: torch.Tensor) ->
     return rows[sorted_starts.repeat_interleave(lengths) + within]
 
 
-def _rows(table: torch.Tensor, offsets: torch.Tensor, lengths: torch.Tensor) -> tuple:
-    """Rows ``offsets[i] .. offsets[i] + lengths[i]`` of ``table`` for every ``i``: the
-    ``i`` and position of each, and the rows (long)."""
-    positions = torch.arange(int(lengths.max()), device=table.device)
+def _rows(table: torch.Tensor, offsets: torch.Tensor, lengths: torch.Tensor, width: int) -> tuple:
+    """Rows ``offsets[i] .. offsets[i] + lengths[i]`` of ``table`` for every ``i`` (no
+    length above ``width``): the ``i`` and position of each, and the rows (long)."""
+    positions = torch.arange(width, device=table.device)
     row, position = (positions < lengths[:, None]).nonzero(as_tuple=True)
     return row, position, table[offsets[row] + position].long()
 
@@ -495,7 +497,8 @@ class DeviceSampler:
             trial = torch.arange(TRIES_PER_SKELETON, device=self.device)
             tried = torch.ones((len(pending), fresh + 1, TRIES_PER_SKELETON), dtype=torch.bool, device=self.device)
             tried[:, 0] = trial < (1 if first_round else remaining[pending, None])
-            slot, group, _ = tried.nonzero(as_tuple=True)
+            (flat,) = tried.view(-1).nonzero(as_tuple=True)
+            slot, group = flat // tried[0].numel(), flat % tried[0].numel() // TRIES_PER_SKELETON
             drawn = groups[slot, group]
             constants, kept = self.draw_constants(drawn, generator)
             supports = self.draw_supports(len(drawn), generator)
@@ -503,19 +506,17 @@ class DeviceSampler:
             values = self.evaluate(self.bank.programs(drawn), constants, points)
             good = torch.isfinite(values) & (values.abs() <= config.max_abs_y)
             target_lengths = self.target_lengths(drawn, kept)
-            enough = torch.zeros_like(tried)
-            enough[tried] = good.sum(1) >= needed
-            short = torch.zeros_like(tried)
-            short[tried] = target_lengths + 2 <= self.max_length
+            enough = _scattered(tried, flat, good.sum(1) >= needed, False)
+            short = _scattered(tried, flat, target_lengths + 2 <= self.max_length, False)
             # Per group, the first trial with enough points ends it: accepted if short.
             first = enough.to(torch.int8).argmax(2, keepdim=True)
             accepted = enough.any(2) & short.gather(2, first)[..., 0]
             done = accepted.any(1)
-            row = torch.full(tried.shape, -1, device=self.device)
-            row[tried] = torch.arange(len(drawn), device=self.device)
+            row = _scattered(tried, flat, torch.arange(len(drawn), device=self.device), -1)
             taken = accepted.to(torch.int8).argmax(1, keepdim=True)
-            choice = row.gather(2, first).squeeze(2).gather(1, taken)[:, 0][done]
-            slots = pending[done]
+            (finished,) = done.nonzero(as_tuple=True)
+            choice = row.gather(2, first).squeeze(2).gather(1, taken)[finished, 0]
+            slots = pending[finished]
             skeletons[slots], keep[slots] = drawn[choice], kept[choice]
             X[slots], y[slots], valid[slots] = points[choice], values[choice], good[choice]
             if first_round:
@@ -523,7 +524,7 @@ class DeviceSampler:
             else:
                 remaining[pending] = 0
             current[pending] = groups[:, -1]
-            pending = pending[~done]
+            pending = pending[done.to(torch.int8).argsort(stable=True)[: len(pending) - len(finished)]]
             first_round = False
         length = int(valid.sum(1).min())
         first = valid.to(torch.int8).argsort(dim=1, descending=True, stable=True)[:, :length]
@@ -537,6 +538,12 @@ class DeviceSampler:
         targets[:, 1:-1] = torch.where(ids >= 0, ids, self.vocab.pad_id)[:, :width]
         targets[torch.arange(size, device=self.device), n_kept + 1] = self.vocab.eos_id
         return {"codes": codes, "targets": targets}
+
+
+def _scattered(shape_of: torch.Tensor, flat: torch.Tensor, values: torch.Tensor, fill) -> torch.Tensor:
+    """A tensor shaped as ``shape_of``, ``fill`` but for ``values`` at the flat indices ``flat``."""
+    out = torch.full((shape_of.numel(),), fill, dtype=values.dtype, device=values.device)
+    return out.index_put_((flat,), values).view(shape_of.shape)
 
 
 class DeviceBatchStream:
