@@ -322,8 +322,8 @@ class DeviceSampler:
         self._cumulative = None
         if config.weighting == "frequency" and bank.counts is not None:
             power = config.frequency_power
-            weights = bank.counts if power == 1 else bank.counts.astype(np.float64) ** power
-            self._cumulative = torch.as_tensor(np.cumsum(weights), device=self.device)
+            cumulative = np.cumsum(bank.counts if power == 1 else bank.counts.astype(np.float64) ** power)
+            self._cumulative, self._total = torch.as_tensor(cumulative, device=self.device), cumulative[-1].item()
         tokens = self.vocab.tokens
         self._operators = [token for token in TORCH_OPERATORS if token in self.vocab.ids]
         operator_of = np.full(len(tokens) + 1, -1)  # id -1 (none): the last entry
@@ -344,11 +344,10 @@ class DeviceSampler:
         """``n`` bank indices, drawn as ``config.weighting`` says."""
         if self._cumulative is None:
             return torch.randint(len(self.bank), (n,), generator=generator, device=self.device)
-        total = self._cumulative[-1]
         if self.config.frequency_power == 1:
-            position = torch.randint(int(total), (n,), generator=generator, device=self.device)
+            position = torch.randint(self._total, (n,), generator=generator, device=self.device)
         else:
-            position = torch.rand(n, generator=generator, device=self.device, dtype=torch.float64) * total
+            position = torch.rand(n, generator=generator, device=self.device, dtype=torch.float64) * self._total
         return torch.searchsorted(self._cumulative, position, right=True)
 
     def draw_points_count(self, generator: torch.Generator) -> int:
