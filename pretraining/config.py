@@ -4,7 +4,8 @@
 section              settings (command-line flag = the name in the *flag* column)
 ===================  ====================================================================
 ``run``              ``bank``, ``bank_size``, ``out``, ``seed``, ``device``,
-                     ``num_workers``, ``num_threads``, ``compile``, ``progress``
+                     ``data_source``, ``num_workers``, ``num_threads``, ``compile``,
+                     ``progress``
 ``model``            ``size`` (``--model-size``), ``overrides`` (``--model-overrides``),
                      ``init_weights``
 ``data``             :class:`pretraining.data.BatchConfig`: ``batch_size``,
@@ -43,6 +44,7 @@ from .data import BatchConfig
 from .export import DTYPES
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+DATA_SOURCES = ("host", "device")
 
 
 def _flag(name: str, **metadata) -> dict:
@@ -66,6 +68,12 @@ class RunConfig:
         Seeds the model's initial weights and the batch streams.
     device : str, default="auto"
         "auto" (CUDA when available), "cpu", "cuda" (with DDP: the local rank's GPU).
+    data_source : {"host", "device"}, default="host"
+        Where training batches are made: by ``num_workers`` DataLoader processes with
+        NumPy (:mod:`pretraining.data`), or on the training device with PyTorch
+        (:mod:`pretraining.device_data`; the workers are then not started). The two
+        draw the same distributions but not the same numbers; validation batches are
+        always the host's.
     num_workers : int, default=1
         DataLoader processes per training process (0: make batches in the loop).
     num_threads : int, optional
@@ -83,6 +91,7 @@ class RunConfig:
     out: str = ""
     seed: int = 0
     device: str = "auto"
+    data_source: str = field(default="host", metadata={"choices": DATA_SOURCES})
     num_workers: int = 1
     num_threads: int | None = None
     compile: bool = False
@@ -91,6 +100,8 @@ class RunConfig:
     def __post_init__(self):
         if self.num_workers < 0:
             raise ValueError("num_workers must be at least 0.")
+        if self.data_source not in DATA_SOURCES:
+            raise ValueError(f"Unknown data_source {self.data_source!r}; choose from {DATA_SOURCES}.")
         if self.num_threads is not None and self.num_threads < 1:
             raise ValueError("num_threads must be at least 1.")
 

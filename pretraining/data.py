@@ -115,7 +115,8 @@ class BatchConfig:
         return asdict(self)
 
 
-_TRIES_PER_SKELETON = 4
+#: Draws of constants and points a skeleton gets before another one is drawn.
+TRIES_PER_SKELETON = 4
 _COMPILED_SKELETONS = 100_000
 
 
@@ -187,9 +188,9 @@ class EquationSampler:
         while True:
             index = self.draw_index(rng)
             tokens, kinds, program, existing, absent = self._skeleton(index)
-            for _ in range(_TRIES_PER_SKELETON):
-                values, keep = self._constants(rng, kinds, existing)
-                bounds = np.sort(rng.uniform(*config.support_range, size=(2, self.n_variables)), axis=0)
+            for _ in range(TRIES_PER_SKELETON):
+                values, keep = self.constants(rng, kinds, existing)
+                bounds = self.support(rng)
                 X = rng.uniform(bounds[0], bounds[1], size=(n_points, self.n_variables))
                 X[:, absent] = 0.0
                 y = program(X, values)
@@ -200,7 +201,9 @@ class EquationSampler:
                         break
                     return X[valid], y[valid], target
 
-    def _constants(self, rng, kinds, existing):
+    def constants(self, rng: np.random.Generator, kinds, existing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Placeholder values (``kinds``; ``existing`` marks the pre-existing ones) and
+        which placeholders the target keeps."""
         n_total = len(kinds)
         values = neutral_constants(kinds)
         n_sampled = int(rng.integers(0, min(self.config.max_constants, n_total) + 1))
@@ -212,6 +215,14 @@ class EquationSampler:
         keep[chosen] = True
         return values, keep
 
+    def support(self, rng: np.random.Generator) -> np.ndarray:
+        """Each variable's support: ``(2, d)``, lows then highs."""
+        return np.sort(rng.uniform(*self.config.support_range, size=(2, self.n_variables)), axis=0)
+
+    def points_count(self, rng: np.random.Generator) -> int:
+        """The number of points drawn for a batch."""
+        return int(rng.integers(self.config.min_points, self.config.max_points + 1))
+
     def batch(self, rng: np.random.Generator, batch_size: int | None = None) -> dict:
         """A batch: ``codes`` int16 (B, N, d + 1), the half-precision codes of the points
         (:func:`points_from_codes` gives the encoder input), ``targets`` long (B, T).
@@ -221,7 +232,7 @@ class EquationSampler:
         """
         config = self.config
         batch_size = batch_size or config.batch_size
-        n_points = int(rng.integers(config.min_points, config.max_points + 1))
+        n_points = self.points_count(rng)
         equations = [self.equation(rng, n_points) for _ in range(batch_size)]
         length = min(len(y) for _, y, _ in equations)
         X = np.stack([X[:length] for X, _, _ in equations])

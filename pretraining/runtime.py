@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+import subprocess
+import threading
+from dataclasses import dataclass, field
 
 import torch
 import torch.distributed as dist
@@ -96,3 +98,67 @@ def sum_over_ranks(values: list[float], ranks: Ranks, device: torch.device) -> l
     if ranks.enabled:
         dist.all_reduce(tensor)
     return tensor.tolist()
+
+
+def nvidia_smi_utilisation(index: int | None = None) -> float | None:
+    """The utilisation (percent) ``nvidia-smi`` reports for GPU ``index`` (the first
+    one by default); ``None`` where it is missing or does not answer."""
+    command = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
+    if index is not None:
+        command.insert(1, f"--id={index}")
+    try:
+        output = subprocess.run(command, capture_output=True, text=True, timeout=10, check=True).stdout
+        return float(output.split()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+@dataclass
+class GpuSampler:
+    """Samples a GPU's utilisation (percent) with ``nvidia-smi`` every ``period`` seconds
+    in a thread, while in its ``with`` block; no samples where ``nvidia-smi`` is missing.
+
+    Parameters
+    ----------
+    period : float, default=5.0
+    index : int, optional
+        The GPU (default: the first one).
+    """
+
+    period: float = 5.0
+    index: int | None = None
+    samples: list[float] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._taken = 0
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            sample = nvidia_smi_utilisation(self.index)
+            if sample is None:
+                return
+            self.samples.append(sample)
+
+    def __enter__(self) -> GpuSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def take(self) -> float | None:
+        """The mean of the samples since the last call (``None`` when there are none)."""
+        new = self.samples[self._taken :]
+        self._taken += len(new)
+        return sum(new) / len(new) if new else None
+
+    def summary(self) -> dict:
+        if not self.samples:
+            return {"gpu_utilisation_mean": None, "gpu_utilisation_samples": 0}
+        return {
+            "gpu_utilisation_mean": sum(self.samples) / len(self.samples),
+            "gpu_utilisation_samples": len(self.samples),
+        }

@@ -20,7 +20,12 @@ the points' 16-bit codes (:mod:`pretraining.data`), pinned and copied asynchrono
 and expanded on the device; the optimiser is fused AdamW/Adam; the host reads the
 loss, the clock and the stop signals only on *control steps* (a log row, a
 validation, a checkpoint or the end), so nothing waits for the GPU in between;
-``--compile`` runs the loss through ``torch.compile`` (dynamic shapes).
+``--compile`` runs the loss through ``torch.compile`` (dynamic shapes). With
+``--data-source device`` the batches are made on the training device instead
+(:mod:`pretraining.device_data`: no loader workers, no copies; the generator waits
+for the GPU a few times per batch). Each log row says which share of its wall time
+went to making or waiting for batches (``data_fraction``) and, on CUDA, how busy the
+GPU was (``gpu_utilisation``: the mean of ``nvidia-smi``'s samples, one a second).
 
 Threads: DataLoader workers compute with one torch thread each (as torch's DataLoader
 sets them), and the training process with ``--num-threads``, else ``OMP_NUM_THREADS``
@@ -47,6 +52,7 @@ step loop, with :func:`~pretraining.evaluation.validate` and checkpoints) and
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import gc
@@ -79,9 +85,11 @@ from .checkpoint import (
 )
 from .config import TrainConfig, config_from_args, load_train_config  # noqa: F401 (re-exported)
 from .data import BatchStream, EquationSampler, batch_loader, points_from_codes
+from .device_data import DeviceBatchStream, DeviceSampler
 from .evaluation import validate
 from .export import export_model
 from .runtime import (
+    GpuSampler,
     Ranks,
     autocast,
     autocast_dtype,
@@ -105,6 +113,8 @@ LOG_FIELDS = (
     "learning_rate",
     "equations_per_second",
     "elapsed_seconds",
+    "data_fraction",
+    "gpu_utilisation",
 )
 
 
@@ -123,10 +133,11 @@ class Runtime:
 
 @dataclass
 class Data:
-    """The model configuration and the samplers of the training and held-out splits."""
+    """The model configuration and the samplers of the training and held-out splits
+    (validation batches are always made on the host)."""
 
     model_config: ModelConfig
-    train: EquationSampler
+    train: EquationSampler | DeviceSampler
     validation: EquationSampler | None
 
 
@@ -153,9 +164,8 @@ def setup(config: TrainConfig, clock: Callable[[], float] = time.perf_counter) -
     requested = resolve_device(config.run.device)
     ranks = setup_distributed(requested)
     device = process_device(requested, ranks.local_rank)
-    threads = training_threads(
-        config.run.num_workers, available_cores(), config.run.num_threads, os.environ.get("OMP_NUM_THREADS")
-    )
+    workers = config.run.num_workers if config.run.data_source == "host" else 0
+    threads = training_threads(workers, available_cores(), config.run.num_threads, os.environ.get("OMP_NUM_THREADS"))
     if threads is not None:
         torch.set_num_threads(threads)
     return Runtime(ranks, device, autocast_dtype(config.optimisation.precision, device), Path(config.run.out), clock)
@@ -164,17 +174,19 @@ def setup(config: TrainConfig, clock: Callable[[], float] = time.perf_counter) -
 # --- data --------------------------------------------------------------------------
 
 
-def make_data(config: TrainConfig) -> Data:
-    """Open the bank's splits and make the samplers for the model the bank calls for."""
+def make_data(config: TrainConfig, device: torch.device | None = None) -> Data:
+    """Open the bank's splits and make the samplers for the model the bank calls for;
+    with ``run.data_source="device"`` the training batches are made on ``device``."""
     train_bank = SkeletonBank(config.run.bank, "train", limit=config.run.bank_size)
     heldout_bank = SkeletonBank(config.run.bank, "heldout")
     model_config = config_for_size(config.model.size, train_bank.n_variables, **config.model.overrides)
-
-    def sampler(bank):
-        return EquationSampler(bank, config.data, model_config.n_variables, max_length=model_config.max_length)
-
+    options = dict(n_variables=model_config.n_variables, max_length=model_config.max_length)
+    if config.run.data_source == "device":
+        train = DeviceSampler(train_bank, config.data, device=device or torch.device("cpu"), **options)
+    else:
+        train = EquationSampler(train_bank, config.data, **options)
     validates = len(heldout_bank) and config.schedule.eval_every
-    return Data(model_config, sampler(train_bank), sampler(heldout_bank) if validates else None)
+    return Data(model_config, train, EquationSampler(heldout_bank, config.data, **options) if validates else None)
 
 
 # --- model and optimiser -----------------------------------------------------------
@@ -337,7 +349,8 @@ class _CsvLog:
 
 class _Meter:
     """Training loss (summed on the device, read at log rows) and speed since the last
-    log row, the last learning rate, and the run's elapsed time."""
+    log row, the share of its wall time spent waiting for batches, the last learning
+    rate, and the run's elapsed time."""
 
     def __init__(self, elapsed_at_start: float, now: float):
         self.start, self.elapsed_at_start = now, elapsed_at_start
@@ -346,6 +359,10 @@ class _Meter:
 
     def reset(self, now: float) -> None:
         self.loss, self.steps, self.window_start, self.equations = 0.0, 0, now, 0
+        self.data_seconds, self.wall_start = 0.0, time.perf_counter()
+
+    def data_fraction(self) -> float:
+        return self.data_seconds / max(time.perf_counter() - self.wall_start, 1e-9)
 
     def add(self, loss: torch.Tensor, equations: int, rate: float) -> None:
         self.loss = self.loss + loss
@@ -408,7 +425,15 @@ def finished(state: State, config: TrainConfig) -> bool:
 
 
 def _log_row(
-    log: _CsvLog | None, bar, meter: _Meter, last: dict, state: State, runtime: Runtime, validated: bool, now: float
+    log: _CsvLog | None,
+    bar,
+    meter: _Meter,
+    last: dict,
+    state: State,
+    runtime: Runtime,
+    validated: bool,
+    now: float,
+    gpu: GpuSampler | None,
 ) -> None:
     """Average the training loss over the ranks; rank 0 writes a row of ``log.csv``."""
     (loss_sum,) = sum_over_ranks([meter.mean_loss()], runtime.ranks, runtime.device)
@@ -422,6 +447,8 @@ def _log_row(
                 learning_rate=f"{meter.rate:.4g}",
                 equations_per_second=f"{speed:.1f}",
                 elapsed_seconds=f"{state.elapsed_seconds:.1f}",
+                data_fraction=f"{meter.data_fraction():.3f}",
+                gpu_utilisation="" if gpu is None or (busy := gpu.take()) is None else f"{busy:.0f}",
                 train_loss=f"{last['train_loss']:.5f}",
                 val_loss=f"{last['val_loss']:.5f}" if validated else "",
                 val_accuracy=f"{last['val_accuracy']:.5f}" if validated else "",
@@ -441,6 +468,15 @@ def _progress_bar(config: TrainConfig, runtime: Runtime, state: State):
     return tqdm(total=total, initial=state.step, unit="step", dynamic_ncols=True)
 
 
+def _batches(data: Data, config: TrainConfig, runtime: Runtime, start: int):
+    """The training batches from batch ``start`` of this rank's stream: a DataLoader
+    over host batches, or the device stream."""
+    if isinstance(data.train, DeviceSampler):
+        return DeviceBatchStream(data.train, config.run.seed, stream=runtime.ranks.rank, start=start)
+    stream = BatchStream(data.train, config.run.seed, stream=runtime.ranks.rank, start=start)
+    return batch_loader(stream, config.run.num_workers, pin_memory=runtime.device.type == "cuda")
+
+
 def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -> tuple[bool, dict]:
     """Train to ``schedule.max_steps``, the ``max_time`` deadline or a stop signal: log,
     validate and checkpoint on schedule. Returns whether a signal stopped it and the
@@ -458,18 +494,25 @@ def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -
         else state.model
     )
     loss = loss_function(wrapped, config.run.compile)
-    stream = BatchStream(data.train, config.run.seed, stream=ranks.rank, start=state.step)
-    loader = batch_loader(stream, config.run.num_workers, pin_memory=runtime.device.type == "cuda")
+    loader = _batches(data, config, runtime, state.step)
     bar = _progress_bar(config, runtime, state)
     meter = _Meter(state.elapsed_seconds, runtime.clock())
     last = {"train_loss": math.nan, "val_loss": math.nan, "val_accuracy": math.nan}
     stopped = False
     state.model.train()
-    with _StopRequest() as stop:
+    # Device batches wait for the GPU anyway: the wait for the step before is not theirs.
+    synchronise = config.run.data_source == "device" and runtime.device.type == "cuda"
+    gpu = GpuSampler(period=1.0, index=runtime.device.index) if runtime.device.type == "cuda" else None
+    with _StopRequest() as stop, gpu or contextlib.nullcontext():
         batches = iter(loader)
         while not finished(state, config):
             rate = learning_rate(state, config)
-            value, n_equations = train_step(next(batches), loss, state, config, runtime, rate)
+            waited = time.perf_counter()
+            if synchronise:
+                torch.cuda.synchronize(runtime.device)
+            batch = next(batches)
+            meter.data_seconds += time.perf_counter() - waited
+            value, n_equations = train_step(batch, loss, state, config, runtime, rate)
             now = runtime.clock()
             state.step += 1
             state.equations += n_equations * ranks.world_size
@@ -494,7 +537,7 @@ def run_steps(state: State, data: Data, config: TrainConfig, runtime: Runtime) -
             if not (state.step % schedule.log_every == 0 or validated or checkpoint_due or last_step):
                 continue
             stopped, state.elapsed_seconds = _agree(stop.requested, meter.elapsed(now), runtime)
-            _log_row(log, bar, meter, last, state, runtime, validated, now)
+            _log_row(log, bar, meter, last, state, runtime, validated, now, gpu)
             if checkpoint_due or stopped or finished(state, config):
                 checkpoint(state, config, data.model_config, runtime)
             if stopped:
@@ -566,7 +609,7 @@ def train(config: TrainConfig, clock: Callable[[], float] = time.perf_counter) -
 
     ``clock`` (seconds) times the run and, with ``max_time``, plans its schedule."""
     runtime = setup(config, clock)
-    data = make_data(config)
+    data = make_data(config, runtime.device)
     state = make_state(config, data.model_config, runtime)
     start_run(config, runtime, restore(state, config, data.model_config, runtime))
     logger.info(

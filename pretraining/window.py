@@ -26,6 +26,11 @@ the run. The training settings are those of
     python -m pretraining.window --out window --minutes 25 --init-weights nesymres_sklearn/weights \\
         --bank-pack pretraining/banks/bank-1m-*.npz --work /tmp/window-work --num-workers 15
 
+``--data device`` makes the training batches on the GPU itself
+(:mod:`pretraining.device_data`) instead of in ``--num-workers`` host processes; the
+log's ``data_fraction`` and ``gpu_utilisation`` columns and ``window.json`` say how busy
+the GPU was. A bank built here has ``--n-variables`` variables (the model reads as many).
+
 ``docs/pretraining.md`` ("A GPU window") shows how to run it through 10-minute device
 calls.
 """
@@ -36,66 +41,20 @@ import argparse
 import json
 import logging
 import shutil
-import subprocess
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from .bank import build_bank
 from .bank_pack import unpack_bank
-from .config import TrainConfig, command_line_parser, config_from_args
+from .config import DATA_SOURCES, TrainConfig, command_line_parser, config_from_args
 from .generator import GeneratorConfig
-from .runtime import available_cores
+from .runtime import GpuSampler, available_cores
 from .train import CONFIG_FILE, LOG, summary_json, train
 
 DEFAULTS = Path(__file__).with_name("window-defaults.yaml")
 RESULT_FILES = (LOG, CONFIG_FILE, "summary.json")
-
-
-@dataclass
-class GpuSampler:
-    """Samples the GPU's utilisation (percent) with ``nvidia-smi`` every ``period`` seconds
-    in a thread; no samples where ``nvidia-smi`` is missing."""
-
-    period: float = 5.0
-    samples: list[float] = field(default_factory=list)
-
-    def __post_init__(self):
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.period):
-            try:
-                output = subprocess.run(
-                    ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"],
-                    capture_output=True,
-                    text=True,
-                    timeout=10,
-                    check=True,
-                ).stdout
-            except (OSError, subprocess.SubprocessError):
-                return
-            self.samples.append(float(output.split()[0]))
-
-    def __enter__(self) -> GpuSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def summary(self) -> dict:
-        if not self.samples:
-            return {"gpu_utilisation_mean": None, "gpu_utilisation_samples": 0}
-        return {
-            "gpu_utilisation_mean": sum(self.samples) / len(self.samples),
-            "gpu_utilisation_samples": len(self.samples),
-        }
 
 
 def bank_is_complete(folder: Path) -> bool:
@@ -111,15 +70,22 @@ def training_skeletons(folder: Path) -> int:
 
 
 def prepare_bank(
-    folder: Path, pack: list[Path] | None, n_skeletons: int, n_heldout: int, seed: int, n_jobs: int
+    folder: Path,
+    pack: list[Path] | None,
+    n_skeletons: int,
+    n_heldout: int,
+    seed: int,
+    n_jobs: int,
+    generator: GeneratorConfig | None = None,
 ) -> str:
-    """Make ``folder`` a complete bank; returns how: ``"reused"``, ``"unpacked"`` or ``"built"``."""
+    """Make ``folder`` a complete bank; returns how: ``"reused"``, ``"unpacked"`` or ``"built"``
+    (with ``generator``'s settings, by default 3 variables and SymPy's automatic simplification)."""
     if bank_is_complete(folder):
         return "reused"
     if pack:
         unpack_bank(pack, folder)
         return "unpacked"
-    config = GeneratorConfig(simplification="automatic")
+    config = generator or GeneratorConfig(simplification="automatic")
     build_bank(folder, n_skeletons, n_heldout, seed, config, n_jobs=n_jobs)
     return "built"
 
@@ -167,6 +133,14 @@ def window_parser() -> argparse.ArgumentParser:
     window.add_argument("--n-skeletons", type=int, default=600_000, help="size of a bank built here")
     window.add_argument("--n-heldout", type=int, default=2_000)
     window.add_argument("--bank-seed", type=int, default=0)
+    window.add_argument("--n-variables", type=int, default=3, help="variables of a bank built here (and the model's)")
+    window.add_argument("--max-operators", type=int, default=5, help="operators per tree of a bank built here")
+    window.add_argument(
+        "--data",
+        choices=DATA_SOURCES,
+        default="host",
+        help="training batches made by host workers or on the training device (pretraining.train --data-source)",
+    )
     window.add_argument("--config", type=Path, default=DEFAULTS, help="training settings (YAML)")
     window.add_argument("--max-file-mib", type=float, default=16.0)
     window.add_argument("--collect-seconds", type=float, default=5.0, help="kept after training to copy results")
@@ -182,11 +156,17 @@ def run_window(args: argparse.Namespace, train_options: list[str], clock=time.mo
     run = work / "run"
 
     def settings(max_time: float) -> TrainConfig:
-        options = ["--config", str(args.config), *train_options, "--bank", str(bank), "--out", str(run)]
+        options = ["--config", str(args.config), "--data-source", args.data, *train_options]
+        options += ["--bank", str(bank), "--out", str(run)]
         return config_from_args([*options, "--max-time", f"{max_time:.3f}"])
 
     settings(60 * args.minutes)  # refuse bad options before the bank is made
-    source = prepare_bank(bank, args.bank_pack, args.n_skeletons, args.n_heldout, args.bank_seed, available_cores())
+    generator = GeneratorConfig(
+        n_variables=args.n_variables, max_operators=args.max_operators, simplification="automatic"
+    )
+    source = prepare_bank(
+        bank, args.bank_pack, args.n_skeletons, args.n_heldout, args.bank_seed, available_cores(), generator
+    )
     bank_seconds = clock() - started
     max_time = deadline - clock() - args.collect_seconds
     if max_time <= 0:
@@ -203,6 +183,7 @@ def run_window(args: argparse.Namespace, train_options: list[str], clock=time.mo
         bank=str(bank),
         bank_source=source,
         bank_skeletons=training_skeletons(bank),
+        data_source=config.run.data_source,
         bank_seconds=bank_seconds,
         max_time=max_time,
         training_wall_seconds=training_wall,

@@ -31,8 +31,8 @@ LAYERS = {
         "variables", "looks", "anytime",
     ],
     "pretraining": [
-        "time_limit", "generator", "bank", "bank_pack", "data", "runtime", "checkpoint", "export", "config",
-        "evaluation", "curves", "train", "validate", "window",
+        "time_limit", "generator", "bank", "bank_pack", "data", "device_data", "runtime", "checkpoint", "export",
+        "config", "evaluation", "curves", "train", "validate", "window",
     ],
     "benchmarks": [
         "datasets", "metrics", "profiles", "methods", "tasks", "isolation", "results", "backends", "report",

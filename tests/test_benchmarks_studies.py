@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.studies import compare_models, data_scaling, size_selection
-from pretraining.bank import build_bank
+from pretraining.bank import SkeletonBank, build_bank
 from pretraining.generator import GeneratorConfig
 
 #: Banks of the tests below keep SymPy's construction rules only: full simplification (the
@@ -564,3 +564,20 @@ def test_paired_difference_keeps_noise_levels_apart():
     ]
     row = paired_table(pd.DataFrame(rows), "A", "B", "solution", n_resamples=100).iloc[0]
     assert row["pairs"] == 2 and row["difference"] == pytest.approx(50.0)
+
+
+# --- device_data_speed: both generators, one table ---------------------------------
+
+
+def test_device_data_speed_times_both_generators(tiny_bank, tmp_path):
+    from benchmarks.studies import device_data_speed
+
+    args = device_data_speed._parser().parse_args(
+        ["--bank", str(tiny_bank), "--batches", "2", "--turn", "1", "--warmup-batches", "1", "--batch-size", "16",
+         "--dtypes", "float32", "--out", str(tmp_path / "speed.md")]
+    )  # fmt: skip
+    lines = device_data_speed.measure(args, SkeletonBank(tiny_bank))
+    header, rows = _markdown_table("\n".join(lines), "Bank: ")
+    assert header[-2:] == ["equations/s per core", "against the host"]
+    assert [row[0].split(" ")[0] for row in rows] == ["host", "device"]
+    assert rows[0][-1] == "1.0x" and all(_positive(row[-2]) for row in rows)

@@ -199,7 +199,7 @@ def test_constant_signs_both_draws_negative_values_of_the_same_magnitudes(bank):
     drawn = {name: [] for name in ("positive", "both")}
     for _ in range(400):
         for name, sampler in (("positive", positive), ("both", both)):
-            values, keep = sampler._constants(rng, kinds, existing)
+            values, keep = sampler.constants(rng, kinds, existing)
             drawn[name].extend(values[keep])
     positive_values, both_values = np.array(drawn["positive"]), np.array(drawn["both"])
     assert positive_values.min() >= 1.0 and positive_values.max() <= 5.0

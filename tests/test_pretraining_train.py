@@ -78,11 +78,12 @@ def _log(out):
 
 
 @pytest.mark.slow
-def test_resume_matches_uninterrupted_run(bank, tmp_path):
-    full = train(_config(bank, tmp_path / "full", max_steps=6))
+@pytest.mark.parametrize("data_source", ["host", "device"])
+def test_resume_matches_uninterrupted_run(bank, tmp_path, data_source):
+    full = train(_config(bank, tmp_path / "full", max_steps=6, data_source=data_source))
     assert full["step"] == 6 and math.isfinite(full["train_loss"]) and math.isfinite(full["val_loss"])
-    train(_config(bank, tmp_path / "split", max_steps=3))
-    resumed = train(_config(bank, tmp_path / "split", max_steps=6))
+    train(_config(bank, tmp_path / "split", max_steps=3, data_source=data_source))
+    resumed = train(_config(bank, tmp_path / "split", max_steps=6, data_source=data_source))
     a = load_checkpoint(tmp_path / "full" / "checkpoint.pt")
     b = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
     assert a["step"] == b["step"] == 6
@@ -242,6 +243,7 @@ def test_every_setting_has_one_command_line_option():
         "out": "o",
         "seed": 3,
         "device": "cpu",
+        "data_source": "device",
         "num_workers": 0,
         "num_threads": 3,
         "compile": True,

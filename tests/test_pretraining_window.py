@@ -11,7 +11,8 @@ import torch
 from nesymres_sklearn import NeSymReSRegressor
 from pretraining.bank import SkeletonBank, build_bank
 from pretraining.bank_pack import pack_bank
-from pretraining.window import GpuSampler, fitting_dtype, main, prepare_bank, run_window, window_parser
+from pretraining.runtime import GpuSampler
+from pretraining.window import fitting_dtype, main, prepare_bank, run_window, window_parser
 
 TRAIN_OPTIONS = [
     "--model-size", "tiny", "--batch-size", "8", "--min-points", "40", "--max-points", "80",
@@ -107,6 +108,7 @@ def test_gpu_utilisation_is_sampled_from_nvidia_smi(tmp_path, monkeypatch):
         while len(sampler.samples) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
     assert sampler.summary()["gpu_utilisation_mean"] == 42.0 and sampler.summary()["gpu_utilisation_samples"] >= 2
+    assert sampler.take() == 42.0 and sampler.take() is None  # a log row's mean: the samples since the last
 
 
 def test_without_nvidia_smi_there_are_no_samples(tmp_path, monkeypatch):
