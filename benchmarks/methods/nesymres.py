@@ -51,7 +51,7 @@ class NeSymReSAdapter(Adapter):
 
 class NeSymReSAnytimeAdapter(NeSymReSAdapter):
     """The network alone with a time budget: the swept knob is ``max_time`` (seconds
-    for the whole fit, spent on further sampled rounds), at beam size 32 (option
+    for the whole fit, which cuts the plan of work short), at beam size 32 (option
     ``beam_size``). For accuracy-vs-time curves against Operon's and gplearn's budgets."""
 
     name = "nesymres-anytime"

@@ -8,9 +8,9 @@ A study names a field of the estimator's ``search_settings``
 - ``lm-scaling``: MINPACK's scaling of the constants (``lm_x_scale``): by the
   Jacobian's column norms (``x_scale="jac"``, SciPy's default since 1.16) or none
   (``x_scale=1``, before);
-- ``network-share`` (with ``--max-time``): the share of the budget for the network's
-  rounds (beam, sampled rounds, their fits) before Operon takes the rest
-  (``network_share``).
+- ``network-share`` (with ``--max-time``): the least share of the budget for the
+  network's steps (decodings, their fits, the second looks) before Operon takes the
+  rest (``network_share``).
 
 The first two studies run the network alone (``refine=None``), the last one
 ``refine="operon"``. Each equation of the validation sets is fitted once per value and
