@@ -120,6 +120,26 @@ TRIES_PER_SKELETON = 4
 _COMPILED_SKELETONS = 100_000
 
 
+def model_variables(bank: SkeletonBank, n_variables: int | None) -> int:
+    """The model inputs a sampler of ``bank`` fills (default: the bank's variables);
+    errors for an empty bank or a bank with more variables than the model."""
+    if len(bank) == 0:
+        raise ValueError(f"The {bank.split} split of {bank.folder} is empty.")
+    n_variables = n_variables or bank.n_variables
+    if bank.n_variables > n_variables:
+        raise ValueError(f"The bank has {bank.n_variables} variables, the model {n_variables}.")
+    return n_variables
+
+
+def cumulative_counts(bank: SkeletonBank, config: BatchConfig) -> np.ndarray | None:
+    """Cumulative (tempered) counts of the bank's skeletons for ``"frequency"``
+    weighting; ``None`` for uniform draws."""
+    if config.weighting != "frequency" or bank.counts is None:
+        return None
+    power = config.frequency_power
+    return np.cumsum(bank.counts if power == 1 else bank.counts**power)
+
+
 class EquationSampler:
     """Instantiates bank skeletons into encoded points and target token ids.
 
@@ -135,22 +155,15 @@ class EquationSampler:
     """
 
     def __init__(self, bank: SkeletonBank, config: BatchConfig, n_variables: int | None = None, max_length: int = 60):
-        if len(bank) == 0:
-            raise ValueError(f"The {bank.split} split of {bank.folder} is empty.")
+        self.n_variables = model_variables(bank, n_variables)
         self.bank = bank
         self.config = config
         self.max_length = max_length
-        self.n_variables = n_variables or bank.n_variables
-        if bank.n_variables > self.n_variables:
-            raise ValueError(f"The bank has {bank.n_variables} variables, the model {self.n_variables}.")
         self.vocab = bank.vocab
         self._variable_ids = np.array([self.vocab.ids.get(variable_token(i), -1) for i in range(self.n_variables)])
         # Compiled skeletons, reused every time an index is drawn again.
         self._skeleton = lru_cache(maxsize=_COMPILED_SKELETONS)(self._compile)
-        self._cumulative_counts = None
-        if config.weighting == "frequency" and bank.counts is not None:
-            power = config.frequency_power
-            self._cumulative_counts = np.cumsum(bank.counts if power == 1 else bank.counts**power)
+        self._cumulative_counts = cumulative_counts(bank, config)
 
     def draw_index(self, rng: np.random.Generator) -> int:
         """A bank index, drawn as ``config.weighting`` says."""

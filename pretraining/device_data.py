@@ -44,7 +44,7 @@ from nesymres_sklearn.expression.tokens import CONSTANT, variable_index
 from nesymres_sklearn.network.encoding import HALF_MAX, NAN_CODE
 
 from .bank import KIND_CODES, SkeletonBank
-from .data import TRIES_PER_SKELETON, BatchConfig
+from .data import TRIES_PER_SKELETON, BatchConfig, cumulative_counts, model_variables
 
 #: The torch function of every operator of :data:`nesymres_sklearn.expression.operators.OPERATORS`
 #: (the same function as its ``numpy`` entry).
@@ -308,21 +308,16 @@ class DeviceSampler:
         device="cpu",
         dtype: torch.dtype = torch.float32,
     ):
-        if len(bank) == 0:
-            raise ValueError(f"The {bank.split} split of {bank.folder} is empty.")
+        self.n_variables = model_variables(bank, n_variables)
         self.config = config
         self.max_length = max_length
-        self.n_variables = n_variables or bank.n_variables
-        if bank.n_variables > self.n_variables:
-            raise ValueError(f"The bank has {bank.n_variables} variables, the model {self.n_variables}.")
         self.device = torch.device(device)
         self.dtype = dtype
         self.vocab = bank.vocab
         self.bank = DeviceBank(bank, self.n_variables, self.device)
         self._cumulative = None
-        if config.weighting == "frequency" and bank.counts is not None:
-            power = config.frequency_power
-            cumulative = np.cumsum(bank.counts if power == 1 else bank.counts.astype(np.float64) ** power)
+        cumulative = cumulative_counts(bank, config)
+        if cumulative is not None:
             self._cumulative, self._total = torch.as_tensor(cumulative, device=self.device), cumulative[-1].item()
         tokens = self.vocab.tokens
         self._operators = [token for token in TORCH_OPERATORS if token in self.vocab.ids]

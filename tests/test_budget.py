@@ -19,7 +19,7 @@ class FixedClock:
 
 def test_without_max_time_no_stage_has_a_deadline():
     budget = SearchSettings().budget(None, refinement_seconds=1.0, clock=FixedClock(5.0))
-    assert budget.started == 5.0 and budget.reserve == 0.0 and budget.refined
+    assert budget.started == 5.0 and budget.reserve == 0.0 and budget.refinement_seconds > 0
     assert budget.network_end is None and budget.refinement_end is None and budget.end is None
 
 

@@ -42,7 +42,7 @@ class Deadline:
         return self.at - self.clock()
 
     def holds(self, seconds: float) -> bool:
-        """Whether the time left holds ``seconds`` of work (``None`` deadlines are not asked)."""
+        """Whether the time left holds ``seconds`` of work."""
         return self.left() >= seconds
 
     def halfway(self) -> Deadline:
@@ -86,11 +86,6 @@ class Budget:
 
     def _after(self, seconds: float) -> Deadline:
         return Deadline(self.started + seconds, self.clock)
-
-    @property
-    def refined(self) -> bool:
-        """Whether a refinement follows the network."""
-        return self.refinement_seconds > 0
 
     @property
     def reserve(self) -> float:

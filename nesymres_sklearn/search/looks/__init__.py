@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..budget import Budget, Deadline
 from ..fitted import Fitted
 from ..fitting.constants import StartRunner
@@ -185,7 +183,7 @@ def take_looks(context: LookContext, budget: Budget, decoding_seconds: float) ->
             budget.record(look.name, 0.0, "skipped: an earlier look is exact")
             continue
         end = context.deadline
-        if end is not None and not end.holds(decoding_seconds if look.decodes else np.finfo(float).tiny):
+        if end is not None and (not end.holds(decoding_seconds) if look.decodes else end.passed()):
             budget.record(look.name, 0.0, "skipped: no time")
             continue
         started = budget.clock()
