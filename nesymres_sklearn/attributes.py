@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-import sympy
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    import sympy
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import html
 from numbers import Integral
+from typing import TYPE_CHECKING
 
-import pandas as pd
-import sympy
+if TYPE_CHECKING:
+    import pandas as pd
+    import sympy
 
 PRECISION = 4
 TOP_ROWS = 5
@@ -54,6 +56,8 @@ def rounded(expression: sympy.Expr, precision: int = PRECISION) -> sympy.Expr:
     digits; exact numbers (integers, fractions, ``pi``) and the tree as written stay."""
     if not isinstance(precision, Integral) or isinstance(precision, bool) or precision < 1:
         raise ValueError(f"precision must be a positive number of significant digits, got {precision!r}.")
+    import sympy  # with the fitted equation, not when the estimator is imported
+
     # rounded in decimal, then held at that precision (rounding in binary first would round twice)
     numbers = {
         number: sympy.Float(f"{float(number):.{precision}g}", int(precision))

@@ -8,10 +8,9 @@ import time
 import warnings
 from dataclasses import asdict, replace
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import sympy
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -20,9 +19,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .attributes import PER_TARGET, FittedAttributes, timed_stages
 from .callables import ExportMixin
 from .display import ReadableMixin
-from .expression.export import evaluate, feature_symbols, to_latex
-from .expression.skeleton import Skeleton
-from .guesses import Guesses
 from .inputs import (
     MIN_POINTS,
     check_columns,
@@ -34,22 +30,22 @@ from .inputs import (
     warn_outside_domain,
 )
 from .multioutput import fit_targets, n_targets, predict_targets, show_targets
-from .operon.plan import holds_operon, operon_stage, refinement_seconds, without_operon
 from .operon.settings import OperonSettings
 from .progress import progress
-from .restrictions import Restrictions
-from .search.budget import Budget
-from .search.fitted import Fitted
-from .search.looks import LOOK_NAMES
-from .search.problem import Problem
-from .search.scaling import Scaling
-from .search.selection.final import Writer, select
-from .search.selection.table import CandidateRows, CandidateTable
-from .search.settings import DECODINGS, SearchRequest, SearchSettings
-from .search.variables.routing import route
-from .uncertainty import selected_uncertainty
-from .units.parsing import unit_registry
-from .units.stage import Units, fitted_attributes
+from .search.settings import DECODINGS, SearchSettings
+
+# Importing the estimator loads neither torch, SymPy, pandas, pint nor pyoperon: the first
+# fit imports them with the search (counted in timings_["loading"]), unpickling with the
+# fitted state (tests/test_architecture.py).
+if TYPE_CHECKING:
+    import sympy
+
+    from .expression.skeleton import Skeleton
+    from .search.budget import Budget
+    from .search.problem import Problem
+    from .search.selection.final import Writer
+    from .search.selection.table import CandidateTable
+    from .units.stage import Units
 
 logger = logging.getLogger(__name__)
 
@@ -323,9 +319,22 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
 
     def _fit(self, X, y, sample_weight, X_units, y_units, constants):
         moment = time.perf_counter()
-        from . import neural_search  # torch: needed to fit, not to unpickle or predict
+        # torch, SymPy, pandas and the search: needed to fit, not to import the estimator
+        from . import neural_search
+        from .expression.export import feature_symbols
+        from .guesses import Guesses
+        from .operon.plan import holds_operon, operon_stage, refinement_seconds, without_operon
+        from .restrictions import Restrictions
+        from .search.looks import LOOK_NAMES
+        from .search.problem import Problem
+        from .search.scaling import Scaling
+        from .search.selection.final import Writer, select
+        from .search.settings import SearchRequest
+        from .search.variables.routing import route
+        from .units.parsing import unit_registry
+        from .units.stage import Units
 
-        importing = time.perf_counter() - moment  # the first fit of a process imports torch: in "loading"
+        importing = time.perf_counter() - moment  # the first fit of a process imports them: in "loading"
 
         if n_targets(y) > 1:
             return fit_targets(self, X, y, sample_weight, X_units, y_units, constants)
@@ -334,11 +343,11 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         symbols = feature_symbols(names)
         guesses = Guesses.parse(self.guesses, names, symbols)
         restrictions = Restrictions.parse(self.operators, self.max_complexity)
-        operon = None if self.refine is None else operon_stage(required=self.refine == "operon")
+        moment = time.perf_counter()
+        operon = None if self.refine is None else operon_stage(required=self.refine == "operon")  # imports pyoperon
         if operon is not None and (message := without_operon(restrictions.operators)) is not None:
             warnings.warn(message, UserWarning, stacklevel=3)
             operon = None
-        moment = time.perf_counter()
         if X_units is not None or y_units is not None:
             unit_registry()  # pint's definitions, read once per process: loading, as the network
         network = neural_search.load_network(self.model, self.revision, self.device)
@@ -413,6 +422,12 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     def _fit_constant(
         self, problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget
     ) -> NeSymReSRegressor:
+        from .expression.skeleton import Skeleton  # loaded by _fit, as the rest
+        from .search.fitted import Fitted
+        from .search.scaling import Scaling
+        from .search.selection.final import Writer
+        from .search.selection.table import CandidateRows
+
         value = float(problem.y[0])
         warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
         writer = Writer(Scaling.identity(self.n_features_in_), symbols)
@@ -429,6 +444,11 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     ):
         """Every fitted attribute (:class:`.FittedAttributes`) and the private state of
         ``predict``, from what the stages returned."""
+        import pandas as pd  # loaded by _fit, as the rest
+
+        from .uncertainty import selected_uncertainty
+        from .units.stage import fitted_attributes
+
         self.__dict__.pop("estimators_", None)  # a previous fit's targets
         self._uncertainty = selected_uncertainty(table, problem, writer.scaling)
         self._fitted, self._writer = table.fitted, writer
@@ -462,6 +482,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             return predict_targets(self.estimators_, X, index, return_std)
         check_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        from .expression.export import evaluate  # loaded by the fit or the unpickling
+
         skeleton, constants, _ = self._fitted[self._row(index)]
         scaling = self._writer.scaling
         prediction = scaling.unscale_y(evaluate(skeleton, constants, scaling.scale_X(X)))
@@ -484,6 +506,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
 
     def latex(self, index=None) -> str:
         """The fitted equation (or row ``index`` of ``equations_``) in LaTeX (a list with several targets)."""
+        from .expression.export import to_latex  # loaded by the fit or the unpickling
+
         expression = self.sympy(index)
         return [to_latex(e) for e in expression] if isinstance(expression, list) else to_latex(expression)
 
@@ -493,6 +517,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             return {name: value for name, value in state.items() if name not in PER_TARGET}
         if "equations_" in state:  # SymPy re-evaluates unpickled trees: rebuild them as written
             state["equations_"] = state["equations_"].drop(columns=["expression", "skeleton"])
+            state.pop("expression_", None)
         return state
 
     def __setstate__(self, state):
@@ -503,6 +528,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             expressions = [self._expression(*fitted) for fitted in self._fitted]
             self.equations_.insert(0, "expression", expressions)
             self.equations_.insert(1, "skeleton", [skeleton.sympy for skeleton, _, _ in self._fitted])
+            self.expression_ = self.equations_.loc[self.best_index_, "expression"]
 
     def _row(self, index) -> int:
         if index is None:

@@ -9,7 +9,6 @@ import warnings
 from numbers import Real
 
 import numpy as np
-from sklearn.metrics import r2_score
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 # Columns this correlated are the same quantity up to units and offset.
@@ -227,6 +226,8 @@ def r2_score_scaled(y, predicted, sample_weight=None) -> float:
     after the division): a ``y`` near 1e300 does not overflow the sums of squares
     (``r2_score`` gives NaN there), and a power of two divides exactly, so the value is
     otherwise ``r2_score``'s to the last bit. ``sample_weight`` as in ``r2_score``."""
+    from sklearn.metrics import r2_score  # with score, not when the estimator is imported
+
     y, predicted = np.asarray(y, dtype=np.float64), np.asarray(predicted, dtype=np.float64)
     columns, predicted_columns = y.reshape(len(y), -1), predicted.reshape(len(predicted), -1)
     if columns.shape == predicted_columns.shape:  # else r2_score's own error

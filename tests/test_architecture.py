@@ -13,6 +13,8 @@ package's layers.
 """
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -244,6 +246,23 @@ def test_the_torch_check_follows_module_level_imports_only():
     # The estimator imports neural_search inside fit: in the graph, not loaded on import.
     assert "nesymres_sklearn.neural_search" in GRAPH["nesymres_sklearn.estimator"]
     assert "nesymres_sklearn.neural_search" not in LOADS["nesymres_sklearn.estimator"]
+
+
+def test_importing_the_estimator_loads_no_fitting_machinery():
+    """Issue 53: the import took 2.5-3.9 s. torch, SymPy, pint and pyoperon load with the
+    first fit (timings_["loading"]); pandas too, unless scikit-learn's own base imports it
+    (``sklearn.utils.fixes`` does when it is installed). A fresh interpreter."""
+    code = (
+        "import sys\n"
+        "heavy = ('torch', 'sympy', 'pandas', 'pint', 'pyoperon', 'matplotlib')\n"
+        "import sklearn.base\n"
+        "before = set(sys.modules)\n"
+        "from nesymres_sklearn import NeSymReSRegressor\n"
+        "NeSymReSRegressor(max_time=1.0).get_params()\n"
+        "print(sorted(m for m in heavy if m in set(sys.modules) - before), 'sympy' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert result.stdout.splitlines()[-1] == "[] False"
 
 
 def test_no_import_cycle():

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import sympy
 
-import nesymres_sklearn.estimator as estimator_module
+import nesymres_sklearn.operon.plan as operon_plan
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.guesses import Guesses
@@ -100,7 +100,7 @@ def test_guesses_seed_operon(tiny_model, monkeypatch):
 
         return stage
 
-    monkeypatch.setattr(estimator_module, "operon_stage", recording_stage)
+    monkeypatch.setattr(operon_plan, "operon_stage", recording_stage)
     X, y = data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

@@ -4,7 +4,7 @@ import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.search.selection.readable import exact_constants, simple_numbers, tidy_numbers
+from nesymres_sklearn.search.selection.readable import exact_constants, simple_numbers, tidy_numbers, whole_roots
 
 X = np.random.default_rng(0).uniform(1, 5, size=(100, 2))
 
@@ -86,7 +86,42 @@ def test_the_gaussian_is_written_with_its_constant():
     y = np.exp(-(X[:, 0] ** 2) / 2) / np.sqrt(2 * np.pi)
     exact = exact_constants(skeleton, np.array([0.398942280401433]), X, y)
     written = Writer(Scaling.identity(2), (x0, x1))(skeleton, np.array([float(c) for c in exact]), exact)
-    assert written == sympy.exp(-(x0**2) / 2) / sympy.sqrt(2 * sympy.pi)
+    assert str(written) == "exp(-x0**2/2)/sqrt(2*pi)"  # SymPy's evaluation: sqrt(2)*exp(-x0**2/2)/(2*sqrt(pi))
+    assert sympy.simplify(written - sympy.exp(-(x0**2) / 2) / sympy.sqrt(2 * sympy.pi)) == 0
+
+
+@pytest.mark.parametrize(
+    "expression, text",
+    [
+        (sympy.exp(-(x0**2) / 2) / sympy.sqrt(2 * sympy.pi), "exp(-x0**2/2)/sqrt(2*pi)"),
+        (-3 * x0 * sympy.sin(x1) / sympy.sqrt(2 * sympy.pi), "-3*x0*sin(x1)/sqrt(2*pi)"),
+        (x1 + sympy.cos(x0 / (2 * sympy.sqrt(2 * sympy.pi))), "x1 + cos(x0/(2*sqrt(2*pi)))"),
+        (1 / sympy.sqrt(2 * sympy.pi), "1/sqrt(2*pi)"),
+        (sympy.sqrt(2) * x0 + sympy.sqrt(sympy.pi) * x1, "sqrt(2)*x0 + sqrt(pi)*x1"),  # not a multiple
+    ],
+)
+def test_the_root_of_2_pi_is_written_whole_with_the_same_value(expression, text):
+    written = whole_roots(expression)
+    assert str(written) == text
+    assert sympy.simplify(written - expression) == 0
+    point = {x0: 0.7, x1: -1.3}
+    assert float(written.subs(point)) == pytest.approx(float(expression.subs(point)), rel=1e-15)
+
+
+@pytest.mark.slow
+def test_the_gaussian_s_law_prints_as_a_person_writes_it():
+    """Issue 53, item 3: the fitted Gaussian printed sqrt(2)*exp(-x0**2/2)/(2*sqrt(pi));
+    written so, it is the same law, before and after pickling."""
+    import pickle
+
+    X = np.random.default_rng(0).uniform(-3, 3, (200, 1))
+    regressor = NeSymReSRegressor(random_state=0).fit(X, np.exp(-(X[:, 0] ** 2) / 2) / np.sqrt(2 * np.pi))
+    law = sympy.exp(-(x0**2) / 2) / sympy.sqrt(2 * sympy.pi)
+    assert str(regressor.expression_) == "exp(-x0**2/2)/sqrt(2*pi)"
+    assert sympy.simplify(regressor.expression_ - law) == 0
+    unpickled = pickle.loads(pickle.dumps(regressor))
+    assert sympy.srepr(unpickled.expression_) == sympy.srepr(regressor.expression_)
+    assert unpickled.expression_ is unpickled.equations_.loc[unpickled.best_index_, "expression"]
 
 
 def test_no_fake_fraction_in_an_inexact_fit():

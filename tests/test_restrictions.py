@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import sympy
 
-import nesymres_sklearn.estimator as estimator_module
+import nesymres_sklearn.operon.plan as operon_plan
 import nesymres_sklearn.operon.refine as operon_refine
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.operators import OPERATORS
@@ -124,8 +124,8 @@ def test_operon_searches_with_any_one_operator_it_has_and_none_it_lacks(name):
 @pytest.mark.parametrize("refine", ["auto", "operon"])
 def test_operators_operon_lacks_leave_the_network_alone_with_a_warning(tiny_model, monkeypatch, refine):
     calls = []
-    stage = estimator_module.operon_stage
-    monkeypatch.setattr(estimator_module, "operon_stage", lambda required: calls.append(required) or stage(required))
+    stage = operon_plan.operon_stage
+    monkeypatch.setattr(operon_plan, "operon_stage", lambda required: calls.append(required) or stage(required))
     X, y = data()
     settings = OperonSettings(population_size=20, generations=1)
     reg = NeSymReSRegressor(

@@ -8,6 +8,10 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
   ``predict`` (``fit-speed/fit-benchmark.md``);
 - ``time_contract``: wall time of fits against the promise of ``max_time``, idle or
   beside CPU-bound processes (``time-contract/idle.md``, ``time-contract/busy.md``);
+- ``spurious_variables``: issue 53's random data: unused columns, silent constants, fits
+  over the promise of ``max_time``, fake fractions (``spurious-variables/``);
+- ``quintic_ratio``: issue 53's ``x0**5/x1**3`` at default settings and 1 and 3 s
+  (``printed-law/quintic-ratio.md``);
 - ``six_feature_example``: issue 37's 6-feature example at several budgets
   (``time-contract/six-feature-example.md``);
 - ``budget_curve``: two methods of a result CSV per dataset and budget, with the paired

@@ -1,15 +1,17 @@
 """Does ``max_time`` hold? Wall time of fits against the promise ``1.1 * max_time + 0.05``
 (a script, not a test: it reads the wall clock).
 
-The cases are the three small laws of issue 37 (128 points on U(1, 5)), the 6-feature
-law ``x0*x1 + sin(x2) - x3 + x4*x5`` (200 points on U(-3, 3)), a 20-feature law and a
-10,000-point fit, each at every ``--budgets`` value with the default estimator
-(``refine="auto"``) and the network alone, after one warm-up fit that loads the model
-(not counted against ``max_time``, see ``timings_["loading"]``). ``--busy N`` keeps N
-CPU-bound processes running meanwhile, as on a shared machine.
+The cases are a 1-feature law (200 points on U(-3, 3)), the three small laws of issue
+37 (128 points on U(1, 5)), the 6-feature law ``x0*x1 + sin(x2) - x3 + x4*x5`` (200
+points on U(-3, 3)), a 10- and a 20-feature law and a 10,000-point fit (``--cases``:
+those whose name holds one of the words given), each at every ``--budgets`` value with
+the default estimator (``refine="auto"``) and the network alone, after one warm-up fit
+that loads the model (not counted against ``max_time``, see ``timings_["loading"]``).
+``--busy N`` keeps N CPU-bound processes running meanwhile, as on a shared machine.
 
     python -m benchmarks.studies.time_contract --out benchmarks/results/time-contract/idle.md
     python -m benchmarks.studies.time_contract --busy 2 --out benchmarks/results/time-contract/busy.md
+    python -m benchmarks.studies.time_contract --budgets 0.1 0.3 0.5 --out benchmarks/results/time-contract/small.md
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ def _cases() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     X6 = rng.uniform(-3, 3, (200, 6))
     X20 = rng.uniform(1, 5, (300, 20))
     Xbig = rng.uniform(1, 5, (10_000, 3))
+    X1 = rng.uniform(-3, 3, (200, 1))  # drawn after the others, which stay as they were
+    X10 = rng.uniform(1, 5, (300, 10))
     return {
+        "x0*sin(2*x0) + x0**2 (1 feature)": (X1, X1[:, 0] * np.sin(2 * X1[:, 0]) + X1[:, 0] ** 2),
         "x0*sin(x1)": (X2, X2[:, 0] * np.sin(X2[:, 1])),
         "exp(-x0)*x1**2 + cos(x0*x1)": (X2, np.exp(-X2[:, 0]) * X2[:, 1] ** 2 + np.cos(X2[:, 0] * X2[:, 1])),
         "x0**2/x1 + log(x0)": (X2, X2[:, 0] ** 2 / X2[:, 1] + np.log(X2[:, 0])),
@@ -41,6 +46,7 @@ def _cases() -> dict[str, tuple[np.ndarray, np.ndarray]]:
             X6,
             X6[:, 0] * X6[:, 1] + np.sin(X6[:, 2]) - X6[:, 3] + X6[:, 4] * X6[:, 5],
         ),
+        "x2*x5 + exp(-x8)/x1 (10 features)": (X10, X10[:, 2] * X10[:, 5] + np.exp(-X10[:, 8]) / X10[:, 1]),
         "x3*sin(x7) + x12/x15 (20 features)": (X20, X20[:, 3] * np.sin(X20[:, 7]) + X20[:, 12] / X20[:, 15]),
         "x0*x1/x2 (10,000 points)": (Xbig, Xbig[:, 0] * Xbig[:, 1] / Xbig[:, 2]),
     }
@@ -57,11 +63,14 @@ def main(argv=None) -> None:
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0])
     parser.add_argument("--refine", nargs="+", default=["auto", "none"])
     parser.add_argument("--busy", type=int, default=0, help="CPU-bound processes running meanwhile")
+    parser.add_argument("--cases", nargs="+", help="only the cases whose name contains one of these (default: all)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     cases = _cases()
     X, y = cases["x0*sin(x1)"]
+    if args.cases is not None:
+        cases = {name: case for name, case in cases.items() if any(word in name for word in args.cases)}
     loading = NeSymReSRegressor(random_state=0).fit(X, y).timings_["loading"]
     busy = [multiprocessing.Process(target=_spin, args=(3600,), daemon=True) for _ in range(args.busy)]
     for process in busy:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
+
+if TYPE_CHECKING:
+    import sympy
 
 BACKENDS = ("numpy", "torch", "jax")
 
@@ -38,6 +41,8 @@ def to_callable(expression: sympy.Expr, symbols: Sequence[sympy.Symbol], backend
         from .torch_module import EquationModule
 
         return EquationModule(expression, symbols)
+    import sympy  # with the fitted equation, not when the estimator is imported
+
     function = sympy.lambdify(list(symbols), expression, modules=backend, dummify=True)
     xp = np if backend == "numpy" else importlib.import_module("jax.numpy")
     n_features = len(symbols)

@@ -21,6 +21,7 @@ from .readable import (
     large_numbers_as_floats,
     named_constants,
     tidy_numbers,
+    whole_roots,
 )
 from .signs import signed
 from .table import CandidateRows, CandidateTable
@@ -78,7 +79,7 @@ class Writer:
             return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
         expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))
         unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
-        return large_numbers_as_floats(named_constants(folded(unscaled), dict(self.constants)))
+        return whole_roots(large_numbers_as_floats(named_constants(folded(unscaled), dict(self.constants))))
 
     def numeric(self, expression: sympy.Expr) -> sympy.Expr:
         """``expression`` with the dimensional constants' values for their symbols."""

@@ -183,6 +183,30 @@ def large_numbers_as_floats(expression: sympy.Expr) -> sympy.Expr:
     return expression.xreplace(replacements) if replacements else expression
 
 
+#: A root that SymPy's evaluation splits and a person writes whole: ``1/sqrt(2*pi)``, the
+#: Gaussian's factor, which SymPy writes ``sqrt(2)/(2*sqrt(pi))``.
+WHOLE_ROOT = 2 * sympy.pi
+
+
+def whole_roots(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` with each product whose number part is a rational multiple of
+    ``1/sqrt(2*pi)`` written with that root whole (``exp(-x0**2/2)/sqrt(2*pi)``, not
+    ``sqrt(2)*exp(-x0**2/2)/(2*sqrt(pi))``): the same value, those products held
+    unevaluated (SymPy's evaluation would split the root again)."""
+    root = sympy.sqrt(WHOLE_ROOT)
+    replacements = {}
+    for product in expression.atoms(sympy.Mul):
+        number, rest = product.as_independent(*product.free_symbols, as_Add=False)
+        ratio = number * root
+        if ratio.is_Rational and ratio != 0:
+            replacements[product] = [f for f in (ratio, *sympy.Mul.make_args(rest)) if f != 1]
+    if not replacements:
+        return expression
+    with sympy.evaluate(False):
+        whole = sympy.Pow(WHOLE_ROOT, sympy.Rational(-1, 2))
+        return expression.xreplace({product: sympy.Mul(*factors, whole) for product, factors in replacements.items()})
+
+
 def fold_float_factors(expression: sympy.Expr) -> sympy.Expr:
     """``expression`` with every product whose number part mixes a float with exact
     irrational numbers (``0.316227766016838*sqrt(10)*sqrt(x)``, from undoing the units)
