@@ -581,3 +581,29 @@ def test_device_data_speed_times_both_generators(tiny_bank, tmp_path):
     assert header[-2:] == ["equations/s per core", "against the host"]
     assert [row[0].split(" ")[0] for row in rows] == ["host", "device"]
     assert rows[0][-1] == "1.0x" and all(_positive(row[-2]) for row in rows)
+
+
+def test_spurious_variables_flags_fake_fractions_only_in_inexact_fits_and_near_constants():
+    import sympy
+
+    from benchmarks.studies.spurious_variables import explains_little, fake_fractions
+
+    x = sympy.Symbol("x0", real=True)
+    assert fake_fractions(sympy.Rational(464, 11) + 0 * x, 0.2) == [sympy.Rational(464, 11)]
+    assert fake_fractions(sympy.Rational(943, 2) * x + sympy.Rational(3, 2), 0.9) == [sympy.Rational(943, 2)]
+    assert fake_fractions(sympy.Rational(3, 2) * sympy.sqrt(x), 0.9) == []  # plain, and a root's 1/2
+    assert fake_fractions(sympy.Rational(464, 11) * x, 1.0) == []  # an exact fit supports it
+    assert explains_little(sympy.Float(3.7), 0.0) and explains_little(x, 0.05) and not explains_little(x, 0.5)
+
+
+def test_quintic_ratio_checks_the_law_symbolically_then_on_fresh_points():
+    import sympy
+
+    from benchmarks.studies.quintic_ratio import X0, X1, data, exactness
+
+    X, y = data(0)
+    assert X.shape == (200, 2) and np.allclose(y, X[:, 0] ** 5 / X[:, 1] ** 3)
+    assert exactness(X0**5 / X1**3) == "yes (SymPy)"
+    assert exactness(sympy.Float(1 + 1e-13) * X0**5 / X1**3) == "yes (points)"
+    assert exactness(1.001 * X0**5 / X1**3).startswith("no (relative error 0.001")
+    assert exactness(X0**5 / X1**3 + sympy.Symbol("x2", real=True)) == "no (other symbols)"

@@ -150,8 +150,8 @@ def main(argv=None) -> None:
         ]:
             counts[name] += bool(flagged)
         rows.append((seed, law, X.shape[1], unused, reg.expression_, r2, elapsed, ", ".join(flags)))
-    command = f"--fits {args.fits}" + ("" if args.max_time is None else f" --max-time {args.max_time:g}")
-    command += "" if args.seeds is None else " --seeds " + " ".join(map(str, args.seeds))
+    command = f"--fits {args.fits}" if args.seeds is None else "--seeds " + " ".join(map(str, args.seeds))
+    command += "" if args.max_time is None else f" --max-time {args.max_time:g}"
     over = (
         "no budget to hold"
         if args.max_time is None
