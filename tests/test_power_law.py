@@ -48,3 +48,18 @@ def test_weights_steer_the_exponents():
     skeleton, constants, loss = power_law(X, corrupted, weights)
     assert skeleton == power_law_skeleton({0: 2.0}) and loss < 1e-20
     np.testing.assert_allclose(constants, [1.0])
+
+
+def test_an_exact_power_law_joins_when_the_network_sees_every_feature():
+    """Issue 53: x0**5/x1**3 on U(1, 20)^2 (data seed 0) came back as a product of
+    linear factors and logs: the network wrote no fifth power, and the power-law
+    candidate joined only when the network saw some of the features."""
+    from nesymres_sklearn.search.problem import Problem
+    from nesymres_sklearn.search.variables.routing import Route
+
+    x = RNG.uniform(1, 20, (200, 2))
+    exact = Problem(x, x[:, 0] ** 5 / x[:, 1] ** 3)
+    rows = Route(exact, np.arange(2), 2).all_feature_rows(exact, 0.01)
+    assert rows.origins == ["power"] and rows.skeletons == [power_law_skeleton({0: 5.0, 1: -3.0})]
+    inexact = Problem(x, x[:, 0] ** 5 / x[:, 1] ** 3 + x[:, 0])
+    assert Route(inexact, np.arange(2), 2).all_feature_rows(inexact, 0.01).origins == []

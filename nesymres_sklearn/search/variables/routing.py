@@ -83,12 +83,16 @@ class Route:
     def all_feature_rows(self, whole: Problem, complexity_penalty: float) -> CandidateRows:
         """The linear and the power-law candidates over all features (origins ``"linear"``
         and ``"power"``), when the network does not see them all; the linear one holds
-        the features that pay for their tokens at ``complexity_penalty``."""
+        the features that pay for their tokens at ``complexity_penalty``. When it sees
+        them all, the power law only where it is exact: the network seldom writes high
+        powers (``x0**5/x1**3``, issue 53), and a closed-form line in logs finds them."""
         rows = CandidateRows()
+        power = power_law(whole.X, whole.y, whole.weights)
         if self.sees_all:
+            if power is not None and whole.is_exact(power.loss):
+                rows.add(power, origin="power")
             return rows
         rows.add(linear_candidate(whole, complexity_penalty), origin="linear")
-        power = power_law(whole.X, whole.y, whole.weights)
         if power is not None:
             rows.add(power, origin="power")
         return rows
