@@ -73,8 +73,9 @@ class Writer:
 
     def __call__(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
         """The row's equation: as written, or with ``exact`` constants, the units folded
-        into them and SymPy's automatic evaluation (the selected row: a canonical
-        expression, equal to itself after pickling)."""
+        into them and SymPy's automatic evaluation, ``1/sqrt(2*pi)`` held whole
+        (:func:`.readable.whole_roots`; the selected row: the same expression each time,
+        so after pickling too)."""
         if exact is None:
             return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
         expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))

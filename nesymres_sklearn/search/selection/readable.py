@@ -16,7 +16,8 @@ constant moves by a part in a thousand, so there only plain numbers are tried
 (:func:`plain`: numerators and denominators up to ``MAX_PLAIN``), never a fraction such
 as ``464/11`` that the data do not pin down. Constants that become 0 or 1 in additive or
 multiplicative places then vanish when the equation is written with SymPy's automatic
-evaluation.
+evaluation, which splits ``1/sqrt(2*pi)`` into ``sqrt(2)/(2*sqrt(pi))``: the written
+equation holds it whole (:func:`whole_roots`).
 """
 
 from __future__ import annotations
