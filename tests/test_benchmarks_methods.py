@@ -162,3 +162,25 @@ def test_rows_name_the_setting():
 
     row = Task(Equation("t", "e", "x_1", ((0.0, 1.0),)), "gpr", 8).base_row()
     assert row["method"] == "gpr" and row["setting"] == "n_restarts_optimizer=8"
+
+
+def test_the_nesymres_adapters_preload_every_module_that_a_fit_imports():
+    """The estimator imports the search inside its methods (issue 53's start-up); the
+    benchmark's workers import those modules before they fork, so a fit times the fit."""
+    import ast
+    from pathlib import Path
+
+    from benchmarks.methods.nesymres import FIT_MODULES
+
+    source = Path(__file__).resolve().parent.parent / "nesymres_sklearn" / "estimator.py"
+    [estimator] = [node for node in ast.parse(source.read_text()).body if isinstance(node, ast.ClassDef)]
+    modules = {
+        f"nesymres_sklearn.{node.module}" if node.module else f"nesymres_sklearn.{alias.name}"  # from . import x
+        for method in estimator.body
+        if isinstance(method, ast.FunctionDef) and method.name in ("_fit", "_fit_constant", "_set_fitted")
+        for node in ast.walk(method)
+        if isinstance(node, ast.ImportFrom) and node.level == 1
+        for alias in node.names
+    }
+    assert "nesymres_sklearn.neural_search" in modules
+    assert modules <= set(FIT_MODULES), sorted(modules - set(FIT_MODULES))

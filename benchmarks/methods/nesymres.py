@@ -6,6 +6,29 @@ import numpy as np
 
 from .base import Adapter, rename_features
 
+# What a fit imports (NeSymReSRegressor._fit and the methods it calls, in the span of
+# timings_["loading"]): imported before the workers fork, so that their fits time the fit.
+FIT_MODULES = (
+    "nesymres_sklearn.estimator",
+    "nesymres_sklearn.neural_search",
+    "nesymres_sklearn.expression.export",
+    "nesymres_sklearn.expression.skeleton",
+    "nesymres_sklearn.guesses",
+    "nesymres_sklearn.operon.plan",
+    "nesymres_sklearn.restrictions",
+    "nesymres_sklearn.search.fitted",
+    "nesymres_sklearn.search.looks",
+    "nesymres_sklearn.search.problem",
+    "nesymres_sklearn.search.scaling",
+    "nesymres_sklearn.search.selection.final",
+    "nesymres_sklearn.search.selection.table",
+    "nesymres_sklearn.search.settings",
+    "nesymres_sklearn.search.variables.routing",
+    "nesymres_sklearn.uncertainty",
+    "nesymres_sklearn.units.parsing",
+    "nesymres_sklearn.units.stage",
+)
+
 
 class NeSymReSAdapter(Adapter):
     """The network alone (``refine=None``). Options: ``model`` (default ``"bundled"``),
@@ -15,7 +38,7 @@ class NeSymReSAdapter(Adapter):
 
     name = "nesymres"
     parameter = "beam_size"
-    preload_modules = ("nesymres_sklearn.estimator", "nesymres_sklearn.neural_search")
+    preload_modules = FIT_MODULES
     requires = ("nesymres_sklearn", "torch")
     install_hint = "pip install nesymres-sklearn"
 
@@ -80,7 +103,7 @@ class NeSymReSOperonAdapter(NeSymReSAdapter):
 
     name = "nesymres-operon"
     parameter = "max_time"
-    preload_modules = ("nesymres_sklearn.estimator", "nesymres_sklearn.neural_search", "nesymres_sklearn.operon.refine")
+    preload_modules = (*FIT_MODULES, "nesymres_sklearn.operon.refine")
     requires = ("nesymres_sklearn", "torch", "pyoperon")
     install_hint = 'pip install "nesymres-sklearn[operon]"'
 
@@ -141,7 +164,7 @@ class NeSymReSAutoAdapter(NeSymReSAdapter):
     ``beam_size``."""
 
     name = "nesymres-auto"
-    preload_modules = ("nesymres_sklearn.estimator", "nesymres_sklearn.neural_search", "nesymres_sklearn.operon.refine")
+    preload_modules = (*FIT_MODULES, "nesymres_sklearn.operon.refine")
 
     def _fit(self, X, y):
         from nesymres_sklearn import NeSymReSRegressor
