@@ -62,11 +62,16 @@ class Method:
 
 
 def _preload_ours() -> None:
+    import importlib
+
     import torch
 
+    from benchmarks.methods.nesymres import FIT_MODULES
     from nesymres_sklearn import neural_search
     from nesymres_sklearn.units.parsing import unit_registry
 
+    for module in FIT_MODULES:  # what a fit imports
+        importlib.import_module(module)
     torch.set_num_threads(1)  # no thread pool before the fork
     neural_search.load_network("bundled", None, "auto")
     unit_registry()
