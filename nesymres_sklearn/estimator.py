@@ -160,8 +160,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     constants_std_ : ndarray
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
-        Seconds of the last ``fit`` in ``loading`` (the model, once per process; not
-        counted in ``max_time``), ``encoding``, ``decoding``, ``constant_fitting``,
+        Seconds of the last ``fit`` in ``loading`` (the imports of torch, SymPy and the
+        search, and the model, once per process; not counted in ``max_time``),
+        ``encoding``, ``decoding``, ``constant_fitting``,
         ``residual``, ``reciprocal``, ``inverted`` and ``exhaustive`` (the network's
         second looks, at what its best fit leaves unexplained, at ``1/y``, at its
         dimensionless groups the other way up, and the exhaustive search of laws of one
