@@ -210,14 +210,12 @@ class _Terms(NamedTuple):
     root: bool
 
 
-def _coefficients(problem: Problem, exponents: np.ndarray, terms: _Terms, part) -> tuple[np.ndarray, int] | None:
+def _coefficients(problem: Problem, exponents: np.ndarray, terms: _Terms, part) -> tuple[np.ndarray, np.ndarray] | None:
     """The coefficients of ``P``'s and then ``Q``'s monomials fitted on the points ``part``
-    of ``problem``, and the index of ``Q``'s of the largest share, which is 1; ``None``
-    where they are not finite or those points do not determine them (more than one
-    identity holds there)."""
+    of ``problem``, and their terms' shares; ``None`` where they are not finite or those
+    points do not determine them (more than one identity holds there)."""
     X, y = problem.X[part], problem.y[part]
     t = y * y if terms.root else y
-    n_p = len(terms.numerator)
     with np.errstate(all="ignore"):
         matrix = np.hstack(
             [_values(X, exponents[terms.numerator]), -t[:, None] * _values(X, exponents[terms.denominator])]
@@ -228,28 +226,38 @@ def _coefficients(problem: Problem, exponents: np.ndarray, terms: _Terms, part) 
     _, values, vectors = np.linalg.svd(matrix, full_matrices=False)
     if is_exact_to_rounding(values[-2] ** 2):
         return None
-    lead = n_p + int(np.argmax(np.abs(vectors[-1][n_p:])))
-    coefficients = vectors[-1] / norms
-    return coefficients / coefficients[lead], lead
+    return vectors[-1] / norms, np.abs(vectors[-1])
 
 
 def _law(problem: Problem, exponents: np.ndarray, terms: _Terms, part=slice(None)) -> Fitted | None:
     """The law of the identity's ``terms`` fitted on the points ``part`` of ``problem``
-    (its loss on every point): ``P/Q``, or ``±sqrt(P/Q)`` with ``y``'s sign when
-    ``terms.root``, ``Q``'s term of the largest share without a constant; ``None`` where
-    those points do not determine it (:func:`_coefficients`)."""
+    (its loss on every point), ``c * P/Q`` or ``c * sqrt(P/Q)`` (``terms.root``), where
+    the terms of the largest shares in ``P`` and in ``Q`` have no constant and the
+    outer ``c`` holds the scale and ``y``'s sign; ``None`` where those points do not
+    determine it (:func:`_coefficients`)."""
     fitted = _coefficients(problem, exponents, terms, part)
     if fitted is None:
         return None
-    coefficients, lead = fitted
+    coefficients, shares = fitted
     n_p = len(terms.numerator)
-    numerator = _sum([_term(exponents[k], True) for k in terms.numerator])
-    denominator = _sum([_term(exponents[k], j != lead) for j, k in enumerate(terms.denominator, n_p)])
-    plain = len(terms.denominator) == 1 and not np.any(exponents[terms.denominator[0]])  # Q = 1: P is the law
-    tokens = numerator if plain else ["div", *numerator, *denominator]
+    p_lead, q_lead = int(np.argmax(shares[:n_p])), n_p + int(np.argmax(shares[n_p:]))
+    scale = coefficients[p_lead] / coefficients[q_lead]
+    numerator, denominator = coefficients[:n_p] / coefficients[p_lead], coefficients[n_p:] / coefficients[q_lead]
+    sign = 1
     if terms.root:
-        tokens = ["sqrt", *tokens] if np.all(problem.y >= 0) else ["mul", "-1", "sqrt", *tokens]
-    skeleton, constants = Skeleton(tuple(tokens)), np.delete(coefficients, lead)
+        sign = 1 if scale > 0 else -1  # P/Q > 0: the sign of P's leading term
+        scale = np.sqrt(abs(scale)) * (1.0 if np.all(problem.y >= 0) else -1.0)
+        numerator = sign * numerator
+    tokens = _sum([_term(exponents[k], None if j == p_lead else CONSTANT, sign) for j, k in enumerate(terms.numerator)])
+    if len(terms.denominator) > 1 or np.any(exponents[terms.denominator[0]]):  # Q is not 1
+        lead = q_lead - n_p
+        q = _sum([_term(exponents[k], None if j == lead else CONSTANT) for j, k in enumerate(terms.denominator)])
+        tokens = ["div", *tokens, *q]
+    if terms.root:
+        tokens = ["sqrt", *tokens]
+    tokens = ["mul", CONSTANT, *tokens]
+    constants = np.concatenate([[scale], np.delete(numerator, p_lead), np.delete(denominator, q_lead - n_p)])
+    skeleton = Skeleton(tuple(tokens))
     return Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
 
 
@@ -265,12 +273,14 @@ def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms) -> boo
     return True
 
 
-def _term(exponent: np.ndarray, constant: bool) -> list[str]:
-    """Tokens of a monomial, times a constant when ``constant``."""
+def _term(exponent: np.ndarray, constant: str | None, sign: int = 1) -> list[str]:
+    """Tokens of a monomial times a ``constant`` token, or without one (times ``sign``)."""
     powers = {j: int(power) for j, power in enumerate(exponent) if power}
+    if constant is not None:
+        return [constant, *()] if not powers else ["mul", constant, *monomial_tokens(powers)]
     if not powers:
-        return [CONSTANT] if constant else ["1"]
-    return ["mul", CONSTANT, *monomial_tokens(powers)] if constant else monomial_tokens(powers)
+        return [str(sign)]
+    return monomial_tokens(powers) if sign == 1 else ["mul", "-1", *monomial_tokens(powers)]
 
 
 def _sum(terms: list[list[str]]) -> list[str]:
