@@ -234,13 +234,15 @@ def _law(problem: Problem, exponents: np.ndarray, terms: _Terms, part=slice(None
     (its loss on every point), ``c * P/Q`` or ``c * sqrt(P/Q)`` (``terms.root``), where
     the terms of the largest shares in ``P`` and in ``Q`` have no constant and the
     outer ``c`` holds the scale and ``y``'s sign; ``None`` where those points do not
-    determine it (:func:`_coefficients`)."""
+    determine it (:func:`_coefficients`) or ``P`` or ``Q`` is 0."""
     fitted = _coefficients(problem, exponents, terms, part)
     if fitted is None:
         return None
     coefficients, shares = fitted
     n_p = len(terms.numerator)
     p_lead, q_lead = int(np.argmax(shares[:n_p])), n_p + int(np.argmax(shares[n_p:]))
+    if coefficients[p_lead] == 0 or coefficients[q_lead] == 0:  # P or Q is 0: no law
+        return None
     scale = coefficients[p_lead] / coefficients[q_lead]
     numerator, denominator = coefficients[:n_p] / coefficients[p_lead], coefficients[n_p:] / coefficients[q_lead]
     sign = 1
