@@ -393,7 +393,7 @@ def test_a_budget_that_holds_the_plan_gives_the_fixed_work_fit(tiny_model, manua
     assert str(fits[0].expression_) == str(fits[1].expression_)
     steps = [list(zip(fit.plan_["unit"], fit.plan_["status"])) for fit in fits]
     assert steps[0] == steps[1]
-    assert [unit for unit, _ in steps[0][1:5]] == ["decode 4", "fit 4", "decode 12", "fit 12"]
+    assert [unit for unit, _ in steps[0][:6]] == ["identities", "route", "decode 4", "fit 4", "decode 12", "fit 12"]
     assert fits[0].refinement_ is None or fits[0].refinement_["generations"] == 4
 
 
@@ -655,7 +655,7 @@ def test_one_over_y_is_searched_with_and_without_a_budget(
     monkeypatch.setattr(looks, "reciprocal_candidates", recording)
     X, _ = xy
     y = X[:, 0] / X[:, 1] if law == "ratio" else X[:, 0] + X[:, 1]
-    settings = SearchSettings(reciprocal=reciprocal)
+    settings = SearchSettings(reciprocal=reciprocal, identities=False)  # x0/x1 is an identity: no network
     regressor = NeSymReSRegressor(
         model=str(tiny_model), beam_size=2, refine=None, max_time=max_time, random_state=0, search_settings=settings
     )
