@@ -384,7 +384,10 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             identities = identity_rows(problem, budget.network_end)
             timings["identities"] = time.perf_counter() - moment
             budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
-        if units is None and len(restrictions.kept(identities)):  # exact to rounding: the law
+        n_variables = network.config.n_variables
+        if units is None and problem.X.shape[1] > n_variables and len(restrictions.kept(identities)):
+            # exact to rounding where the network reads a part: the law (with all in view,
+            # the network may still write a simpler one, which the selection then prefers)
             logger.info("An exact identity: the route and the network are skipped")
             budget.record("network", 0.0, "skipped: an exact identity")
             rows, columns, inputs = identities, np.arange(0), []

@@ -231,35 +231,50 @@ def _coefficients(problem: Problem, exponents: np.ndarray, terms: _Terms, part) 
 
 def _law(problem: Problem, exponents: np.ndarray, terms: _Terms, part=slice(None)) -> Fitted | None:
     """The law of the identity's ``terms`` fitted on the points ``part`` of ``problem``
-    (its loss on every point), ``c * P/Q`` or ``c * sqrt(P/Q)`` (``terms.root``), where
-    the terms of the largest shares in ``P`` and in ``Q`` have no constant and the
-    outer ``c`` holds the scale and ``y``'s sign; ``None`` where those points do not
+    (its loss on every point): ``c * m * P/Q`` or ``c * m * sqrt(P/Q)`` (``terms.root``),
+    where ``m`` is the monomial that ``P/Q`` (or its root, as far as the features' signs
+    allow) has as a factor, the terms of the largest shares in ``P`` and ``Q`` have no
+    constant and ``c`` holds the scale and the sign; ``None`` where those points do not
     determine it (:func:`_coefficients`) or ``P`` or ``Q`` is 0."""
     fitted = _coefficients(problem, exponents, terms, part)
     if fitted is None:
         return None
     coefficients, shares = fitted
     n_p = len(terms.numerator)
-    p_lead, q_lead = int(np.argmax(shares[:n_p])), n_p + int(np.argmax(shares[n_p:]))
-    if coefficients[p_lead] == 0 or coefficients[q_lead] == 0:  # P or Q is 0: no law
+    p_lead, q_lead = int(np.argmax(shares[:n_p])), int(np.argmax(shares[n_p:]))
+    p, q = coefficients[:n_p], coefficients[n_p:]
+    if p[p_lead] == 0 or q[q_lead] == 0:  # P or Q is 0: no law
         return None
-    scale = coefficients[p_lead] / coefficients[q_lead]
-    numerator, denominator = coefficients[:n_p] / coefficients[p_lead], coefficients[n_p:] / coefficients[q_lead]
-    sign = 1
+    scale, p, q = p[p_lead] / q[q_lead], p / p[p_lead], q / q[q_lead]
+    p_exponents, q_exponents = exponents[terms.numerator], exponents[terms.denominator]
+    factor = p_exponents.min(axis=0) - q_exponents.min(axis=0)
     if terms.root:
-        sign = 1 if scale > 0 else -1  # P/Q > 0: the sign of P's leading term
-        scale = np.sqrt(abs(scale)) * (1.0 if np.all(problem.y >= 0) else -1.0)
-        numerator = sign * numerator
-    tokens = _sum([_term(exponents[k], None if j == p_lead else CONSTANT, sign) for j, k in enumerate(terms.numerator)])
-    if len(terms.denominator) > 1 or np.any(exponents[terms.denominator[0]]):  # Q is not 1
-        lead = q_lead - n_p
-        q = _sum([_term(exponents[k], None if j == lead else CONSTANT) for j, k in enumerate(terms.denominator)])
-        tokens = ["div", *tokens, *q]
+        one_sign = np.all(problem.X >= 0, axis=0) | np.all(problem.X <= 0, axis=0)
+        outside = np.where(one_sign, factor // 2, 2 * (factor // 4))  # sqrt(x**2) is x where x keeps one sign
+        inside = factor - 2 * outside
+    else:
+        outside, inside = factor, 0 * factor
+    p_exponents = p_exponents - p_exponents.min(axis=0) + np.maximum(inside, 0)
+    q_exponents = q_exponents - q_exponents.min(axis=0) + np.maximum(-inside, 0)
+    sign = 1 if scale > 0 or not terms.root else -1  # under the root, P/Q > 0
+    numerator = _sum([_term(e, j != p_lead, sign) for j, e in enumerate(p_exponents)])
+    denominator = _sum([_term(e, j != q_lead) for j, e in enumerate(q_exponents)])
+    monomial = monomial_tokens(dict(enumerate(outside.tolist()))) if np.any(outside) else []
+    tokens = numerator if denominator == ["1"] else ["div", *numerator, *denominator]
     if terms.root:
-        tokens = ["sqrt", *tokens]
-    tokens = ["mul", CONSTANT, *tokens]
-    constants = np.concatenate([[scale], np.delete(numerator, p_lead), np.delete(denominator, q_lead - n_p)])
-    skeleton = Skeleton(tuple(tokens))
+        if numerator == ["1"]:
+            tokens = ["div", *(monomial or ["1"]), "sqrt", *denominator]
+        else:
+            tokens = [*(["mul", *monomial] if monomial else []), "sqrt", *tokens]
+    elif monomial:
+        tokens = monomial if tokens == ["1"] else ["mul", *monomial, *tokens]
+    skeleton = Skeleton(("mul", CONSTANT, *tokens))
+    inner = np.concatenate([np.delete(sign * p, p_lead), np.delete(q, q_lead)])
+    if terms.root:  # c's sign is y's over the rest
+        with np.errstate(all="ignore"):
+            rest = skeleton.program(problem.X, np.concatenate([[1.0], inner]))
+        scale = np.sqrt(abs(scale)) * (1.0 if np.nansum(rest * problem.y) >= 0 else -1.0)
+    constants = np.concatenate([[scale], inner])
     return Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
 
 
@@ -275,11 +290,11 @@ def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms) -> boo
     return True
 
 
-def _term(exponent: np.ndarray, constant: str | None, sign: int = 1) -> list[str]:
-    """Tokens of a monomial times a ``constant`` token, or without one (times ``sign``)."""
+def _term(exponent: np.ndarray, constant: bool, sign: int = 1) -> list[str]:
+    """Tokens of a monomial times a constant, or without one (times ``sign``)."""
     powers = {j: int(power) for j, power in enumerate(exponent) if power}
-    if constant is not None:
-        return [constant, *()] if not powers else ["mul", constant, *monomial_tokens(powers)]
+    if constant:
+        return ["mul", CONSTANT, *monomial_tokens(powers)] if powers else [CONSTANT]
     if not powers:
         return [str(sign)]
     return monomial_tokens(powers) if sign == 1 else ["mul", "-1", *monomial_tokens(powers)]
