@@ -378,14 +378,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             reads_groups=units is not None and units.groups.n_groups > 0,
         )
         logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
-        identities = CandidateRows()
+        identities, ending = CandidateRows(), False
         if settings.identities:
             moment, started = time.perf_counter(), budget.clock()
-            identities = identity_rows(problem, budget.network_end)
+            identities, ending = identity_rows(problem, budget.network_end)
             timings["identities"] = time.perf_counter() - moment
             budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
         n_variables = network.config.n_variables
-        if units is None and problem.X.shape[1] > n_variables and len(restrictions.kept(identities)):
+        if ending and units is None and problem.X.shape[1] > n_variables and len(restrictions.kept(identities)):
             # exact to rounding where the network reads a part: the law (with all in view,
             # the network may still write a simpler one, which the selection then prefers)
             logger.info("An exact identity: the route and the network are skipped")

@@ -53,20 +53,40 @@ MAX_DEGREE = 5
 SVD_POINTS = 256
 #: The points they read are at least this many times the unknowns.
 OVERDETERMINED = 2
+#: An identity ends the search (the network is not asked) only when its ``P`` and ``Q``
+#: are at most of this degree in each feature: physics' rational laws are (the 21 of
+#: AI-Feynman's many-variable laws found here), while a rational function that matches a
+#: transcendental one to rounding on the data needs a higher degree in its variable
+#: unless that variable spans a few percent (``log(x3)`` on [6.6, 9.4] took degree 4).
+ENDING_DEGREE = 2
 
 
-def identity_rows(problem: Problem, deadline: Deadline | None = None) -> CandidateRows:
+class Identity(NamedTuple):
+    """An exact identity's law (``fitted``) and the highest power of any one feature in
+    its ``P`` and ``Q`` (``degree``)."""
+
+    fitted: Fitted
+    degree: int
+
+    @property
+    def ends_search(self) -> bool:
+        """Whether the law is at most ``ENDING_DEGREE`` in each feature (see there)."""
+        return self.degree <= ENDING_DEGREE
+
+
+def identity_rows(problem: Problem, deadline: Deadline | None = None) -> tuple[CandidateRows, bool]:
     """The law of ``problem`` that an identity gives (:func:`exact_identity`) as a row of
-    origin ``"identity"``; no row when there is none."""
+    origin ``"identity"`` (no row when there is none), and whether it ends the search
+    (:attr:`Identity.ends_search`)."""
     rows = CandidateRows()
     with one_blas_thread():
         found = exact_identity(problem, deadline)
     if found is not None:
-        rows.add(found, origin="identity")
-    return rows
+        rows.add(found.fitted, origin="identity")
+    return rows, found is not None and found.ends_search
 
 
-def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Fitted | None:
+def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identity | None:
     """The law ``P/Q`` or ``±sqrt(P/Q)`` of the smallest identity that is exact to rounding
     on every point of ``problem`` and beyond the points it is fitted on (see the module
     docstring), or ``None``; no further system is decomposed once ``deadline`` has passed."""
@@ -99,7 +119,7 @@ def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Fitted
         terms = _Terms(*system.sparse(pair), root=power == 1)
         found = _law(problem, exponents, terms)
         if found is not None and problem.is_exact_to_rounding(found.loss) and _extrapolates(problem, exponents, terms):
-            return found
+            return Identity(found, int(exponents[np.concatenate(terms[:2])].max()))
     return None
 
 

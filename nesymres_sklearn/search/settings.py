@@ -52,11 +52,12 @@ class SearchSettings:
         the features or the square root of one, exact to rounding, by the null vector
         of a linear system (:mod:`.identities`; milliseconds, any number of features).
         It joins the candidates; Operon is then skipped, as after any exact candidate.
-        Without units and with more features than the network's variables, it also
-        ends the search there: the route and the network are skipped. With fewer, the
-        network still runs: on a narrow range a smooth law of few variables can be a
-        rational function to rounding (``1/(exp(x/(2*pi)) - 1)`` on [0.02, 0.97]), and
-        the selection prefers the network's simpler form.
+        Without units, with more features than the network's variables and at most
+        quadratic in each feature (:data:`.identities.ENDING_DEGREE`), it also ends the
+        search there: the route and the network are skipped. Else the network still
+        runs: on a narrow range a smooth law can be a rational function to rounding
+        (``1/(exp(x/(2*pi)) - 1)`` on [0.02, 0.97]), and the selection prefers the
+        network's simpler form.
     decompose : bool, default=False
         With more features than the network's variables, split ``y`` into additively
         or multiplicatively separable parts of at most that many features, let the
