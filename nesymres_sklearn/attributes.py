@@ -48,6 +48,7 @@ def timed_stages(looks: Iterable[str]) -> tuple[str, ...]:
     ``looks`` (:data:`.search.looks.LOOK_NAMES`) each under its name."""
     return (
         "loading",
+        "identities",
         "encoding",
         "decoding",
         "constant_fitting",

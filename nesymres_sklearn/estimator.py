@@ -32,7 +32,7 @@ from .inputs import (
 from .multioutput import fit_targets, n_targets, predict_targets, show_targets
 from .operon.settings import OperonSettings
 from .progress import progress
-from .search.settings import DECODINGS, SearchSettings
+from .search.settings import DECODINGS, SearchRequest, SearchSettings
 
 # Importing the estimator loads neither torch, SymPy, pandas, pint nor pyoperon: the first
 # fit imports them with the search (counted in timings_["loading"]), unpickling with the
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .search.budget import Budget
     from .search.problem import Problem
     from .search.selection.final import Writer
-    from .search.selection.table import CandidateTable
+    from .search.selection.table import CandidateRows, CandidateTable
     from .units.stage import Units
 
 logger = logging.getLogger(__name__)
@@ -162,6 +162,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     timings_ : dict
         Seconds of the last ``fit`` in ``loading`` (the imports of torch, SymPy and the
         search, and the model, once per process; not counted in ``max_time``),
+        ``identities`` (the search for an exact rational law, :mod:`.search.identities`),
         ``encoding``, ``decoding``, ``constant_fitting``,
         ``residual``, ``reciprocal``, ``inverted`` and ``exhaustive`` (the network's
         second looks, at what its best fit leaves unexplained, at ``1/y``, at its
@@ -326,12 +327,12 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         from .guesses import Guesses
         from .operon.plan import holds_operon, operon_stage, refinement_seconds, without_operon
         from .restrictions import Restrictions
+        from .search.identities import identity_rows
         from .search.looks import LOOK_NAMES
         from .search.problem import Problem
         from .search.scaling import Scaling
         from .search.selection.final import Writer, select
-        from .search.settings import SearchRequest
-        from .search.variables.routing import route
+        from .search.selection.table import CandidateRows
         from .units.parsing import unit_registry
         from .units.stage import Units
 
@@ -376,22 +377,26 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             self.complexity_penalty,
             reads_groups=units is not None and units.groups.n_groups > 0,
         )
-        decomposed, timings["decomposition"] = neural_search.decomposed_rows(network, problem, request, budget)
-        if len(decomposed):
-            budget.record("decomposition", timings["decomposition"], budget.status(budget.network_end))
-        n_variables = network.config.n_variables
-        reduced = None if units is None else units.dimensionless(problem)
-        searched, seen_symbols = (problem, symbols) if reduced is None else (reduced.problem, reduced.symbols(symbols))
-        started = budget.clock()
-        seen = route(searched, n_variables, request.seed, settings.reduce, budget.network_end)
-        budget.record("route", budget.clock() - started)
-        message = seen.warning(seen_symbols, self.model, n_variables, refined=operon is not None)
-        if message is not None:
-            warnings.warn(message, UserWarning, stacklevel=3)
         logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
-        found = neural_search.network_rows(network, searched, seen, request, budget)
-        rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
-        rows.extend(decomposed)
+        identities, ending = CandidateRows(), False
+        if settings.identities:
+            moment, started = time.perf_counter(), budget.clock()
+            identities, ending = identity_rows(problem, budget.network_end)
+            timings["identities"] = time.perf_counter() - moment
+            budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
+        n_variables = network.config.n_variables
+        if ending and units is None and problem.X.shape[1] > n_variables and len(restrictions.kept(identities)):
+            # exact to rounding where the network reads a part: the law (with all in view,
+            # the network may still write a simpler one, which the selection then prefers)
+            logger.info("An exact identity: the route and the network are skipped")
+            budget.record("network", 0.0, "skipped: an exact identity")
+            rows, columns, inputs = identities, np.arange(0), []
+        else:
+            rows, columns, inputs, searched = self._network_search(
+                network, problem, request, budget, units, symbols, refined=operon is not None
+            )
+            rows.extend(identities)
+            timings |= searched
         rows.extend(guesses.rows(problem, scaling, request))
         rows.extend(restrictions.plain_rows(problem))
         rows = restrictions.kept(rows)
@@ -413,12 +418,38 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         log_fvu = table.equations.loc[table.best_index, "log_fvu"]
         warn_explains_little(X, y, log_fvu, restrictions.operators, self.max_time)
-        timings |= found.timings | {"reduction": seen.reduction_seconds, "selection": time.perf_counter() - moment}
-        columns = seen.columns if reduced is None else reduced.columns(seen.columns)
-        inputs = seen.inputs(seen_symbols)
+        timings["selection"] = time.perf_counter() - moment
         self._set_fitted(table, writer, problem, timings, budget.plan, columns, inputs, refinement, units)
         logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), budget.elapsed())
         return self
+
+    def _network_search(
+        self, network, problem: Problem, request: SearchRequest, budget: Budget, units: Units | None, symbols, refined
+    ) -> tuple[CandidateRows, np.ndarray, list[str], dict]:
+        """The decomposition's, the network's (with its route) and the units' rows over
+        the features of ``problem``, the columns the network read, what its variables
+        stood for, and the seconds of these stages (``refined``: whether Operon follows)."""
+        from . import neural_search  # loaded by _fit, as the rest
+        from .search.variables.routing import route
+
+        decomposed, decomposition = neural_search.decomposed_rows(network, problem, request, budget)
+        if len(decomposed):
+            budget.record("decomposition", decomposition, budget.status(budget.network_end))
+        n_variables = network.config.n_variables
+        reduced = None if units is None else units.dimensionless(problem)
+        searched, seen_symbols = (problem, symbols) if reduced is None else (reduced.problem, reduced.symbols(symbols))
+        started = budget.clock()
+        seen = route(searched, n_variables, request.seed, request.settings.reduce, budget.network_end)
+        budget.record("route", budget.clock() - started)
+        message = seen.warning(seen_symbols, self.model, n_variables, refined=refined)
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=4)
+        found = neural_search.network_rows(network, searched, seen, request, budget)
+        rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
+        rows.extend(decomposed)
+        columns = seen.columns if reduced is None else reduced.columns(seen.columns)
+        timings = found.timings | {"decomposition": decomposition, "reduction": seen.reduction_seconds}
+        return rows, columns, seen.inputs(seen_symbols), timings
 
     def _fit_constant(
         self, problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget

@@ -30,7 +30,7 @@ LAYERS = {
     ],
     "nesymres_sklearn.search": [
         "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "selection",
-        "variables", "looks", "anytime",
+        "variables", "identities", "looks", "anytime",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "device_data", "runtime", "checkpoint", "export",
@@ -73,6 +73,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.problem",
     "nesymres_sklearn.search.exactness",
     "nesymres_sklearn.search.fitted",
+    "nesymres_sklearn.search.identities",
     "nesymres_sklearn.search.scaling",
     "nesymres_sklearn.search.settings",
     "nesymres_sklearn.search.fitting",

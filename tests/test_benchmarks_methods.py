@@ -177,7 +177,8 @@ def test_the_nesymres_adapters_preload_every_module_that_a_fit_imports():
     modules = {
         f"nesymres_sklearn.{node.module}" if node.module else f"nesymres_sklearn.{alias.name}"  # from . import x
         for method in estimator.body
-        if isinstance(method, ast.FunctionDef) and method.name in ("_fit", "_fit_constant", "_set_fitted")
+        if isinstance(method, ast.FunctionDef)
+        and method.name in ("_fit", "_network_search", "_fit_constant", "_set_fitted")
         for node in ast.walk(method)
         if isinstance(node, ast.ImportFrom) and node.level == 1
         for alias in node.names

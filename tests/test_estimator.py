@@ -34,7 +34,8 @@ def test_fit_exposes_expression_table_and_timings(regressor, xy):
     assert table.loc[regressor.best_index_, "expression"] == regressor.expression_
     assert "baseline" in set(table["origin"])
     assert set(regressor.timings_) == {
-        *("loading", "encoding", "decoding", "constant_fitting", "exhaustive", "residual", "reciprocal", "inverted"),
+        *("loading", "identities", "encoding", "decoding", "constant_fitting", "exhaustive", "residual"),
+        *("reciprocal", "inverted"),
         "decomposition",
         "reduction",
         "refinement",
@@ -42,7 +43,7 @@ def test_fit_exposes_expression_table_and_timings(regressor, xy):
     }
     plan = regressor.plan_
     assert list(plan.columns) == ["unit", "seconds", "status"]
-    assert plan["unit"].iloc[0] == "route" and plan["unit"].iloc[-1] == "selection"
+    assert list(plan["unit"].iloc[:2]) == ["identities", "route"] and plan["unit"].iloc[-1] == "selection"
     assert plan["unit"].str.startswith("decode").any() and plan["unit"].str.startswith("fit").any()
     assert "cut" not in set(plan["status"])  # no time budget: fixed work, run to the end
     assert regressor.n_features_in_ == 2
@@ -392,7 +393,7 @@ def test_a_budget_that_holds_the_plan_gives_the_fixed_work_fit(tiny_model, manua
     assert str(fits[0].expression_) == str(fits[1].expression_)
     steps = [list(zip(fit.plan_["unit"], fit.plan_["status"])) for fit in fits]
     assert steps[0] == steps[1]
-    assert [unit for unit, _ in steps[0][1:5]] == ["decode 4", "fit 4", "decode 12", "fit 12"]
+    assert [unit for unit, _ in steps[0][:6]] == ["identities", "route", "decode 4", "fit 4", "decode 12", "fit 12"]
     assert fits[0].refinement_ is None or fits[0].refinement_["generations"] == 4
 
 
@@ -654,7 +655,7 @@ def test_one_over_y_is_searched_with_and_without_a_budget(
     monkeypatch.setattr(looks, "reciprocal_candidates", recording)
     X, _ = xy
     y = X[:, 0] / X[:, 1] if law == "ratio" else X[:, 0] + X[:, 1]
-    settings = SearchSettings(reciprocal=reciprocal)
+    settings = SearchSettings(reciprocal=reciprocal, identities=False)  # x0/x1 is an identity: no network
     regressor = NeSymReSRegressor(
         model=str(tiny_model), beam_size=2, refine=None, max_time=max_time, random_state=0, search_settings=settings
     )

@@ -274,7 +274,8 @@ def test_more_features_than_variables_use_the_most_relevant_ones_and_all_of_them
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 4, size=(150, 6))
     y = X[:, 1] * X[:, 4] + X[:, 5]
-    unreduced = SearchSettings(reduce=False)  # else the network works on x1*x4 and x5 (tests/test_reduction.py)
+    # else the network works on x1*x4 and x5 (tests/test_reduction.py), or the identity ends the search
+    unreduced = SearchSettings(reduce=False, identities=False)
     with pytest.warns(UserWarning, match=r"X has 6 features .* takes 3 variables.*\(x1, x4, x5;.*pass refine=.operon."):
         plain = NeSymReSRegressor(beam_size=4, refine=None, random_state=0, search_settings=unreduced).fit(X, y)
     np.testing.assert_array_equal(plain.features_seen_by_network_, [1, 4, 5])

@@ -17,6 +17,7 @@ FIT_MODULES = (
     "nesymres_sklearn.operon.plan",
     "nesymres_sklearn.restrictions",
     "nesymres_sklearn.search.fitted",
+    "nesymres_sklearn.search.identities",
     "nesymres_sklearn.search.looks",
     "nesymres_sklearn.search.problem",
     "nesymres_sklearn.search.scaling",

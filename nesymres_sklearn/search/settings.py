@@ -47,6 +47,17 @@ class SearchSettings:
     reserve_share, reserve_seconds : float, default=0.2, 0.3
         Kept at the end of ``max_time`` for the selection and the readable constants:
         this share of it, at most this many seconds.
+    identities : bool, default=True
+        Before the route and the network, look for a law that is a rational function of
+        the features or the square root of one, exact to rounding, by the null vector
+        of a linear system (:mod:`.identities`; milliseconds, any number of features).
+        It joins the candidates; Operon is then skipped, as after any exact candidate.
+        Without units, with more features than the network's variables and at most
+        quadratic in each feature (:data:`.identities.ENDING_DEGREE`), it also ends the
+        search there: the route and the network are skipped. Else the network still
+        runs: on a narrow range a smooth law can be a rational function to rounding
+        (``1/(exp(x/(2*pi)) - 1)`` on [0.02, 0.97]), and the selection prefers the
+        network's simpler form.
     decompose : bool, default=False
         With more features than the network's variables, split ``y`` into additively
         or multiplicatively separable parts of at most that many features, let the
@@ -95,6 +106,7 @@ class SearchSettings:
     network_share: float = 0.5
     reserve_share: float = 0.2
     reserve_seconds: float = 0.3
+    identities: bool = True
     decompose: bool = False
     residual: bool = True
     reciprocal: bool | str = "units"

@@ -1,0 +1,328 @@
+"""Polynomial identities: laws that are rational functions of the features, or square
+roots of such, found exactly by linear algebra (AI Feynman's polynomial fit, generalised
+to quotients), in milliseconds and for many variables at once.
+
+When ``y = P(x)/Q(x)`` for polynomials ``P`` and ``Q``, the identity ``t*Q - P = 0``
+holds at every point with ``t = y``; when ``y = ±sqrt(P/Q)``, with ``t = y**2``. It is
+linear in the coefficients: over the monomials of total degree up to ``d_P`` and
+``d_Q``, they are a null vector of the matrix of the columns ``m(x)`` and ``-t*m(x)``,
+its smallest right singular vector. Each point's row is scaled to unit norm (every
+point counts alike on data over decades), then each column, so that a coefficient is
+its term's share of the identity; an identity *holds* when it leaves at most a
+rounding's share of the sum of squares of its terms
+(:func:`.exactness.is_exact_to_rounding`).
+
+The systems are tried smallest first (``t = y`` before ``t = y**2`` at equal size;
+``y**2`` only where ``y`` keeps one sign), on at most ``SVD_POINTS`` points spread over
+the data, with at most ``1/OVERDETERMINED`` as many unknowns as points, so no null
+vector comes from interpolation. An identity of degrees ``(d_P, d_Q)`` holds at every
+larger pair too: the largest pairs are decomposed first, and only the pairs below one
+that holds are searched. A pair where more than one identity holds (a common factor of
+``P`` and ``Q``, or features bound by a polynomial relation) is passed over. The null
+vector is made sparse (the terms of the smallest shares dropped while the rest holds)
+and refitted on every point. Its law is a candidate only when it is exact to rounding
+on every point, also when fitted on the points where any one feature is at most its
+median: no approximate law comes from here (noise gets none), nor a rational function
+that approximates a smooth one to rounding on a narrow range and only there. The
+decompositions run on one BLAS thread (:func:`.surrogate.one_blas_thread`).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from math import comb
+from typing import NamedTuple
+
+import numpy as np
+
+from ..expression.monomial import monomial_tokens
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT
+from .budget import Deadline
+from .exactness import is_exact_to_rounding
+from .fitted import Fitted
+from .fitting.constants import mse
+from .fitting.polynomial import monomials
+from .problem import Problem
+from .selection.table import CandidateRows
+from .variables.surrogate import one_blas_thread
+
+#: The total degree of ``P`` and of ``Q``, at most (integer powers up to 5 are tokens).
+MAX_DEGREE = 5
+#: The singular value decompositions read at most this many points, spread over the data.
+SVD_POINTS = 256
+#: The points they read are at least this many times the unknowns.
+OVERDETERMINED = 2
+#: An identity ends the search (the network is not asked) only when its ``P`` and ``Q``
+#: are at most of this degree in each feature, as the laws of issue 52 are (a product of
+#: squares, ``v4**2 - v5**2``, ``(v1 - v2)**2 + (v3 - v4)**2``); a rational function
+#: that matches a transcendental one to rounding needs a higher degree in its variable
+#: unless that spans a few percent (on ``validation-many``, ``log(x3)`` on [6.6, 9.4]
+#: took degree 4; Padé's (2, 2) of ``exp`` is exact to rounding on a range of 0.02).
+ENDING_DEGREE = 2
+
+
+class Identity(NamedTuple):
+    """An exact identity's law (``fitted``) and the highest power of any one feature in
+    its ``P`` and ``Q`` (``degree``)."""
+
+    fitted: Fitted
+    degree: int
+
+    @property
+    def ends_search(self) -> bool:
+        """Whether the law is at most ``ENDING_DEGREE`` in each feature (see there)."""
+        return self.degree <= ENDING_DEGREE
+
+
+def identity_rows(problem: Problem, deadline: Deadline | None = None) -> tuple[CandidateRows, bool]:
+    """The law of ``problem`` that an identity gives (:func:`exact_identity`) as a row of
+    origin ``"identity"`` (no row when there is none), and whether it ends the search
+    (:attr:`Identity.ends_search`)."""
+    rows = CandidateRows()
+    with one_blas_thread():
+        found = exact_identity(problem, deadline)
+    if found is not None:
+        rows.add(found.fitted, origin="identity")
+    return rows, found is not None and found.ends_search
+
+
+def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identity | None:
+    """The law ``P/Q`` or ``±sqrt(P/Q)`` of the smallest identity that is exact to rounding
+    on every point of ``problem`` and beyond the points it is fitted on (see the module
+    docstring), or ``None``; no further system is decomposed once ``deadline`` has passed."""
+    X, y = problem.X, problem.y
+    read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
+    pairs = degree_pairs(X.shape[1], len(read) // OVERDETERMINED)
+    if not pairs:
+        return None
+    exponents = np.array([(0,) * X.shape[1], *monomials(X.shape[1], max(max(pair) for pair in pairs))])
+    with np.errstate(all="ignore"):
+        basis = _values(X[read], exponents)
+    one_sign = bool(np.all(y >= 0) or np.all(y <= 0))
+    if not np.all(np.isfinite(basis)) or not np.all(np.isfinite(y * y)):
+        return None
+    systems = [_System(basis, t[read], X.shape[1]) for t in ([y, y * y] if one_sign else [y])]
+
+    def passed() -> bool:
+        return deadline is not None and deadline.passed()
+
+    opened = [[pair for pair in _largest(pairs) if not passed() and system.holds(pair)] for system in systems]
+    order = sorted((system.size(pair), power, pair) for power, system in enumerate(systems) for pair in pairs)
+    for _, power, pair in order:
+        system = systems[power]
+        if not any(pair[0] <= p and pair[1] <= q for p, q in opened[power]):
+            continue
+        if passed():
+            return None
+        if not system.holds(pair) or system.degenerate(pair):
+            continue
+        terms = _Terms(*system.sparse(pair), root=power == 1)
+        found = _law(problem, exponents, terms)
+        if found is not None and problem.is_exact_to_rounding(found.loss) and _extrapolates(problem, exponents, terms):
+            return Identity(found, int(exponents[np.concatenate([terms.numerator, terms.denominator])].max()))
+    return None
+
+
+def n_monomials(n_features: int, degree: int) -> int:
+    """Monomials of ``n_features`` variables of total degree up to ``degree``."""
+    return comb(n_features + degree, degree)
+
+
+def degree_pairs(n_features: int, unknowns: int) -> list[tuple[int, int]]:
+    """The degrees ``(d_P, d_Q)`` up to ``MAX_DEGREE`` whose coefficients are at most
+    ``unknowns``, without ``(0, 0)`` (a constant ``y``)."""
+    degrees = range(MAX_DEGREE + 1)
+    return [
+        (p, q)
+        for p, q in product(degrees, degrees)
+        if (p, q) != (0, 0) and n_monomials(n_features, p) + n_monomials(n_features, q) <= unknowns
+    ]
+
+
+def _largest(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pairs below no other pair."""
+    return [(p, q) for p, q in pairs if not any(a >= p and b >= q and (a, b) != (p, q) for a, b in pairs)]
+
+
+def _values(X: np.ndarray, exponents: np.ndarray) -> np.ndarray:
+    """The monomials of ``exponents`` (rows) at the points ``X``, one column each."""
+    return np.prod(X[:, None, :] ** exponents[None], axis=2)
+
+
+def _scaled(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``matrix`` with each row and then each column of unit norm, and the columns' norms
+    (a zero row or column stays as it is)."""
+    rows = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix = matrix / np.where(rows > 0, rows, 1.0)
+    norms = np.linalg.norm(matrix, axis=0)
+    norms = np.where(norms > 0, norms, 1.0)
+    return matrix / norms, norms
+
+
+def _singular_values(matrix: np.ndarray) -> np.ndarray:
+    """The singular values of ``matrix``, largest first."""
+    return np.linalg.svd(matrix, compute_uv=False)
+
+
+class _System:
+    """The identity's matrix for one ``t`` on the points read: the monomial columns
+    ``basis`` (by total degree) for ``P`` and ``-t`` times them for ``Q``, by pair of degrees."""
+
+    def __init__(self, basis: np.ndarray, t: np.ndarray, n_features: int):
+        self.basis, self.t, self.n_features = basis, t, n_features
+        self._decomposed: dict[tuple[int, int], np.ndarray] = {}
+
+    def size(self, pair: tuple[int, int]) -> int:
+        return n_monomials(self.n_features, pair[0]) + n_monomials(self.n_features, pair[1])
+
+    def columns(self, pair: tuple[int, int]) -> np.ndarray:
+        """The columns of ``P``'s monomials then ``Q``'s, scaled (:func:`_scaled`)."""
+        n_p, n_q = (n_monomials(self.n_features, degree) for degree in pair)
+        return _scaled(np.hstack([self.basis[:, :n_p], -self.t[:, None] * self.basis[:, :n_q]]))[0]
+
+    def singular_values(self, pair: tuple[int, int]) -> np.ndarray:
+        if pair not in self._decomposed:
+            self._decomposed[pair] = _singular_values(self.columns(pair))
+        return self._decomposed[pair]
+
+    def holds(self, pair: tuple[int, int]) -> bool:
+        """Whether an identity of these degrees holds on the points read."""
+        return bool(is_exact_to_rounding(self.singular_values(pair)[-1] ** 2))
+
+    def degenerate(self, pair: tuple[int, int]) -> bool:
+        """Whether more than one identity of these degrees holds."""
+        return bool(is_exact_to_rounding(self.singular_values(pair)[-2] ** 2))
+
+    def sparse(self, pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """The monomials (columns of the basis) of ``P`` and of ``Q`` that the identity
+        needs: the terms of the smallest shares are dropped while the rest holds, the
+        most such at once, until none can go."""
+        matrix = self.columns(pair)
+        n_p = n_monomials(self.n_features, pair[0])
+        kept = np.arange(matrix.shape[1])
+        while True:
+            vector = np.linalg.svd(matrix[:, kept], full_matrices=False)[2][-1]
+            order = np.argsort(np.abs(vector), kind="stable")
+            low, high = 0, len(kept) - 2  # the identity keeps a term of P and one of Q
+            while low < high:  # the longest run of ``order`` whose removal leaves an identity
+                middle = (low + high + 1) // 2
+                if _holds_on(matrix, kept[np.sort(order[middle:])], n_p):
+                    low = middle
+                else:
+                    high = middle - 1
+            if low == 0:
+                return kept[kept < n_p], kept[kept >= n_p] - n_p
+            kept = kept[np.sort(order[low:])]
+
+
+def _holds_on(matrix: np.ndarray, columns: np.ndarray, n_p: int) -> bool:
+    """Whether an identity over these ``columns`` of ``matrix``, with terms of both ``P``
+    (columns before ``n_p``) and ``Q``, holds."""
+    return bool(columns[0] < n_p <= columns[-1] and is_exact_to_rounding(_singular_values(matrix[:, columns])[-1] ** 2))
+
+
+class _Terms(NamedTuple):
+    """An identity's monomials (rows of the exponents) in ``P`` and in ``Q``, and whether
+    its ``t`` is ``y**2`` (``root``)."""
+
+    numerator: np.ndarray
+    denominator: np.ndarray
+    root: bool
+
+
+def _coefficients(problem: Problem, exponents: np.ndarray, terms: _Terms, part) -> tuple[np.ndarray, np.ndarray] | None:
+    """The coefficients of ``P``'s and then ``Q``'s monomials fitted on the points ``part``
+    of ``problem``, and their terms' shares; ``None`` where they are not finite or those
+    points do not determine them (more than one identity holds there)."""
+    X, y = problem.X[part], problem.y[part]
+    t = y * y if terms.root else y
+    with np.errstate(all="ignore"):
+        matrix = np.hstack(
+            [_values(X, exponents[terms.numerator]), -t[:, None] * _values(X, exponents[terms.denominator])]
+        )
+        matrix, norms = _scaled(matrix)
+    if not np.all(np.isfinite(matrix)) or len(matrix) <= matrix.shape[1]:
+        return None
+    _, values, vectors = np.linalg.svd(matrix, full_matrices=False)
+    if is_exact_to_rounding(values[-2] ** 2):
+        return None
+    return vectors[-1] / norms, np.abs(vectors[-1])
+
+
+def _law(problem: Problem, exponents: np.ndarray, terms: _Terms, part=slice(None)) -> Fitted | None:
+    """The law of the identity's ``terms`` fitted on the points ``part`` of ``problem``
+    (its loss on every point): ``c * m * P/Q`` or ``c * m * sqrt(P/Q)`` (``terms.root``),
+    where ``m`` is the monomial that ``P/Q`` (or its root, as far as the features' signs
+    allow) has as a factor, the terms of the largest shares in ``P`` and ``Q`` have no
+    constant and ``c`` holds the scale and the sign; ``None`` where those points do not
+    determine it (:func:`_coefficients`) or ``P`` or ``Q`` is 0."""
+    fitted = _coefficients(problem, exponents, terms, part)
+    if fitted is None:
+        return None
+    coefficients, shares = fitted
+    n_p = len(terms.numerator)
+    p_lead, q_lead = int(np.argmax(shares[:n_p])), int(np.argmax(shares[n_p:]))
+    p, q = coefficients[:n_p], coefficients[n_p:]
+    if p[p_lead] == 0 or q[q_lead] == 0:  # P or Q is 0: no law
+        return None
+    scale, p, q = p[p_lead] / q[q_lead], p / p[p_lead], q / q[q_lead]
+    p_exponents, q_exponents = exponents[terms.numerator], exponents[terms.denominator]
+    factor = p_exponents.min(axis=0) - q_exponents.min(axis=0)
+    if terms.root:
+        one_sign = np.all(problem.X >= 0, axis=0) | np.all(problem.X <= 0, axis=0)
+        outside = np.where(one_sign, factor // 2, 2 * (factor // 4))  # sqrt(x**2) is x where x keeps one sign
+        inside = factor - 2 * outside
+    else:
+        outside, inside = factor, 0 * factor
+    p_exponents = p_exponents - p_exponents.min(axis=0) + np.maximum(inside, 0)
+    q_exponents = q_exponents - q_exponents.min(axis=0) + np.maximum(-inside, 0)
+    sign = 1 if scale > 0 or not terms.root else -1  # under the root, P/Q > 0
+    numerator = _sum([_term(e, j != p_lead, sign) for j, e in enumerate(p_exponents)])
+    denominator = _sum([_term(e, j != q_lead) for j, e in enumerate(q_exponents)])
+    monomial = monomial_tokens(dict(enumerate(outside.tolist()))) if np.any(outside) else []
+    tokens = numerator if denominator == ["1"] else ["div", *numerator, *denominator]
+    if terms.root:
+        if numerator == ["1"]:
+            tokens = ["div", *(monomial or ["1"]), "sqrt", *denominator]
+        else:
+            tokens = [*(["mul", *monomial] if monomial else []), "sqrt", *tokens]
+    elif monomial:
+        tokens = monomial if tokens == ["1"] else ["mul", *monomial, *tokens]
+    skeleton = Skeleton(("mul", CONSTANT, *tokens))
+    inner = np.concatenate([np.delete(sign * p, p_lead), np.delete(q, q_lead)])
+    if terms.root:  # c's sign is y's over the rest
+        with np.errstate(all="ignore"):
+            rest = skeleton.program(problem.X, np.concatenate([[1.0], inner]))
+        scale = np.sqrt(abs(scale)) * (1.0 if np.nansum(rest * problem.y) >= 0 else -1.0)
+    constants = np.concatenate([[scale], inner])
+    return Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
+
+
+def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms) -> bool:
+    """Whether, for every feature, the identity fitted on the points where the feature is
+    at most its median is exact to rounding on every point, where those points determine
+    it: a rational function that only approximates ``y`` to rounding (Padé's of ``exp``
+    on a narrow range) is exact where it was fitted, not beyond."""
+    for column in problem.X.T:
+        found = _law(problem, exponents, terms, column <= np.median(column))
+        if found is not None and not problem.is_exact_to_rounding(found.loss):
+            return False
+    return True
+
+
+def _term(exponent: np.ndarray, constant: bool, sign: int = 1) -> list[str]:
+    """Tokens of a monomial times a constant, or without one (times ``sign``)."""
+    powers = {j: int(power) for j, power in enumerate(exponent) if power}
+    if constant:
+        return ["mul", CONSTANT, *monomial_tokens(powers)] if powers else [CONSTANT]
+    if not powers:
+        return [str(sign)]
+    return monomial_tokens(powers) if sign == 1 else ["mul", "-1", *monomial_tokens(powers)]
+
+
+def _sum(terms: list[list[str]]) -> list[str]:
+    tokens: list[str] = []
+    for term in terms[:-1]:
+        tokens += ["add", *term]
+    return tokens + terms[-1]

@@ -1,0 +1,166 @@
+"""Polynomial identities (search/identities.py): rational laws of many variables and their
+square roots, exact to rounding or none."""
+
+import numpy as np
+import pytest
+import sympy
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.identities import exact_identity, identity_rows
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.scaling import Scaling
+from nesymres_sklearn.search.settings import SearchSettings
+
+C = 300.0
+G = 6.674e-11
+
+
+def wide(rng, n, n_features, signed=()):
+    """Features log-uniform over three decades, ``signed`` columns of either sign."""
+    X = 10 ** rng.uniform(-1, 2, size=(n, n_features))
+    X[:, list(signed)] *= rng.choice([-1.0, 1.0], size=(n, len(signed)))
+    return X
+
+
+# name: (number of features, signed columns, law); each an identity t*Q - P = 0 with t = y or y**2.
+LAWS = {
+    "weighted mean": (4, (1, 3), lambda v: (v[0] * v[1] + v[2] * v[3]) / (v[0] + v[2])),
+    "difference of squares": (5, (0,), lambda v: v[0] * v[1] / (v[2] * (v[3] ** 2 - v[4] ** 2))),
+    "velocity addition": (2, (0, 1), lambda v: (v[0] + v[1]) / (1 + v[0] * v[1] / C**2)),
+    "distance": (4, (0, 1, 2, 3), lambda v: np.sqrt((v[0] - v[1]) ** 2 + (v[2] - v[3]) ** 2)),
+    "speed times mass": (4, (1, 2, 3), lambda v: v[0] * np.sqrt(v[1] ** 2 + v[2] ** 2 + v[3] ** 2)),
+    "kinetic energy": (4, (1, 2, 3), lambda v: v[0] * (v[1] ** 2 + v[2] ** 2 + v[3] ** 2) / 2),
+    "potential difference": (4, (), lambda v: G * v[0] * v[1] * (1 / v[2] - 1 / v[3])),
+    "root of a difference": (3, (), lambda v: np.sqrt(3e3 * v[0] - 2 * v[1] / v[2] ** 2)),
+    "negative root": (2, (), lambda v: -np.sqrt(v[0]) * v[1]),
+}
+
+
+def problem_of(X, y):
+    """The problem as the estimator makes it: in the search's units."""
+    scaling = Scaling.for_data(X, y)
+    return Problem(scaling.scale_X(X), scaling.scale_y(y)), scaling
+
+
+def drawn(name, n=512, seed=0):
+    n_features, signed, law = LAWS[name]
+    rng = np.random.default_rng(seed)
+    X = wide(rng, 2 * n, n_features, signed)
+    with np.errstate(all="ignore"):
+        y = law(X.T)
+    keep = np.isfinite(y)
+    return X[keep][:n], y[keep][:n], law
+
+
+@pytest.mark.parametrize("name", LAWS)
+def test_a_rational_law_or_its_root_comes_back_exact_and_holds_far_outside_the_data(name):
+    X, y, law = drawn(name)
+    problem, scaling = problem_of(X, y)
+    identity = exact_identity(problem)
+    assert identity is not None and identity.ends_search  # at most quadratic in each feature
+    found = identity.fitted
+    assert problem.is_exact_to_rounding(found.loss)
+    n_features, signed, _ = LAWS[name]
+    fresh = 10 ** np.random.default_rng(1).uniform(2, 4, size=(256, n_features))  # beyond the data's box
+    with np.errstate(all="ignore"):
+        expected = law(fresh.T)
+    keep = np.isfinite(expected)
+    predicted = scaling.unscale_y(found.skeleton.program(scaling.scale_X(fresh[keep]), found.constants))
+    np.testing.assert_allclose(predicted, expected[keep], rtol=1e-7)
+
+
+def test_the_row_has_origin_identity():
+    X, y, _ = drawn("weighted mean")
+    rows, ending = identity_rows(problem_of(X, y)[0])
+    assert len(rows) == 1 and rows.origins == ["identity"] and ending
+
+
+def test_the_smallest_identity_has_no_extra_terms():
+    X, y, _ = drawn("kinetic energy")
+    found = exact_identity(problem_of(X, y)[0]).fitted
+    assert sympy.srepr(found.skeleton.sympy).count("Symbol('c_") == 3  # c * (x1*x2**2 + c*x1*x3**2 + c*x1*x4**2)
+
+
+@pytest.mark.parametrize("name", ["weighted mean", "distance", "potential difference"])
+def test_noisy_data_give_no_identity(name):
+    X, y, _ = drawn(name)
+    noisy = y * (1 + 1e-3 * np.random.default_rng(2).standard_normal(len(y)))
+    assert len(identity_rows(problem_of(X, noisy)[0])[0]) == 0
+
+
+def test_a_law_that_is_no_rational_function_gives_no_identity():
+    rng = np.random.default_rng(0)
+    X = wide(rng, 512, 2)
+    assert exact_identity(problem_of(X, np.sin(X[:, 0]) * X[:, 1])[0]) is None
+
+
+def test_a_rational_approximation_that_holds_only_on_a_narrow_range_is_not_a_law():
+    # Exact to rounding on the data at degrees (3, 5): Padé's sin on [0.1, 0.5], which
+    # fitted on the points x <= its median no longer holds beyond them.
+    X = np.random.default_rng(0).uniform(0.1, 0.5, size=(512, 1))
+    assert exact_identity(problem_of(X, np.sin(X[:, 0]))[0]) is None
+
+
+def test_a_rational_function_of_high_degree_that_matches_a_log_on_a_narrow_range_does_not_end_the_search():
+    # log(x3) on [6.6, 9.4] is a rational function of degree 4 to rounding, also beyond
+    # half of each feature: a candidate, but the network still runs.
+    rng = np.random.default_rng(0)
+    X = rng.uniform([5.0, -9.7, 6.6, -6.8], [7.9, -5.2, 9.4, -0.5], size=(512, 4))
+    y = -X[:, 0] + X[:, 1] + 1.775 * X[:, 3] + np.log(2.299 * X[:, 2]) - 1
+    identity = exact_identity(problem_of(X, y)[0])
+    assert identity is None or (identity.degree > 2 and not identity.ends_search)
+
+
+def test_y_of_both_signs_is_not_squared():
+    rng = np.random.default_rng(0)
+    X = wide(rng, 512, 2, signed=(0,))
+    y = X[:, 0] * np.sqrt(X[:, 1])  # y**2 = x0**2 * x1, but y changes sign
+    assert exact_identity(problem_of(X, y)[0]) is None
+    assert exact_identity(problem_of(np.abs(X), np.abs(y))[0]) is not None
+
+
+def test_features_bound_by_a_relation_give_no_identity():
+    rng = np.random.default_rng(0)
+    X = wide(rng, 512, 2)
+    X = np.column_stack([X, X[:, 0]])  # a feature twice: every system has more than one identity
+    assert exact_identity(problem_of(X, X[:, 0] / X[:, 1])[0]) is None
+
+
+class Ticks:
+    """A clock that moves one second each time it is read."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+def test_the_deadline_stops_the_search_between_systems():
+    X, y, _ = drawn("difference of squares")
+    problem = problem_of(X, y)[0]
+    assert exact_identity(problem, Deadline(np.inf, Ticks())) is not None
+    clock = Ticks()
+    assert exact_identity(problem, Deadline(3.0, clock)) is None
+    assert clock.now <= 5.0  # it stopped at the first read past the deadline
+    assert identity_rows(problem, Deadline(0.0, Ticks()))[1] is False
+
+
+@pytest.mark.slow
+def test_the_estimator_returns_the_exact_law_of_five_variables_and_plans_the_step():
+    rng = np.random.default_rng(0)
+    X = wide(rng, 300, 5)
+    y = (X[:, 0] * X[:, 1] + X[:, 2] * X[:, 3]) / (X[:, 0] + X[:, 2] + X[:, 4])
+    regressor = NeSymReSRegressor(random_state=0).fit(X, y)
+    x0, x1, x2, x3, x4 = sympy.symbols("x0:5", real=True)
+    assert sympy.simplify(regressor.expression_ - (x0 * x1 + x2 * x3) / (x0 + x2 + x4)) == 0
+    assert regressor.equations_.loc[regressor.best_index_, "origin"] == "identity"
+    steps = list(zip(regressor.plan_["unit"], regressor.plan_["status"]))
+    assert steps[:2] == [("identities", "done"), ("network", "skipped: an exact identity")]
+    assert regressor.timings_["identities"] > 0 and len(regressor.features_seen_by_network_) == 0
+    budgeted = NeSymReSRegressor(random_state=0, max_time=5.0).fit(X, y)
+    assert budgeted.expression_ == regressor.expression_  # a budget only cuts the plan
+    plain = NeSymReSRegressor(random_state=0, search_settings=SearchSettings(identities=False), max_time=0.5)
+    assert "identities" not in set(plain.fit(X, y).plan_["unit"])
