@@ -21,6 +21,7 @@ import csv
 import importlib.metadata
 import io
 import json
+import multiprocessing.util
 import os
 import platform
 import re
@@ -159,6 +160,10 @@ def drop_incomplete_row(path: Path) -> str | None:
     return text[len(kept) :]
 
 
+def _close(handle) -> None:
+    handle.close()
+
+
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold an exclusive lock on a result file (created if missing) while the block runs.
@@ -168,6 +173,9 @@ def locked(path: Path) -> Iterator[None]:
     not enforced on Windows or across machines sharing the file over NFS.
     """
     with path.open("a") as handle:
+        # A process forked meanwhile (a fit's child, a persistent time-limit worker)
+        # shares the lock while it holds the file: it closes its copy at its start.
+        multiprocessing.util.register_after_fork(handle, _close)
         if fcntl is not None:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

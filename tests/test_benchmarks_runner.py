@@ -304,6 +304,26 @@ def test_a_second_run_on_the_same_file_is_refused(fake_methods, tmp_path):
     assert len(runner.run(profile, out, backend="threading", progress=False)) == 1
 
 
+def _wait_for(event) -> None:
+    event.wait(60)
+
+
+def test_a_process_forked_during_a_run_does_not_keep_its_lock(tmp_path):
+    out = tmp_path / "run.csv"
+    context = multiprocessing.get_context("fork")
+    release = context.Event()
+    with locked(out):
+        lingering = context.Process(target=_wait_for, args=(release,), daemon=True)
+        lingering.start()
+    try:
+        assert lingering.is_alive()
+        with locked(out):  # the child still lives, and the lock was released with the run
+            pass
+    finally:
+        release.set()
+        lingering.join()
+
+
 def test_merging_the_files_of_several_machines(tmp_path, capsys):
     base = {"dataset": "d", "equation": "e", "method": "m", "parameter": "p", "n_points": 16, "seed": 0}
     one, two, out = tmp_path / "one.csv", tmp_path / "two.csv", tmp_path / "all.csv"
