@@ -304,17 +304,19 @@ def test_a_second_run_on_the_same_file_is_refused(fake_methods, tmp_path):
     assert len(runner.run(profile, out, backend="threading", progress=False)) == 1
 
 
-def _wait_for(event) -> None:
-    event.wait(60)
+def _wait_for(started, release) -> None:
+    started.set()  # after the process's start-up, which closes the inherited lock
+    release.wait(60)
 
 
 def test_a_process_forked_during_a_run_does_not_keep_its_lock(tmp_path):
     out = tmp_path / "run.csv"
     context = multiprocessing.get_context("fork")
-    release = context.Event()
+    started, release = context.Event(), context.Event()
     with locked(out):
-        lingering = context.Process(target=_wait_for, args=(release,), daemon=True)
+        lingering = context.Process(target=_wait_for, args=(started, release), daemon=True)
         lingering.start()
+        assert started.wait(60)
     try:
         assert lingering.is_alive()
         with locked(out):  # the child still lives, and the lock was released with the run
