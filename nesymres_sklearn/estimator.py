@@ -411,7 +411,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
         writer = Writer(scaling, symbols, () if units is None else units.named())
-        keep = None if units is None else units.keep(problem, settings.units_min_r2)
+        keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
         started = budget.clock()
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
         budget.record("selection", budget.clock() - started, budget.status(budget.end))

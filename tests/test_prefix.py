@@ -91,3 +91,23 @@ def test_invalid_prefix(tokens, message):
 def test_unsupported_functions_are_rejected():
     with pytest.raises(ValueError, match="Cannot write"):
         sympy_to_prefix(sympy.Abs(x1))
+
+
+def test_rounding_dropped_removes_coefficients_that_cancel_to_rounding_and_merges_exponentials():
+    x0, x1 = sympy.symbols("x0 x1")
+    cancelling = ["add", "mul", "c", "x_1", "add", "mul", "c", "x_2", "mul", "c", "x_1"]
+    values = [sympy.Float(0.01124144687099537), sympy.Float(2.0), sympy.Float(-0.011241446870995356)]
+    assert prefix_to_sympy(cancelling, [x0, x1], values, rounding_dropped=True) == 2.0 * x1
+    assert prefix_to_sympy(cancelling, [x0, x1], values) == 2.0 * x1 + sympy.Float(1.3877787807814457e-17) * x0
+    # a difference above rounding stays, and so does a small term that nothing cancelled
+    values[2] = sympy.Float(-0.0112414468709)
+    assert prefix_to_sympy(cancelling, [x0, x1], values, rounding_dropped=True).has(x0)
+    small = prefix_to_sympy(["add", "c", "x_1"], [x0], [sympy.Float(1e-17)], rounding_dropped=True)
+    assert small == x0 + sympy.Float(1e-17)
+    # x1*exp(-a*x1)*exp(-b*x0**2 + a'*x1), a = a' to rounding: x1*exp(-b*x0**2)
+    exponentials = ["mul", "mul", "x_2", "exp", "mul", "c", "x_2"]
+    exponentials += ["exp", "add", "mul", "c", "pow", "x_1", "2", "mul", "c", "x_2"]
+    values = [sympy.Float(-0.0458898362703733), sympy.Float(-0.45), sympy.Float(0.0458898362703732)]
+    merged = prefix_to_sympy(exponentials, [x0, x1], values, rounding_dropped=True)
+    assert merged == x1 * sympy.exp(sympy.Float(-0.45) * x0**2)
+    assert prefix_to_sympy(exponentials, [x0, x1], values).count(sympy.exp) == 2

@@ -7,7 +7,13 @@ import sympy
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.selection.readable import named_constants
 from nesymres_sklearn.units.consistency import is_consistent
-from nesymres_sklearn.units.constants import closing_constants, declared_constants, depends, takes_part
+from nesymres_sklearn.units.constants import (
+    as_known_constants,
+    closing_constants,
+    declared_constants,
+    depends,
+    takes_part,
+)
 from nesymres_sklearn.units.parsing import parse_unit
 from nesymres_sklearn.units.stage import Units
 
@@ -192,3 +198,26 @@ def test_a_constant_joins_the_groups_where_what_they_leave_follows_it():
     assert _symbols(units.constants) == ["c"]
     classical = Units.parse(["C/m^3", "m/s"], "C/m^2/s", 2, None, ["x0", "x1"], X, X[:, 0] * X[:, 1])
     assert classical.constants == ()
+
+
+def test_numbers_of_an_exact_law_that_are_known_constants_carry_their_units():
+    # (u + v)/(1 + u*v/c**2): the features close y's units alone, the law still holds c
+    units = Units.parse(["m/s", "m/s"], "m/s", 2)
+    assert units.constants == ()
+    u, v = sympy.symbols("u v", positive=True)
+    relativistic = (u + v) / (1 + sympy.Float(1 / C**2) * u * v)
+    assert units.carries_known_constants(relativistic, [u, v])
+    written, known = as_known_constants(relativistic, units.bases)
+    assert [symbol.name for symbol in known] == ["c"] and written.has(*known)
+    # a number that is no known constant's power, or a sum that the constant does not fix
+    assert not units.carries_known_constants((u + v) / (1 + sympy.Float(1.3e-17) * u * v), [u, v])
+    assert not units.carries_known_constants(u + sympy.Float(1 / C**2) * v, [u, v])
+
+
+def test_an_exact_law_with_a_known_constant_is_selected_with_units_where_the_features_close_them():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1e7, 3e8, (200, 2)) * rng.choice([-1.0, 1.0], (200, 2))
+    y = (X[:, 0] + X[:, 1]) / (1 + X[:, 0] * X[:, 1] / C**2)
+    reg = NeSymReSRegressor(random_state=0, refine=None).fit(X, y, X_units=["m/s", "m/s"], y_units="m/s")
+    assert reg.equations_.loc[0, "origin"] == "identity"
+    assert np.allclose(reg.predict(X * 0.5), ((X[:, 0] + X[:, 1]) / 2) / (1 + X[:, 0] * X[:, 1] / (4 * C**2)))

@@ -1,12 +1,13 @@
 import numpy as np
 
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.pruning import prune
 from nesymres_sklearn.search.selection.table import CandidateRows
-from nesymres_sklearn.search.selection.variable_support import unsupported_variables
+from nesymres_sklearn.search.selection.variable_support import negligible_variables, unsupported_variables
 
 X = np.random.default_rng(5).uniform(-3, 3, (200, 3))
 y = np.sin(X[:, 0]) + X[:, 1] ** 2  # x2 unused
@@ -63,3 +64,45 @@ def test_an_exact_best_row_is_not_tested():
     rows.add(Fitted(exact, np.array([]), 0.0), log_prob=-1.0, origin="beam")
     rows.add_pruned(Problem(X, y), 0.01, seed=0)
     assert rows.set_aside == set() and len(rows) == 1
+
+
+def test_a_variable_whose_terms_cancel_to_rounding_in_an_exact_fit_is_negligible():
+    # sin(x0) + x1**2 + (a - a')*x2 with a - a' at float64's rounding: exact, and x2 only seems used
+    cancelling = Skeleton(("add", "add", "sin", "x_1", "pow", "x_2", "2", "add", "mul", "c", "x_3", "mul", "c", "x_3"))
+    constants = np.array([0.01124144687099537, -0.011241446870995356])
+    loss = mse(cancelling.program, X, y, constants)
+    assert loss < 1e-30
+    problem = Problem(X, y)
+    assert negligible_variables(cancelling, constants, X, y, loss, problem.scale) == ["x_3"]
+    rows = CandidateRows()
+    rows.add(Fitted(cancelling, constants, loss), log_prob=-1.0, origin="operon")
+    rows.add_pruned(problem, 0.01, seed=0)
+    table = rows.table(0.01, problem.scale, 1.0, lambda skeleton, values: skeleton.sympy)
+    best, values, _ = table.fitted[table.best_index]
+    assert "x_3" not in best.tokens and mse(best.program, X, y, values) < 1e-28
+
+
+def test_a_variable_that_carries_signal_is_not_negligible_however_small_its_share():
+    # y = sin(x0) + x1**2 + 1e-6*x2, fitted exactly: x2's part is small, far above rounding
+    small = y + 1e-6 * X[:, 2]
+    exact = Skeleton(("add", "add", "sin", "x_1", "pow", "x_2", "2", "mul", "c", "x_3"))
+    constants = np.array([1e-6])
+    loss = mse(exact.program, X, small, constants)
+    assert negligible_variables(exact, constants, X, small, loss, float(np.var(small))) == []
+    # an approximate fit: the term in the unused x2 lowers the error by less than noise would
+    constants, loss = fitted(APPROXIMATE, [1.0, 0.1])
+    with_signal = negligible_variables(APPROXIMATE, constants, X, y, loss, float(np.var(y)))
+    assert "x_1" not in with_signal and "x_2" not in with_signal
+
+
+def test_a_negligible_variable_is_set_aside_after_the_selection_s_time_is_spent():
+    # the refits' deadline has passed, so the shuffled test cannot run; the cheap one still does
+    approximate = Skeleton(("add", "add", "mul", "c", "x_1", "pow", "x_2", "2", "mul", "c", "x_3"))
+    constants, loss = fitted(approximate, [1.0, 0.1])
+    constants[1] = 1e-9  # the unused x2's term, of no weight
+    loss = mse(approximate.program, X, y, constants)
+    rows = CandidateRows()
+    rows.add(Fitted(approximate, constants, loss), log_prob=-1.0, origin="operon")
+    rows.add_pruned(Problem(X, y), 0.01, seed=0, deadline=Deadline(0.0, clock=lambda: 1.0))
+    assert rows.set_aside == {"x_3"}
+    assert "x_3" not in rows.skeletons[-1].tokens

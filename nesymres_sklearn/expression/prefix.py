@@ -53,12 +53,18 @@ def variable_symbols(n: int) -> list[sympy.Symbol]:
     return [sympy.Symbol(f"x_{i + 1}", real=True) for i in range(n)]
 
 
+# A float coefficient that the collection of like terms leaves at this fraction of the
+# magnitudes it summed is their rounding (a few float64 ulps).
+CANCELLED = 16 * float(np.finfo(np.float64).eps)
+
+
 def prefix_to_sympy(
     tokens: Sequence[str],
     variables: Sequence[sympy.Symbol] | None = None,
     constants: Sequence[sympy.Expr] | None = None,
     evaluate: bool = True,
     fold_numbers: bool = False,
+    rounding_dropped: bool = False,
 ) -> sympy.Expr:
     """SymPy expression of a prefix sequence.
 
@@ -75,6 +81,11 @@ def prefix_to_sympy(
         Replace every operation on numbers, except the exact arithmetic of rationals,
         by its floating-point value (NaN where undefined). SymPy's exact evaluation of nested functions of numbers
         (``ln(ln(-3))``) can take minutes; inference folds them.
+    rounding_dropped : bool, default=False
+        With ``evaluate``: a product's exponentials as one (``exp(a)*exp(b) = exp(a + b)``),
+        and a coefficient that SymPy's collection of like terms leaves at float64's
+        rounding of the coefficients it summed (``0.01124*x - 0.01124*x = 1.4e-17*x``)
+        dropped: 0 in their precision.
     """
     check_prefix(tokens)
     if constants is None:
@@ -102,8 +113,42 @@ def prefix_to_sympy(
                 stack.append(leaf)
             else:
                 args = [stack.pop() for _ in range(OPERATORS[token].arity)]
-                stack.append(_apply(token, args, fold_numbers))
+                value = _apply(token, args, fold_numbers)
+                if evaluate and rounding_dropped:
+                    value = _rounding_dropped(value, args) if token in ("add", "sub") else _exponentials_merged(value)
+                stack.append(value)
     return stack[0]
+
+
+def _rounding_dropped(total: sympy.Expr, terms: Sequence[sympy.Expr]) -> sympy.Expr:
+    """``total``, the sum of ``terms`` (up to sign), without the float coefficients that
+    are below ``CANCELLED`` times the sum of the magnitudes of the coefficients of the
+    same monomial in ``terms``."""
+    if len(terms) < 2:
+        return total
+    summed: dict[sympy.Expr, float] = {}
+    for term in terms:
+        for monomial, coefficient in term.as_coefficients_dict().items():
+            summed[monomial] = summed.get(monomial, 0.0) + abs(complex(coefficient))
+    collected = total.as_coefficients_dict()
+    kept = [
+        coefficient * monomial
+        for monomial, coefficient in collected.items()
+        if not (coefficient.is_Float and abs(float(coefficient)) <= CANCELLED * summed.get(monomial, 0.0))
+    ]
+    return total if len(kept) == len(collected) else sympy.Add(*kept)
+
+
+def _exponentials_merged(product: sympy.Expr) -> sympy.Expr:
+    """``product`` with its ``exp`` factors as one (their exponents summed by :func:`_rounding_dropped`)."""
+    if not product.is_Mul:
+        return product
+    exponentials = [factor for factor in product.args if isinstance(factor, sympy.exp)]
+    if len(exponentials) < 2:
+        return product
+    exponents = [factor.args[0] for factor in exponentials]
+    merged = sympy.exp(_rounding_dropped(sympy.Add(*exponents), exponents))
+    return sympy.Mul(*(factor for factor in product.args if not isinstance(factor, sympy.exp)), merged)
 
 
 def _apply(token: str, args: list[sympy.Expr], fold_numbers: bool) -> sympy.Expr:

@@ -99,7 +99,12 @@ class Skeleton:
 
         Operations on numbers are folded. By default the tree is built as written
         (``evaluate=False``): SymPy's automatic evaluation of arbitrary network
-        proposals can be slow, so it is kept for the selected equation.
+        proposals can be slow, so it is kept for the selected equation, where the
+        coefficients that like terms cancel to rounding are dropped and exponentials
+        merged (:func:`.prefix.prefix_to_sympy`'s ``rounding_dropped``).
         """
         values = [c if isinstance(c, sympy.Basic) else sympy.Float(float(c)) for c in constants]
-        return prefix_to_sympy(self.tokens, variables=symbols, constants=values, evaluate=evaluate, fold_numbers=True)
+        return prefix_to_sympy(
+            self.tokens, variables=symbols, constants=values, evaluate=evaluate, fold_numbers=True,
+            rounding_dropped=evaluate,
+        )  # fmt: skip

@@ -33,9 +33,10 @@ from ..search.fitting.constants import mse
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
 from ..search.selection.table import CandidateRows
-from .consistency import is_consistent
+from .consistency import TOLERANCE, InconsistentError, is_consistent, sympy_dimension
 from .constants import (
     DimensionalConstant,
+    as_known_constants,
     best_explained,
     closing_constants,
     declared_constants,
@@ -173,18 +174,28 @@ class Units:
         rows.add(Fitted(skeleton, constants, loss), origin="units")
         return rows
 
-    def keep(self, problem: Problem, min_r2: float):
+    def keep(self, problem: Problem, min_r2: float, writer=None):
         """The selection's filter of the rows of ``problem`` (:meth:`consistent`)."""
-        return lambda rows: self.consistent(rows, problem, min_r2)
+        return lambda rows: self.consistent(rows, problem, min_r2, writer)
 
-    def consistent(self, rows: CandidateRows, problem: Problem, min_r2: float) -> CandidateRows:
+    def consistent(self, rows: CandidateRows, problem: Problem, min_r2: float, writer=None) -> CandidateRows:
         """The rows that are dimensionally consistent with the units, when the best of
         them explains at least ``min_r2`` of the variance of ``problem.y``; else all
-        rows, with a warning (when some are inconsistent)."""
+        rows, with a warning (when some are inconsistent). Without constants of the
+        law, an exact row is consistent too where its numbers, written over the raw
+        features by ``writer`` (a :class:`.selection.final.Writer`), are known physical
+        constants that give it y's units (:meth:`carries_known_constants`)."""
         free = bool(self.constants)
-        consistent = rows.where(
-            lambda skeleton, constants: is_consistent(skeleton.tokens, self.features, self.target, constants, free)
-        )
+
+        def holds(skeleton: Skeleton, constants: np.ndarray) -> bool:
+            if is_consistent(skeleton.tokens, self.features, self.target, constants, free):
+                return True
+            if free or writer is None:
+                return False
+            exact = problem.is_exact(mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
+            return exact and self.carries_known_constants(writer.raw(skeleton, constants), writer.symbols)
+
+        consistent = rows.where(holds)
         if len(consistent) == len(rows):
             return rows
         if (
@@ -200,6 +211,20 @@ class Units:
             )
             return rows
         return consistent
+
+    def carries_known_constants(self, expression: sympy.Expr, symbols) -> bool:
+        """Whether ``expression`` over the features' ``symbols`` has y's units once each
+        number that is a known physical constant's power (:func:`.constants.as_known_constants`,
+        ``1.11265e-17`` is ``1/c**2``) carries that power's units."""
+        written, known = as_known_constants(expression, self.bases)
+        if not known:
+            return False
+        dimensions = np.vstack([self.features, *known.values()])
+        try:
+            found = sympy_dimension(written, [*symbols, *known], dimensions)
+        except InconsistentError:
+            return False
+        return not np.any(np.abs(found - self.target) >= TOLERANCE)
 
 
 def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, str | None, list[str] | None, dict]:

@@ -26,10 +26,13 @@ from .readable import (
 from .signs import signed
 from .table import CandidateRows, CandidateTable
 
-# With max_time, the pruning stops this long per candidate row before the fit's end,
-# for writing the rows (1-3 ms a row on the development machine, Operon's longest), and
-# the readable constants stop SELECTION_MARGIN before it.
-WRITING_SECONDS_PER_ROW = 0.003
+# With max_time, the pruning stops in time to write the rows: WRITING_SECONDS plus
+# WRITING_SECONDS_PER_TOKEN for each token of the rows before the fit's end (twice the
+# 2 ms and 20 us measured on the 2-core development machine over 28 tables of 37-62
+# rows), and SELECTION_MARGIN before that; the readable constants stop SELECTION_MARGIN
+# before the end.
+WRITING_SECONDS = 0.005
+WRITING_SECONDS_PER_TOKEN = 4e-5
 SELECTION_MARGIN = 0.02
 # The selected row's constants get one float64 Levenberg-Marquardt run of at most this
 # many evaluations: a row fitted in float32 (Operon's runs and models) ends at float64's
@@ -82,6 +85,12 @@ class Writer:
         unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
         return whole_roots(large_numbers_as_floats(named_constants(folded(unscaled), dict(self.constants))))
 
+    def raw(self, skeleton: Skeleton, constants: np.ndarray) -> sympy.Expr:
+        """The row over the raw features with its float constants, under SymPy's
+        automatic evaluation (the scales folded into the constants)."""
+        expression = skeleton.expression(constants, self.symbols, evaluate=True)
+        return self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
+
     def numeric(self, expression: sympy.Expr) -> sympy.Expr:
         """``expression`` with the dimensional constants' values for their symbols."""
         if not self.constants:
@@ -114,9 +123,8 @@ def select(
     that no clock cuts (each step's refits share a number of evaluations): the same
     rows always give the same equation; but with ``max_time``, the fit's ``end`` stops
     the pruning in time to write the rows, and the readable constants in time to finish."""
-    pruning_end = (
-        None if end is None else Deadline(end.at - WRITING_SECONDS_PER_ROW * len(rows) - SELECTION_MARGIN, end.clock)
-    )
+    writing = WRITING_SECONDS + WRITING_SECONDS_PER_TOKEN * sum(len(skeleton) for skeleton in rows.skeletons)
+    pruning_end = None if end is None else Deadline(end.at - writing - SELECTION_MARGIN, end.clock)
     rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
         rows = keep(rows)

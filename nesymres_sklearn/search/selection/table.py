@@ -17,7 +17,7 @@ from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import Problem
 from .pruning import prune, prune_best, variable_replaced
 from .scores import best_index, candidate_table, log_fvu, lowest, scores
-from .variable_support import unsupported_variables
+from .variable_support import negligible_variables, unsupported_variables
 
 # Rounds of setting aside unsupported variables, at most.
 MAX_SUPPORT_ROUNDS = 3
@@ -94,8 +94,9 @@ class CandidateRows:
         """The best-scoring row with the parts that do not pay for their tokens dropped
         (:func:`.pruning.prune_best`), as a row of the same origin. While that best row
         fits only approximately and uses a variable that the data do not support
-        (:mod:`.variable_support`), the rows that use it are set aside and the row with
-        the variable replaced by its mean (refitted, pruned) joins. The refits share
+        (:mod:`.variable_support`), or uses a negligible one (exact or not), the rows that
+        use it are set aside and the row with the variable replaced by its mean
+        (refitted, pruned) joins. The refits share
         ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read but the
         ``deadline`` of a fit with ``max_time`` (:class:`.Evaluations`)."""
         evaluations = Evaluations(SELECTION_EVALUATIONS, deadline)
@@ -116,12 +117,14 @@ class CandidateRows:
                 self._derived(kept[row], fitted)
                 kept.append(len(self) - 1)
             best = kept[self._lowest_score(kept, complexity_penalty, problem.scale)]
-            if problem.is_exact(self.losses[best]) or evaluations.spent:
-                return
-            skeleton, constants = self.skeletons[best], self.constants[best]
-            unsupported = unsupported_variables(
-                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations
+            skeleton, constants, loss = self.skeletons[best], self.constants[best], self.losses[best]
+            unsupported = negligible_variables(
+                skeleton, constants, problem.X, problem.y, loss, problem.scale, problem.weights
             )
+            if not (unsupported or problem.is_exact(loss) or evaluations.spent):
+                unsupported = unsupported_variables(
+                    skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations
+                )
             if not unsupported:
                 return
             reduced = self._without(best, unsupported, problem, complexity_penalty, evaluations)
