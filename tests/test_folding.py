@@ -94,3 +94,16 @@ def test_absolute_values_stay_in_the_writer():
     assert folded(law) == law
     skeleton = Skeleton(("mul", "abs", "x_1", "abs", "x_2"))
     assert Writer(Scaling.identity(2), (x0, x1))(skeleton, np.array([]), []) == sympy.Abs(x0) * sympy.Abs(x1)
+
+
+def test_like_terms_that_the_factoring_collects_to_rounding_are_dropped():
+    # Operon's -0.6478*x0**2 - 0.2524*x0*(-2.567*x0 - 3.963*exp(-0.6*x1**2)): the x0**2 terms cancel
+    x0, x1 = sympy.symbols("x0 x1")
+    c = [-0.2523595925572775, 3.9625995186730707, -0.6478256149131193, -0.602409638554217]
+    written = c[2] * x0**2 + c[0] * x0 * (-2.56707346983881 * x0 - c[1] * sympy.exp(c[3] * x1**2))
+    residue = sympy.factor_terms(written).args[1].args[0].as_coeff_Mul()[0]
+    assert 0 < abs(residue) < 1e-15
+    assert folded(written) == x0 * sympy.exp(sympy.Float(c[3]) * x1**2)
+    # a small number the law holds stays
+    kept = folded(x0**2 + sympy.Float(1e-14) * x0 + sympy.Float(2.5) * x1)
+    assert kept.has(sympy.Float(1e-14))

@@ -8,8 +8,9 @@ equation as it is, with the common factors of its sums pulled out
 (:func:`sympy.factor_terms`: ``sqrt(x0**2 + x1**2)``, ``1/(x0 - 3)``), and, when it
 holds floats, with each ``log(k*A)`` of a positive number ``k`` split into ``log(A) +
 log(k)`` and the terms that then cancel to rounding (below ``NEGLIGIBLE`` of the
-largest of them) dropped (``x1*log(x0)``). Every step is an identity, so the three forms
-are the same function; the work depends on the expression alone, not on the data or
+largest of them) dropped (``x1*log(x0)``); like terms that the factoring collects and that
+cancel to rounding are dropped too. Every step is an identity, so the three forms
+are the same function (to rounding); the work depends on the expression alone, not on the data or
 the clock.
 
 A fourth form writes the roots of a product as one root (:func:`roots_combined`):
@@ -49,7 +50,7 @@ def folded(expression: sympy.Expr) -> sympy.Expr:
     shortest equal form (see the module docstring), its floats that are simple numbers
     written exactly (:func:`.readable.tidy_numbers`)."""
     expression = tidy_numbers(fold_float_factors(expression))
-    forms = [expression, sympy.factor_terms(expression)]
+    forms = [expression, _residues_dropped(sympy.factor_terms(expression), expression)]
     split = _logs_split(expression)
     if split is not None:
         forms.append(sympy.factor_terms(tidy_numbers(split)))
@@ -123,6 +124,28 @@ def roots_combined(expression: sympy.Expr) -> sympy.Expr:
         return sympy.Mul(*rest)
 
     return sympy.bottom_up(expression, combined)
+
+
+def _residues_dropped(form: sympy.Expr, expression: sympy.Expr) -> sympy.Expr:
+    """``form``, a rewrite of ``expression``, without the terms of its sums whose float
+    coefficient is a new number below ``NEGLIGIBLE`` of ``expression``'s largest: like
+    terms that the rewrite collected and that cancel to rounding
+    (``-0.6478*x0**2 + 0.2524*2.567*x0**2`` as ``1.1e-16*x0**2``)."""
+    original = {abs(float(number)) for number in expression.atoms(sympy.Float)}
+    if not original:
+        return form
+    floor = NEGLIGIBLE * max(original)
+
+    def residue(term: sympy.Expr) -> bool:
+        coefficient = abs(float(term.as_coeff_Mul()[0])) if term.as_coeff_Mul()[0].is_Float else 0.0
+        return 0 < coefficient <= floor and coefficient not in original
+
+    def dropped(total: sympy.Add) -> sympy.Expr:
+        kept = [term for term in total.args if not residue(term)]
+        return total if len(kept) == len(total.args) else sympy.Add(*kept)
+
+    cleaned = form.replace(lambda e: e.is_Add, dropped)
+    return form if cleaned == form else tidy_numbers(cleaned)
 
 
 def _size(expression: sympy.Expr) -> int:
