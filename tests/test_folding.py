@@ -7,6 +7,7 @@ import sympy
 
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.folding import folded
+from nesymres_sklearn.search.selection.readable import whole_roots
 
 x0, x1 = sympy.symbols("x0 x1", real=True)
 LOG_1E3 = sympy.Float(np.log(1e-3))  # what a fit over x0/1e-3 absorbs into a constant
@@ -107,3 +108,18 @@ def test_like_terms_that_the_factoring_collects_to_rounding_are_dropped():
     # a small number the law holds stays
     kept = folded(x0**2 + sympy.Float(1e-14) * x0 + sympy.Float(2.5) * x1)
     assert kept.has(sympy.Float(1e-14))
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "0.657744623479467*exp(x0 - (x0 + 1)**2/2)",  # 1/sqrt(2*pi) times exp(-1/2) outside, the shift inside
+        "exp(1.35568324707851*x0 - (0.707106781186548*x0 + 0.958612817150216)**2)",  # the x0 terms cancel to 1e-14
+    ],
+)
+def test_a_gaussian_with_its_shift_inside_the_exponent_is_written_as_a_person_writes_it(written):
+    x0 = sympy.Symbol("x0")
+    expression = sympy.sympify(written, locals={"x0": x0})
+    assert str(whole_roots(folded(expression))) == "exp(-x0**2/2)/sqrt(2*pi)"
+    # an exponent that does not get shorter expanded stays as it is
+    assert folded(sympy.exp(x0 * (x0 + 1))) == sympy.exp(x0 * (x0 + 1))

@@ -159,3 +159,13 @@ def test_an_imaginary_number_part_is_not_folded_into_a_float():
     x = sympy.Symbol("x", real=True)
     expression = sympy.sqrt(sympy.Float(-3.0)) * sympy.sqrt(2) * sympy.Abs(x)  # a fitted sqrt(-3*x**2)
     assert fold_float_factors(expression) == expression
+
+
+def test_a_root_held_whole_stays_whole_in_latex():
+    from nesymres_sklearn.expression.export import to_latex
+
+    x0 = sympy.Symbol("x0")
+    gaussian = whole_roots(sympy.exp(-(x0**2) / 2) / sympy.sqrt(2 * sympy.pi))
+    assert to_latex(gaussian) == r"\frac{e^{- \frac{x_{0}^{2}}{2}}}{\sqrt{2 \pi}}"
+    assert to_latex(whole_roots(3 * x0 / sympy.sqrt(2 * sympy.pi))) == r"\frac{3 x_{0}}{\sqrt{2 \pi}}"
+    assert to_latex(sympy.sqrt(x0) / sympy.sqrt(2)) == sympy.latex(sympy.sqrt(x0) / sympy.sqrt(2))

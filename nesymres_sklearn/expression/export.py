@@ -58,8 +58,16 @@ def feature_symbols(names: Sequence) -> list[sympy.Symbol]:
 
 
 def to_latex(expression: sympy.Expr) -> str:
-    """LaTeX of ``expression``; quoted feature names are set upright as text."""
-    names = {}
+    """LaTeX of ``expression``; quoted feature names are set upright as text, and a
+    root of a number held whole (``1/sqrt(2*pi)``, :func:`.readable.whole_roots`)
+    stays whole (SymPy's printer would write ``\\sqrt{2} \\sqrt{\\pi}``)."""
+    names, roots = {}, {}
+    for power in expression.atoms(sympy.Pow):
+        if power.base.is_Mul and not power.free_symbols and abs(power.exp) == sympy.S.Half:
+            root = sympy.Dummy()
+            names[root] = r"\sqrt{" + sympy.latex(power.base) + "}"
+            roots[power] = root ** sympy.sign(power.exp)
+    expression = expression.xreplace(roots) if roots else expression
     for symbol in expression.free_symbols:
         if symbol.name.startswith(QUOTE) and symbol.name.endswith(QUOTE) and len(symbol.name) > 1:
             raw = symbol.name[1:-1].replace(QUOTE * 2, QUOTE)

@@ -13,6 +13,10 @@ cancel to rounding are dropped too. Every step is an identity, so the three form
 are the same function (to rounding); the work depends on the expression alone, not on the data or
 the clock.
 
+Before all three, each ``exp(A)`` whose exponent is shorter expanded is written so, its
+number part taken out as a factor (:func:`_exponents_expanded`: ``exp(x - (x + 1)**2/2)``
+is ``exp(-1/2)*exp(-x**2/2)``), an identity.
+
 A fourth form writes the roots of a product as one root (:func:`roots_combined`):
 ``sqrt(x0)*sqrt(x1/x2)`` as ``sqrt(x0*x1/x2)``, as a physicist writes a law that the
 units stage or the network put together from a monomial and a group. Wherever the
@@ -49,7 +53,7 @@ def folded(expression: sympy.Expr) -> sympy.Expr:
     """``expression`` (over the raw features, SymPy's evaluation applied) in its
     shortest equal form (see the module docstring), its floats that are simple numbers
     written exactly (:func:`.readable.tidy_numbers`)."""
-    expression = tidy_numbers(fold_float_factors(expression))
+    expression = tidy_numbers(fold_float_factors(_exponents_expanded(expression)))
     forms = [expression, _residues_dropped(sympy.factor_terms(expression), expression)]
     split = _logs_split(expression)
     if split is not None:
@@ -124,6 +128,23 @@ def roots_combined(expression: sympy.Expr) -> sympy.Expr:
         return sympy.Mul(*rest)
 
     return sympy.bottom_up(expression, combined)
+
+
+def _exponents_expanded(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` with each ``exp(A)`` whose exponent, expanded and its number part
+    ``k`` taken out as the factor ``exp(k)``, is shorter, written so:
+    ``0.6577*exp(x - (x + 1)**2/2)`` is ``0.6577*exp(-1/2)*exp(-x**2/2)``, whose
+    numbers then fold into the Gaussian's ``1/sqrt(2*pi)``; like terms that the
+    expansion collects to rounding are dropped (:func:`_residues_dropped`)."""
+
+    def split(power: sympy.exp) -> sympy.Expr:
+        expanded = _residues_dropped(sympy.expand(power.args[0]), power.args[0])
+        number, rest = expanded.as_independent(*expanded.free_symbols, as_Add=True)
+        if _size(rest) >= _size(power.args[0]):
+            return power
+        return sympy.exp(number) * sympy.exp(rest)
+
+    return expression.replace(lambda e: isinstance(e, sympy.exp) and bool(e.free_symbols), split)
 
 
 def _residues_dropped(form: sympy.Expr, expression: sympy.Expr) -> sympy.Expr:
