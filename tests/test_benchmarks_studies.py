@@ -607,3 +607,13 @@ def test_quintic_ratio_checks_the_law_symbolically_then_on_fresh_points():
     assert exactness(sympy.Float(1 + 1e-13) * X0**5 / X1**3) == "yes (points)"
     assert exactness(1.001 * X0**5 / X1**3).startswith("no (relative error 0.001")
     assert exactness(X0**5 / X1**3 + sympy.Symbol("x2", real=True)) == "no (other symbols)"
+
+
+def test_identity_cost_times_the_identities_and_says_whether_they_found_a_law():
+    from benchmarks.studies.identity_cost import timed
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 10, (256, 3))
+    seconds, found = timed(X, X[:, 0] * X[:, 1] / (X[:, 0] + X[:, 2]))
+    assert found and seconds >= 0
+    assert timed(X, np.sin(X[:, 0]) * X[:, 1])[1] is False

@@ -34,6 +34,8 @@ LAWS = {
     "potential difference": (4, (), lambda v: G * v[0] * v[1] * (1 / v[2] - 1 / v[3])),
     "root of a difference": (3, (), lambda v: np.sqrt(3e3 * v[0] - 2 * v[1] / v[2] ** 2)),
     "negative root": (2, (), lambda v: -np.sqrt(v[0]) * v[1]),
+    # y changes sign with the factor outside the root (FastSRB's III.10.19)
+    "signed moment": (4, (0, 1, 2, 3), lambda v: v[0] * np.sqrt(v[1] ** 2 + v[2] ** 2 + v[3] ** 2)),
 }
 
 
@@ -112,12 +114,16 @@ def test_a_rational_function_of_high_degree_that_matches_a_log_on_a_narrow_range
     assert identity is None or (identity.degree > 2 and not identity.ends_search)
 
 
-def test_y_of_both_signs_is_not_squared():
+def test_y_of_both_signs_is_squared_only_where_a_monomial_outside_the_root_carries_the_sign():
     rng = np.random.default_rng(0)
     X = wide(rng, 512, 2, signed=(0,))
-    y = X[:, 0] * np.sqrt(X[:, 1])  # y**2 = x0**2 * x1, but y changes sign
-    assert exact_identity(problem_of(X, y)[0]) is None
-    assert exact_identity(problem_of(np.abs(X), np.abs(y))[0]) is not None
+    y = X[:, 0] * np.sqrt(X[:, 1])  # y**2 = x0**2 * x1, and x0 carries y's sign
+    problem, scaling = problem_of(X, y)
+    identity = exact_identity(problem)
+    assert identity is not None and identity.fitted.skeleton.tokens.count("sqrt") == 1
+    assert np.allclose(scaling.unscale_y(identity.fitted.skeleton.program(problem.X, identity.fitted.constants)), y)
+    # y**2 = (x0 - x1)**2 * x1 is rational, but no monomial carries the sign of x0 - x1
+    assert exact_identity(problem_of(X, (X[:, 0] - X[:, 1]) * np.sqrt(X[:, 1]))[0]) is None
 
 
 def test_features_bound_by_a_relation_give_no_identity():

@@ -13,7 +13,8 @@ rounding's share of the sum of squares of its terms
 (:func:`.exactness.is_exact_to_rounding`).
 
 The systems are tried smallest first (``t = y`` before ``t = y**2`` at equal size;
-``y**2`` only where ``y`` keeps one sign), on at most ``SVD_POINTS`` points spread over
+where ``y`` changes sign, a root's law holds only when the monomial outside the root
+carries the sign, ``y = x0*sqrt(x1**2 + x2**2)``), on at most ``SVD_POINTS`` points spread over
 the data, with at most ``1/OVERDETERMINED`` as many unknowns as points, so no null
 vector comes from interpolation. An identity of degrees ``(d_P, d_Q)`` holds at every
 larger pair too: the largest pairs are decomposed first, and only the pairs below one
@@ -29,7 +30,7 @@ decompositions run on one BLAS thread (:func:`.surrogate.one_blas_thread`).
 
 from __future__ import annotations
 
-from itertools import product
+from itertools import combinations, product
 from math import comb
 from typing import NamedTuple
 
@@ -53,6 +54,9 @@ MAX_DEGREE = 5
 SVD_POINTS = 256
 #: The points they read are at least this many times the unknowns.
 OVERDETERMINED = 2
+#: Where ``y`` changes sign, the features that change sign whose products are compared
+#: with it, at most (2**8 products).
+MAX_SIGN_FEATURES = 8
 #: An identity ends the search (the network is not asked) only when its ``P`` and ``Q``
 #: are at most of this degree in each feature, as the laws of issue 52 are (a product of
 #: squares, ``v4**2 - v5**2``, ``(v1 - v2)**2 + (v3 - v4)**2``); a rational function
@@ -99,15 +103,21 @@ def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identi
     exponents = np.array([(0,) * X.shape[1], *monomials(X.shape[1], max(max(pair) for pair in pairs))])
     with np.errstate(all="ignore"):
         basis = _values(X[read], exponents)
-    one_sign = bool(np.all(y >= 0) or np.all(y <= 0))
     if not np.all(np.isfinite(basis)) or not np.all(np.isfinite(y * y)):
         return None
-    systems = [_System(basis, t[read], X.shape[1]) for t in ([y, y * y] if one_sign else [y])]
+    systems = [_System(basis, t[read], X.shape[1]) for t in ([y, y * y] if _sign_carried(X, y) else [y])]
 
     def passed() -> bool:
         return deadline is not None and deadline.passed()
 
-    opened = [[pair for pair in _largest(pairs) if not passed() and system.holds(pair)] for system in systems]
+    opened: list[list[tuple[int, int]]] = []
+    for system in systems:
+        opened.append([])
+        for pair in _largest(pairs):
+            if passed():
+                return None
+            if system.holds(pair):
+                opened[-1].append(pair)
     order = sorted((system.size(pair), power, pair) for power, system in enumerate(systems) for pair in pairs)
     for _, power, pair in order:
         system = systems[power]
@@ -270,8 +280,10 @@ def _law(problem: Problem, exponents: np.ndarray, terms: _Terms, part=slice(None
     p_exponents, q_exponents = exponents[terms.numerator], exponents[terms.denominator]
     factor = p_exponents.min(axis=0) - q_exponents.min(axis=0)
     if terms.root:
-        one_sign = np.all(problem.X >= 0, axis=0) | np.all(problem.X <= 0, axis=0)
-        outside = np.where(one_sign, factor // 2, 2 * (factor // 4))  # sqrt(x**2) is x where x keeps one sign
+        # sqrt(x**2) is x where x keeps one sign; where y changes sign, the monomial
+        # outside the root must carry it (y = x0*sqrt(x1**2 + x2**2)), as the loss checks
+        one_sign = np.all(problem.X >= 0, axis=0) | np.all(problem.X <= 0, axis=0) | _changes_sign(problem.y)
+        outside = np.where(one_sign, factor // 2, 2 * (factor // 4))
         inside = factor - 2 * outside
     else:
         outside, inside = factor, 0 * factor
@@ -297,6 +309,28 @@ def _law(problem: Problem, exponents: np.ndarray, terms: _Terms, part=slice(None
         scale = np.sqrt(abs(scale)) * (1.0 if np.nansum(rest * problem.y) >= 0 else -1.0)
     constants = np.concatenate([[scale], inner])
     return Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
+
+
+def _changes_sign(y: np.ndarray) -> bool:
+    return bool(np.any(y > 0) and np.any(y < 0))
+
+
+def _sign_carried(X: np.ndarray, y: np.ndarray) -> bool:
+    """Whether ``y`` keeps one sign, or changes it as a product of some features does
+    (the only way a law ``c*m*sqrt(P/Q)`` can): else ``t = y**2`` is not tried. At most
+    ``MAX_SIGN_FEATURES`` features that change sign are combined."""
+    if not _changes_sign(y):
+        return True
+    signed = [j for j in range(X.shape[1]) if _changes_sign(X[:, j])]
+    if len(signed) > MAX_SIGN_FEATURES:
+        return True  # too many to combine: the system decides
+    negative = np.signbit(y)
+    for size in range(1, len(signed) + 1):
+        for subset in combinations(signed, size):
+            product = np.logical_xor.reduce(np.signbit(X[:, list(subset)]), axis=1)
+            if np.array_equal(product, negative) or np.array_equal(product, ~negative):
+                return True
+    return False
 
 
 def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms) -> bool:
