@@ -617,3 +617,18 @@ def test_identity_cost_times_the_identities_and_says_whether_they_found_a_law():
     seconds, found = timed(X, X[:, 0] * X[:, 1] / (X[:, 0] + X[:, 2]))
     assert found and seconds >= 0
     assert timed(X, np.sin(X[:, 0]) * X[:, 1])[1] is False
+
+
+def test_search_settings_pairs_each_setting_with_the_baseline_by_equation_and_seed():
+    import pandas as pd
+
+    from benchmarks.studies.search_settings import paired_table
+
+    rows = []
+    for equation in range(4):
+        for setting, ood in (("half", equation % 2), ("quarter", 1)):
+            rows.append(dict(dataset="d", equation=f"e{equation}", seed=0, setting=setting, a1_ood=ood, a1_iid=1))
+    (row,) = paired_table(pd.DataFrame(rows), "half", "1 s", n_resamples=200)
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[:2] == ["1 s", "quarter - half"] and cells[-1] == "4"
+    assert cells[2].startswith("+50.0 [") and cells[3] == "+0.0 [+0.0, +0.0]"

@@ -200,6 +200,23 @@ def test_a_constant_joins_the_groups_where_what_they_leave_follows_it():
     assert classical.constants == ()
 
 
+def test_no_constant_joins_where_its_groups_only_recombine_the_features_own():
+    # x*cos(w*t)*(1 + a*cos(w*t)) (FastSRB's I.50.26): cos(w*t) over many periods is more than
+    # neighbours in log|w*t| follow, and (x*w/c)*(c*t/x) is w*t again, so c must not join
+    rng = np.random.default_rng(0)
+    X = np.c_[
+        10 ** rng.uniform(-1, 1, 512),
+        10 ** rng.uniform(1, 3, 512) * rng.choice([-1.0, 1.0], 512),
+        10 ** rng.uniform(-3, -1, 512),
+        10 ** rng.uniform(-3, -1, 512) * rng.choice([-1.0, 1.0], 512),
+    ]
+    wave = np.cos(X[:, 1] * X[:, 2])
+    y = X[:, 0] * wave * (1 + X[:, 3] * wave)
+    units = Units.parse(["m", "1/s", "s", ""], "m", 4, None, ["x0", "x1", "x2", "x3"], X, y)
+    assert units.constants == ()
+    assert units.groups.n_groups == 2
+
+
 def test_numbers_of_an_exact_law_that_are_known_constants_carry_their_units():
     # (u + v)/(1 + u*v/c**2): the features close y's units alone, the law still holds c
     units = Units.parse(["m/s", "m/s"], "m/s", 2)

@@ -115,6 +115,26 @@ def evaluate(
     return rows
 
 
+def paired_table(frame: pd.DataFrame, baseline: str, label: str, n_resamples: int = 10_000) -> list[str]:
+    """Markdown rows: each other setting of ``frame`` (a study's CSV rows) minus
+    ``baseline`` in points of A1 out of and in the support, paired by dataset, equation
+    and seed, pooled over the datasets, with a 95% bootstrap interval of the mean
+    (``n_resamples`` resamples, ``numpy.random.default_rng(0)``); ``label`` names the budget."""
+    table = frame.pivot_table(
+        index=["dataset", "equation", "seed"], columns="setting", values=["a1_ood", "a1_iid"], aggfunc="first"
+    )
+    rows = []
+    for setting in [s for s in frame["setting"].unique() if s != baseline]:
+        cells = []
+        for metric in ("a1_ood", "a1_iid"):
+            difference = 100 * (table[metric][setting].astype(float) - table[metric][baseline].astype(float)).dropna()
+            means = np.random.default_rng(0).choice(difference.to_numpy(), (n_resamples, len(difference))).mean(axis=1)
+            low, high = np.percentile(means, [2.5, 97.5])
+            cells.append(f"{difference.mean():+.1f} [{low:+.1f}, {high:+.1f}]")
+        rows.append(f"| {label} | {setting} - {baseline} | {cells[0]} | {cells[1]} | {len(difference)} |")
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--study", choices=sorted(STUDIES), default="linear-scaling")
@@ -124,8 +144,20 @@ def main(argv=None) -> int:
     parser.add_argument("--settings", nargs="+", help="compare only these settings of the study")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--csv", help="also write every row here")
-    parser.add_argument("--out", required=True, help="markdown table")
+    parser.add_argument("--out", help="markdown table (required unless --paired)")
+    parser.add_argument(
+        "--paired", nargs="+", metavar="LABEL=CSV", help="print the paired differences of earlier runs' CSVs instead"
+    )
+    parser.add_argument("--baseline", default="half", help="the setting the others are compared with (--paired)")
     args = parser.parse_args(argv)
+    if args.paired:
+        print("| max_time | difference | A1 ood | A1 iid | pairs |\n|---|---|---|---|---:|")
+        for entry in args.paired:
+            label, path = entry.split("=", 1)
+            print("\n".join(paired_table(pd.read_csv(path), args.baseline, label)))
+        return 0
+    if args.out is None:
+        parser.error("--out is required unless --paired is given")
     params = {} if args.max_time is None else {"max_time": args.max_time}
     frames = []
     for name in args.datasets:

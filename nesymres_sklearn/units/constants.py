@@ -236,6 +236,11 @@ MIN_BEYOND_POINTS = 100
 TYPICAL_SHARE = 0.9
 
 
+#: A column whose log the groups' logs leave less than this share of is their product
+#: (the rest is rounding, whose ranks mean nothing).
+OWN_GROUPS = 1e-9
+
+
 def _unexplained(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> float:
     """Mean squared difference of ``rest`` from the mean of its nearest neighbours in
     ``logs`` (standardised; the point itself left out) of the same ``signs``; its
@@ -270,7 +275,25 @@ def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, othe
     typical = np.abs(residuals) <= np.quantile(np.abs(residuals), TYPICAL_SHARE)  # not across f's zeros
     columns = others[usable][typical]
     pairs = [columns[:, i] * columns[:, j] for i, j in itertools.combinations(range(columns.shape[1]), 2)]
-    return any(depends(residuals[typical], column) for column in [*columns.T, *pairs])
+    own = logs[usable][typical]
+    return any(depends(residuals[typical], _beyond(column, own)) for column in [*columns.T, *pairs])
+
+
+def _beyond(column: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    """``column`` divided by its least-squares power law in the groups whose logs are
+    ``logs`` (its sign kept): what of it the features' groups do not carry. What their
+    neighbours leave of ``y`` can follow the groups themselves where the neighbours fail
+    to follow ``f`` (``cos(x1*x2)`` over many periods); then a constant's groups that
+    recombine them (``(x0*x1/c)*(c*x2/x0)`` is ``x1*x2``) explain nothing new."""
+    with np.errstate(all="ignore"):
+        target = np.log(np.abs(column))
+    if logs.shape[1] == 0 or not np.all(np.isfinite(target)):
+        return column
+    design = np.column_stack([np.ones(len(target)), logs])
+    rest = target - design @ np.linalg.lstsq(design, target, rcond=None)[0]
+    if np.ptp(rest) <= OWN_GROUPS * max(float(np.ptp(target)), 1.0):  # the groups' own product: its sign is all
+        return np.sign(column)
+    return np.sign(column) * np.exp(rest)
 
 
 def _rank(matrix: np.ndarray) -> int:
