@@ -170,3 +170,27 @@ def test_the_estimator_returns_the_exact_law_of_five_variables_and_plans_the_ste
     assert budgeted.expression_ == regressor.expression_  # a budget only cuts the plan
     plain = NeSymReSRegressor(random_state=0, search_settings=SearchSettings(identities=False), max_time=0.5)
     assert "identities" not in set(plain.fit(X, y).plan_["unit"])
+
+
+def test_the_power_law_monomial_is_read_where_log_y_is_mostly_a_power_law():
+    from nesymres_sklearn.search.identities import power_law_monomial
+
+    rng = np.random.default_rng(0)
+    X = wide(rng, 512, 3, signed=(0,))
+    assert power_law_monomial(X, X[:, 0] * X[:, 1] ** 2 / X[:, 2] ** 3 * (2 + np.sin(X[:, 1]))) == [1, 2, -3]
+    assert power_law_monomial(X, np.sin(X[:, 0]) + np.cos(X[:, 1])) is None  # no power law
+    assert power_law_monomial(X, 3.0 + 0 * X[:, 0]) is None  # a constant: every exponent 0
+
+
+def test_a_law_of_high_degree_is_found_over_its_power_law_monomial():
+    # degree 10 as it stands, degree 2 over its monomial v0*v1/v2**5 (FastSRB's II.6.15a)
+    rng = np.random.default_rng(0)
+    X = wide(rng, 512, 5, signed=(0, 3, 4))
+    y = X[:, 0] * X[:, 1] * np.sqrt(X[:, 3] ** 2 + X[:, 4] ** 2) / X[:, 2] ** 5
+    problem, scaling = problem_of(X, y)
+    identity = exact_identity(problem)
+    assert identity is not None and not identity.ends_search  # of degree 5 in v2: the network still runs
+    fresh = 10 ** np.random.default_rng(1).uniform(2, 4, size=(256, 5))
+    predicted = scaling.unscale_y(identity.fitted.skeleton.program(scaling.scale_X(fresh), identity.fitted.constants))
+    expected = fresh[:, 0] * fresh[:, 1] * np.sqrt(fresh[:, 3] ** 2 + fresh[:, 4] ** 2) / fresh[:, 2] ** 5
+    np.testing.assert_allclose(predicted, expected, rtol=1e-7)

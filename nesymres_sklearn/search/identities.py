@@ -57,6 +57,12 @@ OVERDETERMINED = 2
 #: Where ``y`` changes sign, the features that change sign whose products are compared
 #: with it, at most (2**8 products).
 MAX_SIGN_FEATURES = 8
+#: The identity of ``y`` over its power-law monomial is tried where a least-squares fit
+#: of ``log|y|`` in the features' logs explains at least this share of its variance (the
+#: law is mostly a power law: ``v1*v2*sqrt(v4**2 + v5**2)/v3**5``), with exponents of
+#: magnitude up to ``MAX_POWER`` (the tokens' integer powers).
+POWER_LAW_R2 = 0.9
+MAX_POWER = 5
 #: An identity ends the search (the network is not asked) only when its ``P`` and ``Q``
 #: are at most of this degree in each feature, as the laws of issue 52 are (a product of
 #: squares, ``v4**2 - v5**2``, ``(v1 - v2)**2 + (v3 - v4)**2``); a rational function
@@ -94,7 +100,50 @@ def identity_rows(problem: Problem, deadline: Deadline | None = None) -> tuple[C
 def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identity | None:
     """The law ``P/Q`` or ``±sqrt(P/Q)`` of the smallest identity that is exact to rounding
     on every point of ``problem`` and beyond the points it is fitted on (see the module
-    docstring), or ``None``; no further system is decomposed once ``deadline`` has passed."""
+    docstring), or ``None``; no further system is decomposed once ``deadline`` has passed.
+    Where there is none and ``y`` is mostly a power law of the features, the identity of
+    ``y / m`` for its monomial ``m`` (:func:`power_law_monomial`), times ``m``."""
+    found = _exact_identity(problem, deadline)
+    if found is not None or (deadline is not None and deadline.passed()):
+        return found
+    powers = power_law_monomial(problem.X, problem.y)
+    if powers is None:
+        return None
+    with np.errstate(all="ignore"):
+        monomial = np.prod(problem.X ** np.array(powers, dtype=np.float64), axis=1)
+    if not np.all(np.isfinite(monomial)) or np.any(monomial == 0):
+        return None
+    divided = _exact_identity(Problem(problem.X, problem.y / monomial, problem.weights), deadline)
+    if divided is None:
+        return None
+    tokens = ("mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}), *divided.fitted.skeleton.tokens)
+    skeleton, constants = Skeleton(tokens), divided.fitted.constants
+    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+    if not problem.is_exact_to_rounding(loss):
+        return None
+    return Identity(Fitted(skeleton, constants, loss), divided.degree + max(abs(b) for b in powers))
+
+
+def power_law_monomial(X: np.ndarray, y: np.ndarray) -> list[int] | None:
+    """The integer exponents of the monomial that a least-squares fit of ``log|y|`` in
+    the ``log|x_j|`` rounds to, where that fit explains at least ``POWER_LAW_R2`` of the
+    variance of ``log|y|`` and some exponent is not 0; else ``None``."""
+    with np.errstate(all="ignore"):
+        logs = np.log(np.abs(np.column_stack([y, X])))
+    usable = np.all(np.isfinite(logs), axis=1)
+    if usable.sum() <= X.shape[1] + 1:
+        return None
+    target, design = logs[usable, 0], np.column_stack([np.ones(usable.sum()), logs[usable, 1:]])
+    coefficients = np.linalg.lstsq(design, target, rcond=None)[0]
+    spread = float(np.sum((target - target.mean()) ** 2))
+    if spread == 0 or np.sum((target - design @ coefficients) ** 2) > (1 - POWER_LAW_R2) * spread:
+        return None
+    powers = [int(round(b)) for b in coefficients[1:]]
+    return powers if any(powers) and max(abs(b) for b in powers) <= MAX_POWER else None
+
+
+def _exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identity | None:
+    """:func:`exact_identity` without the power-law monomial."""
     X, y = problem.X, problem.y
     read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
     pairs = degree_pairs(X.shape[1], len(read) // OVERDETERMINED)
