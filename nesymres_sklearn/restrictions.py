@@ -103,5 +103,5 @@ class Restrictions:
         return (
             rows
             if self.operators is None and self.max_complexity is None
-            else rows.where(lambda skeleton, _: self.allows(skeleton))
+            else rows.where(lambda skeleton, *_: self.allows(skeleton))
         )

@@ -4,6 +4,7 @@ square roots, exact to rounding or none."""
 import numpy as np
 import pytest
 import sympy
+from clocks import TickingClock
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.budget import Deadline
@@ -133,25 +134,14 @@ def test_features_bound_by_a_relation_give_no_identity():
     assert exact_identity(problem_of(X, X[:, 0] / X[:, 1])[0]) is None
 
 
-class Ticks:
-    """A clock that moves one second each time it is read."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        self.now += 1.0
-        return self.now
-
-
 def test_the_deadline_stops_the_search_between_systems():
     X, y, _ = drawn("difference of squares")
     problem = problem_of(X, y)[0]
-    assert exact_identity(problem, Deadline(np.inf, Ticks())) is not None
-    clock = Ticks()
+    assert exact_identity(problem, Deadline(np.inf, TickingClock())) is not None
+    clock = TickingClock()
     assert exact_identity(problem, Deadline(3.0, clock)) is None
     assert clock.now <= 5.0  # it stopped at the first read past the deadline
-    assert identity_rows(problem, Deadline(0.0, Ticks()))[1] is False
+    assert identity_rows(problem, Deadline(0.0, TickingClock()))[1] is False
 
 
 @pytest.mark.slow

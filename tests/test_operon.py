@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import sympy
+from clocks import TickingClock
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -172,21 +173,10 @@ def test_seeds_that_do_not_evaluate_like_ours_are_left_out(problem):
     assert result.n_seeds == 0
 
 
-class _TickingClock:
-    """A clock that advances one second each time it is read."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        self.now += 1.0
-        return self.now
-
-
 def test_a_deadline_bounds_the_search_in_growing_chunks(problem):
     X, y = problem
     settings = OperonSettings(population_size=50, generations=10_000, max_chunk_generations=4)
-    result = refine(X, y, [], settings, seed=0, deadline=Deadline(12.0, _TickingClock()))
+    result = refine(X, y, [], settings, seed=0, deadline=Deadline(12.0, TickingClock()))
     # Reads: 1-2 (the initial population took 1 s: a generation's estimate), 3 (9 s left: 1
     # generation), 4-5 (it took 1 s), 6 (6 left: 2 at 1 s each), 7-8, 9 (3 left: 3 at 0.5 s),
     # 10-11, 12: passed.
@@ -204,7 +194,7 @@ def test_a_deadline_that_holds_every_chunk_runs_the_fixed_work(problem):
     X, y = problem
     settings = OperonSettings(population_size=50, generations=6, max_chunk_generations=2)
     fixed = refine(X, y, [], settings, seed=0)
-    timed = refine(X, y, [], settings, seed=0, deadline=Deadline(1e9, _TickingClock()))
+    timed = refine(X, y, [], settings, seed=0, deadline=Deadline(1e9, TickingClock()))
     assert fixed.generations == timed.generations == 6
     assert [s.key for s in fixed.skeletons] == [s.key for s in timed.skeletons]
 
@@ -212,8 +202,8 @@ def test_a_deadline_that_holds_every_chunk_runs_the_fixed_work(problem):
 def test_a_larger_budget_continues_the_run_of_a_smaller_one(problem):
     X, y = problem
     settings = OperonSettings(population_size=50, max_chunk_generations=4)
-    small = refine(X, y, [], settings, seed=0, deadline=Deadline(8.0, _TickingClock()))
-    large = refine(X, y, [], settings, seed=0, deadline=Deadline(30.0, _TickingClock()))
+    small = refine(X, y, [], settings, seed=0, deadline=Deadline(8.0, TickingClock()))
+    large = refine(X, y, [], settings, seed=0, deadline=Deadline(30.0, TickingClock()))
     assert small.generations == 3 < large.generations  # chunks of 1 and 2, then 1 s left for 3 at 0.5 s
     # the smaller run's best model is the larger run's best after the same chunks
     assert small.skeletons[0].key in {skeleton.key for skeleton in large.skeletons}

@@ -40,6 +40,7 @@ from joblib import Parallel, delayed
 
 from benchmarks.datasets import load_dataset
 from benchmarks.metrics import accuracy_a1
+from benchmarks.studies.paired_difference import paired_table as paired_differences
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.settings import SearchSettings
 
@@ -118,20 +119,16 @@ def evaluate(
 def paired_table(frame: pd.DataFrame, baseline: str, label: str, n_resamples: int = 10_000) -> list[str]:
     """Markdown rows: each other setting of ``frame`` (a study's CSV rows) minus
     ``baseline`` in points of A1 out of and in the support, paired by dataset, equation
-    and seed, pooled over the datasets, with a 95% bootstrap interval of the mean
-    (``n_resamples`` resamples, ``numpy.random.default_rng(0)``); ``label`` names the budget."""
-    table = frame.pivot_table(
-        index=["dataset", "equation", "seed"], columns="setting", values=["a1_ood", "a1_iid"], aggfunc="first"
-    )
+    and seed and pooled over the datasets, with the 95% bootstrap interval of
+    :func:`.paired_difference.paired_table` (equations resampled); ``label`` names the budget."""
+    runs = frame.assign(method=frame["setting"], dataset="pooled", value=label, noise=0.0)
     rows = []
     for setting in [s for s in frame["setting"].unique() if s != baseline]:
         cells = []
         for metric in ("a1_ood", "a1_iid"):
-            difference = 100 * (table[metric][setting].astype(float) - table[metric][baseline].astype(float)).dropna()
-            means = np.random.default_rng(0).choice(difference.to_numpy(), (n_resamples, len(difference))).mean(axis=1)
-            low, high = np.percentile(means, [2.5, 97.5])
-            cells.append(f"{difference.mean():+.1f} [{low:+.1f}, {high:+.1f}]")
-        rows.append(f"| {label} | {setting} - {baseline} | {cells[0]} | {cells[1]} | {len(difference)} |")
+            (row,) = paired_differences(runs, setting, baseline, metric, n_resamples).itertuples()
+            cells.append(f"{row.difference:+.1f} [{row.low:+.1f}, {row.high:+.1f}]")
+        rows.append(f"| {label} | {setting} - {baseline} | {cells[0]} | {cells[1]} | {row.pairs} |")
     return rows
 
 

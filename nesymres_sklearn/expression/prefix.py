@@ -115,7 +115,7 @@ def prefix_to_sympy(
                 args = [stack.pop() for _ in range(OPERATORS[token].arity)]
                 value = _apply(token, args, fold_numbers)
                 if evaluate and rounding_dropped:
-                    value = _rounding_dropped(value, args) if token in ("add", "sub") else _exponentials_merged(value)
+                    value = _rounding_dropped(value, args) if token == "add" else _exponentials_merged(value)
                 stack.append(value)
     return stack[0]
 

@@ -46,6 +46,7 @@ from .fitting.constants import mse
 from .fitting.polynomial import monomials
 from .problem import Problem
 from .selection.table import CandidateRows
+from .variables.power_law import log_line
 from .variables.surrogate import one_blas_thread
 
 #: The total degree of ``P`` and of ``Q``, at most (integer powers up to 5 are tokens).
@@ -129,16 +130,13 @@ def power_law_monomial(X: np.ndarray, y: np.ndarray) -> list[int] | None:
     the ``log|x_j|`` rounds to, where that fit explains at least ``POWER_LAW_R2`` of the
     variance of ``log|y|`` and some exponent is not 0; else ``None``."""
     with np.errstate(all="ignore"):
-        logs = np.log(np.abs(np.column_stack([y, X])))
-    usable = np.all(np.isfinite(logs), axis=1)
+        usable = np.all(np.isfinite(np.log(np.abs(np.column_stack([y, X])))), axis=1)
     if usable.sum() <= X.shape[1] + 1:
         return None
-    target, design = logs[usable, 0], np.column_stack([np.ones(usable.sum()), logs[usable, 1:]])
-    coefficients = np.linalg.lstsq(design, target, rcond=None)[0]
-    spread = float(np.sum((target - target.mean()) ** 2))
-    if spread == 0 or np.sum((target - design @ coefficients) ** 2) > (1 - POWER_LAW_R2) * spread:
+    slopes, unexplained = log_line(X[usable], y[usable])
+    if unexplained > 1 - POWER_LAW_R2:
         return None
-    powers = [int(round(b)) for b in coefficients[1:]]
+    powers = [int(round(b)) for b in slopes]
     return powers if any(powers) and max(abs(b) for b in powers) <= MAX_POWER else None
 
 

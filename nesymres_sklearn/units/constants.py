@@ -45,11 +45,6 @@ KNOWN_CONSTANTS = {
     "m_e": "electron_mass",
     "g": "standard_gravity",
 }
-#: A number of an exact law is a known constant's power when it is a simple number
-#: (:func:`..search.selection.readable.nearest_simple_numbers`) times its power, of
-#: exponent up to this, within ``KNOWN_TOLERANCE`` (relative).
-MAX_KNOWN_POWER = 4
-KNOWN_TOLERANCE = 1e-9
 #: Most known constants that one law is given.
 MAX_CONSTANTS = 3
 #: ``y`` depends on a feature when their rank correlation (or with its magnitude) is at
@@ -302,31 +297,19 @@ def _rank(matrix: np.ndarray) -> int:
 
 def as_known_constants(expression, bases: Sequence[str]):
     """``expression`` with each float that is a simple number times a power of one of
-    :data:`KNOWN_CONSTANTS` (up to :data:`MAX_KNOWN_POWER`, within
-    :data:`KNOWN_TOLERANCE`) written so, over a new symbol per constant, and those
-    symbols -> their dimensions over ``bases`` (constants with other base dimensions
-    are not tried)."""
+    :data:`KNOWN_CONSTANTS` written so (:func:`.readable.named_constants`, one constant
+    at a time), over a new symbol per constant, and those symbols -> their dimensions
+    over ``bases`` (constants with other base dimensions are not tried)."""
     import sympy
 
-    from ..search.selection.readable import nearest_simple_numbers
+    from ..search.selection.readable import named_constants
 
     known = {}
-    replacements = {}
     for constant in known_library():
         if not set(constant.dimensions) <= set(bases):
             continue
         symbol = sympy.Dummy(constant.symbol, positive=True)
-        for number in expression.atoms(sympy.Float):
-            if number in replacements or not np.isfinite(float(number)) or float(number) == 0:
-                continue
-            for power in (p for e in range(1, MAX_KNOWN_POWER + 1) for p in (e, -e)):
-                ratio = float(number) / constant.value**power
-                simple = next(
-                    (s for s in nearest_simple_numbers(ratio) if abs(float(s) - ratio) <= KNOWN_TOLERANCE * abs(ratio)),
-                    None,
-                )
-                if simple is not None:
-                    replacements[number] = simple * symbol**power
-                    known[symbol] = np.array([float(constant.dimensions.get(base, 0)) for base in bases])
-                    break
-    return expression.xreplace(replacements), known
+        expression = named_constants(expression, {symbol: constant.value})
+        if expression.has(symbol):
+            known[symbol] = np.array([float(constant.dimensions.get(base, 0)) for base in bases])
+    return expression, known

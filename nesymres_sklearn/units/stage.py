@@ -187,13 +187,12 @@ class Units:
         constants that give it y's units (:meth:`carries_known_constants`)."""
         free = bool(self.constants)
 
-        def holds(skeleton: Skeleton, constants: np.ndarray) -> bool:
+        def holds(skeleton: Skeleton, constants: np.ndarray, loss: float) -> bool:
             if is_consistent(skeleton.tokens, self.features, self.target, constants, free):
                 return True
-            if free or writer is None:
+            if free or writer is None or not problem.is_exact(loss):
                 return False
-            exact = problem.is_exact(mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
-            return exact and self.carries_known_constants(writer.raw(skeleton, constants), writer.symbols)
+            return self.carries_known_constants(writer.raw(skeleton, constants), writer.symbols)
 
         consistent = rows.where(holds)
         if len(consistent) == len(rows):

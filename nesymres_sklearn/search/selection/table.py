@@ -66,11 +66,11 @@ class CandidateRows:
         for column, values in zip(self._columns(), other._columns()):
             column.extend(values)
 
-    def where(self, keep: Callable[[Skeleton, np.ndarray], bool]) -> CandidateRows:
-        """The rows whose skeleton and constants ``keep`` accepts (and the variables set aside)."""
+    def where(self, keep: Callable[[Skeleton, np.ndarray, float], bool]) -> CandidateRows:
+        """The rows whose skeleton, constants and loss ``keep`` accepts (and the variables set aside)."""
         kept = CandidateRows()
         for row in zip(*self._columns()):
-            if keep(row[0], row[1]):
+            if keep(row[0], row[1], row[2]):
                 kept._append(*row)
         kept.set_aside.update(self.set_aside)
         return kept

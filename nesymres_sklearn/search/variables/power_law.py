@@ -35,6 +35,19 @@ def power_law_skeleton(exponents: dict[int, float]) -> Skeleton:
     return Skeleton(("mul", CONSTANT, *tokens))
 
 
+def log_line(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """The slopes of the (``weights``-weighted) least-squares line of ``log|y|`` on the
+    ``log|x_j|`` (values that are not 0), and the share of ``log|y|``'s variance that it
+    leaves unexplained (inf where ``log|y|`` is constant)."""
+    root = np.ones(len(y)) if weights is None else np.sqrt(weights)
+    target = np.log(np.abs(y))
+    design = np.column_stack([np.ones(len(y)), np.log(np.abs(X))])
+    coefficients = np.linalg.lstsq(design * root[:, None], target * root, rcond=None)[0]
+    spread = float(np.sum((root * (target - np.average(target, weights=weights))) ** 2))
+    left = float(np.sum((root * (target - design @ coefficients)) ** 2))
+    return coefficients[1:], left / spread if spread > 0 else np.inf
+
+
 def power_law(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> Fitted | None:
     """The power-law candidate for ``(X, y)`` (``weights``: sample weights, mean 1):
     skeleton, fitted constant and MSE; ``None`` when ``y`` changes sign or touches
@@ -44,9 +57,7 @@ def power_law(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -
     usable = [j for j in range(X.shape[1]) if keeps_one_sign(X[:, j])]
     if not usable:
         return None
-    root = np.ones(len(y)) if weights is None else np.sqrt(weights)
-    design = np.column_stack([np.ones(len(y)), np.log(np.abs(X[:, usable]))])
-    slopes = np.linalg.lstsq(design * root[:, None], np.log(np.abs(y)) * root, rcond=None)[0][1:]
+    slopes, _ = log_line(X[:, usable], y, weights)
     rounded = np.round(2 * slopes) / 2
     exponents = {j: float(b) for j, b in zip(usable, rounded) if b != 0 and abs(b) <= MAX_EXPONENT}
     if not exponents:
