@@ -184,3 +184,60 @@ def test_a_law_of_high_degree_is_found_over_its_power_law_monomial():
     predicted = scaling.unscale_y(identity.fitted.skeleton.program(scaling.scale_X(fresh), identity.fitted.constants))
     expected = fresh[:, 0] * fresh[:, 1] * np.sqrt(fresh[:, 3] ** 2 + fresh[:, 4] ** 2) / fresh[:, 2] ** 5
     np.testing.assert_allclose(predicted, expected, rtol=1e-7)
+
+
+def test_the_basis_holds_a_sine_to_a_power_of_at_most_one_and_fewer_monomials_than_unknowns():
+    from nesymres_sklearn.search.identities import basis_exponents
+
+    exponents = basis_exponents(3, 60, frozenset({2}))
+    assert tuple(exponents[0]) == (0, 0, 0) and exponents[:, 2].max() == 1 and exponents[:, 0].max() >= 2
+    degrees = exponents.sum(axis=1)
+    assert np.all(np.diff(degrees) >= 0) and len(exponents) < 60  # by total degree, fewer than the unknowns
+    assert len(basis_exponents(3, 60)) > len(exponents)  # without the sine's bound there are more
+
+
+def test_angle_columns_are_those_within_one_turn_that_span_a_radian():
+    from nesymres_sklearn.search.identities import angle_columns
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 2 * np.pi, 64), rng.uniform(0, 0.5, 64), rng.uniform(1, 30, 64)])
+    assert angle_columns(X, np.ones(3)) == {0: 1.0}
+    X[:, 0] /= 10
+    assert angle_columns(X, np.array([10.0, 1.0, 1.0])) == {0: 10.0}  # a scaled column, and its multiplier
+
+
+ANGLE_LAWS = {  # (law of (g, t), angles): FastSRB's B10 (relativistic aberration) and I.12.11 over its groups
+    "aberration": lambda g, t: (np.cos(t) - g) / (1 - g * np.cos(t)),
+    "force": lambda g, t: 1 + g * np.sin(t),
+    "law of cosines": lambda g, t: np.sqrt(1 + g**2 - 2 * g * np.cos(t)),
+}
+
+
+@pytest.mark.parametrize("name", ANGLE_LAWS)
+def test_a_rational_law_of_an_angles_cosine_and_sine_comes_back_exact_and_holds_beyond_the_data(name):
+    from nesymres_sklearn.search.identities import angle_identity
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0.05, 0.9, 512), rng.uniform(0, 2 * np.pi, 512)])
+    law = ANGLE_LAWS[name]
+    problem = Problem(X, law(*X.T))
+    assert exact_identity(problem) is None  # no rational law of the angle itself
+    found = angle_identity(problem, {1: 1.0}).fitted
+    assert problem.is_exact_to_rounding(found.loss)
+    assert {"cos", "sin"} & set(found.skeleton.tokens)
+    fresh = np.column_stack([rng.uniform(-3, 3, 256), rng.uniform(-20, 20, 256)])  # other ratios, other turns
+    with np.errstate(all="ignore"):
+        expected = law(*fresh.T)
+        predicted = found.skeleton.program(fresh, found.constants)
+    keep = np.isfinite(expected)
+    np.testing.assert_allclose(predicted[keep], expected[keep], rtol=1e-7, atol=1e-9)
+
+
+def test_an_angle_that_enters_beyond_a_rational_law_of_its_sine_and_cosine_gives_no_identity():
+    from nesymres_sklearn.search.identities import angle_identity
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0.5, 2, 512), rng.uniform(0, 2 * np.pi, 512)])
+    assert angle_identity(Problem(X, np.exp(np.cos(X[:, 1])) * X[:, 0]), {1: 1.0}) is None
+    assert angle_identity(Problem(X, np.cos(X[:, 0] * X[:, 1])), {1: 1.0}) is None  # the angle times a feature
+    assert angle_identity(Problem(X, X[:, 0] + np.cos(X[:, 1])), {}) is None  # no angle: no system

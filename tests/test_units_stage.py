@@ -3,6 +3,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.export import feature_symbols
@@ -223,3 +224,25 @@ def test_the_reciprocal_look_takes_true_false_or_units():
     assert SearchSettings(reciprocal="units").reciprocal == "units"
     with pytest.raises(ValueError, match="reciprocal must be one of"):
         SearchSettings(reciprocal="sometimes")
+
+
+def test_the_groups_identity_reads_angles_by_their_sine_and_cosine(units_regressor):
+    # FastSRB's B3, r = d*(1 - a**2)/(1 + a*cos(t1 - t2)): over the groups a, t1, t2 a
+    # rational law of the angles' cosines and sines, found by the identity, not the network
+    rng = np.random.default_rng(0)
+    X = np.column_stack([10 ** rng.uniform(8, 10, 256), rng.uniform(0, 1, 256), *rng.uniform(0, 2 * np.pi, (2, 256))])
+
+    def law(X):
+        return X[:, 0] * (1 - X[:, 1] ** 2) / (1 + X[:, 1] * np.cos(X[:, 2] - X[:, 3]))
+
+    units = Units.parse(["m", "", "", ""], "m", 4)
+    problem = Problem(X, law(X))
+    rows = units.identity_rows(problem)
+    assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
+    reg = units_regressor.fit(X, law(X), X_units=["m", "", "", ""], y_units="m")
+    assert reg.equations_.loc[reg.best_index_, "origin"] == "identity"
+    assert {"sin", "cos"} <= {type(f).__name__ for f in reg.expression_.atoms(sympy.Function)}
+    fresh = np.column_stack([10 ** rng.uniform(5, 7, 64), rng.uniform(0, 0.9, 64), *rng.uniform(-9, 9, (2, 64))])
+    np.testing.assert_allclose(reg.predict(fresh), law(fresh), rtol=1e-9)
+    plain = NeSymReSRegressor(model=reg.model, beam_size=4, random_state=0, refine=None).fit(X, law(X))
+    assert plain.equations_.loc[plain.best_index_, "origin"] != "identity"  # without units no angle is read

@@ -31,19 +31,18 @@ decompositions run on one BLAS thread (:func:`.surrogate.one_blas_thread`).
 from __future__ import annotations
 
 from itertools import combinations, product
-from math import comb
 from typing import NamedTuple
 
 import numpy as np
 
 from ..expression.monomial import monomial_tokens
 from ..expression.skeleton import Skeleton
-from ..expression.tokens import CONSTANT
+from ..expression.tokens import CONSTANT, variable_token
 from .budget import Deadline
 from .exactness import is_exact_to_rounding
 from .fitted import Fitted
 from .fitting.constants import mse
-from .fitting.polynomial import monomials
+from .fitting.polynomial import monomials_of_degree
 from .problem import Problem
 from .selection.table import CandidateRows
 from .variables.power_law import log_line
@@ -71,6 +70,9 @@ MAX_POWER = 5
 #: unless that spans a few percent (on ``validation-many``, ``log(x3)`` on [6.6, 9.4]
 #: took degree 4; Padé's (2, 2) of ``exp`` is exact to rounding on a range of 0.02).
 ENDING_DEGREE = 2
+#: A column is read as an angle (:func:`angle_identity`) only where it spans at least this
+#: many radians: on a narrower range its sine and cosine are nearly polynomials.
+ANGLE_SPAN = 1.0
 
 
 class Identity(NamedTuple):
@@ -125,6 +127,48 @@ def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identi
     return Identity(Fitted(skeleton, constants, loss), divided.degree + max(abs(b) for b in powers))
 
 
+def angle_columns(X: np.ndarray, multipliers: np.ndarray) -> dict[int, float]:
+    """The columns ``j`` of ``X`` whose values times ``multipliers[j]`` may be angles:
+    within one turn of 0 either way, and spanning at least ``ANGLE_SPAN`` radians; each
+    with its multiplier."""
+    found = {}
+    for j in range(X.shape[1]):
+        values = X[:, j] * multipliers[j]
+        if np.max(np.abs(values)) <= 2 * np.pi * (1 + 1e-12) and np.ptp(values) >= ANGLE_SPAN:
+            found[j] = float(multipliers[j])
+    return found
+
+
+def angle_identity(problem: Problem, angles: dict[int, float], deadline: Deadline | None = None) -> Identity | None:
+    """The law of the smallest identity (:func:`exact_identity`, without the power-law
+    monomial) in which each column ``j`` of ``angles`` enters only by ``cos(a*x_j)`` and
+    ``sin(a*x_j)``, ``a = angles[j]``: ``(cos(t) - b)/(1 - b*cos(t))``, or
+    ``1 + g*sin(t)``; the sine to a power of at most 1, so that ``sin**2 + cos**2 = 1``
+    makes no second identity. ``None`` without angles or where none holds."""
+    if not angles:
+        return None
+    kept = [j for j in range(problem.X.shape[1]) if j not in angles]
+    turned = [(j, a, function) for j, a in angles.items() for function in ("cos", "sin")]
+    with np.errstate(all="ignore"):
+        columns = [problem.X[:, kept], *(getattr(np, f)(a * problem.X[:, [j]]) for j, a, f in turned)]
+    sines = frozenset(len(kept) + k for k, (_, _, function) in enumerate(turned) if function == "sin")
+    found = _exact_identity(Problem(np.hstack(columns), problem.y, problem.weights), deadline, sines)
+    if found is None:
+        return None
+
+    def written(k: int) -> tuple[list[str], list[float]]:
+        if k < len(kept):
+            return [variable_token(kept[k])], []
+        j, a, function = turned[k - len(kept)]
+        return ([function, variable_token(j)], []) if a == 1 else ([function, "mul", CONSTANT, variable_token(j)], [a])
+
+    skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
+    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+    if not problem.is_exact_to_rounding(loss):
+        return None
+    return Identity(Fitted(skeleton, constants, loss), found.degree)
+
+
 def power_law_monomial(X: np.ndarray, y: np.ndarray) -> list[int] | None:
     """The integer exponents of the monomial that a least-squares fit of ``log|y|`` in
     the ``log|x_j|`` rounds to, where that fit explains at least ``POWER_LAW_R2`` of the
@@ -140,19 +184,23 @@ def power_law_monomial(X: np.ndarray, y: np.ndarray) -> list[int] | None:
     return powers if any(powers) and max(abs(b) for b in powers) <= MAX_POWER else None
 
 
-def _exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identity | None:
-    """:func:`exact_identity` without the power-law monomial."""
+def _exact_identity(
+    problem: Problem, deadline: Deadline | None = None, sines: frozenset = frozenset()
+) -> Identity | None:
+    """:func:`exact_identity` without the power-law monomial; a column in ``sines`` (a
+    sine beside its cosine) is in no monomial to a power above 1 (``sin**2 = 1 - cos**2``)."""
     X, y = problem.X, problem.y
     read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
-    pairs = degree_pairs(X.shape[1], len(read) // OVERDETERMINED)
+    exponents = basis_exponents(X.shape[1], len(read) // OVERDETERMINED, sines)
+    counts = np.cumsum(np.bincount(exponents.sum(axis=1), minlength=MAX_DEGREE + 1))
+    pairs = degree_pairs(counts, len(read) // OVERDETERMINED)
     if not pairs:
         return None
-    exponents = np.array([(0,) * X.shape[1], *monomials(X.shape[1], max(max(pair) for pair in pairs))])
     with np.errstate(all="ignore"):
         basis = _values(X[read], exponents)
     if not np.all(np.isfinite(basis)) or not np.all(np.isfinite(y * y)):
         return None
-    systems = [_System(basis, t[read], X.shape[1]) for t in ([y, y * y] if _sign_carried(X, y) else [y])]
+    systems = [_System(basis, t[read], counts) for t in ([y, y * y] if _sign_carried(X, y) else [y])]
 
     def passed() -> bool:
         return deadline is not None and deadline.passed()
@@ -181,20 +229,25 @@ def _exact_identity(problem: Problem, deadline: Deadline | None = None) -> Ident
     return None
 
 
-def n_monomials(n_features: int, degree: int) -> int:
-    """Monomials of ``n_features`` variables of total degree up to ``degree``."""
-    return comb(n_features + degree, degree)
+def basis_exponents(n_features: int, unknowns: int, sines: frozenset = frozenset()) -> np.ndarray:
+    """The exponents (rows) of the monomials of ``n_features`` variables, the constant
+    first and then by total degree, up to the largest degree at which they are fewer than
+    ``unknowns`` (and at most ``MAX_DEGREE``); the columns in ``sines`` to a power of at most 1."""
+    rows: list[tuple[int, ...]] = [(0,) * n_features]
+    for degree in range(1, MAX_DEGREE + 1):
+        layer = [e for e in monomials_of_degree(n_features, degree) if all(e[j] <= 1 for j in sines)]
+        if len(rows) + len(layer) >= unknowns:
+            break
+        rows += layer
+    return np.array(rows, dtype=np.int64).reshape(len(rows), n_features)
 
 
-def degree_pairs(n_features: int, unknowns: int) -> list[tuple[int, int]]:
-    """The degrees ``(d_P, d_Q)`` up to ``MAX_DEGREE`` whose coefficients are at most
-    ``unknowns``, without ``(0, 0)`` (a constant ``y``)."""
-    degrees = range(MAX_DEGREE + 1)
-    return [
-        (p, q)
-        for p, q in product(degrees, degrees)
-        if (p, q) != (0, 0) and n_monomials(n_features, p) + n_monomials(n_features, q) <= unknowns
-    ]
+def degree_pairs(counts: np.ndarray, unknowns: int) -> list[tuple[int, int]]:
+    """The degrees ``(d_P, d_Q)`` whose monomials (``counts[d]``: those of total degree up
+    to ``d``; degrees beyond ``counts`` have too many) are at most ``unknowns``, without
+    ``(0, 0)`` (a constant ``y``)."""
+    degrees = range(min(len(counts), MAX_DEGREE + 1))
+    return [(p, q) for p, q in product(degrees, degrees) if (p, q) != (0, 0) and counts[p] + counts[q] <= unknowns]
 
 
 def _largest(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -224,18 +277,19 @@ def _singular_values(matrix: np.ndarray) -> np.ndarray:
 
 class _System:
     """The identity's matrix for one ``t`` on the points read: the monomial columns
-    ``basis`` (by total degree) for ``P`` and ``-t`` times them for ``Q``, by pair of degrees."""
+    ``basis`` (by total degree; ``counts[d]`` of degree up to ``d``) for ``P`` and ``-t``
+    times them for ``Q``, by pair of degrees."""
 
-    def __init__(self, basis: np.ndarray, t: np.ndarray, n_features: int):
-        self.basis, self.t, self.n_features = basis, t, n_features
+    def __init__(self, basis: np.ndarray, t: np.ndarray, counts: np.ndarray):
+        self.basis, self.t, self.counts = basis, t, counts
         self._decomposed: dict[tuple[int, int], np.ndarray] = {}
 
     def size(self, pair: tuple[int, int]) -> int:
-        return n_monomials(self.n_features, pair[0]) + n_monomials(self.n_features, pair[1])
+        return int(self.counts[pair[0]] + self.counts[pair[1]])
 
     def columns(self, pair: tuple[int, int]) -> np.ndarray:
         """The columns of ``P``'s monomials then ``Q``'s, scaled (:func:`_scaled`)."""
-        n_p, n_q = (n_monomials(self.n_features, degree) for degree in pair)
+        n_p, n_q = (int(self.counts[degree]) for degree in pair)
         return _scaled(np.hstack([self.basis[:, :n_p], -self.t[:, None] * self.basis[:, :n_q]]))[0]
 
     def singular_values(self, pair: tuple[int, int]) -> np.ndarray:
@@ -256,7 +310,7 @@ class _System:
         needs: the terms of the smallest shares are dropped while the rest holds, the
         most such at once, until none can go."""
         matrix = self.columns(pair)
-        n_p = n_monomials(self.n_features, pair[0])
+        n_p = int(self.counts[pair[0]])
         kept = np.arange(matrix.shape[1])
         while True:
             vector = np.linalg.svd(matrix[:, kept], full_matrices=False)[2][-1]

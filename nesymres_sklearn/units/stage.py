@@ -28,11 +28,14 @@ import sympy
 
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
+from ..search.budget import Deadline
 from ..search.fitted import Fitted
 from ..search.fitting.constants import mse
+from ..search.identities import angle_columns, angle_identity, exact_identity
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
 from ..search.selection.table import CandidateRows
+from ..search.variables.surrogate import one_blas_thread
 from .consistency import TOLERANCE, InconsistentError, is_consistent, sympy_dimension
 from .constants import (
     DimensionalConstant,
@@ -158,6 +161,25 @@ class Units:
         target_scale = power_of_ten(target, TARGET_BAND)
         seen = Problem(Z / scales, target / target_scale, problem.weights)
         return Dimensionless(seen, self.groups, scales, target_scale, target_scale * monomial, self)
+
+    def identity_rows(self, problem: Problem, deadline: Deadline | None = None) -> CandidateRows:
+        """The law of an exact identity of ``y / m(x)`` over the groups
+        (:func:`.identities.exact_identity`), or else over the groups with those that
+        take the values of angles read by their cosine and sine
+        (:func:`.identities.angle_identity`: ``q*(E + B*v*sin(t))`` is ``1 + g*sin(t)``
+        over ``g = B*v/E`` and ``t``), as a row of ``problem`` of origin ``"identity"``;
+        no row without groups or where none holds."""
+        rows = CandidateRows()
+        reduced = self.dimensionless(problem)
+        if reduced is None:
+            return rows
+        with one_blas_thread():
+            found = exact_identity(reduced.problem, deadline)
+            if found is None and (deadline is None or not deadline.passed()):
+                found = angle_identity(reduced.problem, angle_columns(reduced.problem.X, reduced.scales), deadline)
+        if found is not None:
+            rows.add(reduced.back(found.fitted, problem), origin="identity")
+        return rows
 
     def rows(self, found: CandidateRows, whole: Problem, dimensionless: Dimensionless | None) -> CandidateRows:
         """The network's rows over the features of ``whole`` (``found`` over the groups

@@ -28,11 +28,15 @@ MAX_DEGREE = {1: 6, 2: 4, 3: 3}
 
 def monomials(n_features: int, degree: int) -> list[tuple[int, ...]]:
     """Exponent tuples of every monomial of total degree 1..``degree``."""
-    found = []
-    for total in range(1, degree + 1):
-        for factors in combinations_with_replacement(range(n_features), total):
-            found.append(tuple(factors.count(j) for j in range(n_features)))
-    return found
+    return [exponents for total in range(1, degree + 1) for exponents in monomials_of_degree(n_features, total)]
+
+
+def monomials_of_degree(n_features: int, degree: int) -> list[tuple[int, ...]]:
+    """Exponent tuples of every monomial of total degree ``degree``."""
+    return [
+        tuple(factors.count(j) for j in range(n_features))
+        for factors in combinations_with_replacement(range(n_features), degree)
+    ]
 
 
 def _fvu(basis: np.ndarray, y: np.ndarray, weights: np.ndarray | None) -> float:
