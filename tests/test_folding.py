@@ -123,3 +123,11 @@ def test_a_gaussian_with_its_shift_inside_the_exponent_is_written_as_a_person_wr
     assert str(whole_roots(folded(expression))) == "exp(-x0**2/2)/sqrt(2*pi)"
     # an exponent that does not get shorter expanded stays as it is
     assert folded(sympy.exp(x0 * (x0 + 1))) == sympy.exp(x0 * (x0 + 1))
+
+
+def test_sums_and_products_of_sines_and_cosines_are_written_as_one_where_shorter():
+    x0, x1, x2, x3 = sympy.symbols("x0:4", real=True)
+    law = x0 * (1 - x1**2) / (x1 * sympy.sin(x2) * sympy.sin(x3) + x1 * sympy.cos(x2) * sympy.cos(x3) + 1)
+    assert folded(law) == x0 * (1 - x1**2) / (x1 * sympy.cos(x2 - x3) + 1)
+    assert folded(2 * x0 * sympy.sin(x1) * sympy.cos(x1)) == x0 * sympy.sin(2 * x1)
+    assert folded(x0 * sympy.sin(x1) + x2 * sympy.cos(x1)) == x0 * sympy.sin(x1) + x2 * sympy.cos(x1)  # nothing to join

@@ -31,6 +31,12 @@ the features (``x0**2*sqrt(A)`` as ``sqrt(x0**4*A)``). An odd power moves only w
 the feature is positive (``x0*sqrt(A)`` is ``sqrt(x0**2*A)`` for ``x0 > 0`` alone), which
 would change the law outside the data, so it stays outside (issue 53). A root in the
 denominator keeps its group, as the Lorentz factor ``1/sqrt(1 - v**2/c**2)`` is written.
+
+Where the equation holds more than one sine or cosine, two more forms write sums of
+their products as the sine or cosine of a sum (SymPy's ``TR10i``) and their products as
+sums (``TR8``): the identities of the units' groups read angles by their cosine and
+sine, so ``a*sin(t1)*sin(t2) + a*cos(t1)*cos(t2)`` is ``a*cos(t1 - t2)`` and
+``2*sin(t)*cos(t)`` is ``sin(2*t)``, identities both.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import itertools
 import math
 
 import sympy
+from sympy.simplify.fu import TR8, TR10i
 
 from .readable import fold_float_factors, tidy_numbers
 
@@ -60,6 +67,8 @@ def folded(expression: sympy.Expr) -> sympy.Expr:
         forms.append(sympy.factor_terms(tidy_numbers(split)))
     forms.append(roots_combined(expression))
     forms.append(monomials_into_roots(expression))
+    if len(expression.atoms(sympy.sin, sympy.cos)) > 1:
+        forms += [TR10i(expression), TR8(expression)]  # cos(a - b) and sin(2*a), where shorter
     return min(forms, key=_size)  # the first of the shortest: the equation as it is on ties
 
 
