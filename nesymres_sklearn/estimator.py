@@ -383,7 +383,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             moment, started = time.perf_counter(), budget.clock()
             identities, ending = identity_rows(problem, budget.network_end)
             if units is not None and not len(identities):  # the groups' identity (its angles by sine and cosine)
-                identities = units.identity_rows(problem, budget.network_end)
+                identities = units.identity_rows(problem, budget.network_end, scaling.x_scales)
             timings["identities"] = time.perf_counter() - moment
             budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
         n_variables = network.config.n_variables

@@ -247,3 +247,31 @@ def test_the_groups_identity_reads_angles_by_their_sine_and_cosine(units_regress
     np.testing.assert_allclose(reg.predict(fresh), law(fresh), rtol=1e-9)
     plain = NeSymReSRegressor(model=reg.model, beam_size=4, random_state=0, refine=None).fit(X, law(X))
     assert plain.equations_.loc[plain.best_index_, "origin"] != "identity"  # without units no angle is read
+
+
+def test_a_group_over_many_turns_is_read_as_an_angle_in_radians_of_the_unscaled_features():
+    # FastSRB's I.50.26, x*(cos(w*t) + a*cos(w*t)**2): w*t spans +-100 rad, a +-0.1 (no angle)
+    from nesymres_sklearn.search.scaling import Scaling
+
+    rng = np.random.default_rng(0)
+    n = 256
+    X = np.column_stack(
+        [
+            10 ** rng.uniform(-1, 1, n),
+            10 ** rng.uniform(1, 3, n) * rng.choice([-1, 1], n),
+            10 ** rng.uniform(-3, -1, n),
+            10 ** rng.uniform(-3, -1, n) * rng.choice([-1, 1], n),
+        ]
+    )
+    y = X[:, 0] * (np.cos(X[:, 1] * X[:, 2]) + X[:, 3] * np.cos(X[:, 1] * X[:, 2]) ** 2)
+    units = Units.parse(["m", "1/s", "s", ""], "m", 4)
+    scaling = Scaling.for_data(X, y)
+    assert not scaling.is_identity
+    problem = Problem(scaling.scale_X(X), scaling.scale_y(y))
+    rows = units.identity_rows(problem, None, scaling.x_scales)
+    assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
+    skeleton, constants = rows.best_first()[0]
+    fresh = np.column_stack([X[:64, 0], -X[:64, 1], X[:64, 2], X[:64, 3] / 2])  # other signs and amplitudes
+    expected = fresh[:, 0] * (np.cos(fresh[:, 1] * fresh[:, 2]) + fresh[:, 3] * np.cos(fresh[:, 1] * fresh[:, 2]) ** 2)
+    predicted = scaling.unscale_y(skeleton.program(scaling.scale_X(fresh), constants))
+    np.testing.assert_allclose(predicted, expected, rtol=1e-9, atol=1e-12)

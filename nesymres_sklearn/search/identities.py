@@ -73,6 +73,9 @@ ENDING_DEGREE = 2
 #: A column is read as an angle (:func:`angle_identity`) only where it spans at least this
 #: many radians: on a narrower range its sine and cosine are nearly polynomials.
 ANGLE_SPAN = 1.0
+#: Columns within one turn of 0 are read as angles first; where that gives no identity,
+#: also those within this many turns (``cos(w*t)`` over ``w*t`` on [-100, 100]).
+WIDE_TURNS = 100
 
 
 class Identity(NamedTuple):
@@ -127,14 +130,14 @@ def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identi
     return Identity(Fitted(skeleton, constants, loss), divided.degree + max(abs(b) for b in powers))
 
 
-def angle_columns(X: np.ndarray, multipliers: np.ndarray) -> dict[int, float]:
+def angle_columns(X: np.ndarray, multipliers: np.ndarray, turns: float = 1.0) -> dict[int, float]:
     """The columns ``j`` of ``X`` whose values times ``multipliers[j]`` may be angles:
-    within one turn of 0 either way, and spanning at least ``ANGLE_SPAN`` radians; each
-    with its multiplier."""
+    within ``turns`` turns of 0 either way, and spanning at least ``ANGLE_SPAN`` radians;
+    each with its multiplier."""
     found = {}
     for j in range(X.shape[1]):
         values = X[:, j] * multipliers[j]
-        if np.max(np.abs(values)) <= 2 * np.pi * (1 + 1e-12) and np.ptp(values) >= ANGLE_SPAN:
+        if np.max(np.abs(values)) <= 2 * np.pi * turns * (1 + 1e-12) and np.ptp(values) >= ANGLE_SPAN:
             found[j] = float(multipliers[j])
     return found
 
