@@ -616,7 +616,7 @@ def test_identity_cost_times_the_identities_and_says_whether_they_found_a_law():
     X = rng.uniform(1, 10, (256, 3))
     seconds, found = timed(X, X[:, 0] * X[:, 1] / (X[:, 0] + X[:, 2]))
     assert found and seconds >= 0
-    assert timed(X, np.sin(X[:, 0]) * X[:, 1])[1] is False
+    assert timed(X, np.sin(X[:, 0] * X[:, 1]))[1] is False  # no rational law of the features, their sines and cosines
 
 
 def test_search_settings_pairs_each_setting_with_the_baseline_by_equation_and_seed():

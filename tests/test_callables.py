@@ -13,6 +13,7 @@ import torch
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.callables import to_callable
+from nesymres_sklearn.search.settings import SearchSettings
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,10 @@ def fitted(tiny_model):
     rng = np.random.default_rng(0)
     X = pd.DataFrame(rng.uniform(1, 5, size=(64, 2)), columns=["mass kg", "angle"])
     y = 2.5 * X["mass kg"] * np.sin(X["angle"]) + 0.3
-    reg = NeSymReSRegressor(model=str(tiny_model), beam_size=8, refine=None, random_state=0).fit(X, y)
+    # the network's rows, with fitted numbers (an identity would write this law exactly)
+    settings = SearchSettings(identities=False)
+    reg = NeSymReSRegressor(model=str(tiny_model), beam_size=8, refine=None, random_state=0, search_settings=settings)
+    reg.fit(X, y)
     points = pd.DataFrame(rng.uniform(1, 5, size=(50, 2)), columns=X.columns)
     rows = [i for i in range(min(8, len(reg.equations_))) if np.all(np.isfinite(reg.predict(points, index=i)))]
     return reg, points, rows

@@ -14,6 +14,7 @@ from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.guesses import Guesses
 from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.settings import SearchSettings
 
 NAMES = ["x0", "x1"]
 SYMBOLS = feature_symbols(NAMES)
@@ -25,7 +26,10 @@ def data(n=64, seed=0):
 
 
 def regressor(tiny_model, **params):
-    return NeSymReSRegressor(**{"model": str(tiny_model), "beam_size": 2, "n_restarts": 1, "refine": None, **params})
+    """The network and the guesses without the identities, which find ``data``'s law exactly themselves."""
+    settings = SearchSettings(identities=False)
+    defaults = {"model": str(tiny_model), "beam_size": 2, "n_restarts": 1, "refine": None, "search_settings": settings}
+    return NeSymReSRegressor(**{**defaults, **params})
 
 
 def test_a_guess_is_read_over_the_features_by_position():

@@ -241,3 +241,24 @@ def test_an_angle_that_enters_beyond_a_rational_law_of_its_sine_and_cosine_gives
     assert angle_identity(Problem(X, np.exp(np.cos(X[:, 1])) * X[:, 0]), {1: 1.0}) is None
     assert angle_identity(Problem(X, np.cos(X[:, 0] * X[:, 1])), {1: 1.0}) is None  # the angle times a feature
     assert angle_identity(Problem(X, X[:, 0] + np.cos(X[:, 1])), {}) is None  # no angle: no system
+
+
+def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the_searchs_units():
+    # validation's VAL-WC-035 and VAL-WC-006: the angle also enters as itself
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-9.9, 9.9, size=(128, 2))
+    X[:, 0] = np.where(np.abs(X[:, 0]) < 0.5, 0.5, X[:, 0])
+    for law in (
+        lambda x: x[:, 0] + np.sin(x[:, 0]) + np.sin(2 * x[:, 0]),
+        lambda x: 3.054 * x[:, 0] + np.cos(x[:, 1] + 2.84) + x[:, 1] / x[:, 0],
+    ):
+        problem, scaling = problem_of(X, law(X))
+        assert exact_identity(problem) is None
+        rows, _ = identity_rows(problem)
+        assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
+        skeleton, constants = rows.best_first()[0]
+        fresh = rng.uniform(-30, 30, size=(64, 2))  # beyond the data
+        predicted = scaling.unscale_y(skeleton.program(scaling.scale_X(fresh), constants))
+        np.testing.assert_allclose(predicted, law(fresh), rtol=1e-8)
+        # in other units the search's units are the same, and so is the law
+        assert identity_rows(problem_of(X * 1e-3, law(X))[0])[0].best_first()[0][0] == skeleton

@@ -92,12 +92,17 @@ class Identity(NamedTuple):
 
 
 def identity_rows(problem: Problem, deadline: Deadline | None = None) -> tuple[CandidateRows, bool]:
-    """The law of ``problem`` that an identity gives (:func:`exact_identity`) as a row of
-    origin ``"identity"`` (no row when there is none), and whether it ends the search
-    (:attr:`Identity.ends_search`)."""
+    """The law of ``problem`` that an identity gives (:func:`exact_identity`; where none
+    holds, with the columns that may be angles also read by their cosine and sine,
+    :func:`angle_identity`, in the search's units as the network reads them, so that the
+    features' units change no skeleton) as a row of origin ``"identity"`` (no row when
+    there is none), and whether it ends the search (:attr:`Identity.ends_search`)."""
     rows = CandidateRows()
     with one_blas_thread():
         found = exact_identity(problem, deadline)
+        if found is None and (deadline is None or not deadline.passed()):
+            angles = angle_columns(problem.X, np.ones(problem.X.shape[1]), WIDE_TURNS)
+            found = angle_identity(problem, angles, deadline, replaced=False)
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and found.ends_search
@@ -142,15 +147,18 @@ def angle_columns(X: np.ndarray, multipliers: np.ndarray, turns: float = 1.0) ->
     return found
 
 
-def angle_identity(problem: Problem, angles: dict[int, float], deadline: Deadline | None = None) -> Identity | None:
+def angle_identity(
+    problem: Problem, angles: dict[int, float], deadline: Deadline | None = None, replaced: bool = True
+) -> Identity | None:
     """The law of the smallest identity (:func:`exact_identity`, without the power-law
     monomial) in which each column ``j`` of ``angles`` enters only by ``cos(a*x_j)`` and
     ``sin(a*x_j)``, ``a = angles[j]``: ``(cos(t) - b)/(1 - b*cos(t))``, or
     ``1 + g*sin(t)``; the sine to a power of at most 1, so that ``sin**2 + cos**2 = 1``
-    makes no second identity. ``None`` without angles or where none holds."""
+    makes no second identity; with ``replaced=False`` the angles also enter as
+    themselves (``x + sin(x) + sin(2*x)``). ``None`` without angles or where none holds."""
     if not angles:
         return None
-    kept = [j for j in range(problem.X.shape[1]) if j not in angles]
+    kept = [j for j in range(problem.X.shape[1]) if not (replaced and j in angles)]
     turned = [(j, a, function) for j, a in angles.items() for function in ("cos", "sin")]
     with np.errstate(all="ignore"):
         columns = [problem.X[:, kept], *(getattr(np, f)(a * problem.X[:, [j]]) for j, a, f in turned)]
