@@ -131,3 +131,26 @@ def test_sums_and_products_of_sines_and_cosines_are_written_as_one_where_shorter
     assert folded(law) == x0 * (1 - x1**2) / (x1 * sympy.cos(x2 - x3) + 1)
     assert folded(2 * x0 * sympy.sin(x1) * sympy.cos(x1)) == x0 * sympy.sin(2 * x1)
     assert folded(x0 * sympy.sin(x1) + x2 * sympy.cos(x1)) == x0 * sympy.sin(x1) + x2 * sympy.cos(x1)  # nothing to join
+
+
+def test_harmonics_of_one_angle_are_added_into_one_cosine():
+    from nesymres_sklearn.search.selection.folding import harmonics_added
+
+    x0, x1 = sympy.symbols("x0:2", real=True)
+    law = 3.054 * x0 + np.cos(2.84) * sympy.cos(x1) - np.sin(2.84) * sympy.sin(x1) + x1 / x0
+    assert folded(law) == 3.054 * x0 + sympy.cos(x1 + sympy.Float(2.84)) + x1 / x0
+    points = np.random.default_rng(0).uniform(1, 5, (32, 2))
+    before, after = (sympy.lambdify((x0, x1), form)(*points.T) for form in (law, harmonics_added(law)))
+    np.testing.assert_allclose(after, before, rtol=1e-13)
+    two_angles = 2.0 * sympy.cos(x0) + 3 * sympy.sin(x1)
+    assert harmonics_added(two_angles) == two_angles
+
+
+def test_logs_are_split_only_where_they_are_few():
+    from nesymres_sklearn.search.selection.folding import MAX_SPLIT_LOGS, _logs_split
+
+    x = sympy.symbols(f"x0:{MAX_SPLIT_LOGS + 1}", positive=True)
+    few = sympy.Mul(*(sympy.log(1000.0 * v) for v in x[:MAX_SPLIT_LOGS])) - 1.5 * x[0]
+    assert _logs_split(few) is not None
+    many = sympy.Mul(*(sympy.log(1000.0 * v) for v in x)) - 1.5 * x[0]  # one more: its expansion is left out
+    assert _logs_split(many) is None

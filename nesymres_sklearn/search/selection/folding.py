@@ -36,7 +36,9 @@ Where the equation holds more than one sine or cosine, two more forms write sums
 their products as the sine or cosine of a sum (SymPy's ``TR10i``) and their products as
 sums (``TR8``): the identities of the units' groups read angles by their cosine and
 sine, so ``a*sin(t1)*sin(t2) + a*cos(t1)*cos(t2)`` is ``a*cos(t1 - t2)`` and
-``2*sin(t)*cos(t)`` is ``sin(2*t)``, identities both.
+``2*sin(t)*cos(t)`` is ``sin(2*t)``, identities both; a third adds harmonics of one
+angle with float coefficients (:func:`harmonics_added`: ``0.955*cos(x) - 0.297*sin(x)``
+is ``cos(x + 0.3016)``).
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ NEGLIGIBLE = 1e-12
 # The splits of one product's monomial between the outside and the inside of its root
 # that are tried, at most.
 MAX_SPLITS = 64
+# Logs split at most (the expansion of products of split logs grows as their product:
+# four logs of FastSRB's B12 took 0.1 s, past the fit's end); more are left as they are.
+MAX_SPLIT_LOGS = 2
 
 
 def folded(expression: sympy.Expr) -> sympy.Expr:
@@ -68,8 +73,33 @@ def folded(expression: sympy.Expr) -> sympy.Expr:
     forms.append(roots_combined(expression))
     forms.append(monomials_into_roots(expression))
     if len(expression.atoms(sympy.sin, sympy.cos)) > 1:
-        forms += [TR10i(expression), TR8(expression)]  # cos(a - b) and sin(2*a), where shorter
+        forms += [TR10i(expression), TR8(expression), tidy_numbers(harmonics_added(expression))]
     return min(forms, key=_size)  # the first of the shortest: the equation as it is on ties
+
+
+def harmonics_added(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` with each pair of terms ``a*cos(u) + b*sin(u)`` of one sum, ``a``
+    and ``b`` numbers, written ``r*cos(u - p)`` (``r = hypot(a, b)``, ``p = atan2(b, a)``),
+    an identity, from the leaves up: an angle's identity writes ``cos(x + 2.84)`` so."""
+
+    def added(total: sympy.Expr) -> sympy.Expr:
+        if not total.is_Add:
+            return total
+        cosines, sines = {}, {}
+        for term in total.args:
+            number, rest = term.as_coeff_Mul()
+            if isinstance(rest, (sympy.cos, sympy.sin)) and number.is_Float:
+                (cosines if isinstance(rest, sympy.cos) else sines)[rest.args[0]] = (number, term)
+        terms = list(total.args)
+        for angle in cosines.keys() & sines.keys():
+            (a, cosine), (b, sine) = cosines[angle], sines[angle]
+            terms.remove(cosine)
+            terms.remove(sine)
+            phase = sympy.Float(math.atan2(float(b), float(a)))
+            terms.append(sympy.Float(math.hypot(float(a), float(b))) * sympy.cos(angle - phase))
+        return sympy.Add(*terms)
+
+    return sympy.bottom_up(expression, added)
 
 
 def monomials_into_roots(expression: sympy.Expr) -> sympy.Expr:
@@ -185,13 +215,14 @@ def _size(expression: sympy.Expr) -> int:
 def _logs_split(expression: sympy.Expr) -> sympy.Expr | None:
     """``expression`` with every ``log(k*A)`` (``k`` a positive number other than 1)
     written ``log(A) + log(k)``, products expanded and the terms that cancel dropped;
-    ``None`` when it has no such log or no float to cancel against."""
+    ``None`` when it has no such log, more than ``MAX_SPLIT_LOGS`` or no float to cancel
+    against."""
     logs = [
         term
         for term in expression.atoms(sympy.log)
         if term.args[0].is_Mul and term.args[0].as_coeff_Mul()[0].is_positive and term.args[0].as_coeff_Mul()[0] != 1
     ]
-    if not logs or not expression.has(sympy.Float):
+    if not logs or len(logs) > MAX_SPLIT_LOGS or not expression.has(sympy.Float):
         return None
     values: dict[sympy.Dummy, sympy.Float] = {}
     replacements = {}
