@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .search.problem import Problem
     from .search.selection.final import Writer
     from .search.selection.table import CandidateRows, CandidateTable
-    from .units.stage import Units
+    from .units.stage import Dimensionless, Units
 
 logger = logging.getLogger(__name__)
 
@@ -378,12 +378,13 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             reads_groups=units is not None and units.groups.n_groups > 0,
         )
         logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
+        reduced = None if units is None else units.dimensionless(problem)  # the groups' problem, if any
         identities, ending = CandidateRows(), False
         if settings.identities:
             moment, started = time.perf_counter(), budget.clock()
             identities, ending = identity_rows(problem, budget.network_end)
-            if units is not None and not len(identities):  # the groups' identity (its angles by sine and cosine)
-                identities = units.identity_rows(problem, budget.network_end, scaling.x_scales)
+            if reduced is not None and not len(identities):  # the groups' identity (its angles by sine and cosine)
+                identities = reduced.identity_rows(problem, budget.network_end, scaling.x_scales)
             timings["identities"] = time.perf_counter() - moment
             budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
         n_variables = network.config.n_variables
@@ -395,7 +396,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             rows, columns, inputs = identities, np.arange(0), []
         else:
             rows, columns, inputs, searched = self._network_search(
-                network, problem, request, budget, units, symbols, refined=operon is not None
+                network, problem, request, budget, units, reduced, symbols, refined=operon is not None
             )
             rows.extend(identities)
             timings |= searched
@@ -426,11 +427,20 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         return self
 
     def _network_search(
-        self, network, problem: Problem, request: SearchRequest, budget: Budget, units: Units | None, symbols, refined
+        self,
+        network,
+        problem: Problem,
+        request: SearchRequest,
+        budget: Budget,
+        units: Units | None,
+        reduced: Dimensionless | None,
+        symbols,
+        refined,
     ) -> tuple[CandidateRows, np.ndarray, list[str], dict]:
         """The decomposition's, the network's (with its route) and the units' rows over
-        the features of ``problem``, the columns the network read, what its variables
-        stood for, and the seconds of these stages (``refined``: whether Operon follows)."""
+        the features of ``problem`` (``reduced``: its groups' problem, with units), the
+        columns the network read, what its variables stood for, and the seconds of these
+        stages (``refined``: whether Operon follows)."""
         from . import neural_search  # loaded by _fit, as the rest
         from .search.variables.routing import route
 
@@ -438,7 +448,6 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         if len(decomposed):
             budget.record("decomposition", decomposition, budget.status(budget.network_end))
         n_variables = network.config.n_variables
-        reduced = None if units is None else units.dimensionless(problem)
         searched, seen_symbols = (problem, symbols) if reduced is None else (reduced.problem, reduced.symbols(symbols))
         started = budget.clock()
         seen = route(searched, n_variables, request.seed, request.settings.reduce, budget.network_end)

@@ -237,7 +237,7 @@ def test_the_groups_identity_reads_angles_by_their_sine_and_cosine(units_regress
 
     units = Units.parse(["m", "", "", ""], "m", 4)
     problem = Problem(X, law(X))
-    rows = units.identity_rows(problem)
+    rows = units.dimensionless(problem).identity_rows(problem)
     assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
     reg = units_regressor.fit(X, law(X), X_units=["m", "", "", ""], y_units="m")
     assert reg.equations_.loc[reg.best_index_, "origin"] == "identity"
@@ -269,7 +269,7 @@ def test_a_group_over_many_turns_is_read_as_an_angle_in_radians_of_the_unscaled_
     scaling = Scaling.for_data(X, y)
     assert not scaling.is_identity
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y))
-    rows = units.identity_rows(problem, None, scaling.x_scales)
+    rows = units.dimensionless(problem).identity_rows(problem, None, scaling.x_scales)
     assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
     skeleton, constants = rows.best_first()[0]
     fresh = np.column_stack([X[:64, 0], -X[:64, 1], X[:64, 2], X[:64, 3] / 2])  # other signs and amplitudes

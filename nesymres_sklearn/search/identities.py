@@ -99,10 +99,7 @@ def identity_rows(problem: Problem, deadline: Deadline | None = None) -> tuple[C
     there is none), and whether it ends the search (:attr:`Identity.ends_search`)."""
     rows = CandidateRows()
     with one_blas_thread():
-        found = exact_identity(problem, deadline)
-        if found is None and (deadline is None or not deadline.passed()):
-            angles = angle_columns(problem.X, np.ones(problem.X.shape[1]), WIDE_TURNS)
-            found = angle_identity(problem, angles, deadline, replaced=False)
+        found = identity_with_angles(problem, np.ones(problem.X.shape[1]), deadline, (WIDE_TURNS,), replaced=False)
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and found.ends_search
@@ -133,6 +130,28 @@ def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identi
     if not problem.is_exact_to_rounding(loss):
         return None
     return Identity(Fitted(skeleton, constants, loss), divided.degree + max(abs(b) for b in powers))
+
+
+def identity_with_angles(
+    problem: Problem,
+    multipliers: np.ndarray,
+    deadline: Deadline | None = None,
+    turns: tuple[float, ...] = (1, WIDE_TURNS),
+    replaced: bool = True,
+) -> Identity | None:
+    """:func:`exact_identity`, or else :func:`angle_identity` with the columns that may be
+    angles (:func:`angle_columns`, in radians once times ``multipliers``) within each of
+    ``turns`` turns in turn, a set of columns already tried not tried again; none once
+    ``deadline`` has passed."""
+    found = exact_identity(problem, deadline)
+    tried: dict[int, float] = {}
+    for within in turns:
+        if found is not None or (deadline is not None and deadline.passed()):
+            break
+        angles = angle_columns(problem.X, multipliers, within)
+        if angles != tried:
+            found, tried = angle_identity(problem, angles, deadline, replaced), angles
+    return found
 
 
 def angle_columns(X: np.ndarray, multipliers: np.ndarray, turns: float = 1.0) -> dict[int, float]:
@@ -203,7 +222,7 @@ def _exact_identity(
     X, y = problem.X, problem.y
     read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
     exponents = basis_exponents(X.shape[1], len(read) // OVERDETERMINED, sines)
-    counts = np.cumsum(np.bincount(exponents.sum(axis=1), minlength=MAX_DEGREE + 1))
+    counts = np.cumsum(np.bincount(exponents.sum(axis=1)))  # the basis's degrees only
     pairs = degree_pairs(counts, len(read) // OVERDETERMINED)
     if not pairs:
         return None
@@ -257,7 +276,7 @@ def degree_pairs(counts: np.ndarray, unknowns: int) -> list[tuple[int, int]]:
     """The degrees ``(d_P, d_Q)`` whose monomials (``counts[d]``: those of total degree up
     to ``d``; degrees beyond ``counts`` have too many) are at most ``unknowns``, without
     ``(0, 0)`` (a constant ``y``)."""
-    degrees = range(min(len(counts), MAX_DEGREE + 1))
+    degrees = range(len(counts))
     return [(p, q) for p, q in product(degrees, degrees) if (p, q) != (0, 0) and counts[p] + counts[q] <= unknowns]
 
 

@@ -31,7 +31,7 @@ from ..expression.tokens import CONSTANT, variable_token
 from ..search.budget import Deadline
 from ..search.fitted import Fitted
 from ..search.fitting.constants import mse
-from ..search.identities import WIDE_TURNS, angle_columns, angle_identity, exact_identity
+from ..search.identities import identity_with_angles
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
 from ..search.selection.table import CandidateRows
@@ -161,35 +161,6 @@ class Units:
         target_scale = power_of_ten(target, TARGET_BAND)
         seen = Problem(Z / scales, target / target_scale, problem.weights)
         return Dimensionless(seen, self.groups, scales, target_scale, target_scale * monomial, self)
-
-    def identity_rows(self, problem: Problem, deadline: Deadline | None = None, x_scales=None) -> CandidateRows:
-        """The law of an exact identity of ``y / m(x)`` over the groups
-        (:func:`.identities.exact_identity`), or else over the groups with those that
-        take the values of angles read by their cosine and sine
-        (:func:`.identities.angle_identity`: ``q*(E + B*v*sin(t))`` is ``1 + g*sin(t)``
-        over ``g = B*v/E`` and ``t``), those within one turn first and then those within
-        ``WIDE_TURNS``, as a row of ``problem`` of origin ``"identity"``; no row
-        without groups or where none holds. ``x_scales``: what the features of
-        ``problem`` were divided by (:class:`.scaling.Scaling`), so that an angle is
-        read in radians."""
-        rows = CandidateRows()
-        reduced = self.dimensionless(problem)
-        if reduced is None:
-            return rows
-        with one_blas_thread():
-            found = exact_identity(reduced.problem, deadline)
-            features = np.ones(self.n_features) if x_scales is None else np.asarray(x_scales, dtype=np.float64)
-            radians = reduced.scales * np.prod(features ** self.groups.exponents[:, : self.n_features], axis=1)
-            tried: dict[int, float] = {}
-            for turns in (1, WIDE_TURNS):
-                angles = angle_columns(reduced.problem.X, radians, turns)
-                if found is not None or (deadline is not None and deadline.passed()):
-                    break
-                if angles != tried:
-                    found, tried = angle_identity(reduced.problem, angles, deadline), angles
-        if found is not None:
-            rows.add(reduced.back(found.fitted, problem), origin="identity")
-        return rows
 
     def rows(self, found: CandidateRows, whole: Problem, dimensionless: Dimensionless | None) -> CandidateRows:
         """The network's rows over the features of ``whole`` (``found`` over the groups
@@ -404,6 +375,25 @@ class Dimensionless:
         """The product of the dimensional constants' values to their ``exponents`` (those after the features')."""
         powers = [float(b) for b in exponents[self.units.n_features :]]
         return float(np.prod([c.value**b for c, b in zip(self.units.constants, powers)]))
+
+    def identity_rows(self, whole: Problem, deadline: Deadline | None = None, x_scales=None) -> CandidateRows:
+        """The law of an exact identity of ``y / m(x)`` over the groups, or else over the
+        groups with those that take the values of angles read by their cosine and sine
+        (:func:`.identities.identity_with_angles`: ``q*(E + B*v*sin(t))`` is ``1 + g*sin(t)``
+        over ``g = B*v/E`` and ``t``), those within one turn first and then within
+        ``WIDE_TURNS``, as a row of ``whole`` (the problem this one was made from) of
+        origin ``"identity"``; no row where none holds. ``x_scales``: what the features
+        of ``whole`` were divided by (:class:`.scaling.Scaling`), so that an angle is read
+        in radians."""
+        n_features = self.units.n_features
+        features = np.ones(n_features) if x_scales is None else np.asarray(x_scales, dtype=np.float64)
+        radians = self.scales * np.prod(features ** self.groups.exponents[:, :n_features], axis=1)
+        rows = CandidateRows()
+        with one_blas_thread():
+            found = identity_with_angles(self.problem, radians, deadline)
+        if found is not None:
+            rows.add(self.back(found.fitted, whole), origin="identity")
+        return rows
 
     def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
         """Every row of ``rows`` (over the groups) over the features of ``whole``."""
