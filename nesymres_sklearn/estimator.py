@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import sympy
 
     from .expression.skeleton import Skeleton
+    from .neural_search import NetworkSampler
     from .search.budget import Budget
     from .search.problem import Problem
     from .search.selection.final import Writer
@@ -105,7 +106,10 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     random_state : int, RandomState instance or None, default=None
         Seeds the subsampling, the samples and the starts of the constant fitting.
     n_jobs : int, default=None
-        Processes fitting constants in parallel (joblib convention; ``None`` means 1).
+        Processes fitting constants in parallel, and Operon's islands at once in the
+        continuation (threads; on a dask cluster's workers inside
+        ``joblib.parallel_config(backend="dask")``, ``docs/cluster.md``), by joblib's
+        convention (``None`` means 1, ``-1`` every core or worker thread).
     verbose : int, default=0
         When positive, progress (each decoding, Operon, the selected equation)
         on stderr, or through the user's logging set-up when there is one (logger
@@ -132,6 +136,16 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         the network knows.
     max_complexity : int, default=None
         Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
+    early_stop_condition : float or callable, default=None
+        With ``max_time``, the search continues after its plan until the budget ends or a
+        candidate is exact to rounding (:mod:`.search.scheduler`), or this condition
+        holds: a loss (mean squared error in the units of ``y``) that a candidate reaches,
+        or a callable ``f(loss, complexity) -> bool`` of a candidate (PySR's
+        ``early_stop_condition``).
+    warm_start : bool, default=False
+        When ``True`` and ``fit`` is called again with the same data (and units), the
+        previous fit's candidates and sources continue their search (with ``max_time``:
+        for that long) instead of starting over; other data start over. Not kept by pickling.
 
     With more features than the model has variables, the network works on the most
     relevant ones (mutual information and rank correlation with ``y``, of each feature and
@@ -231,6 +245,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         "guesses": [list, None],
         "operators": [list, tuple, None],
         "max_complexity": [Interval(Integral, 1, None, closed="left"), None],
+        "early_stop_condition": [Real, callable, None],
+        "warm_start": ["boolean"],
     }
 
     def __init__(
@@ -253,6 +269,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         guesses=None,
         operators=None,
         max_complexity=None,
+        early_stop_condition=None,
+        warm_start=False,
     ):
         self.model = model
         self.revision = revision
@@ -272,6 +290,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self.guesses = guesses
         self.operators = operators
         self.max_complexity = max_complexity
+        self.early_stop_condition = early_stop_condition
+        self.warm_start = warm_start
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -322,17 +342,20 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     def _fit(self, X, y, sample_weight, X_units, y_units, constants):
         moment = time.perf_counter()
         # torch, SymPy, pandas and the search: needed to fit, not to import the estimator
+        from joblib import effective_n_jobs
+
         from . import neural_search
         from .expression.export import feature_symbols
         from .guesses import Guesses
+        from .operon.islands import OperonIslands
         from .operon.plan import holds_operon, operon_stage, refinement_seconds, without_operon
+        from .operon.trees import operon_symbols
         from .restrictions import Restrictions
-        from .search.identities import identity_rows
         from .search.looks import LOOK_NAMES
         from .search.problem import Problem
         from .search.scaling import Scaling
+        from .search.scheduler import ContinuationState, Scheduler, Shares, StopCondition, data_fingerprint
         from .search.selection.final import Writer, select
-        from .search.selection.table import CandidateRows
         from .units.parsing import unit_registry
         from .units.stage import Units
 
@@ -357,9 +380,16 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         timings["loading"] = importing + time.perf_counter() - moment  # the first fit loads it; not in max_time
         settings = self.search_settings or SearchSettings()
         rng = check_random_state(self.random_state)
-        X, y, weights = subsample(X, y, weights, self.max_points, rng)
+        fingerprint = data_fingerprint(X, y, weights, X_units, y_units, constants)
+        warm = getattr(self, "_warm", None) if self.warm_start else None
+        if warm is not None and warm.fingerprint == fingerprint:
+            X, y, weights = warm.points
+        else:
+            warm = None
+            X, y, weights = subsample(X, y, weights, self.max_points, rng)
         operon_settings = self.operon_settings or OperonSettings()
         budget = settings.budget(self.max_time, 0.0 if operon is None else refinement_seconds(operon_settings, len(y)))
+        searches = operon is not None  # Operon's islands may run in the continuation
         if operon is not None and not holds_operon(budget, operon_settings, len(y)):
             operon, budget = None, replace(budget, refinement_seconds=0.0)
         units = Units.parse(X_units, y_units, self.n_features_in_, constants, names, X, y)  # within max_time
@@ -377,7 +407,65 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             self.complexity_penalty,
             reads_groups=units is not None and units.groups.n_groups > 0,
         )
-        logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
+        if warm is None:
+            logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
+            rows, columns, inputs, sampler, refinement = self._plan(
+                network, problem, request, budget, units, symbols, scaling, guesses, restrictions, operon, timings
+            )
+            islands = OperonIslands(
+                problem,
+                operon_settings,
+                request.seed,
+                operon_symbols(restrictions.operators),
+                effective_n_jobs(self.n_jobs),
+            )
+            sources = [source for source in (islands if searches else None, sampler) if source is not None]
+            warm = ContinuationState(fingerprint, (X, y, weights), rows, sources, Shares(), columns, inputs, refinement)
+        else:
+            logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
+            budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
+            rows = warm.rows
+        moment = time.perf_counter()
+        scheduler = Scheduler(
+            warm.sources,
+            problem,
+            self.complexity_penalty,
+            budget,
+            StopCondition(self.early_stop_condition, float(scaling.y_scale) ** 2),
+            settings.continuation_steps,
+            settings.continuation_rows,
+            report=logger.info if self.verbose else None,
+            shares=warm.shares,
+        )
+        rows.extend(restrictions.kept(scheduler.run(rows)))
+        timings["continuation"] = time.perf_counter() - moment
+        warm.rows = rows.where(lambda *_: True)  # before the selection adds its pruned rows
+        moment = time.perf_counter()
+        writer = Writer(scaling, symbols, () if units is None else units.named())
+        keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
+        started = budget.clock()
+        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
+        budget.record("selection", budget.clock() - started, budget.status(budget.end))
+        warn_few_points(len(y), len(table.fitted[table.best_index][1]))
+        log_fvu = table.equations.loc[table.best_index, "log_fvu"]
+        warn_explains_little(X, y, log_fvu, restrictions.operators, self.max_time)
+        timings["selection"] = time.perf_counter() - moment
+        self._set_fitted(
+            table, writer, problem, timings, budget.plan, warm.columns, warm.inputs, warm.refinement, units
+        )
+        self._warm = warm
+        logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), budget.elapsed())
+        return self
+
+    def _plan(self, network, problem, request, budget, units, symbols, scaling, guesses, restrictions, operon, timings):
+        """The plan of work before the continuation (identities, the network and its
+        looks, guesses, plain rows, Operon): its rows, the columns the network read and
+        what its variables stood for, the network's sampler for the continuation
+        (``None`` when the network did not run) and what Operon ran."""
+        from .search.identities import identity_rows
+        from .search.selection.table import CandidateRows
+
+        settings = request.settings
         reduced = None if units is None else units.dimensionless(problem)  # the groups' problem, if any
         identities, ending = CandidateRows(), False
         if settings.identities:
@@ -388,6 +476,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             timings["identities"] = time.perf_counter() - moment
             budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
         n_variables = network.config.n_variables
+        sampler = None
         if ending and units is None and problem.X.shape[1] > n_variables and len(restrictions.kept(identities)):
             # exact to rounding where the network reads a part: the law (with all in view,
             # the network may still write a simpler one, which the selection then prefers)
@@ -395,7 +484,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             budget.record("network", 0.0, "skipped: an exact identity")
             rows, columns, inputs = identities, np.arange(0), []
         else:
-            rows, columns, inputs, searched = self._network_search(
+            rows, columns, inputs, searched, sampler = self._network_search(
                 network, problem, request, budget, units, reduced, symbols, refined=operon is not None
             )
             rows.extend(identities)
@@ -407,24 +496,12 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         if operon is not None:
             moment = time.perf_counter()
             operon_rows, refinement = operon(
-                rows, problem, operon_settings, request.seed, budget, restrictions.operators
+                rows, problem, self.operon_settings or OperonSettings(), request.seed, budget, restrictions.operators
             )
             rows.extend(restrictions.kept(operon_rows))
             if refinement is not None:  # skipped when a row of the network fits exactly
                 timings["refinement"] = time.perf_counter() - moment
-        moment = time.perf_counter()
-        writer = Writer(scaling, symbols, () if units is None else units.named())
-        keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
-        started = budget.clock()
-        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
-        budget.record("selection", budget.clock() - started, budget.status(budget.end))
-        warn_few_points(len(y), len(table.fitted[table.best_index][1]))
-        log_fvu = table.equations.loc[table.best_index, "log_fvu"]
-        warn_explains_little(X, y, log_fvu, restrictions.operators, self.max_time)
-        timings["selection"] = time.perf_counter() - moment
-        self._set_fitted(table, writer, problem, timings, budget.plan, columns, inputs, refinement, units)
-        logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), budget.elapsed())
-        return self
+        return rows, columns, inputs, sampler, refinement
 
     def _network_search(
         self,
@@ -436,12 +513,15 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         reduced: Dimensionless | None,
         symbols,
         refined,
-    ) -> tuple[CandidateRows, np.ndarray, list[str], dict]:
+    ) -> tuple[CandidateRows, np.ndarray, list[str], dict, NetworkSampler]:
         """The decomposition's, the network's (with its route) and the units' rows over
         the features of ``problem`` (``reduced``: its groups' problem, with units), the
-        columns the network read, what its variables stood for, and the seconds of these
-        stages (``refined``: whether Operon follows)."""
+        columns the network read, what its variables stood for, the seconds of these
+        stages (``refined``: whether Operon follows), and the network's sampler for the
+        continuation, over what it read."""
         from . import neural_search  # loaded by _fit, as the rest
+        from .search.fitted import Fitted
+        from .search.selection.table import CandidateRows
         from .search.variables.routing import route
 
         decomposed, decomposition = neural_search.decomposed_rows(network, problem, request, budget)
@@ -460,7 +540,15 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         rows.extend(decomposed)
         columns = seen.columns if reduced is None else reduced.columns(seen.columns)
         timings = found.timings | {"decomposition": decomposition, "reduction": seen.reduction_seconds}
-        return rows, columns, seen.inputs(seen_symbols), timings
+
+        def back(fits: list[Fitted]) -> CandidateRows:
+            sampled = CandidateRows()
+            for fitted in fits:
+                sampled.add(seen.back(fitted, searched), origin="sample")
+            return sampled if reduced is None else reduced.back_rows(sampled, problem)
+
+        sampler = neural_search.NetworkSampler(network, seen.problem, request, back)
+        return rows, columns, seen.inputs(seen_symbols), timings, sampler
 
     def _fit_constant(
         self, problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget
@@ -556,6 +644,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: the estimator keeps its table
+        state.pop("_warm", None)  # the search's sources hold the network: warm_start is for this process
         if "estimators_" in state:  # each target pickles its own table
             return {name: value for name, value in state.items() if name not in PER_TARGET}
         if "equations_" in state:  # SymPy re-evaluates unpickled trees: rebuild them as written

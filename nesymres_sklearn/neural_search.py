@@ -12,8 +12,9 @@ import ctypes
 import os
 import time
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -101,11 +102,20 @@ def load_network(model: str | os.PathLike, revision: str | None, device: str) ->
     return load_model(ModelSource.parse(model, revision), device=resolve_device(device))
 
 
-def propose_and_fit(network: NeSymReSModel, problem: Problem, request: SearchRequest, budget: Budget) -> SearchResult:
+def propose_and_fit(
+    network: NeSymReSModel,
+    problem: Problem,
+    request: SearchRequest,
+    budget: Budget,
+    reads: Problem | None = None,
+    seen: set | None = None,
+) -> SearchResult:
     """Candidates for the ``problem`` (already in the network's units, see
     :mod:`.search.scaling`) with their fitted constants (:func:`.search.anytime.search`);
-    warns when the numbers lie outside what the number encoding represents well."""
-    X, y = problem.X, problem.y
+    the network reads the points of ``reads`` (default: ``problem``'s), and skeletons in
+    ``seen`` are not fitted again. Warns when the numbers lie outside what the number
+    encoding represents well."""
+    X, y = (problem if reads is None else reads).X, (problem if reads is None else reads).y
     encoding = get_encoding(network.config.encoding)
     message = encoding.range_warning(np.abs(np.concatenate([X.ravel(), y])))
     if message is not None:
@@ -114,7 +124,7 @@ def propose_and_fit(network: NeSymReSModel, problem: Problem, request: SearchReq
     runner = constant_runner(problem, request.settings.constant_optimizer)
     points = torch.from_numpy(encode_points(X, y, network.config.n_variables, network.config.encoding))
     with _single_thread_on_cpu(device):
-        return search(network, points.to(device), problem, request, budget, runner)
+        return search(network, points.to(device), problem, request, budget, runner, seen)
 
 
 @dataclass(frozen=True)
@@ -184,3 +194,34 @@ def decomposed_rows(
     for fitted in parts:
         rows.add(fitted, origin="decomposed")
     return rows, time.perf_counter() - moment
+
+
+@dataclass
+class NetworkSampler:
+    """The network sampled beyond its beam, a source of the continuation
+    (:mod:`.search.scheduler`): each turn draws ``request.size`` skeletons (decoding
+    ``"sample"``, a seed of its own) while reading all of ``problem``'s points (even
+    turns) or a random half of them (odd turns), fits those not drawn before on all the
+    points, and writes them over all features with ``back``."""
+
+    network: NeSymReSModel
+    problem: Problem
+    request: SearchRequest
+    back: Callable[[list[Fitted]], CandidateRows]
+    seen: set = field(default_factory=set)
+    name: str = "network"
+
+    def holds(self, deadline) -> bool:
+        return deadline is None or deadline.left() > 0
+
+    def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
+        rng = np.random.default_rng([self.request.seed, turn])
+        reads = self.problem
+        if turn % 2:
+            half = np.sort(rng.choice(len(self.problem.y), size=len(self.problem.y) // 2, replace=False))
+            weights = None if self.problem.weights is None else self.problem.weights[half]
+            reads = Problem(self.problem.X[half], self.problem.y[half], weights)
+        settings = replace(self.request.settings, first_beam=self.request.size)
+        request = replace(self.request, decoding="sample", seed=int(rng.integers(2**31)), settings=settings)
+        found = propose_and_fit(self.network, self.problem, request, Budget.until(deadline), reads, self.seen)
+        return self.back(found.fitted())

@@ -7,10 +7,9 @@ import logging
 import time
 
 from ..search.budget import Budget
-from ..search.fitted import Fitted
-from ..search.fitting.constants import mse
 from ..search.problem import Problem
 from ..search.selection.table import CandidateRows
+from .islands import refinement_rows
 from .refine import minimum_seconds, refine
 from .settings import OperonSettings
 from .trees import operon_symbols
@@ -48,9 +47,7 @@ def refine_candidates(
     moment, started = time.perf_counter(), budget.clock()
     seeds = rows.best_first()
     refined = refine(problem.X, problem.y, seeds, settings, seed, end, problem.weights, operon_symbols(operators))
-    for skeleton, values in zip(refined.skeletons, refined.constants):
-        loss = mse(skeleton.program, problem.X, problem.y, values, problem.weights)
-        found.add(Fitted(skeleton, values, loss), origin="operon")
+    found = refinement_rows(refined, problem)
     logger.info(
         "Operon: %d seeds, %d generations, %d evaluations in %.2fs",
         refined.n_seeds,

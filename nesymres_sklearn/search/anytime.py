@@ -64,13 +64,15 @@ def search(
     request: SearchRequest,
     budget: Budget,
     runner: StartRunner | None = None,
+    seen: set | None = None,
 ) -> SearchResult:
     """Candidates and their fits for the ``problem`` encoded as ``points``, until the
     ``budget``'s ``network_end``; a ``runner`` runs the constant fitting's starts in
-    compiled code first (:func:`.fitting.constants.run_start`)."""
+    compiled code first (:func:`.fitting.constants.run_start`). Skeletons whose keys are
+    in ``seen`` are not fitted again (it gains the new ones)."""
     end = budget.network_end
     n_features = problem.X.shape[1]
-    seen: set = set()
+    seen = set() if seen is None else seen
     candidates: list[Candidate] = []
     fits: list[ConstantFit] = []
     steps: list[Step] = []

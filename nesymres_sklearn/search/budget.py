@@ -81,6 +81,13 @@ class Budget:
     clock: Callable[[], float] = monotonic_clock
     plan: list[Step] = field(default_factory=list, compare=False, repr=False)
 
+    @classmethod
+    def until(cls, deadline: Deadline | None) -> Budget:
+        """A budget whose stages all end at ``deadline``, on its clock (``None``: fixed work)."""
+        if deadline is None:
+            return cls(monotonic_clock(), None, 0.0, 1.0, 0.0, 0.0)
+        return cls(deadline.clock(), deadline.left(), 0.0, 1.0, 0.0, 0.0, clock=deadline.clock)
+
     def elapsed(self) -> float:
         return self.clock() - self.started
 

@@ -92,6 +92,13 @@ class SearchSettings:
         split off, look for at most that many combinations of the features that ``y``
         depends on (groups of powers such as ``x1*x2/x3``, differences such as
         ``x2 - x1``) and let the network work on them (:mod:`.reduction`).
+    continuation_steps : int, default=None
+        The continuation's turns after the plan (:mod:`.scheduler`): ``None`` until
+        ``max_time`` ends (none without it: the plan alone); a number caps them, and
+        without ``max_time`` runs that many (fixed work, reproducible with ``random_state``).
+    continuation_rows : int, default=32
+        The continuation's best rows (and its Pareto front's, as many) that reach the
+        selection, whose work grows with the rows.
     units_min_r2 : float, default=0.99
         With units (``X_units``, ``y_units``), the dimensionally inconsistent
         candidates are set aside while the best consistent one explains at least this
@@ -113,10 +120,19 @@ class SearchSettings:
     inverted_groups: bool = True
     exhaustive: bool = True
     reduce: bool = True
+    continuation_steps: int | None = None
+    continuation_rows: int = 32
     units_min_r2: float = 0.99
 
     def __post_init__(self):
-        for name, minimum in (("first_beam", 1), ("n_scaled", 0)):
+        if self.continuation_steps is not None and (
+            not isinstance(self.continuation_steps, int) or self.continuation_steps < 0
+        ):
+            raise ValueError(
+                f"SearchSettings.continuation_steps must be None or a non-negative integer, "
+                f"got {self.continuation_steps!r}."
+            )
+        for name, minimum in (("first_beam", 1), ("n_scaled", 0), ("continuation_rows", 1)):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
                 raise ValueError(f"SearchSettings.{name} must be an integer of at least {minimum}, got {value!r}.")
