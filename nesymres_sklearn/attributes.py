@@ -56,5 +56,6 @@ def timed_stages(looks: Iterable[str]) -> tuple[str, ...]:
         "decomposition",
         "reduction",
         "refinement",
+        "continuation",
         "selection",
     )

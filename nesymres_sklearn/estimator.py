@@ -182,8 +182,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         second looks, at what its best fit leaves unexplained, at ``1/y``, at its
         dimensionless groups the other way up, and the exhaustive search of laws of one
         variable), ``decomposition`` (its parts' searches included), ``reduction``
-        (finding the combinations of features the network works on), ``refinement`` and
-        ``selection``.
+        (finding the combinations of features the network works on), ``refinement``,
+        ``continuation`` (the sources' turns after the plan, :mod:`.search.scheduler`)
+        and ``selection``.
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on: all of them, the rest after a
         power-law factor of the others was divided out of ``y``, those in the
@@ -347,9 +348,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         from . import neural_search
         from .expression.export import feature_symbols
         from .guesses import Guesses
-        from .operon.islands import OperonIslands
-        from .operon.plan import holds_operon, operon_stage, refinement_seconds, without_operon
-        from .operon.trees import operon_symbols
+        from .operon.plan import holds_operon, operon_islands, operon_stage, refinement_seconds, without_operon
         from .restrictions import Restrictions
         from .search.looks import LOOK_NAMES
         from .search.problem import Problem
@@ -412,26 +411,24 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             rows, columns, inputs, sampler, refinement = self._plan(
                 network, problem, request, budget, units, symbols, scaling, guesses, restrictions, operon, timings
             )
-            islands = OperonIslands(
-                problem,
-                operon_settings,
-                request.seed,
-                operon_symbols(restrictions.operators),
-                effective_n_jobs(self.n_jobs),
-            )
-            sources = [source for source in (islands if searches else None, sampler) if source is not None]
+            sources = [] if sampler is None else [sampler]
+            if searches:  # pyoperon is installed and the operators allow its search
+                n_islands = effective_n_jobs(self.n_jobs)
+                islands = operon_islands(problem, operon_settings, request.seed, restrictions.operators, n_islands)
+                sources.insert(0, islands)
             warm = ContinuationState(fingerprint, (X, y, weights), rows, sources, Shares(), columns, inputs, refinement)
         else:
             logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
             budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
             rows = warm.rows
+        writer = Writer(scaling, symbols, () if units is None else units.named())
         moment = time.perf_counter()
         scheduler = Scheduler(
             warm.sources,
             problem,
             self.complexity_penalty,
             budget,
-            StopCondition(self.early_stop_condition, float(scaling.y_scale) ** 2),
+            StopCondition(self.early_stop_condition, writer.loss_scale),
             settings.continuation_steps,
             settings.continuation_rows,
             report=logger.info if self.verbose else None,
@@ -441,7 +438,6 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         timings["continuation"] = time.perf_counter() - moment
         warm.rows = rows.where(lambda *_: True)  # before the selection adds its pruned rows
         moment = time.perf_counter()
-        writer = Writer(scaling, symbols, () if units is None else units.named())
         keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
         started = budget.clock()
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
@@ -547,7 +543,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
                 sampled.add(seen.back(fitted, searched), origin="sample")
             return sampled if reduced is None else reduced.back_rows(sampled, problem)
 
-        sampler = neural_search.NetworkSampler(network, seen.problem, request, back)
+        decoding = max((step.seconds for step in budget.plan if step.unit.startswith("decode")), default=0.0)
+        sampler = neural_search.NetworkSampler(network, seen.problem, request, back, decoding)
         return rows, columns, seen.inputs(seen_symbols), timings, sampler
 
     def _fit_constant(

@@ -202,17 +202,21 @@ class NetworkSampler:
     (:mod:`.search.scheduler`): each turn draws ``request.size`` skeletons (decoding
     ``"sample"``, a seed of its own) while reading all of ``problem``'s points (even
     turns) or a random half of them (odd turns), fits those not drawn before on all the
-    points, and writes them over all features with ``back``."""
+    points, and writes them over all features with ``back``; a turn starts while the
+    time left holds a decoding at the pace of the last (``decoding_seconds``: at first,
+    the plan's)."""
 
     network: NeSymReSModel
     problem: Problem
     request: SearchRequest
     back: Callable[[list[Fitted]], CandidateRows]
+    decoding_seconds: float = 0.0
     seen: set = field(default_factory=set)
     name: str = "network"
 
     def holds(self, deadline) -> bool:
-        return deadline is None or deadline.left() > 0
+        """Whether the time left holds a decoding (which cannot be cut) at the pace of the last."""
+        return deadline is None or deadline.holds(self.decoding_seconds)
 
     def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
         rng = np.random.default_rng([self.request.seed, turn])
@@ -224,4 +228,6 @@ class NetworkSampler:
         settings = replace(self.request.settings, first_beam=self.request.size)
         request = replace(self.request, decoding="sample", seed=int(rng.integers(2**31)), settings=settings)
         found = propose_and_fit(self.network, self.problem, request, Budget.until(deadline), reads, self.seen)
+        decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
+        self.decoding_seconds = max(decodings, default=self.decoding_seconds)
         return self.back(found.fitted())

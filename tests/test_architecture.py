@@ -30,7 +30,7 @@ LAYERS = {
     ],
     "nesymres_sklearn.search": [
         "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "selection",
-        "variables", "identities", "looks", "anytime",
+        "variables", "identities", "looks", "anytime", "scheduler",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "device_data", "runtime", "checkpoint", "export",

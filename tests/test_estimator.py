@@ -40,6 +40,7 @@ def test_fit_exposes_expression_table_and_timings(regressor, xy):
         "decomposition",
         "reduction",
         "refinement",
+        "continuation",
         "selection",
     }
     plan = regressor.plan_
@@ -373,7 +374,7 @@ def manual_clock(monkeypatch):
 def test_a_budget_that_holds_the_plan_gives_the_fixed_work_fit(tiny_model, manual_clock, n_features):
     """Issue 54: one plan. A budget only cuts the fixed work's steps; one that holds
     them all (decodings take 10 s of the injected clock, Operon's chunks 1 s) gives the
-    same ``equations_``, step for step."""
+    same ``equations_``, step for step (without the continuation, which would use the rest)."""
     from nesymres_sklearn.operon.settings import OperonSettings
     from nesymres_sklearn.search.settings import SearchSettings
 
@@ -385,7 +386,7 @@ def test_a_budget_that_holds_the_plan_gives_the_fixed_work_fit(tiny_model, manua
             beam_size=12,
             max_time=max_time,
             random_state=0,
-            search_settings=SearchSettings(first_beam=4, reciprocal=True),
+            search_settings=SearchSettings(first_beam=4, reciprocal=True, continuation_steps=0),
             operon_settings=OperonSettings(population_size=50, generations=4, max_length=20),
         ).fit(X, y)
         for max_time in (None, 1e6)
@@ -464,6 +465,7 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     from nesymres_sklearn.operon.refine import whole_seconds
     from nesymres_sklearn.operon.settings import OperonSettings
     from nesymres_sklearn.search import anytime
+    from nesymres_sklearn.search.settings import SearchSettings
 
     budgets, deadlines = [], []
     fit_candidates, scaled_candidates, search = anytime.fit_candidates, anytime.scaled_candidates, neural_search.search
@@ -476,9 +478,9 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
         deadlines.append(deadline)
         return scaled_candidates(candidates, fits, problem, seen, settings, deadline, runner)
 
-    def recording_search(model, points, problem, request, budget, runner=None):
+    def recording_search(model, points, problem, request, budget, runner=None, seen=None):
         budgets.append(budget)
-        return search(model, points, problem, request, budget, runner)
+        return search(model, points, problem, request, budget, runner, seen)
 
     monkeypatch.setattr(anytime, "fit_candidates", recording_fit)
     monkeypatch.setattr(anytime, "scaled_candidates", recording_scaled)
@@ -486,7 +488,13 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     X, y = xy
     small = OperonSettings(population_size=50)  # Operon's work does not matter here: each chunk takes 1 s of the clock
     NeSymReSRegressor(
-        model=str(tiny_model), beam_size=4, max_time=30.0, refine=refine, random_state=0, operon_settings=small
+        model=str(tiny_model),
+        beam_size=4,
+        max_time=30.0,
+        refine=refine,
+        random_state=0,
+        operon_settings=small,
+        search_settings=SearchSettings(continuation_steps=0),  # the plan's budget alone
     ).fit(X, y)
     (budget,) = budgets
     assert budget.refinement_seconds == (whole_seconds(small, len(y)) if refine else 0.0)

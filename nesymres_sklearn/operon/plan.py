@@ -86,3 +86,12 @@ def without_operon(operators: frozenset[str] | None) -> str | None:
         f"{', '.join(map(repr, OPERON_FUNCTIONS))} only, so the network works alone (refine=None does so "
         "without this warning)."
     )
+
+
+def operon_islands(problem: Problem, settings: OperonSettings, seed: int, operators, n_workers: int):
+    """Operon's islands, a source of the continuation (:class:`.islands.OperonIslands`),
+    with the allowed ``operators``; call it once :func:`operon_stage` found pyoperon."""
+    from .islands import OperonIslands
+    from .trees import operon_symbols
+
+    return OperonIslands(problem, settings, seed, operon_symbols(operators), n_workers)

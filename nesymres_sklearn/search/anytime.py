@@ -115,6 +115,6 @@ def search(
             len(scaled),
             len(candidates),
             budget.elapsed(),
-            min(fit.mse for fit in fits) / problem.scale,
+            min((fit.mse for fit in fits), default=float("inf")) / problem.scale,
         )
     return SearchResult(candidates, fits, seconds["decoding"], seconds["fitting"], steps)

@@ -199,9 +199,8 @@ class Scheduler:
         every.extend(found)
         row = int(np.argmin(row_scores(every, self.problem, self.complexity_penalty)))
         loss, complexity = every.losses[row] * self.stop.loss_scale, len(every.skeletons[row])
-        return (
-            f"{self.budget.elapsed():.1f}s: best loss {loss:.4g} at complexity {complexity}; {self.shares.described()}"
-        )
+        shares = self.shares.described()
+        return f"{self.budget.elapsed():.1f}s: best loss {loss:.4g} at complexity {complexity}; sources {shares}"
 
 
 @dataclass

@@ -1,0 +1,180 @@
+"""The fit's continuation after its plan (issue 63): Operon's islands and the network's
+samples take turns until ``max_time`` ends, on an injected clock; the user's stopping
+condition, fixed work, ``warm_start``, progress lines, and the islands on a dask cluster."""
+
+import logging
+import pickle
+import time
+
+import numpy as np
+import pytest
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.operon.settings import OperonSettings
+from nesymres_sklearn.search.settings import SearchSettings
+
+QUICK_OPERON = OperonSettings(population_size=50, generations=2, max_chunk_generations=2, max_length=20)
+
+
+class ManualClock:
+    """The budget's clock (``time.perf_counter``): moves only when told."""
+
+    def __init__(self):
+        self.now = time.perf_counter()
+
+    def perf_counter(self):
+        return self.now
+
+
+@pytest.fixture
+def manual_clock(monkeypatch):
+    """Every decoding takes 10 s of one clock, every chunk of Operon's generations 1 s."""
+    from nesymres_sklearn.operon import refine as operon_refine
+    from nesymres_sklearn.search import anytime, budget
+
+    clock = ManualClock()
+    monkeypatch.setattr(budget, "time", clock)
+    decode, regressor_for = anytime.decode, operon_refine._regressor
+
+    def slow_decode(*args, **kwargs):
+        clock.now += 10.0
+        return decode(*args, **kwargs)
+
+    def slow_regressor(*args):
+        regressor = regressor_for(*args)
+        fit = regressor.fit
+
+        def slow_fit(X, y):
+            clock.now += 1.0
+            return fit(X, y)
+
+        regressor.fit = slow_fit
+        return regressor
+
+    monkeypatch.setattr(anytime, "decode", slow_decode)
+    monkeypatch.setattr(operon_refine, "_regressor", slow_regressor)
+    return clock
+
+
+@pytest.fixture
+def inexact():
+    """Data that no candidate of the tiny model fits exactly."""
+    X = np.random.default_rng(3).uniform(1, 5, (64, 2))
+    return X, np.exp(-X[:, 0] / X[:, 1]) * np.sin(1.3 * X[:, 1]) + 0.3 * np.sqrt(X[:, 0])
+
+
+def regressor(tiny_model, **params):
+    return NeSymReSRegressor(model=str(tiny_model), beam_size=4, random_state=0, operon_settings=QUICK_OPERON, **params)
+
+
+def turns(fit) -> list[str]:
+    return [unit for unit in fit.plan_["unit"] if unit.startswith("continue: ")]
+
+
+@pytest.mark.slow
+def test_the_search_continues_until_the_budget_ends_and_a_larger_one_never_selects_worse(
+    tiny_model, inexact, manual_clock
+):
+    fits = [regressor(tiny_model, max_time=max_time).fit(*inexact) for max_time in (60.0, 90.0, 150.0)]
+    plans = [turns(fit) for fit in fits]
+    assert 0 < len(plans[0]) < len(plans[1]) < len(plans[2])
+    assert {unit.split()[1] for unit in plans[2]} == {"operon", "network"}
+    for small, large in zip(plans, plans[1:]):
+        assert large[: len(small) - 1] == small[:-1]  # the same turns (the last: what the time left held), and more
+    scores = [fit.equations_.loc[fit.best_index_, "score_lower_is_better"] for fit in fits]
+    assert scores[0] >= scores[1] >= scores[2]
+    for fit in fits:
+        last = fit.plan_.iloc[-2]  # the step before the selection
+        assert (last["unit"], last["status"]) == ("continue", "stopped: the time left holds no turn")
+        assert fit.timings_["continuation"] > 0
+    assert set(fits[2].equations_["origin"]) >= {"operon", "beam"}
+
+
+def test_without_max_time_the_plan_alone_runs_bit_for_bit(tiny_model, inexact):
+    plain = regressor(tiny_model).fit(*inexact)
+    assert turns(plain) == [] and "continue" not in set(plain.plan_["unit"])
+    fixed = [
+        regressor(tiny_model, search_settings=SearchSettings(continuation_steps=3)).fit(*inexact) for _ in range(2)
+    ]
+    assert turns(fixed[0]) == turns(fixed[1]) and len(turns(fixed[0])) == 3
+    assert (
+        fixed[0]
+        .equations_.drop(columns=["expression", "skeleton"])
+        .equals(fixed[1].equations_.drop(columns=["expression", "skeleton"]))
+    )
+    assert (
+        fixed[0].equations_.loc[fixed[0].best_index_, "score_lower_is_better"]
+        <= (plain.equations_.loc[plain.best_index_, "score_lower_is_better"])
+    )
+
+
+@pytest.mark.parametrize(
+    "condition", [1e300, lambda loss, complexity: complexity >= 1]
+)  # a loss every row reaches, a callable that always holds
+def test_the_users_condition_ends_the_search(tiny_model, inexact, manual_clock, condition):
+    fit = regressor(tiny_model, max_time=100.0, early_stop_condition=condition).fit(*inexact)
+    assert turns(fit) == []
+    assert ("continue", "stopped: early_stop_condition") in set(zip(fit.plan_["unit"], fit.plan_["status"]))
+
+
+def test_a_condition_that_is_not_met_does_not_stop_it(tiny_model, inexact, manual_clock):
+    fit = regressor(tiny_model, max_time=60.0, early_stop_condition=1e-30).fit(*inexact)
+    assert len(turns(fit)) > 0
+
+
+def test_an_invalid_condition_is_refused(tiny_model, inexact):
+    with pytest.raises(ValueError, match="early_stop_condition"):
+        regressor(tiny_model, early_stop_condition="soon").fit(*inexact)
+
+
+def test_warm_start_continues_the_search_on_the_same_data(tiny_model, inexact, manual_clock):
+    fit = regressor(tiny_model, max_time=40.0, warm_start=True).fit(*inexact)
+    first_turns, first_score = turns(fit), fit.equations_.loc[fit.best_index_, "score_lower_is_better"]
+    fit.fit(*inexact)
+    assert fit.plan_["unit"].iloc[0] == "warm start"
+    assert not {"identities", "decode 4"} & set(fit.plan_["unit"])  # the plan did not run again
+    second_turns = turns(fit)
+    assert len(second_turns) > 0
+    for unit in second_turns:  # each source's turns go on from where they were
+        name, turn = unit.split()[1:]
+        assert int(turn) >= sum(1 for first in first_turns if first.split()[1] == name)
+    assert fit.equations_.loc[fit.best_index_, "score_lower_is_better"] <= first_score
+    X, y = inexact
+    fit.fit(X, y + 1.0)  # other data: a new search
+    assert fit.plan_["unit"].iloc[0] == "identities"
+    cold = regressor(tiny_model, max_time=40.0).fit(*inexact)
+    cold.fit(*inexact)  # warm_start=False: a new search each time
+    assert cold.plan_["unit"].iloc[0] == "identities"
+
+
+def test_warm_start_state_is_not_pickled(tiny_model, inexact):
+    fit = regressor(tiny_model, warm_start=True).fit(*inexact)
+    assert hasattr(fit, "_warm")
+    restored = pickle.loads(pickle.dumps(fit))
+    assert not hasattr(restored, "_warm")
+    np.testing.assert_array_equal(restored.predict(inexact[0]), fit.predict(inexact[0]))
+
+
+def test_verbose_prints_progress_lines(tiny_model, inexact, manual_clock, caplog):
+    with caplog.at_level(logging.INFO, logger="nesymres_sklearn"):
+        regressor(tiny_model, max_time=60.0, verbose=1).fit(*inexact)
+    lines = [record.getMessage() for record in caplog.records if "best loss" in record.getMessage()]
+    assert lines and all("at complexity" in line and "sources " in line for line in lines)
+
+
+@pytest.mark.slow
+def test_operons_islands_run_on_a_dask_cluster(tiny_model, inexact):
+    """Inside joblib's dask backend, each turn's islands are tasks on the cluster's two
+    worker processes; their candidates come back to the fit."""
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    settings = SearchSettings(continuation_steps=4)
+    with cluster, distributed.Client(cluster) as client:
+        with parallel_config(backend="dask"), distributed.get_task_stream(client) as stream:
+            fit = regressor(tiny_model, n_jobs=-1, search_settings=settings).fit(*inexact)
+        workers = {task["worker"] for task in stream.data}
+    assert len(turns(fit)) == 4
+    assert len(workers) == 2  # both workers ran islands
+    assert "operon" in set(fit.equations_["origin"])
