@@ -1,54 +1,24 @@
-"""The scikit-learn estimator :class:`NeSymReSRegressor`."""
+"""The scikit-learn estimator :class:`NeSymReSRegressor`: its parameters, their
+validation and its fitted attributes; the fit itself is :mod:`.pipeline`'s."""
 
 from __future__ import annotations
 
-import logging
-import os
 import time
-import warnings
-from dataclasses import asdict, replace
-from numbers import Integral, Real
-from typing import TYPE_CHECKING
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .attributes import PER_TARGET, FittedAttributes, timed_stages
 from .callables import ExportMixin
 from .display import ReadableMixin
-from .inputs import (
-    MIN_POINTS,
-    check_columns,
-    r2_score_scaled,
-    subsample,
-    validated,
-    warn_explains_little,
-    warn_few_points,
-    warn_outside_domain,
-)
-from .multioutput import fit_targets, n_targets, predict_targets, show_targets
-from .operon.settings import OperonSettings
-from .progress import progress
-from .search.settings import DECODINGS, SearchRequest, SearchSettings
+from .inputs import check_columns, r2_score_scaled, validated, warn_outside_domain
+from .multioutput import fit_targets, n_targets, pickled_state, predict_targets, show_targets
+from .parameters import check_parameters
 
 # Importing the estimator loads neither torch, SymPy, pandas, pint nor pyoperon: the first
-# fit imports them with the search (counted in timings_["loading"]), unpickling with the
+# fit imports them with the pipeline (counted in timings_["loading"]), unpickling with the
 # fitted state (tests/test_architecture.py).
-if TYPE_CHECKING:
-    import sympy
-
-    from .expression.skeleton import Skeleton
-    from .neural_search import NetworkSampler
-    from .search.budget import Budget
-    from .search.problem import Problem
-    from .search.selection.final import Writer
-    from .search.selection.table import CandidateRows, CandidateTable
-    from .units.stage import Dimensionless, Units
-
-logger = logging.getLogger(__name__)
 
 
 class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimator):
@@ -83,14 +53,11 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         unexplained when selecting the equation.
     max_time : float, default=None
         Seconds for the whole ``fit`` (not counting the model's first load); from 0.1 s
-        up it returns within about ``1.1 * max_time + 0.05`` s. A fit runs one plan of
-        work (``plan_``): a narrow beam and its fits, the full beam and its fits, the
-        second looks, Operon's generations (``refine``), the selection. ``None`` runs
-        it to the end (fixed work); ``max_time`` cuts the same plan short: the
-        network's steps until its share (at least ``network_share`` of the budget,
-        more when Operon's whole work needs less), then Operon's chunks of
-        generations, then the selection. A budget that holds the whole plan gives the
-        fixed-work fit; the fit stops early once a candidate is exact.
+        up it returns within about ``1.1 * max_time + 0.05`` s. ``None``: the plan of
+        work (``plan_``: the network's beams and looks, Operon's generations, the
+        selection) runs to its end (fixed work). With ``max_time`` the budget cuts the
+        same plan, then the search continues until the budget ends or a candidate is
+        exact (:mod:`.search.scheduler`, ``docs/cluster.md``).
     refine : {"auto", "operon", None}, default="auto"
         ``"operon"``: the network's best fitted candidates seed the population of
         Operon's genetic programming (``pyoperon``), which searches over every
@@ -198,12 +165,10 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         ``evaluations``, and whether its best model contains a seed's structure
         (``best_contains_a_seed``).
     plan_ : DataFrame
-        The plan of work of the last ``fit`` as it ran, one row per step in order
-        (``unit``, ``seconds``, ``status``: ``"done"``, ``"cut"`` by ``max_time``, or
-        ``"skipped: <why>"``): the route, the network's decodings and fits (a narrow
-        beam, then the full one), its second looks, Operon's generations, the
-        selection. Without ``max_time`` every step runs to its end; a ``max_time`` only
-        cuts the same steps (``docs/usage.md``).
+        The steps of the last ``fit`` as they ran (``unit``, ``seconds``, ``status``:
+        ``"done"``, ``"cut"`` by ``max_time``, ``"skipped: <why>"``): the route, the
+        network's decodings and fits, its looks, Operon's generations, the
+        continuation's turns (``continue: operon 2``), the selection (``docs/usage.md``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
@@ -226,29 +191,6 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     >>> reg.predict(X).shape
     (128,)
     """
-
-    _parameter_constraints = {
-        "model": [str, os.PathLike],
-        "revision": [str, None],
-        "beam_size": [Interval(Integral, 1, None, closed="left")],
-        "decoding": [StrOptions(set(DECODINGS))],
-        "n_restarts": [Interval(Integral, 1, None, closed="left")],
-        "max_points": [Interval(Integral, MIN_POINTS, None, closed="left")],
-        "complexity_penalty": [Interval(Real, 0, None, closed="left")],
-        "max_time": [Interval(Real, 0, None, closed="neither"), None],
-        "refine": [StrOptions({"auto", "operon"}), None],
-        "device": [str],
-        "random_state": ["random_state"],
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), Interval(Integral, None, -1, closed="right"), None],
-        "verbose": ["verbose"],
-        "search_settings": [SearchSettings, None],
-        "operon_settings": [OperonSettings, None],
-        "guesses": [list, None],
-        "operators": [list, tuple, None],
-        "max_complexity": [Interval(Integral, 1, None, closed="left"), None],
-        "early_stop_condition": [Real, callable, None],
-        "warm_start": ["boolean"],
-    }
 
     def __init__(
         self,
@@ -331,271 +273,30 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self : NeSymReSRegressor
             A fit that raises leaves the estimator as it was before the call.
         """
+        moment = time.perf_counter()
+        from . import pipeline  # torch, SymPy, pandas and the search: to fit, not to import the estimator
+
+        importing = time.perf_counter() - moment  # the first fit of a process imports them: in "loading"
         previous = self.__dict__.copy()
         try:
-            with progress(self.verbose):
-                return self._fit(X, y, sample_weight, X_units, y_units, constants)
+            check_parameters(self)
+            if n_targets(y) > 1:
+                return fit_targets(self, X, y, sample_weight, X_units, y_units, constants)
+            X, y, weights = validated(self, X, y, sample_weight)
+            names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
+            units = (X_units, y_units, constants)
+            outcome = pipeline.run_fit(
+                self.get_params(), X, y, weights, names, units, self.__dict__.get("_warm"), importing
+            )
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(previous)
             raise
-
-    def _fit(self, X, y, sample_weight, X_units, y_units, constants):
-        moment = time.perf_counter()
-        # torch, SymPy, pandas and the search: needed to fit, not to import the estimator
-        from joblib import effective_n_jobs
-
-        from . import neural_search
-        from .expression.export import feature_symbols
-        from .guesses import Guesses
-        from .operon.plan import holds_operon, operon_islands, operon_stage, refinement_seconds, without_operon
-        from .restrictions import Restrictions
-        from .search.looks import LOOK_NAMES
-        from .search.problem import Problem
-        from .search.scaling import Scaling
-        from .search.scheduler import ContinuationState, Scheduler, Shares, StopCondition, data_fingerprint
-        from .search.selection.final import Writer, select
-        from .units.parsing import unit_registry
-        from .units.stage import Units
-
-        importing = time.perf_counter() - moment  # the first fit of a process imports them: in "loading"
-
-        if n_targets(y) > 1:
-            return fit_targets(self, X, y, sample_weight, X_units, y_units, constants)
-        X, y, weights = validated(self, X, y, sample_weight)
-        names = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
-        symbols = feature_symbols(names)
-        guesses = Guesses.parse(self.guesses, names, symbols)
-        restrictions = Restrictions.parse(self.operators, self.max_complexity)
-        moment = time.perf_counter()
-        operon = None if self.refine is None else operon_stage(required=self.refine == "operon")  # imports pyoperon
-        if operon is not None and (message := without_operon(restrictions.operators)) is not None:
-            warnings.warn(message, UserWarning, stacklevel=3)
-            operon = None
-        if X_units is not None or y_units is not None:
-            unit_registry()  # pint's definitions, read once per process: loading, as the network
-        network = neural_search.load_network(self.model, self.revision, self.device)
-        timings = dict.fromkeys(timed_stages(LOOK_NAMES), 0.0)
-        timings["loading"] = importing + time.perf_counter() - moment  # the first fit loads it; not in max_time
-        settings = self.search_settings or SearchSettings()
-        rng = check_random_state(self.random_state)
-        fingerprint = data_fingerprint(X, y, weights, X_units, y_units, constants)
-        warm = getattr(self, "_warm", None) if self.warm_start else None
-        if warm is not None and warm.fingerprint == fingerprint:
-            X, y, weights = warm.points
-        else:
-            warm = None
-            X, y, weights = subsample(X, y, weights, self.max_points, rng)
-        operon_settings = self.operon_settings or OperonSettings()
-        budget = settings.budget(self.max_time, 0.0 if operon is None else refinement_seconds(operon_settings, len(y)))
-        searches = operon is not None  # Operon's islands may run in the continuation
-        if operon is not None and not holds_operon(budget, operon_settings, len(y)):
-            operon, budget = None, replace(budget, refinement_seconds=0.0)
-        units = Units.parse(X_units, y_units, self.n_features_in_, constants, names, X, y)  # within max_time
-        if np.ptp(y) == 0:
-            return self._fit_constant(Problem(X, y, weights), symbols, timings, units, budget)
-        scaling = Scaling.for_data(X, y) if restrictions.rescales else Scaling.identity(self.n_features_in_)
-        problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
-        request = SearchRequest(
-            self.decoding,
-            self.beam_size,
-            self.n_restarts,
-            self.n_jobs,
-            int(rng.randint(2**31)),
-            settings,
-            self.complexity_penalty,
-            reads_groups=units is not None and units.groups.n_groups > 0,
-        )
-        if warm is None:
-            logger.info("Searching %d points with %s (scaling %s)", len(y), self.model, scaling)
-            rows, columns, inputs, sampler, refinement = self._plan(
-                network, problem, request, budget, units, symbols, scaling, guesses, restrictions, operon, timings
-            )
-            sources = [] if sampler is None else [sampler]
-            if searches:  # pyoperon is installed and the operators allow its search
-                n_islands = effective_n_jobs(self.n_jobs)
-                islands = operon_islands(problem, operon_settings, request.seed, restrictions.operators, n_islands)
-                sources.insert(0, islands)
-            warm = ContinuationState(fingerprint, (X, y, weights), rows, sources, Shares(), columns, inputs, refinement)
-        else:
-            logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
-            budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
-            rows = warm.rows
-        writer = Writer(scaling, symbols, () if units is None else units.named())
-        moment = time.perf_counter()
-        scheduler = Scheduler(
-            warm.sources,
-            problem,
-            self.complexity_penalty,
-            budget,
-            StopCondition(self.early_stop_condition, writer.loss_scale),
-            settings.continuation_steps,
-            settings.continuation_rows,
-            report=logger.info if self.verbose else None,
-            shares=warm.shares,
-        )
-        rows.extend(restrictions.kept(scheduler.run(rows)))
-        timings["continuation"] = time.perf_counter() - moment
-        warm.rows = rows.where(lambda *_: True)  # before the selection adds its pruned rows
-        moment = time.perf_counter()
-        keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
-        started = budget.clock()
-        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
-        budget.record("selection", budget.clock() - started, budget.status(budget.end))
-        warn_few_points(len(y), len(table.fitted[table.best_index][1]))
-        log_fvu = table.equations.loc[table.best_index, "log_fvu"]
-        warn_explains_little(X, y, log_fvu, restrictions.operators, self.max_time)
-        timings["selection"] = time.perf_counter() - moment
-        self._set_fitted(
-            table, writer, problem, timings, budget.plan, warm.columns, warm.inputs, warm.refinement, units
-        )
-        self._warm = warm
-        logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), budget.elapsed())
-        return self
-
-    def _plan(self, network, problem, request, budget, units, symbols, scaling, guesses, restrictions, operon, timings):
-        """The plan of work before the continuation (identities, the network and its
-        looks, guesses, plain rows, Operon): its rows, the columns the network read and
-        what its variables stood for, the network's sampler for the continuation
-        (``None`` when the network did not run) and what Operon ran."""
-        from .search.identities import identity_rows
-        from .search.selection.table import CandidateRows
-
-        settings = request.settings
-        reduced = None if units is None else units.dimensionless(problem)  # the groups' problem, if any
-        identities, ending = CandidateRows(), False
-        if settings.identities:
-            moment, started = time.perf_counter(), budget.clock()
-            identities, ending = identity_rows(problem, budget.network_end)
-            if reduced is not None and not len(identities):  # the groups' identity (its angles by sine and cosine)
-                identities = reduced.identity_rows(problem, budget.network_end, scaling.x_scales)
-            timings["identities"] = time.perf_counter() - moment
-            budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
-        n_variables = network.config.n_variables
-        sampler = None
-        if ending and units is None and problem.X.shape[1] > n_variables and len(restrictions.kept(identities)):
-            # exact to rounding where the network reads a part: the law (with all in view,
-            # the network may still write a simpler one, which the selection then prefers)
-            logger.info("An exact identity: the route and the network are skipped")
-            budget.record("network", 0.0, "skipped: an exact identity")
-            rows, columns, inputs = identities, np.arange(0), []
-        else:
-            rows, columns, inputs, searched, sampler = self._network_search(
-                network, problem, request, budget, units, reduced, symbols, refined=operon is not None
-            )
-            rows.extend(identities)
-            timings |= searched
-        rows.extend(guesses.rows(problem, scaling, request))
-        rows.extend(restrictions.plain_rows(problem))
-        rows = restrictions.kept(rows)
-        refinement = None
-        if operon is not None:
-            moment = time.perf_counter()
-            operon_rows, refinement = operon(
-                rows, problem, self.operon_settings or OperonSettings(), request.seed, budget, restrictions.operators
-            )
-            rows.extend(restrictions.kept(operon_rows))
-            if refinement is not None:  # skipped when a row of the network fits exactly
-                timings["refinement"] = time.perf_counter() - moment
-        return rows, columns, inputs, sampler, refinement
-
-    def _network_search(
-        self,
-        network,
-        problem: Problem,
-        request: SearchRequest,
-        budget: Budget,
-        units: Units | None,
-        reduced: Dimensionless | None,
-        symbols,
-        refined,
-    ) -> tuple[CandidateRows, np.ndarray, list[str], dict, NetworkSampler]:
-        """The decomposition's, the network's (with its route) and the units' rows over
-        the features of ``problem`` (``reduced``: its groups' problem, with units), the
-        columns the network read, what its variables stood for, the seconds of these
-        stages (``refined``: whether Operon follows), and the network's sampler for the
-        continuation, over what it read."""
-        from . import neural_search  # loaded by _fit, as the rest
-        from .search.fitted import Fitted
-        from .search.selection.table import CandidateRows
-        from .search.variables.routing import route
-
-        decomposed, decomposition = neural_search.decomposed_rows(network, problem, request, budget)
-        if len(decomposed):
-            budget.record("decomposition", decomposition, budget.status(budget.network_end))
-        n_variables = network.config.n_variables
-        searched, seen_symbols = (problem, symbols) if reduced is None else (reduced.problem, reduced.symbols(symbols))
-        started = budget.clock()
-        seen = route(searched, n_variables, request.seed, request.settings.reduce, budget.network_end)
-        budget.record("route", budget.clock() - started)
-        message = seen.warning(seen_symbols, self.model, n_variables, refined=refined)
-        if message is not None:
-            warnings.warn(message, UserWarning, stacklevel=4)
-        found = neural_search.network_rows(network, searched, seen, request, budget)
-        rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
-        rows.extend(decomposed)
-        columns = seen.columns if reduced is None else reduced.columns(seen.columns)
-        timings = found.timings | {"decomposition": decomposition, "reduction": seen.reduction_seconds}
-
-        def back(fits: list[Fitted]) -> CandidateRows:
-            sampled = CandidateRows()
-            for fitted in fits:
-                sampled.add(seen.back(fitted, searched), origin="sample")
-            return sampled if reduced is None else reduced.back_rows(sampled, problem)
-
-        decoding = max((step.seconds for step in budget.plan if step.unit.startswith("decode")), default=0.0)
-        sampler = neural_search.NetworkSampler(network, seen.problem, request, back, decoding)
-        return rows, columns, seen.inputs(seen_symbols), timings, sampler
-
-    def _fit_constant(
-        self, problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget
-    ) -> NeSymReSRegressor:
-        from .expression.skeleton import Skeleton  # loaded by _fit, as the rest
-        from .search.fitted import Fitted
-        from .search.scaling import Scaling
-        from .search.selection.final import Writer
-        from .search.selection.table import CandidateRows
-
-        value = float(problem.y[0])
-        warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=4)
-        writer = Writer(Scaling.identity(self.n_features_in_), symbols)
-        rows = CandidateRows()
-        rows.add(Fitted(Skeleton(("c",)), np.array([value]), 0.0), log_prob=0.0, origin="constant")
-        table = rows.table(self.complexity_penalty, 1.0, 1.0, writer)
-        columns, inputs = np.arange(self.n_features_in_), list(map(str, symbols))
-        budget.record("constant", budget.elapsed())
-        self._set_fitted(table, writer, problem, timings, budget.plan, columns, inputs, None, units)
-        return self
-
-    def _set_fitted(
-        self, table: CandidateTable, writer: Writer, problem, timings, plan, columns, inputs, refinement, units
-    ):
-        """Every fitted attribute (:class:`.FittedAttributes`) and the private state of
-        ``predict``, from what the stages returned."""
-        import pandas as pd  # loaded by _fit, as the rest
-
-        from .uncertainty import selected_uncertainty
-        from .units.stage import fitted_attributes
-
         self.__dict__.pop("estimators_", None)  # a previous fit's targets
-        self._uncertainty = selected_uncertainty(table, problem, writer.scaling)
-        self._fitted, self._writer = table.fitted, writer
-        X_units, y_units, pi_groups, physical_constants = fitted_attributes(units, writer.symbols)
-        FittedAttributes(
-            expression_=table.equations.loc[table.best_index, "expression"],
-            equations_=table.equations,
-            best_index_=table.best_index,
-            constants_std_=self._uncertainty.covariance.std,
-            timings_=timings,
-            plan_=pd.DataFrame([asdict(step) for step in plan], columns=["unit", "seconds", "status"]),
-            features_seen_by_network_=columns,
-            network_inputs_=inputs,
-            refinement_=refinement,
-            X_units_=X_units,
-            y_units_=y_units,
-            pi_groups_=pi_groups,
-            physical_constants_=physical_constants,
-        ).set_on(self)
+        outcome.attributes.set_on(self)
+        self._uncertainty, self._fitted, self._writer = outcome.uncertainty, outcome.fitted, outcome.writer
+        self._warm = outcome.state
+        return self
 
     def predict(self, X, index=None, return_std=False):
         """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
@@ -610,12 +311,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             return predict_targets(self.estimators_, X, index, return_std)
         check_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        from .expression.export import evaluate  # loaded by the fit or the unpickling
-
-        skeleton, constants, _ = self._fitted[self._row(index)]
-        scaling = self._writer.scaling
-        prediction = scaling.unscale_y(evaluate(skeleton, constants, scaling.scale_X(X)))
-        prediction = warn_outside_domain(prediction)
+        prediction = warn_outside_domain(self._writer.predict(*self._fitted[self._row(index)][:2], X))
         return (prediction, self._uncertainty.prediction_std(X, self._row(index))) if return_std else prediction
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -625,7 +321,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         ``y`` near 1e300 scores as it would near 1 (:func:`.inputs.r2_score_scaled`)."""
         return r2_score_scaled(y, self.predict(X), sample_weight)
 
-    def sympy(self, index=None) -> sympy.Expr:
+    def sympy(self, index=None):
         """The fitted equation (or row ``index`` of ``equations_``) in SymPy (a list with several targets)."""
         check_is_fitted(self, "expression_")
         if hasattr(self, "estimators_"):
@@ -634,16 +330,16 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
 
     def latex(self, index=None) -> str:
         """The fitted equation (or row ``index`` of ``equations_``) in LaTeX (a list with several targets)."""
-        from .expression.export import to_latex  # loaded by the fit or the unpickling
-
         expression = self.sympy(index)
-        return [to_latex(e) for e in expression] if isinstance(expression, list) else to_latex(expression)
+        if isinstance(expression, list):
+            return [column._writer.latex(e) for column, e in zip(self.estimators_, expression)]
+        return self._writer.latex(expression)
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: the estimator keeps its table
         state.pop("_warm", None)  # the search's sources hold the network: warm_start is for this process
         if "estimators_" in state:  # each target pickles its own table
-            return {name: value for name, value in state.items() if name not in PER_TARGET}
+            return pickled_state(state)
         if "equations_" in state:  # SymPy re-evaluates unpickled trees: rebuild them as written
             state["equations_"] = state["equations_"].drop(columns=["expression", "skeleton"])
             state.pop("expression_", None)
@@ -670,5 +366,5 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             )
         return int(index) % n_rows
 
-    def _expression(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
+    def _expression(self, skeleton, constants, exact: list | None = None):
         return self._writer(skeleton, constants, exact)

@@ -9,7 +9,7 @@ import warnings
 from numbers import Real
 
 import numpy as np
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.validation import check_array, validate_data
 
 # Columns this correlated are the same quantity up to units and offset.
 COLLINEAR = 1 - 1e-10
@@ -119,7 +119,7 @@ def warn_few_points(n_points: int, n_constants: int) -> None:
             f"The selected equation has {n_constants} constants, fitted to only {n_points} points: it passes "
             "through them rather than fitting a law, and may predict badly elsewhere. Pass more points.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
 
 
@@ -165,7 +165,7 @@ def warn_explains_little(X: np.ndarray, y: np.ndarray, log_fvu: float, operators
         f"The selected equation explains only R² = {r2:.2f} of y on the training data, while y depends on X "
         f"(each point's nearest neighbour predicts it with R² = {structure:.2f}): {'; '.join(reasons)}.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=5,
     )
 
 
@@ -185,11 +185,28 @@ def warn_outside_domain(values: np.ndarray) -> np.ndarray:
     return values
 
 
+def checked_weights(sample_weight, n_points: int) -> np.ndarray:
+    """``sample_weight`` as ``n_points`` finite, non-negative float64 weights (a number: the same for all)."""
+    if _is_number(sample_weight):
+        return np.full(n_points, float(sample_weight))
+    weights = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
+    if weights.shape != (n_points,):
+        raise ValueError(
+            f"sample_weight must be one number per point: shape ({n_points},) for X's {n_points} rows, "
+            f"got shape {weights.shape}."
+        )
+    if (weights < 0).any():
+        raise ValueError(
+            f"sample_weight must be non-negative, but {int((weights < 0).sum())} weights are negative (the first "
+            f"is {weights[weights < 0][0]!r}); give the points you want to leave out a weight of 0."
+        )
+    return weights
+
+
 def validated(estimator, X, y, sample_weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """The ``estimator``'s parameters checked; ``X``, ``y`` as float64 (the estimator
-    records ``n_features_in_`` and ``feature_names_in_``) and the sample weights
-    normalised to mean 1, without the points of weight 0."""
-    estimator._validate_params()
+    """``X``, ``y`` as float64 (the ``estimator`` records ``n_features_in_`` and
+    ``feature_names_in_``) and the sample weights normalised to mean 1, without the
+    points of weight 0."""
     check_target(y)
     check_columns(X)
     X, y = validate_data(estimator, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
@@ -197,7 +214,7 @@ def validated(estimator, X, y, sample_weight) -> tuple[np.ndarray, np.ndarray, n
     y = y.astype(np.float64)  # integers count as numbers
     if sample_weight is None:
         return X, y, None
-    weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    weights = checked_weights(sample_weight, len(X))
     kept = weights > 0
     if kept.sum() < MIN_POINTS:
         raise ValueError(

@@ -31,7 +31,6 @@ def n_targets(y) -> int:
 def fit_targets(estimator, X, y, sample_weight, X_units=None, y_units=None, constants=None):
     """``estimator`` fitted to each column of ``y``: ``estimators_``, the lists of
     :data:`PER_TARGET`, and the features seen."""
-    estimator._validate_params()
     columns = np.asarray(y)
     k = columns.shape[1]
     per_target = [y_units] * k if y_units is None or isinstance(y_units, str) else list(y_units)
@@ -50,6 +49,11 @@ def fit_targets(estimator, X, y, sample_weight, X_units=None, y_units=None, cons
     if hasattr(fitted[0], "feature_names_in_"):
         estimator.feature_names_in_ = fitted[0].feature_names_in_
     return estimator
+
+
+def pickled_state(state: dict) -> dict:
+    """An estimator's ``state`` as pickled with several targets: each target pickles its own table."""
+    return {name: value for name, value in state.items() if name not in PER_TARGET}
 
 
 def show_targets(estimator) -> None:

@@ -25,8 +25,8 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 LAYERS = {
     "nesymres_sklearn": [
         "expression", "shared_setting", "progress", "inputs", "attributes", "network", "search", "units", "operon",
-        "original", "neural_search", "display", "uncertainty", "callables", "guesses", "restrictions", "multioutput",
-        "estimator", "plot", "cli", "__main__",
+        "original", "parameters", "neural_search", "display", "uncertainty", "callables", "guesses", "restrictions",
+        "pipeline", "multioutput", "estimator", "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
         "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "selection",
@@ -117,6 +117,9 @@ TORCH_FREE = [
     "nesymres_sklearn.operon.stage",
     "nesymres_sklearn.operon.trees",
     "nesymres_sklearn.operon.fitting",
+    "nesymres_sklearn.operon.islands",
+    "nesymres_sklearn.search.scheduler",
+    "nesymres_sklearn.parameters",
 ]
 
 
@@ -244,9 +247,21 @@ def test_the_torch_check_follows_module_level_imports_only():
     assert torch_route("nesymres_sklearn.neural_search") == ["nesymres_sklearn.neural_search"]
     route = torch_route("nesymres_sklearn.original")  # no torch import of its own
     assert route[0] == "nesymres_sklearn.original" and len(route) > 1
-    # The estimator imports neural_search inside fit: in the graph, not loaded on import.
-    assert "nesymres_sklearn.neural_search" in GRAPH["nesymres_sklearn.estimator"]
-    assert "nesymres_sklearn.neural_search" not in LOADS["nesymres_sklearn.estimator"]
+    # The estimator imports the pipeline inside fit: in the graph, not loaded on import.
+    assert "nesymres_sklearn.pipeline" in GRAPH["nesymres_sklearn.estimator"]
+    assert "nesymres_sklearn.pipeline" not in LOADS["nesymres_sklearn.estimator"]
+
+
+def test_the_estimator_is_thin():
+    """Issue 66: the estimator holds parameters, validation and fitted attributes; it
+    imports at most six of the package's modules, and only the pipeline (which loads
+    torch) inside a function."""
+    path = MODULES["nesymres_sklearn.estimator"]
+    modules = {name for name in GRAPH["nesymres_sklearn.estimator"] if name != "nesymres_sklearn"}
+    assert len(modules) <= 6, sorted(modules)
+    deferred = imported_names(path) - imported_names(path, module_level=True)
+    assert (deferred & MODULES.keys()) - {"nesymres_sklearn"} == {"nesymres_sklearn.pipeline"}
+    assert len(path.read_text().splitlines()) < 400
 
 
 def test_importing_the_estimator_loads_no_fitting_machinery():

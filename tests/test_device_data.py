@@ -61,9 +61,10 @@ def test_half_codes_are_the_hosts():
 
 
 def test_skeletons_evaluate_as_the_host_program(bank):
-    """float64: the host's values but for sines of huge arguments (different libm);
-    float32: the host's values to float32 rounding, as the encoder reads them (half codes)."""
-    for dtype, close, codes_equal in ((torch.float64, 0.9999, 0.9999), (torch.float32, 0.975, 0.99)):
+    """float64: the host's values but for sines of huge arguments (different libm: with
+    NumPy 2.4, 16 of 101,097 values differ, 0.99984); float32: the host's values to
+    float32 rounding, as the encoder reads them (half codes)."""
+    for dtype, close, codes_equal in ((torch.float64, 0.9995, 0.9995), (torch.float32, 0.975, 0.99)):
         sampler = DeviceSampler(bank, CONFIG, dtype=dtype)
         skeletons, constants, _, X = _draws(sampler, len(bank))
         values = sampler.evaluate(sampler.bank.programs(skeletons), constants, X).double().numpy()

@@ -16,6 +16,8 @@ FIT_MODULES = (
     "nesymres_sklearn.guesses",
     "nesymres_sklearn.operon.islands",
     "nesymres_sklearn.operon.plan",
+    "nesymres_sklearn.parameters",
+    "nesymres_sklearn.pipeline",
     "nesymres_sklearn.restrictions",
     "nesymres_sklearn.search.fitted",
     "nesymres_sklearn.search.identities",

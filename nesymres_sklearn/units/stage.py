@@ -106,7 +106,7 @@ class Units:
                 "without units. Check X_units and y_units, or declare the missing constant with its units: "
                 "constants={'k': 'J/K'}.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=6,
             )
             return None
         if candidates == [((), candidates[0][1])] and X is not None:  # the features close the units alone

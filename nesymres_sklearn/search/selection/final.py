@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
+from ...expression.export import evaluate, to_latex
 from ...expression.skeleton import Skeleton
 from ..budget import Deadline
 from ..fitting.constants import Evaluations, least_squares_run, mse, polish
@@ -90,6 +91,15 @@ class Writer:
         automatic evaluation (the scales folded into the constants)."""
         expression = skeleton.expression(constants, self.symbols, evaluate=True)
         return self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
+
+    def predict(self, skeleton: Skeleton, constants: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """The row's prediction at the raw features ``X``, in the units of ``y``."""
+        return self.scaling.unscale_y(evaluate(skeleton, constants, self.scaling.scale_X(X)))
+
+    @staticmethod
+    def latex(expression: sympy.Expr) -> str:
+        """``expression`` in LaTeX (:func:`.expression.export.to_latex`)."""
+        return to_latex(expression)
 
     def numeric(self, expression: sympy.Expr) -> sympy.Expr:
         """``expression`` with the dimensional constants' values for their symbols."""

@@ -1,0 +1,329 @@
+"""One fit of one target, from validated data to the fitted attributes: the estimator
+hands its parameters and data to :func:`run_fit` and stores what comes back.
+
+The order (``docs/architecture.md``): load the network (and Operon, pint), subsample,
+split the budget, parse the units; then the plan (:func:`plan`: the identities, the
+route and the network with its looks, the guesses and plain rows, Operon's
+generations), the continuation of the candidate sources until the budget ends
+(:mod:`.search.scheduler`), and the selection. This module imports torch, SymPy, pandas
+and the search: the estimator loads it on its first fit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import pandas as pd
+from joblib import effective_n_jobs
+from sklearn.utils import check_random_state
+
+from . import neural_search
+from .attributes import FittedAttributes, timed_stages
+from .expression.export import feature_symbols
+from .expression.skeleton import Skeleton
+from .guesses import Guesses
+from .inputs import subsample, warn_explains_little, warn_few_points
+from .neural_search import NetworkSampler
+from .operon.plan import holds_operon, operon_islands, operon_stage, refinement_seconds, without_operon
+from .operon.settings import OperonSettings
+from .progress import progress
+from .restrictions import Restrictions
+from .search.budget import Budget
+from .search.fitted import Fitted
+from .search.identities import identity_rows
+from .search.looks import LOOK_NAMES
+from .search.problem import Problem
+from .search.scaling import Scaling
+from .search.scheduler import ContinuationState, Scheduler, Shares, StopCondition, data_fingerprint
+from .search.selection.final import Writer, select
+from .search.selection.table import CandidateRows, CandidateTable
+from .search.settings import SearchRequest, SearchSettings
+from .search.variables.routing import route
+from .uncertainty import SelectedUncertainty, selected_uncertainty
+from .units.parsing import unit_registry
+from .units.stage import Dimensionless, Units, fitted_attributes
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class FitOutcome:
+    """What one fit returns to the estimator: its public ``attributes``, and the state
+    ``predict`` and a ``warm_start`` fit read (``uncertainty``, the ``fitted`` rows, the
+    ``writer``, the search's ``state``: ``None`` for a constant ``y``)."""
+
+    attributes: FittedAttributes
+    uncertainty: SelectedUncertainty
+    fitted: list
+    writer: Writer
+    state: ContinuationState | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the plan hands the continuation: its ``rows``, the ``columns`` the network
+    read and what its variables stood for (``inputs``), the network's ``sampler``
+    (``None`` when it did not run) and what Operon ran (``refinement``)."""
+
+    rows: CandidateRows
+    columns: np.ndarray
+    inputs: list[str]
+    sampler: NetworkSampler | None
+    refinement: dict | None
+
+
+def run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, importing: float) -> FitOutcome:
+    """One fit of ``y`` on validated ``X`` (feature ``names``) with the estimator's
+    ``params`` (``get_params()``), ``units_given`` (``X_units``, ``y_units``,
+    ``constants``) and the ``previous`` fit's search state (continued when
+    ``warm_start`` and the data are the same); ``importing``: seconds the first fit spent
+    importing this module, counted in ``timings_["loading"]``. Progress messages on
+    stderr with ``verbose`` (:func:`.progress.progress`)."""
+    with progress(params["verbose"]):
+        return _run_fit(params, X, y, weights, names, units_given, previous, importing)
+
+
+def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, importing: float) -> FitOutcome:
+    symbols = feature_symbols(names)
+    guesses = Guesses.parse(params["guesses"], names, symbols)
+    restrictions = Restrictions.parse(params["operators"], params["max_complexity"])
+    moment = time.perf_counter()
+    refine = params["refine"]
+    operon = None if refine is None else operon_stage(required=refine == "operon")  # imports pyoperon
+    if operon is not None and (message := without_operon(restrictions.operators)) is not None:
+        warnings.warn(message, UserWarning, stacklevel=4)
+        operon = None
+    X_units, y_units, constants = units_given
+    if X_units is not None or y_units is not None:
+        unit_registry()  # pint's definitions, read once per process: loading, as the network
+    network = neural_search.load_network(params["model"], params["revision"], params["device"])
+    timings = dict.fromkeys(timed_stages(LOOK_NAMES), 0.0)
+    timings["loading"] = importing + time.perf_counter() - moment  # the first fit loads it; not in max_time
+    settings = params["search_settings"] or SearchSettings()
+    rng = check_random_state(params["random_state"])
+    fingerprint = data_fingerprint(X, y, weights, *units_given)
+    warm = previous if params["warm_start"] and previous is not None and previous.fingerprint == fingerprint else None
+    X, y, weights = subsample(X, y, weights, params["max_points"], rng) if warm is None else warm.points
+    operon_settings = params["operon_settings"] or OperonSettings()
+    max_time = params["max_time"]
+    budget = settings.budget(max_time, 0.0 if operon is None else refinement_seconds(operon_settings, len(y)))
+    searches = operon is not None  # Operon's islands may run in the continuation
+    if operon is not None and not holds_operon(budget, operon_settings, len(y)):
+        operon, budget = None, replace(budget, refinement_seconds=0.0)
+    units = Units.parse(X_units, y_units, len(names), constants, names, X, y)  # within max_time
+    if np.ptp(y) == 0:
+        return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
+    scaling = Scaling.for_data(X, y) if restrictions.rescales else Scaling.identity(len(names))
+    problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
+    request = SearchRequest(
+        params["decoding"],
+        params["beam_size"],
+        params["n_restarts"],
+        params["n_jobs"],
+        int(rng.randint(2**31)),
+        settings,
+        params["complexity_penalty"],
+        reads_groups=units is not None and units.groups.n_groups > 0,
+    )
+    if warm is None:
+        logger.info("Searching %d points with %s (scaling %s)", len(y), params["model"], scaling)
+        stages = Stages(
+            network,
+            params["model"],
+            problem,
+            scaling,
+            request,
+            budget,
+            units,
+            symbols,
+            guesses,
+            restrictions,
+            operon,
+            operon_settings,
+            timings,
+        )
+        done = plan(stages)
+        sources = [] if done.sampler is None else [done.sampler]
+        if searches:  # pyoperon is installed and the operators allow its search
+            islands = operon_islands(
+                problem, operon_settings, request.seed, restrictions.operators, effective_n_jobs(params["n_jobs"])
+            )
+            sources.insert(0, islands)
+        warm = ContinuationState(
+            fingerprint, (X, y, weights), done.rows, sources, Shares(), done.columns, done.inputs, done.refinement
+        )
+    else:
+        logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
+        budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
+    rows = warm.rows.where(lambda *_: True)  # a copy: the selection adds its pruned rows
+    writer = Writer(scaling, symbols, () if units is None else units.named())
+    moment = time.perf_counter()
+    scheduler = Scheduler(
+        warm.sources,
+        problem,
+        params["complexity_penalty"],
+        budget,
+        StopCondition(params["early_stop_condition"], writer.loss_scale),
+        settings.continuation_steps,
+        settings.continuation_rows,
+        report=logger.info if params["verbose"] else None,
+        shares=warm.shares,
+    )
+    rows.extend(restrictions.kept(scheduler.run(rows)))
+    timings["continuation"] = time.perf_counter() - moment
+    warm.rows = rows.where(lambda *_: True)
+    moment = time.perf_counter()
+    keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
+    started = budget.clock()
+    table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end)
+    budget.record("selection", budget.clock() - started, budget.status(budget.end))
+    warn_few_points(len(y), len(table.fitted[table.best_index][1]))
+    log_fvu = table.equations.loc[table.best_index, "log_fvu"]
+    warn_explains_little(X, y, log_fvu, restrictions.operators, max_time)
+    timings["selection"] = time.perf_counter() - moment
+    outcome = fitted(table, writer, problem, timings, budget.plan, warm.columns, warm.inputs, warm.refinement, units)
+    outcome.state = warm
+    logger.info("Selected %s (%d candidates) in %.3fs", outcome.attributes.expression_, len(rows), budget.elapsed())
+    return outcome
+
+
+@dataclass(frozen=True)
+class Stages:
+    """What the plan's stages read: the ``network`` (the estimator's ``model``), the ``problem`` in the search's units
+    (``scaling``), the ``request``, the ``budget``, the ``units`` (or ``None``), the
+    features' ``symbols``, the user's ``guesses`` and ``restrictions``, the ``operon``
+    stage (or ``None``) with its ``operon_settings``, and the ``timings`` they fill in."""
+
+    network: object
+    model: str
+    problem: Problem
+    scaling: Scaling
+    request: SearchRequest
+    budget: Budget
+    units: Units | None
+    symbols: tuple
+    guesses: Guesses
+    restrictions: Restrictions
+    operon: object
+    operon_settings: OperonSettings
+    timings: dict
+
+
+def plan(stages: Stages) -> Plan:
+    """The plan of work before the continuation: the identities, the network with its
+    route and looks, the guesses and plain rows, Operon's generations."""
+    problem, budget, units, restrictions = stages.problem, stages.budget, stages.units, stages.restrictions
+    reduced = None if units is None else units.dimensionless(problem)  # the groups' problem, if any
+    identities, ending = CandidateRows(), False
+    if stages.request.settings.identities:
+        moment, started = time.perf_counter(), budget.clock()
+        identities, ending = identity_rows(problem, budget.network_end)
+        if reduced is not None and not len(identities):  # the groups' identity (its angles by sine and cosine)
+            identities = reduced.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
+        stages.timings["identities"] = time.perf_counter() - moment
+        budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
+    n_variables = stages.network.config.n_variables
+    sampler = None
+    if ending and units is None and problem.X.shape[1] > n_variables and len(restrictions.kept(identities)):
+        # exact to rounding where the network reads a part: the law (with all in view,
+        # the network may still write a simpler one, which the selection then prefers)
+        logger.info("An exact identity: the route and the network are skipped")
+        budget.record("network", 0.0, "skipped: an exact identity")
+        rows, columns, inputs = identities, np.arange(0), []
+    else:
+        rows, columns, inputs, sampler = network_search(stages, reduced)
+        rows.extend(identities)
+    rows.extend(stages.guesses.rows(problem, stages.scaling, stages.request))
+    rows.extend(restrictions.plain_rows(problem))
+    rows = restrictions.kept(rows)
+    refinement = None
+    if stages.operon is not None:
+        moment = time.perf_counter()
+        operon_rows, refinement = stages.operon(
+            rows, problem, stages.operon_settings, stages.request.seed, budget, restrictions.operators
+        )
+        rows.extend(restrictions.kept(operon_rows))
+        if refinement is not None:  # skipped when a row of the network fits exactly
+            stages.timings["refinement"] = time.perf_counter() - moment
+    return Plan(rows, columns, inputs, sampler, refinement)
+
+
+def network_search(stages: Stages, reduced: Dimensionless | None):
+    """The decomposition's, the network's (with its route) and the units' rows over the
+    features (``reduced``: the groups' problem, with units), the columns the network
+    read, what its variables stood for, and its sampler for the continuation."""
+    network, problem, request, budget, units = (
+        stages.network,
+        stages.problem,
+        stages.request,
+        stages.budget,
+        stages.units,
+    )
+    decomposed, decomposition = neural_search.decomposed_rows(network, problem, request, budget)
+    if len(decomposed):
+        budget.record("decomposition", decomposition, budget.status(budget.network_end))
+    n_variables = network.config.n_variables
+    searched, seen_symbols = (
+        (problem, stages.symbols) if reduced is None else (reduced.problem, reduced.symbols(stages.symbols))
+    )
+    started = budget.clock()
+    seen = route(searched, n_variables, request.seed, request.settings.reduce, budget.network_end)
+    budget.record("route", budget.clock() - started)
+    message = seen.warning(seen_symbols, stages.model, n_variables, refined=stages.operon is not None)
+    if message is not None:
+        warnings.warn(message, UserWarning, stacklevel=6)
+    found = neural_search.network_rows(network, searched, seen, request, budget)
+    rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
+    rows.extend(decomposed)
+    columns = seen.columns if reduced is None else reduced.columns(seen.columns)
+    stages.timings.update(found.timings | {"decomposition": decomposition, "reduction": seen.reduction_seconds})
+
+    def back(fits: list[Fitted]) -> CandidateRows:
+        sampled = CandidateRows()
+        for fit in fits:
+            sampled.add(seen.back(fit, searched), origin="sample")
+        return sampled if reduced is None else reduced.back_rows(sampled, problem)
+
+    decoding = max((step.seconds for step in budget.plan if step.unit.startswith("decode")), default=0.0)
+    sampler = NetworkSampler(network, seen.problem, request, back, decoding)
+    return rows, columns, seen.inputs(seen_symbols), sampler
+
+
+def constant_fit(problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget, penalty: float):
+    """A constant ``y``: that constant, with a warning."""
+    value = float(problem.y[0])
+    warnings.warn(f"y is constant ({value!r}); the fitted equation is that constant.", UserWarning, stacklevel=5)
+    writer = Writer(Scaling.identity(problem.X.shape[1]), symbols)
+    rows = CandidateRows()
+    rows.add(Fitted(Skeleton(("c",)), np.array([value]), 0.0), log_prob=0.0, origin="constant")
+    table = rows.table(penalty, 1.0, 1.0, writer)
+    columns, inputs = np.arange(problem.X.shape[1]), list(map(str, symbols))
+    budget.record("constant", budget.elapsed())
+    return fitted(table, writer, problem, timings, budget.plan, columns, inputs, None, units)
+
+
+def fitted(table: CandidateTable, writer: Writer, problem, timings, steps, columns, inputs, refinement, units):
+    """Every fitted attribute (:class:`.FittedAttributes`) and the state of ``predict``,
+    from what the stages returned."""
+    uncertainty = selected_uncertainty(table, problem, writer.scaling)
+    X_units, y_units, pi_groups, physical_constants = fitted_attributes(units, writer.symbols)
+    attributes = FittedAttributes(
+        expression_=table.equations.loc[table.best_index, "expression"],
+        equations_=table.equations,
+        best_index_=table.best_index,
+        constants_std_=uncertainty.covariance.std,
+        timings_=timings,
+        plan_=pd.DataFrame([asdict(step) for step in steps], columns=["unit", "seconds", "status"]),
+        features_seen_by_network_=columns,
+        network_inputs_=inputs,
+        refinement_=refinement,
+        X_units_=X_units,
+        y_units_=y_units,
+        pi_groups_=pi_groups,
+        physical_constants_=physical_constants,
+    )
+    return FitOutcome(attributes, uncertainty, table.fitted, writer, None)
