@@ -16,9 +16,7 @@ from .inputs import check_columns, r2_score_scaled, validated, warn_outside_doma
 from .multioutput import fit_targets, n_targets, pickled_state, predict_targets, show_targets
 from .parameters import check_parameters
 
-# Importing the estimator loads neither torch, SymPy, pandas, pint nor pyoperon: the first
-# fit imports them with the pipeline (counted in timings_["loading"]), unpickling with the
-# fitted state (tests/test_architecture.py).
+# No torch, SymPy, pandas, pint nor pyoperon on import: the first fit loads them (tests/test_architecture.py).
 
 
 class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimator):
@@ -28,29 +26,22 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     Parameters
     ----------
     model : str or path-like, default="bundled"
-        Weights to use: ``"bundled"`` (shipped with the package, works offline), a
-        local folder with ``config.json`` and ``model.safetensors``, a Hugging Face
-        Hub repository id such as ``"user/nesymres-small"``, or one of the authors'
-        original checkpoints: a local ``.ckpt`` file or a Hub file such as
-        ``"TommasoBendinelli/NeuralSymbolicRegressionThatScales/100M.ckpt"``
-        (converted once and cached; see ``docs/original-checkpoints.md``).
+        ``"bundled"`` (works offline), a folder with ``config.json`` and
+        ``model.safetensors``, a Hugging Face Hub id (``"user/nesymres-small"``), or an
+        authors' checkpoint, a ``.ckpt`` file or Hub file (``docs/original-checkpoints.md``).
     revision : str, default=None
         Branch, tag or commit of a Hub repository (Hub models only).
     beam_size : int, default=32
-        Skeletons of the full decoding: beams kept by beam search (the paper's
-        default is 32), or samples drawn; a narrower beam (``search_settings.first_beam``)
-        is decoded and fitted first.
+        Beams kept by beam search (the paper's 32), or samples drawn; a narrower beam
+        (``search_settings.first_beam``) is decoded and fitted first.
     decoding : {"beam", "sample"}, default="beam"
-        How the network proposes skeletons: the model's beam search, or sampling
-        from the network.
+        How the network proposes skeletons.
     n_restarts : int, default=4
         Starts of the constant fitting per skeleton; the first sets every constant to 1.
     max_points : int, default=500
-        Larger training sets are subsampled (seeded by ``random_state``) to this many
-        points for both the network and the constant fitting.
+        Larger training sets are subsampled to this many points (seeded).
     complexity_penalty : float, default=0.01
-        Added per prefix token of the skeleton to the log of the fraction of variance
-        unexplained when selecting the equation.
+        Added per prefix token to the log of the fraction of variance unexplained in the selection.
     max_time : float, default=None
         Seconds for the whole ``fit`` (not counting the model's first load); from 0.1 s
         up it returns within about ``1.1 * max_time + 0.05`` s. ``None``: the plan of
@@ -59,111 +50,66 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         same plan, then the search continues until the budget ends or a candidate is
         exact (:mod:`.search.scheduler`, ``docs/cluster.md``).
     refine : {"auto", "operon", None}, default="auto"
-        ``"operon"``: the network's best fitted candidates seed the population of
-        Operon's genetic programming (``pyoperon``), which searches over every
-        feature; its best equations join the candidates. Skipped when a candidate of
-        the network already fits exactly. ``"auto"``: ``"operon"`` when pyoperon is
-        installed (a dependency on Linux x86-64, the ``operon`` extra elsewhere), else
-        the network alone; ``refinement_`` says whether Operon ran. ``None``: the
-        network alone. When ``operators`` leave Operon no function of its search, a
-        warning, and the network alone (with ``"auto"`` and ``"operon"`` alike).
+        ``"operon"``: the best candidates seed Operon's genetic programming over every
+        feature (skipped after an exact candidate); ``"auto"``: so when pyoperon is
+        installed; ``None``: the network alone (also, with a warning, when ``operators``
+        leave Operon no function).
     device : str, default="auto"
-        Torch device for the network: ``"auto"`` (CUDA if available), ``"cpu"``,
-        ``"cuda"``, ``"cuda:1"``, ...
+        Torch device: ``"auto"`` (CUDA if available), ``"cpu"``, ``"cuda:1"``, ...
     random_state : int, RandomState instance or None, default=None
         Seeds the subsampling, the samples and the starts of the constant fitting.
     n_jobs : int, default=None
-        Processes fitting constants in parallel, and Operon's islands at once in the
-        continuation (threads; on a dask cluster's workers inside
-        ``joblib.parallel_config(backend="dask")``, ``docs/cluster.md``), by joblib's
-        convention (``None`` means 1, ``-1`` every core or worker thread).
+        Processes fitting constants, and Operon's islands at once (threads, or a dask
+        cluster's workers under ``joblib.parallel_config(backend="dask")``: ``docs/cluster.md``);
+        joblib's convention (``None``: 1, ``-1``: every core).
     verbose : int, default=0
-        When positive, progress (each decoding, Operon, the selected equation)
-        on stderr, or through the user's logging set-up when there is one (logger
-        ``nesymres_sklearn``, INFO).
+        When positive, progress on stderr (or logger ``nesymres_sklearn`` at INFO), at
+        most a line a second in the continuation.
     search_settings : SearchSettings, default=None
-        The search's tuning knobs (``nesymres_sklearn.search.settings.SearchSettings``:
-        the first beam, the outer scaling, the network's share of ``max_time``
-        with Operon, the reserve for the selection, ...); ``None``: their defaults.
+        The search's knobs (:class:`.search.settings.SearchSettings`); ``None``: defaults.
     operon_settings : OperonSettings, default=None
-        Operon's settings (``nesymres_sklearn.operon.settings.OperonSettings``:
-        population, generations, ...); ``None``: their defaults.
+        Operon's knobs (:class:`.operon.settings.OperonSettings`); ``None``: defaults.
     guesses : list of str or sympy.Expr, default=None
-        Equations you suspect, over the feature names (``"2.5*x0*sin(x1)"``): fitted like
-        any candidate, they compete in the selection and seed Operon (:mod:`.guesses`).
+        Equations you suspect (``"2.5*x0*sin(x1)"``), fitted and compared like any candidate.
     operators : list of str, default=None
-        The operators candidates may use, by the operator table's names (``"sin"``,
-        ``"pow"``, ``"ln"``, ...) or the aliases of PySR and Operon: ``"+"``, ``"*"``,
-        ``"log"``, ``"-"`` and ``"sub"`` (``add`` and ``mul``: ``x0 - x1`` is
-        ``x0 + (-1)*x1``), ``"/"`` (``div`` and ``pow``: the network writes ``x0/x1`` as
-        ``x0*x1**-1``), ``"^"`` and ``"square"`` (``pow``, any power). Others are set
-        aside, and Operon searches with those of these it has (``add``, ``mul``, ``div``,
-        ``sin``, ``cos``, ``exp``, ``ln``, ``sqrt``); with none of them (``["tan"]``), a
-        warning, and the network works alone (:mod:`.restrictions`). ``None``: all that
-        the network knows.
+        The operators candidates may use (``"sin"``, ``"pow"``, ... or PySR's and
+        Operon's aliases ``"+"``, ``"-"``, ``"/"``, ``"^"``, ``"log"``); ``None``: all
+        (:mod:`.restrictions`, ``docs/usage.md``).
     max_complexity : int, default=None
         Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
     early_stop_condition : float or callable, default=None
-        With ``max_time``, the search continues after its plan until the budget ends or a
-        candidate is exact to rounding (:mod:`.search.scheduler`), or this condition
-        holds: a loss (mean squared error in the units of ``y``) that a candidate reaches,
-        or a callable ``f(loss, complexity) -> bool`` of a candidate (PySR's
-        ``early_stop_condition``).
+        Ends the continuation early: a loss (MSE in the units of ``y``) that a
+        candidate reaches, or a callable ``f(loss, complexity) -> bool`` (as PySR's).
     warm_start : bool, default=False
-        When ``True`` and ``fit`` is called again with the same data (and units), the
-        previous fit's candidates and sources continue their search (with ``max_time``:
-        for that long) instead of starting over; other data start over. Not kept by pickling.
+        A second ``fit`` on the same data and units continues the previous search
+        (for ``max_time`` more) instead of starting over; not kept by pickling.
 
-    With more features than the model has variables, the network works on the most
-    relevant ones (mutual information and rank correlation with ``y``, of each feature and
-    of products of pairs; a warning names them), and a linear candidate over all features
-    joins the candidates.
+    With more features than the model has variables, the network reads a power-law
+    split, combinations or the most relevant features (a warning says which).
 
     Attributes
     ----------
     expression_ : sympy.Expr
         The selected equation, over symbols named after the features.
     equations_ : pandas.DataFrame
-        Every candidate, best first, with columns ``expression``, ``skeleton``,
-        ``loss`` (MSE on the training points), ``log_fvu`` (log of the fraction of
-        variance unexplained), ``complexity`` (prefix tokens),
-        ``score_lower_is_better`` (``log_fvu`` plus the complexity penalty),
-        ``pareto`` (no candidate is both simpler and more accurate), ``log_prob``
-        (decoding score: summed log-probability, or for the authors' checkpoints the
-        original's score, divided by the length) and ``origin`` (``beam``, ``sample``,
-        ``attached``, ``baseline``, ``polynomial``, ``scaled``, ``linear``, ``power``,
-        ``residual``, ``reciprocal``, ``inverted``, ``exhaustive``, ``decomposed``,
-        ``guess``, ``operon``, ``units`` or ``constant``; a pruned row keeps the origin
-        of the row it was pruned from). Rows that use a variable the data do not support
-        (:mod:`.search.selection.variable_support`) are left out.
+        Every candidate, best first: ``expression``, ``skeleton``, ``loss`` (training
+        MSE), ``log_fvu``, ``complexity`` (prefix tokens), ``score_lower_is_better``,
+        ``pareto``, ``log_prob`` (decoding score per token) and ``origin`` (the stage
+        that proposed it: ``beam``, ``sample``, ``operon``, ``identity``, ...; ``docs/usage.md``).
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     constants_std_ : ndarray
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
-        Seconds of the last ``fit`` in ``loading`` (the imports of torch, SymPy and the
-        search, and the model, once per process; not counted in ``max_time``),
-        ``identities`` (the search for an exact rational law, :mod:`.search.identities`),
-        ``encoding``, ``decoding``, ``constant_fitting``,
-        ``residual``, ``reciprocal``, ``inverted`` and ``exhaustive`` (the network's
-        second looks, at what its best fit leaves unexplained, at ``1/y``, at its
-        dimensionless groups the other way up, and the exhaustive search of laws of one
-        variable), ``decomposition`` (its parts' searches included), ``reduction``
-        (finding the combinations of features the network works on), ``refinement``,
-        ``continuation`` (the sources' turns after the plan, :mod:`.search.scheduler`)
-        and ``selection``.
+        Seconds of the last ``fit`` per stage (:func:`.attributes.timed_stages`);
+        ``loading`` (imports and the model, once per process) is not in ``max_time``.
     features_seen_by_network_ : ndarray of int
-        Columns of ``X`` that the network worked on: all of them, the rest after a
-        power-law factor of the others was divided out of ``y``, those in the
-        combinations it worked on, or the most relevant ones.
+        Columns of ``X`` that the network worked on.
     network_inputs_ : list of str
-        What each of the network's variables stood for: a feature's name, or a
-        combination of features such as ``x1*x2/x3`` or ``x2 - x1``.
+        What each of the network's variables stood for (``x1``, ``x1*x2/x3``, ...).
     refinement_ : dict or None
-        When Operon ran (``refine="operon"``, or ``"auto"`` with pyoperon): the number
-        of ``seeds`` that entered Operon's population, its ``generations`` and
-        ``evaluations``, and whether its best model contains a seed's structure
-        (``best_contains_a_seed``).
+        When the plan's Operon ran: its ``seeds``, ``generations``, ``evaluations`` and
+        ``best_contains_a_seed``.
     plan_ : DataFrame
         The steps of the last ``fit`` as they ran (``unit``, ``seconds``, ``status``:
         ``"done"``, ``"cut"`` by ``max_time``, ``"skipped: <why>"``): the route, the
@@ -176,9 +122,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     X_units_, y_units_, pi_groups_ : list of str, str and list of str, or None
         The units given to ``fit`` and the features' dimensionless groups (:mod:`.units`).
     physical_constants_ : dict
-        The law's dimensional constants (declared in ``fit``'s ``constants`` or found to
-        close the units): symbol -> ``{"value": value in SI base units (None for one
-        fitted), "source": pint's name or the units given}``; ``{}`` without.
+        The law's dimensional constants: symbol -> ``{"value": SI value (None: fitted),
+        "source": pint's name or the units given}``.
 
     Examples
     --------
@@ -253,20 +198,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Several targets: one equation per column, fitted in parallel (:mod:`.multioutput`).
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the squared errors in the constant fitting and
-            the selection; points of weight 0 are left out entirely.
+            Non-negative weights of the squared errors; points of weight 0 are left out.
         X_units, y_units : list of str and str, default=None
-            Units of the columns of ``X`` (by position) and of ``y`` as pint reads them
-            (``"kg/m^3"``, ``""``): the network reads dimensionless groups (``docs/usage.md``).
-            With several targets, ``y_units`` is one unit for all or a list, one per column.
+            Units of the columns of ``X`` and of ``y`` as pint reads them (``"kg/m^3"``,
+            ``""``): the network reads dimensionless groups (``docs/usage.md``).
         constants : dict of str to str, default=None
-            Dimensional constants of the law, with units: symbol -> a physical constant
-            that pint knows (``{"c": "speed_of_light"}``; the law is written with ``c``
-            where its numbers are ``c``'s) or the units of a constant to fit
-            (``{"k": "J/K"}``). Without them, when the features alone cannot close the
-            units, the fewest known constants that do (``c``, ``hbar``, ``k_B``,
-            ``epsilon_0``, ``G``, ``q_e``, ``m_e``, ``g``) join; ``physical_constants_``
-            lists them (:mod:`.units.constants`).
+            The law's dimensional constants: symbol -> a constant pint knows
+            (``{"c": "speed_of_light"}``) or the units of one to fit (``{"k": "J/K"}``);
+            without, the fewest known constants that close the units join (:mod:`.units.constants`).
 
         Returns
         -------
@@ -299,13 +238,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         return self
 
     def predict(self, X, index=None, return_std=False):
-        """Evaluate the fitted equation on ``X`` (shape ``(n_samples, n_features_in_)``).
-
-        ``index`` picks another row of ``equations_`` (default: ``best_index_``;
-        negative as in Python, ``-1`` the last). A ``RuntimeWarning`` names the points
-        outside the equation's domain, where the prediction is NaN or infinite.
-        ``return_std=True`` (the selected row only): also a fresh point's standard deviation (:mod:`.uncertainty`).
-        """
+        """The fitted equation (or row ``index`` of ``equations_``) at ``X``; a
+        ``RuntimeWarning`` names points outside its domain. ``return_std=True`` (the
+        selected row): also a fresh point's standard deviation (:mod:`.uncertainty`)."""
         check_is_fitted(self, "expression_")
         if hasattr(self, "estimators_"):
             return predict_targets(self.estimators_, X, index, return_std)
@@ -315,10 +250,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         return (prediction, self._uncertainty.prediction_std(X, self._row(index))) if return_std else prediction
 
     def score(self, X, y, sample_weight=None) -> float:
-        """R² of ``predict(X)`` against ``y``, as scikit-learn's ``r2_score`` (averaged
-        over the targets), in float64 without overflow: ``y`` and the prediction are
-        divided by a power of two near ``y``'s largest magnitude before squaring, so a
-        ``y`` near 1e300 scores as it would near 1 (:func:`.inputs.r2_score_scaled`)."""
+        """R² of ``predict(X)``, as ``r2_score``, without overflow (:func:`.inputs.r2_score_scaled`)."""
         return r2_score_scaled(y, self.predict(X), sample_weight)
 
     def sympy(self, index=None):
@@ -350,7 +282,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         if "estimators_" in state:
             show_targets(self)
         elif "equations_" in state:
-            expressions = [self._expression(*fitted) for fitted in self._fitted]
+            expressions = [self._writer(*fitted) for fitted in self._fitted]
             self.equations_.insert(0, "expression", expressions)
             self.equations_.insert(1, "skeleton", [skeleton.sympy for skeleton, _, _ in self._fitted])
             self.expression_ = self.equations_.loc[self.best_index_, "expression"]
@@ -365,6 +297,3 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
                 f"got {index!r}."
             )
         return int(index) % n_rows
-
-    def _expression(self, skeleton, constants, exact: list | None = None):
-        return self._writer(skeleton, constants, exact)

@@ -17,6 +17,7 @@ from nesymres_sklearn.search.scheduler import (
     data_fingerprint,
     trimmed,
 )
+from nesymres_sklearn.search.selection.final import writing_seconds
 from nesymres_sklearn.search.selection.table import CandidateRows
 
 
@@ -58,7 +59,10 @@ class FakeSource:
 
 
 def budget(clock, max_time):
-    return Budget(clock(), max_time, 0.0, 0.5, 0.0, 0.0, clock=clock)
+    """``max_time`` for the turns, and half a second more for the selection's writing of their rows."""
+    return Budget(
+        clock(), None if max_time is None else max_time + 0.5, 0.0, 0.5, 0.0, 0.0, clock=clock
+    )  # 0.5 s: writing
 
 
 def test_turns_go_to_the_source_that_adds_until_the_budget_ends():
@@ -82,7 +86,9 @@ def test_each_turn_sees_the_rows_so_far_and_ends_at_the_refinement_end():
     plan = Budget(clock(), 10.0, 0.0, 0.5, reserve_share=0.2, reserve_seconds=1.0, clock=clock)
     Scheduler([source], PROBLEM, 0.01, plan).run(rows_of(1.0, 2.0))
     assert source.seen_rows == [2, 3, 4, 5]  # 9 s to the refinement's end hold four turns of 2 s
-    assert {deadline.at for deadline in source.deadlines} == {plan.refinement_end.at}
+    # each turn ends at the refinement's end, less the writing of the rows found so far
+    expected = [plan.refinement_end.at - writing_seconds(rows_of(*[0.5] * turn)) for turn in range(4)]
+    assert [deadline.at for deadline in source.deadlines] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(
@@ -182,7 +188,7 @@ def test_progress_lines_at_most_once_per_interval():
     lines = []
     plan = budget(clock, 3.0)
     Scheduler([source], PROBLEM, 0.01, plan, StopCondition(None, loss_scale=4.0), report=lines.append).run(rows_of(1.0))
-    assert len(source.turns) == 12 and len(lines) == 3
+    assert len(source.turns) == 13 and len(lines) == 3  # 3.25 s of turns, a line at 1, 2 and 3 s
     assert lines[0].startswith("1.0s: best loss 0.5 at complexity 3; sources s 100%")
 
 

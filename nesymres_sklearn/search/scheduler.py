@@ -11,6 +11,8 @@ the budget's clock with ``max_time``, turns at fixed work). Every turn is a step
 ``steps`` turns (none by default: the plan alone, bit for bit), so a fixed-work fit is
 reproducible; with it, the sources' turns are fixed work that the budget only cuts, so
 a larger budget runs a smaller one's turns and more (on a clock that reads alike).
+The turns end where the time left before the refinement's end holds the writing of
+the rows they found (:func:`.selection.final.writing_seconds`).
 No torch, no pyoperon: the sources bring their own.
 """
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from .budget import Budget, Deadline
 from .problem import Problem
+from .selection.final import writing_seconds
 from .selection.scores import log_fvu, pareto_front, scores
 from .selection.table import CandidateRows
 
@@ -160,7 +163,7 @@ class Scheduler:
     def run(self, rows: CandidateRows) -> CandidateRows:
         """The new rows of the sources' turns, from the plan's ``rows``."""
         found, taken = CandidateRows(), 0
-        end = self.budget.refinement_end
+        last = self.budget.refinement_end
         best = best_score(rows, self.problem, self.complexity_penalty)
         reported = self.budget.clock()
         while self._turns_left(taken):
@@ -171,6 +174,8 @@ class Scheduler:
             if why is not None:
                 self.budget.record("continue", 0.0, f"stopped: {why}")
                 break
+            # the selection writes every row: their time comes off the continuation's
+            end = None if last is None else Deadline(last.at - writing_seconds(found), last.clock)
             ready = [source.name for source in self.sources if source.holds(end)]
             if not ready:
                 self.budget.record("continue", 0.0, "stopped: the time left holds no turn")

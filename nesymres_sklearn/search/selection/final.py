@@ -115,6 +115,11 @@ class Writer:
             return np.float64(self.scaling.y_scale) ** 2
 
 
+def writing_seconds(rows: CandidateRows) -> float:
+    """The time the selection keeps for writing ``rows`` (:data:`WRITING_SECONDS_PER_TOKEN`)."""
+    return WRITING_SECONDS + WRITING_SECONDS_PER_TOKEN * sum(len(skeleton) for skeleton in rows.skeletons)
+
+
 def select(
     rows: CandidateRows,
     problem: Problem,
@@ -133,8 +138,7 @@ def select(
     that no clock cuts (each step's refits share a number of evaluations): the same
     rows always give the same equation; but with ``max_time``, the fit's ``end`` stops
     the pruning in time to write the rows, and the readable constants in time to finish."""
-    writing = WRITING_SECONDS + WRITING_SECONDS_PER_TOKEN * sum(len(skeleton) for skeleton in rows.skeletons)
-    pruning_end = None if end is None else Deadline(end.at - writing - SELECTION_MARGIN, end.clock)
+    pruning_end = None if end is None else Deadline(end.at - writing_seconds(rows) - SELECTION_MARGIN, end.clock)
     rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
         rows = keep(rows)
