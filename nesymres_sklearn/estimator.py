@@ -101,8 +101,11 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     constants_std_ : ndarray
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     timings_ : dict
-        Seconds of the last ``fit`` per stage (:func:`.attributes.timed_stages`);
-        ``loading`` (imports and the model, once per process) is not in ``max_time``.
+        Seconds of the last ``fit`` in ``loading`` (imports and the model, once per
+        process; not in ``max_time``), ``identities``, ``encoding``, ``decoding``,
+        ``constant_fitting``, the looks ``residual``, ``reciprocal``, ``inverted``,
+        ``exhaustive``, ``decomposition``, ``reduction``, ``refinement`` (Operon),
+        ``continuation`` and ``selection``.
     features_seen_by_network_ : ndarray of int
         Columns of ``X`` that the network worked on.
     network_inputs_ : list of str

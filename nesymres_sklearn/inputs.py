@@ -200,6 +200,8 @@ def checked_weights(sample_weight, n_points: int) -> np.ndarray:
             f"sample_weight must be non-negative, but {int((weights < 0).sum())} weights are negative (the first "
             f"is {weights[weights < 0][0]!r}); give the points you want to leave out a weight of 0."
         )
+    if not weights.any():
+        raise ValueError("Sample weights must contain at least one non-zero number: every sample_weight is zero.")
     return weights
 
 

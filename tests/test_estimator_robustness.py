@@ -143,7 +143,7 @@ def test_zero_weights_drop_points_and_weights_steer_the_fit(tiny_model):
     clean = NeSymReSRegressor(**make).fit(X, y)
     assert sympy.srepr(weighted.expression_) == sympy.srepr(clean.expression_)
     np.testing.assert_allclose(weighted.predict(X), clean.predict(X))
-    with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         NeSymReSRegressor(**make).fit(X, y, sample_weight=-np.ones(60))
     with pytest.raises(ValueError, match="Only 2 points have a positive sample_weight"):
         NeSymReSRegressor(**make).fit(X, y, sample_weight=np.r_[1.0, 1.0, np.zeros(58)])
