@@ -365,7 +365,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         units = Units.parse(X_units, y_units, self.n_features_in_, constants, names, X, y)  # within max_time
         if np.ptp(y) == 0:
             return self._fit_constant(Problem(X, y, weights), symbols, timings, units, budget)
-        scaling = Scaling.for_data(X, y) if restrictions.rescales else Scaling.identity(self.n_features_in_)
+        scaling = Scaling.identity(self.n_features_in_)
+        if restrictions.rescales:
+            scaling = Scaling.for_data(X, y, settings.offset_ratio)
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
             self.decoding,

@@ -92,6 +92,14 @@ class SearchSettings:
         split off, look for at most that many combinations of the features that ``y``
         depends on (groups of powers such as ``x1*x2/x3``, differences such as
         ``x2 - x1``) and let the network work on them (:mod:`.reduction`).
+    offset_ratio : float or None, default=1000
+        When ``y``'s mean exceeds this many standard deviations, its offset is taken
+        out before the search and put back into the law (:mod:`.scaling`): the
+        variation of ``1e9 + x0*sin(x1)`` lies below the network's half precision and
+        Operon's float32. Above every ratio of the validation sets' targets (at most
+        288, ``validation-wc`` and ``-nc``, 500 points, seed 0, but the one whose ``y``
+        is constant to float64's rounding), so their fits are unchanged; ``None``
+        never takes an offset out. Measured by ``benchmarks/studies/offsets.py``.
     units_min_r2 : float, default=0.99
         With units (``X_units``, ``y_units``), the dimensionally inconsistent
         candidates are set aside while the best consistent one explains at least this
@@ -113,6 +121,7 @@ class SearchSettings:
     inverted_groups: bool = True
     exhaustive: bool = True
     reduce: bool = True
+    offset_ratio: float | None = 1000.0
     units_min_r2: float = 0.99
 
     def __post_init__(self):
@@ -130,6 +139,8 @@ class SearchSettings:
             )
         if self.reciprocal not in RECIPROCAL_LOOKS:
             raise ValueError(f"SearchSettings.reciprocal must be one of {RECIPROCAL_LOOKS}, got {self.reciprocal!r}.")
+        if self.offset_ratio is not None and not self.offset_ratio > 0:
+            raise ValueError(f"SearchSettings.offset_ratio must be positive or None, got {self.offset_ratio!r}.")
         if self.reserve_seconds < 0:
             raise ValueError(f"SearchSettings.reserve_seconds must be non-negative, got {self.reserve_seconds!r}.")
 
