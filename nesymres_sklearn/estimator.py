@@ -292,9 +292,11 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the squared errors in the constant fitting and
             the selection; points of weight 0 are left out entirely.
-        X_units, y_units : list of str and str, default=None
-            Units of the columns of ``X`` (by position) and of ``y`` as pint reads them
-            (``"kg/m^3"``, ``""``): the network reads dimensionless groups (``docs/usage.md``).
+        X_units, y_units : list or dict of str, and str, default=None
+            Units of the columns of ``X`` (a list by position, or a dict by column name)
+            and of ``y`` as pint reads them (``"kg/m^3"``, ``""``): the network reads
+            dimensionless groups (``docs/usage.md``); a warning when the selected law's
+            units are not ``y``'s.
             With several targets, ``y_units`` is one unit for all or a list, one per column.
         constants : dict of str to str, default=None
             Dimensional constants of the law, with units: symbol -> a physical constant
@@ -420,6 +422,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         started = budget.clock()
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
         budget.record("selection", budget.clock() - started, budget.status(budget.end))
+        if units is not None:  # a warning when the law's units are not y's
+            units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         log_fvu = table.equations.loc[table.best_index, "log_fvu"]
         warn_explains_little(X, y, log_fvu, restrictions.operators, self.max_time)
