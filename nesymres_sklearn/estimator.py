@@ -312,9 +312,11 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         self : NeSymReSRegressor
             A fit that raises leaves the estimator as it was before the call.
         """
+        from .blas import one_blas_thread  # every step of the fit on one BLAS thread (:mod:`.blas`)
+
         previous = self.__dict__.copy()
         try:
-            with progress(self.verbose):
+            with progress(self.verbose), one_blas_thread():
                 return self._fit(X, y, sample_weight, X_units, y_units, constants)
         except BaseException:
             self.__dict__.clear()
