@@ -68,7 +68,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     beam_size : int, default=32
         Skeletons of the full decoding: beams kept by beam search (the paper's
         default is 32), or samples drawn; a narrower beam (``search_settings.first_beam``)
-        is decoded and fitted first.
+        is decoded and fitted first. Bounded, with a warning, by the time and memory a
+        decoding may take (``search_settings.max_beam``, 4096, and ``beam_memory``).
     decoding : {"beam", "sample"}, default="beam"
         How the network proposes skeletons: the model's beam search, or sampling
         from the network.
@@ -375,7 +376,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
         request = SearchRequest(
             self.decoding,
-            self.beam_size,
+            settings.bounded_beam(self.beam_size, network.config.cache_bytes_per_beam),
             self.n_restarts,
             self.n_jobs,
             int(rng.randint(2**31)),
