@@ -130,7 +130,12 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         aside, and Operon searches with those of these it has (``add``, ``mul``, ``div``,
         ``sin``, ``cos``, ``exp``, ``ln``, ``sqrt``); with none of them (``["tan"]``), a
         warning, and the network works alone (:mod:`.restrictions`). ``None``: all that
-        the network knows.
+        the network knows; an empty list is an error. The printed law uses the allowed
+        functions only (``sin(x1 + pi/2)``, not ``cos(x1)``, without ``cos``); SymPy
+        writes a product of equal factors as an integer power, so under ``["add",
+        "mul"]`` ``x1*x1*x1*x1`` prints ``x1**4`` (its skeleton in ``equations_`` holds
+        the product). ``["pow"]`` alone writes a feature to an integer power
+        (``x0**3``, ``1/x0``), without constants.
     max_complexity : int, default=None
         Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
 
@@ -420,7 +425,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             if refinement is not None:  # skipped when a row of the network fits exactly
                 timings["refinement"] = time.perf_counter() - moment
         moment = time.perf_counter()
-        writer = Writer(scaling, symbols, () if units is None else units.named())
+        writer = Writer(scaling, symbols, () if units is None else units.named(), restrictions.operators)
         keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
         started = budget.clock()
         table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
