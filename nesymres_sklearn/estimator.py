@@ -160,7 +160,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         ``residual``, ``reciprocal``, ``inverted``, ``exhaustive``, ``decomposed``,
         ``guess``, ``operon``, ``units`` or ``constant``; a pruned row keeps the origin
         of the row it was pruned from). Rows that use a variable the data do not support
-        (:mod:`.search.selection.variable_support`) are left out.
+        (:mod:`.search.selection.variable_support`), and rows that predict as a
+        better row does to rounding (``x0*(1.0*sin(x1))`` beside ``x0*sin(x1)``), are left out.
     best_index_ : int
         Row of ``equations_`` holding ``expression_``.
     constants_std_ : ndarray

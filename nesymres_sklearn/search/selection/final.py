@@ -126,7 +126,8 @@ def select(
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
-    (such as the dimensionally consistent ones), the selected constants polished in
+    (such as the dimensionally consistent ones) and that restate no better row
+    (:meth:`.CandidateRows.without_restatements`), the selected constants polished in
     float64 (:func:`polished`) and re-spelled exactly where the fit allows, its ``|f|``
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
     ``predict`` runs that skeleton). Fixed work
@@ -138,6 +139,7 @@ def select(
     rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
         rows = keep(rows)
+    rows = rows.without_restatements(problem, complexity_penalty)
     table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
