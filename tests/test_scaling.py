@@ -71,3 +71,10 @@ def test_a_fit_on_a_large_offset_writes_the_law_plus_the_offset(tiny_model, b):
     predicted = sympy.lambdify(sympy.symbols("x0 x1"), regressor.expression_)(fresh[:, 0], fresh[:, 1])
     np.testing.assert_allclose(predicted - b, law(fresh), rtol=0, atol=1e-6 * 10 + 64 * np.spacing(b))
     np.testing.assert_allclose(regressor.predict(fresh) - b, law(fresh), rtol=0, atol=1e-5 + 64 * np.spacing(b))
+
+
+def test_the_offset_of_values_near_the_largest_float_overflows_nothing():
+    with np.errstate(all="raise"):
+        assert offset(1e300 * law(data()), RATIO) == 0.0
+        b = offset(1e300 + 1e290 * law(data()), RATIO)
+    assert b != 0.0 and abs(b / 1e300 - 1) < 1e-9

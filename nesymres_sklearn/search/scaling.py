@@ -48,9 +48,12 @@ def offset(y: np.ndarray, ratio: float | None) -> float:
     """0 unless ``|mean(y)| > ratio * std(y) > 0``; then the mean rounded to the power of
     ten at or below the standard deviation (``1000000001`` for ``1e9 + 1.3 +- 2.5``), so
     that ``y`` minus it spreads around 0. ``ratio=None``: always 0."""
-    spread = float(np.std(y))
-    centre = float(np.mean(y))
-    if ratio is None or not (np.isfinite(spread) and np.isfinite(centre)) or spread == 0.0:
+    largest = float(np.max(np.abs(y), initial=0.0))
+    if ratio is None or not np.isfinite(largest) or largest == 0.0:
+        return 0.0
+    unit = y / largest  # no square overflows near float64's largest values
+    spread, centre = largest * float(np.std(unit)), largest * float(np.mean(unit))
+    if spread == 0.0:
         return 0.0
     if abs(centre) <= ratio * spread:
         return 0.0
