@@ -153,6 +153,17 @@ def test_a_law_whose_units_are_not_y_s_gets_a_warning_that_names_both(units_regr
     assert str(reg.expression_) == "x0/x1" and reg.physical_constants_ == {}
 
 
+def test_a_law_whose_numbers_may_carry_constants_gets_no_units_warning():
+    """A float may be a product of known constants (``-5.24e-83``: a power of G times one of c)."""
+    units = Units.parse(["m", "s"], "kg", 2)
+    x0, x1 = feature_symbols(["x0", "x1"])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="The units do not match")
+        assert units.checked(sympy.Float(2.31e10) * x0 / x1, (x0, x1)) is units
+    with pytest.warns(UserWarning, match="The units do not match"):
+        units.checked(x0 / x1, (x0, x1))
+
+
 def test_a_law_with_y_s_units_gets_no_units_warning(units_regressor):
     X = np.random.default_rng(0).uniform(1, 5, size=(64, 2))
     with warnings.catch_warnings():

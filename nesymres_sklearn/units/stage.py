@@ -235,11 +235,13 @@ class Units:
     def checked(self, law: sympy.Expr, symbols) -> Units:
         """These units, when the selected ``law`` over the features' ``symbols`` has
         ``y``'s units (its numbers dimensionless, or powers of the law's constants, or
-        known constants' powers: :meth:`carries_known_constants`); else a warning that
-        names the units of ``y`` and of the law, and these units without the constants
-        found to close them (the law does not carry them)."""
+        known constants' powers: :meth:`carries_known_constants`), or may have them (a
+        float among its numbers may be a product of constants that the units stage did
+        not look for, ``-5.24e-83`` a power of ``G`` times one of ``c``); else a
+        warning that names the units of ``y`` and of the law, and these units without the
+        constants found to close them (the law does not carry them)."""
         dimensions = self._law_dimensions(law, symbols)
-        if dimensions is None:
+        if dimensions is None or law.atoms(sympy.Float):
             return self
         rest = self.target - dimensions
         if not np.any(np.abs(rest) >= TOLERANCE) or self.carries_known_constants(law, symbols):
