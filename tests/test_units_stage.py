@@ -160,6 +160,7 @@ def test_a_law_whose_numbers_may_carry_constants_gets_no_units_warning():
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="The units do not match")
         assert units.checked(sympy.Float(2.31e10) * x0 / x1, (x0, x1)) is units
+        assert units.checked(sympy.Integer(0), (x0, x1)) is units  # a number has any units
     with pytest.warns(UserWarning, match="The units do not match"):
         units.checked(x0 / x1, (x0, x1))
 

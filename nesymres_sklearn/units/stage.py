@@ -237,11 +237,12 @@ class Units:
         ``y``'s units (its numbers dimensionless, or powers of the law's constants, or
         known constants' powers: :meth:`carries_known_constants`), or may have them (a
         float among its numbers may be a product of constants that the units stage did
-        not look for, ``-5.24e-83`` a power of ``G`` times one of ``c``); else a
+        not look for, ``-5.24e-83`` a power of ``G`` times one of ``c``; a law that is a
+        number, ``0`` among them, has any units); else a
         warning that names the units of ``y`` and of the law, and these units without the
         constants found to close them (the law does not carry them)."""
         dimensions = self._law_dimensions(law, symbols)
-        if dimensions is None or law.atoms(sympy.Float):
+        if dimensions is None or law.atoms(sympy.Float) or law.is_number:  # a number has any units
             return self
         rest = self.target - dimensions
         if not np.any(np.abs(rest) >= TOLERANCE) or self.carries_known_constants(law, symbols):
