@@ -12,8 +12,6 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
   over the promise of ``max_time``, fake fractions (``spurious-variables/``);
 - ``offsets``: issue 65's ``b + x0*sin(x1)`` for large offsets ``b``, with and without
   the offset taken out (``offsets/offsets.md``);
-- ``units_mismatch``: the FastSRB laws that get the warning that the selected law's
-  units are not ``y``'s (``units/mismatch-fastsrb.md``);
 - ``quintic_ratio``: issue 53's ``x0**5/x1**3`` at default settings and 1 and 3 s
   (``printed-law/quintic-ratio.md``);
 - ``six_feature_example``: issue 37's 6-feature example at several budgets

@@ -6,7 +6,7 @@ the report lists the laws with the warning, whether each was recovered (srbf's n
 recovery on the validation points) and the count of recoveries. Prints a markdown
 report (and writes it to ``--out``).
 
-    python -m benchmarks.studies.units_mismatch --out benchmarks/results/units/mismatch-fastsrb.md
+    python -m benchmarks.fastsrb.units_mismatch --out benchmarks/results/units/mismatch-fastsrb.md
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def report() -> str:
     lines = [
         "# The units warning on FastSRB",
         "",
-        f"`python -m benchmarks.studies.units_mismatch`: the 120 laws, problem 0, `max_time={MAX_TIME:g}`, with units.",
+        f"`python -m benchmarks.fastsrb.units_mismatch`: the 120 laws, problem 0, `max_time={MAX_TIME:g}`, with units.",
         "",
         f"**{len(rows)} of {len(laws)} laws get the warning; {recovered} recovered.**",
         "",
