@@ -3,8 +3,9 @@
 Built offline (no intersphinx), warnings as errors (``-W``): every link between pages,
 every Markdown heading anchor (MyST) and every label must resolve (``nitpicky``), so
 that a broken internal link fails the build; Python names that the reference does not
-document are let through (below). The gallery (``examples/``) runs at build time, on
-the bundled model; ``tests/test_docs.py`` runs this build.
+document are let through (below). The gallery (``examples/``) runs at every build, on
+the bundled model, whatever an earlier build left in ``docs/auto_examples``;
+``tests/test_docs.py`` runs this build.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "abort_on_example_error": True,
+    # Every build runs every example: the gallery's output lands in docs/auto_examples,
+    # where an earlier build (the test suite's) left it, and a build that reused it ran
+    # 0 of 6 examples, its outputs as stale as the code they came from (issue 65).
+    "run_stale_examples": True,
     "image_scrapers": ("matplotlib",),
     "min_reported_time": 1,
     "show_memory": False,

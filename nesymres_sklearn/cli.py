@@ -318,7 +318,9 @@ def main(argv=None) -> int:
     if regressor.pi_groups_ is not None:
         print(f"Dimensionless groups: {', '.join(regressor.pi_groups_) or 'none'}")
     print(f"R^2 on the data: {r2_score_scaled(np.asarray(y), regressor.predict(X)):.6f}")
-    print(f"Fit time: {sum(regressor.timings_.values()):.2f} s")
+    loading = regressor.timings_["loading"]
+    fitting = sum(seconds for stage, seconds in regressor.timings_.items() if stage != "loading")
+    print(f"Fit time: {fitting:.2f} s (and {loading:.2f} s loading the model, once per process)")
     if args.top:
         table = top_rows(regressor.equations_[np.isfinite(regressor.equations_["loss"])], rows=args.top)
         print(f"Top {len(table)} candidate{'s' * (len(table) != 1)}:")

@@ -33,7 +33,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Branch, tag or commit of a Hub repository (Hub models only).
     beam_size : int, default=32
         Beams kept by beam search (the paper's 32), or samples drawn; a narrower beam
-        (``search_settings.first_beam``) is decoded and fitted first.
+        (``search_settings.first_beam``) is decoded and fitted first; bounded, with a warning, by ``search_settings.max_beam``
+        and ``beam_memory``.
     decoding : {"beam", "sample"}, default="beam"
         How the network proposes skeletons.
     n_restarts : int, default=4
@@ -74,7 +75,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     operators : list of str, default=None
         The operators candidates may use (``"sin"``, ``"pow"``, ... or PySR's and
         Operon's aliases ``"+"``, ``"-"``, ``"/"``, ``"^"``, ``"log"``); ``None``: all
-        (:mod:`.restrictions`, ``docs/usage.md``).
+        (:mod:`.restrictions`, ``docs/usage.md``; ``[]`` is an error). The printed law
+        keeps to them; integer powers are products under ``["add", "mul"]``.
     max_complexity : int, default=None
         Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
     early_stop_condition : float or callable, default=None
@@ -202,9 +204,10 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             Several targets: one equation per column, fitted in parallel (:mod:`.multioutput`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the squared errors; points of weight 0 are left out.
-        X_units, y_units : list of str and str, default=None
-            Units of the columns of ``X`` and of ``y`` as pint reads them (``"kg/m^3"``,
-            ``""``): the network reads dimensionless groups (``docs/usage.md``).
+        X_units, y_units : list or dict of str, and str, default=None
+            Units of the columns of ``X`` (by position, or a dict by column name) and of ``y`` as pint reads them (``"kg/m^3"``,
+            ``""``): the network reads dimensionless groups (``docs/usage.md``);
+            a warning when the law's units are not ``y``'s.
         constants : dict of str to str, default=None
             The law's dimensional constants: symbol -> a constant pint knows
             (``{"c": "speed_of_light"}``) or the units of one to fit (``{"k": "J/K"}``);

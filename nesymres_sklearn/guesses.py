@@ -106,8 +106,9 @@ def _parsed(guess, names: list[str], symbols: Sequence[sympy.Symbol]) -> sympy.E
 
 
 def _in_search_units(expression: sympy.Expr, scaling: Scaling) -> sympy.Expr:
-    """``expression`` (``y = f(x)``) as ``y / s_y = f(s_x * x') / s_y`` over the scaled
-    features ``x' = x / s_x``; the powers of ten join its numbers as floats."""
+    """``expression`` (``y = f(x)``) as ``(y - b) / s_y = (f(s_x * x') - b) / s_y`` over
+    the scaled features ``x' = x / s_x``; the powers of ten and the offset ``b`` join its
+    numbers as floats."""
     if scaling.is_identity:
         return expression
     substitutions = {
@@ -116,6 +117,8 @@ def _in_search_units(expression: sympy.Expr, scaling: Scaling) -> sympy.Expr:
         if scale != 1.0
     }
     scaled = expression.xreplace(substitutions)
+    if scaling.y_offset != 0.0:
+        scaled = scaled - sympy.Float(scaling.y_offset)
     return scaled if scaling.y_scale == 1.0 else scaled / sympy.Float(scaling.y_scale)
 
 

@@ -111,6 +111,19 @@ def warn_repeated_columns(X: np.ndarray, names) -> None:
         )
 
 
+def warn_constant_features(X: np.ndarray, y: np.ndarray) -> None:
+    """A warning when every column of ``X`` is constant while ``y`` varies: no function
+    of ``X`` tells its points apart, so the best equation is a constant, ``y``'s mean."""
+    if np.all(np.ptp(X, axis=0) == 0) and np.ptp(y) > 0:
+        warnings.warn(
+            f"Every column of X is constant ({X.shape[1]} column{'s' * (X.shape[1] != 1)}) while y varies: no "
+            "equation of X can tell the points apart, so the fit returns a constant. Check that X holds the "
+            "varying quantities (a column repeated, or the rows of another file?).",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
 def warn_few_points(n_points: int, n_constants: int) -> None:
     """A warning when the selected equation has at least as many constants as there
     are points: its constants pass through the points rather than fit a law."""
@@ -214,6 +227,7 @@ def validated(estimator, X, y, sample_weight) -> tuple[np.ndarray, np.ndarray, n
     X, y = validate_data(estimator, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=MIN_POINTS)
     warn_repeated_columns(X, getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(X.shape[1])]))
     y = y.astype(np.float64)  # integers count as numbers
+    warn_constant_features(X, y)
     if sample_weight is None:
         return X, y, None
     weights = checked_weights(sample_weight, len(X))

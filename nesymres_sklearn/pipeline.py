@@ -23,6 +23,7 @@ from sklearn.utils import check_random_state
 
 from . import neural_search
 from .attributes import FittedAttributes, timed_stages
+from .blas import one_blas_thread
 from .expression.export import feature_symbols
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
@@ -82,8 +83,8 @@ def run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, im
     ``constants``) and the ``previous`` fit's search state (continued when
     ``warm_start`` and the data are the same); ``importing``: seconds the first fit spent
     importing this module, counted in ``timings_["loading"]``. Progress messages on
-    stderr with ``verbose`` (:func:`.progress.progress`)."""
-    with progress(params["verbose"]):
+    stderr with ``verbose`` (:func:`.progress.progress`); every step on one BLAS thread (:mod:`.blas`)."""
+    with progress(params["verbose"]), one_blas_thread():
         return _run_fit(params, X, y, weights, names, units_given, previous, importing)
 
 
@@ -117,11 +118,11 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     units = Units.parse(X_units, y_units, len(names), constants, names, X, y)  # within max_time
     if np.ptp(y) == 0:
         return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
-    scaling = Scaling.for_data(X, y) if restrictions.rescales else Scaling.identity(len(names))
+    scaling = Scaling.for_data(X, y, settings.offset_ratio) if restrictions.rescales else Scaling.identity(len(names))
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
     request = SearchRequest(
         params["decoding"],
-        params["beam_size"],
+        settings.bounded_beam(params["beam_size"], network.config.cache_bytes_per_beam),
         params["n_restarts"],
         params["n_jobs"],
         int(rng.randint(2**31)),
@@ -160,7 +161,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
         budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
     rows = warm.rows.where(lambda *_: True)  # a copy: the selection adds its pruned rows
-    writer = Writer(scaling, symbols, () if units is None else units.named())
+    writer = Writer(scaling, symbols, () if units is None else units.named(), restrictions.operators)
     moment = time.perf_counter()
     scheduler = Scheduler(
         warm.sources,
@@ -181,6 +182,8 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     started = budget.clock()
     table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
+    if units is not None:  # a warning when the law's units are not y's
+        units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)
     warn_few_points(len(y), len(table.fitted[table.best_index][1]))
     log_fvu = table.equations.loc[table.best_index, "log_fvu"]
     warn_explains_little(X, y, log_fvu, restrictions.operators, max_time)

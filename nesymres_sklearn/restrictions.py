@@ -21,7 +21,7 @@ import numpy as np
 
 from .expression.operators import OPERATORS
 from .expression.skeleton import Skeleton
-from .expression.tokens import variable_token
+from .expression.tokens import INTEGERS, variable_token
 from .search.fitted import Fitted
 from .search.fitting.constants import mse
 from .search.problem import Problem
@@ -57,6 +57,11 @@ class Restrictions:
         (written as the table's names); an unknown name is an error that lists the known ones."""
         if operators is None:
             return cls(None, max_complexity)
+        if len(operators) == 0:
+            raise ValueError(
+                "operators is empty: a law needs at least one operator. Name the ones to allow "
+                "(operators=['add', 'mul', 'sin']), or pass operators=None for all that the network knows."
+            )
         unknown = [name for name in operators if name not in OPERATORS and name not in ALIASES]
         if unknown:
             raise ValueError(
@@ -81,9 +86,11 @@ class Restrictions:
 
     def plain_rows(self, problem: Problem) -> CandidateRows:
         """With ``operators`` given, each allowed operator applied to the features as they
-        are (``ln(x_1)``, ``x_1 + x_2``), as ``baseline`` rows: the network attaches
-        constants (``c*ln(c*x_1 + c)``) that need ``add`` and ``mul``, which a narrow
-        set (``["ln"]``) excludes. Up to ``PLAIN_FEATURES`` features."""
+        are (``ln(x_1)``, ``x_1 + x_2``), and ``pow`` to each feature and each integer
+        of the vocabulary but 0 and 1 (``x_1**3``, ``x_1**-1``), as ``baseline`` rows: the
+        network attaches constants (``c*ln(c*x_1 + c)``, ``c*x_1**3``) that need ``add``
+        and ``mul``, which a narrow set (``["ln"]``, ``["pow"]``) excludes. Up to
+        ``PLAIN_FEATURES`` features."""
         rows = CandidateRows()
         if self.operators is None or problem.X.shape[1] > PLAIN_FEATURES:
             return rows
@@ -91,6 +98,8 @@ class Restrictions:
         allowed = sorted(self.operators)
         forms = [(op, v) for op in allowed if OPERATORS[op].arity == 1 for v in variables]
         forms += [(op, a, b) for op in allowed if OPERATORS[op].arity == 2 for a in variables for b in variables]
+        if "pow" in self.operators:
+            forms += [("pow", v, str(k)) for v in variables for k in INTEGERS if k not in (0, 1)]
         for tokens in forms:
             skeleton = Skeleton(tokens)
             if self.allows(skeleton):

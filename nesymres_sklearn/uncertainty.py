@@ -90,7 +90,7 @@ class SelectedUncertainty:
         if row != self.row:
             raise ValueError(f"return_std=True covers the selected equation only (row {self.row}), not row {row}.")
         spread = self.covariance.prediction_std(self.skeleton.program, self.scaling.scale_X(X), self.constants)
-        return self.scaling.unscale_y(spread)
+        return self.scaling.unscale_spread(spread)
 
 
 def selected_uncertainty(table: CandidateTable, problem: Problem, scaling: Scaling) -> SelectedUncertainty:

@@ -430,6 +430,7 @@ def test_the_deadline_only_cuts_the_fixed_sequence_of_fits_short(tiny_model, xy,
     fits a longer prefix of the same candidates, so it has the smaller one's rows and
     never selects a worse-scoring equation."""
     from nesymres_sklearn.search.fitting import candidates
+    from nesymres_sklearn.search.selection.table import CandidateRows
 
     fit_constants = candidates.fit_constants
 
@@ -438,6 +439,8 @@ def test_the_deadline_only_cuts_the_fixed_sequence_of_fits_short(tiny_model, xy,
         return fit_constants(*args, **kwargs)
 
     monkeypatch.setattr(candidates, "fit_constants", slow_fit)
+    # every fitted row in the table: a larger budget's better row may make a smaller one's a restatement
+    monkeypatch.setattr(CandidateRows, "without_restatements", lambda rows, *args: rows)
     X, y = xy
     fits = [
         NeSymReSRegressor(

@@ -154,3 +154,14 @@ def test_logs_are_split_only_where_they_are_few():
     assert _logs_split(few) is not None
     many = sympy.Mul(*(sympy.log(1000.0 * v) for v in x)) - 1.5 * x[0]  # one more: its expansion is left out
     assert _logs_split(many) is None
+
+
+def test_folding_keeps_to_the_allowed_functions():
+    """The harmonics of ``sin`` alone are not added into a ``cos`` the user excluded (issue 65)."""
+    x = sympy.Symbol("x", real=True)
+    expression = sympy.sin(x) + sympy.sin(x + sympy.Float(1.5707963267949))
+    assert sympy.cos in {type(f) for f in folded(expression).atoms(sympy.Function)}  # shortest: sin(x) + cos(x)
+    kept = folded(expression, frozenset({"add", "mul", "sin"}))
+    assert {type(f) for f in kept.atoms(sympy.Function)} == {sympy.sin}
+    points = np.linspace(-30, 30, 61)
+    np.testing.assert_allclose(sympy.lambdify(x, kept)(points), np.sin(points) + np.cos(points), atol=1e-9)

@@ -12,6 +12,7 @@ from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.inputs import (
     check_columns,
     r2_score_scaled,
+    warn_constant_features,
     warn_few_points,
     warn_outside_domain,
     warn_repeated_columns,
@@ -138,3 +139,17 @@ def test_score_does_not_overflow_near_1e300(fitted, tiny_model):
     assert np.all(np.abs(predicted) > 1e299)
     assert np.isfinite(big.score(X, 1e300 * y))
     assert big.score(X, 1e300 * y) == pytest.approx(r2_score(y, predicted / 1e300), rel=1e-12, abs=1e-12)
+
+
+def test_constant_columns_with_a_varying_target_are_a_warning(tiny_model):
+    """Issue 65: a constant came back without a word."""
+    rng = np.random.default_rng(0)
+    X, y = np.tile([2.0, 3.0], (40, 1)), rng.normal(size=40)
+    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=2, n_restarts=1, refine=None, random_state=0)
+    with pytest.warns(UserWarning, match=r"Every column of X is constant \(2 columns\) while y varies"):
+        regressor.fit(X, y)
+    assert np.ptp(regressor.predict(X)) == 0
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="Every column of X is constant")
+        warn_constant_features(X, np.ones(40))  # y constant too: nothing to explain
+        warn_constant_features(np.column_stack([X, rng.normal(size=40)]), y)  # one column varies

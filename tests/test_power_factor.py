@@ -1,8 +1,14 @@
 import numpy as np
 import pytest
+from clocks import TickingClock
+from threadpoolctl import threadpool_info, threadpool_limits
 
+import nesymres_sklearn.search.variables.power_factor as power_factor_module
 from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.variables.power_factor import power_factor
+
+original_sse = power_factor_module._sse
 
 X = np.random.default_rng(0).uniform(1, 5, (128, 6))
 
@@ -76,3 +82,32 @@ def test_the_split_holds_under_noise():
     # each column is in the factor with its true exponent, or left to the network
     assert split.exponents and split.exponents.items() <= true.items() and 3 in split.rest
     assert set(true) - set(split.exponents) <= set(split.rest)
+
+
+def test_a_deadline_that_passes_ends_the_split_between_its_fits(monkeypatch):
+    """Issue 65: 33 least-squares fits of a 20-feature problem ran past ``max_time``."""
+    law = lambda X: X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (np.sin(X[:, 3]) + 2)  # noqa: E731
+    assert power_factor(X, law(X), 3, deadline=Deadline(10.0, TickingClock())) is not None  # time enough
+    fits = []
+    monkeypatch.setattr(
+        power_factor_module, "_sse", lambda *args: fits.append(1) or original_sse(*args)
+    )  # count the fits
+    assert power_factor(X, law(X), 3, deadline=Deadline(0.0, TickingClock())) is None
+    assert len(fits) == 1  # the base fit; none of the columns' after the deadline
+
+
+def test_a_fit_runs_its_least_squares_on_one_blas_thread(tiny_model, monkeypatch):
+    """Several BLAS threads beside a busy core made the split 12 times slower (issue 65)."""
+    threads = []
+
+    def recording(*args):
+        threads.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+        return original_sse(*args)
+
+    monkeypatch.setattr(power_factor_module, "_sse", recording)
+    law = lambda X: X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (np.sin(X[:, 3]) + 2)  # noqa: E731
+    regressor = NeSymReSRegressor(model=str(tiny_model), beam_size=2, n_restarts=1, refine=None, random_state=0)
+    with threadpool_limits(limits=2, user_api="blas"), pytest.warns(UserWarning, match="X has 6 features"):
+        regressor.fit(X, law(X))
+        assert all(pool["num_threads"] == 2 for pool in threadpool_info() if pool["user_api"] == "blas")
+    assert threads and set(threads) == {1}

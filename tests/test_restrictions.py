@@ -10,13 +10,15 @@ import sympy
 import nesymres_sklearn.operon.plan as operon_plan
 import nesymres_sklearn.operon.refine as operon_refine
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.expression.operators import OPERATORS
+from nesymres_sklearn.expression.operators import OPERATORS, function_tokens
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.operon.plan import without_operon
 from nesymres_sklearn.operon.settings import OPERON_FUNCTIONS, OperonSettings
 from nesymres_sklearn.operon.trees import _DIRECT, OPERON_SYMBOLS, operon_symbols
 from nesymres_sklearn.restrictions import ALIASES, Restrictions
 from nesymres_sklearn.search.fitted import Fitted
+from nesymres_sklearn.search.scaling import Scaling
+from nesymres_sklearn.search.selection.final import Writer
 from nesymres_sklearn.search.selection.table import CandidateRows
 
 SINE = Skeleton(("mul", "c", "sin", "x_1"))  # 4 tokens
@@ -200,3 +202,38 @@ def test_noise_explained_by_a_constant_is_no_warning(tiny_model):
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="The selected equation explains")
         reg.fit(X, y)
+
+
+def test_no_operator_at_all_is_refused_with_the_fix(tiny_model):
+    """``operators=[]`` used to run and warn "Operon has none of the operators :"."""
+    X, y = data()
+    with pytest.raises(ValueError, match=r"operators is empty: .*operators=None for all"):
+        NeSymReSRegressor(model=str(tiny_model), operators=[]).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "law, written", [(lambda x: x**3, "x0**3"), (lambda x: x**2, "x0**2"), (lambda x: 1 / x, "1/x0")]
+)
+def test_pow_alone_writes_integer_powers_of_a_feature(tiny_model, law, written):
+    """``operators=["pow"]`` leaves no room for the network's constants (``c*x**3`` needs
+    ``mul``): the plain rows hold each feature to each integer of the vocabulary."""
+    X = np.random.default_rng(0).uniform(1, 5, size=(64, 2))
+    reg = NeSymReSRegressor(model=str(tiny_model), beam_size=2, refine=None, random_state=0, operators=["pow"])
+    reg.fit(X, law(X[:, 0]))
+    assert str(reg.expression_) == written
+
+
+def test_the_printed_law_uses_only_the_allowed_functions():
+    """``2.5*x0*sin(x1 + pi/2) + 1``, its constants exact, used to print as
+    ``5*x0*cos(x1)/2 + 1`` under ``operators=["add", "mul", "sin"]``: SymPy's evaluation."""
+    skeleton = Skeleton(("add", "c", "mul", "mul", "c", "x_1", "sin", "add", "x_2", "c"))
+    exact = [sympy.Integer(1), sympy.Rational(5, 2), sympy.pi / 2]
+    values = np.array([1.0, 2.5, np.pi / 2])
+    symbols = sympy.symbols("x0 x1", real=True)
+    free = Writer(Scaling.identity(2), symbols)(skeleton, values, exact)
+    assert function_tokens(free) == {"cos"}  # without restrictions, the shortest form
+    restricted = Writer(Scaling.identity(2), symbols, (), frozenset({"add", "mul", "sin"}))(skeleton, values, exact)
+    assert function_tokens(restricted) == {"sin"}
+    points = np.random.default_rng(0).uniform(-20, 20, size=(50, 2))  # far outside any training box
+    f = sympy.lambdify(symbols, restricted)
+    np.testing.assert_allclose(f(points[:, 0], points[:, 1]), 2.5 * points[:, 0] * np.cos(points[:, 1]) + 1, atol=1e-9)

@@ -100,3 +100,40 @@ def test_the_selected_rows_constants_are_polished_to_float64s_optimum():
     np.testing.assert_array_equal(polished(skeleton, np.array([optimum]), problem), [optimum])
     bare = Skeleton(("div", "x_1", "x_2"))
     assert polished(bare, np.empty(0), problem).shape == (0,)
+
+
+def test_rows_that_restate_a_better_row_leave_the_table():
+    """Issue 65: the tables were padded with ``x0*(1.0*sin(x1))`` and ``x0*sin(x1 - 5.06e-8)``."""
+    import sympy
+
+    from nesymres_sklearn.expression.export import feature_symbols
+    from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.fitted import Fitted
+    from nesymres_sklearn.search.problem import Problem
+    from nesymres_sklearn.search.scaling import Scaling
+    from nesymres_sklearn.search.selection.final import Writer, select
+    from nesymres_sklearn.search.selection.table import CandidateRows
+
+    X = np.random.default_rng(0).uniform(1, 5, size=(100, 2))
+    problem = Problem(X, X[:, 0] * np.sin(X[:, 1]))
+    candidates = CandidateRows()
+    for tokens, constants in [
+        (("mul", "x_1", "mul", "c", "sin", "x_2"), [1.0]),  # x0*(1.0*sin(x1))
+        (("mul", "x_1", "sin", "add", "x_2", "c"), [-5.06e-8]),  # x0*sin(x1 - 5.06e-8)
+        (("mul", "x_1", "sin", "x_2"), []),  # the law
+        (("mul", "x_1", "sin", "add", "x_2", "c"), [0.01]),  # close, but another law
+        (("mul", "c", "x_1"), [0.5]),
+    ]:
+        skeleton = Skeleton(tokens)
+        values = np.array(constants)
+        loss = float(np.mean((skeleton.program(X, values) - problem.y) ** 2))
+        candidates.add(Fitted(skeleton, values, loss), origin="beam")
+    distinct = candidates.without_restatements(problem, 0.01)
+    assert [str(s) for s in distinct.skeletons] == ["mul x_1 sin x_2", "mul x_1 sin add x_2 c", "mul c x_1"]
+    assert distinct.constants[1].tolist() == [0.01]
+    writer = Writer(Scaling.identity(2), tuple(feature_symbols(["x0", "x1"])))
+    table = select(candidates, problem, 0.01, writer, seed=0)
+    assert len(table.equations) == 3
+    assert table.equations.loc[table.best_index, "expression"] == sympy.sympify(
+        "x0*sin(x1)", locals=dict(zip(["x0", "x1"], feature_symbols(["x0", "x1"])))
+    )

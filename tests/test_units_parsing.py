@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nesymres_sklearn.units.parsing import parse_unit, parse_units
+from nesymres_sklearn.units.parsing import parse_unit, parse_units, units_by_column
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,8 @@ def test_no_units_is_none():
     "X_units, y_units, error, message",
     [
         (["foo"], "", ValueError, r"X_units\[0\] = 'foo' is not a unit that pint reads"),
-        (["m/"], "", ValueError, r"X_units\[0\] = 'm/' is not a unit"),
+        (["m/"], "", ValueError, r"X_units\[0\] = 'm/' is not a unit .*an operator such as '/'.*lacks an operand"),
+        (["(m"], "", ValueError, r"X_units\[0\] = '\(m' is not a unit .*a '\(' is not closed"),
         (["m"], "furlongs_per_qux", ValueError, r"y_units = .furlongs_per_qux. is not a unit"),
         (["degC"], "K", ValueError, r"X_units\[0\] = 'degC' has an offset.*'K'"),
         (["m", "s"], "", ValueError, "X_units has 2 units but X has 1 features"),
@@ -51,3 +52,21 @@ def test_no_units_is_none():
 def test_bad_units_get_an_error_that_names_the_problem(X_units, y_units, error, message):
     with pytest.raises(error, match=message):
         parse_units(X_units, y_units, 1)
+
+
+def test_units_given_as_a_mapping_are_matched_by_column_name():
+    assert units_by_column({"b": "", "a": "m"}, ["a", "b"]) == ["m", ""]
+    assert units_by_column({"x1": "s", "x0": "m"}, ["x0", "x1"]) == ["m", "s"]
+    assert units_by_column(["m", "s"], ["a", "b"]) == ["m", "s"]  # a list keeps its order
+
+
+@pytest.mark.parametrize(
+    "X_units, message",
+    [
+        ({"a": "m", "c": ""}, r"names no column \['c'\] and gives no unit for \['b'\]; X's columns are \['a', 'b'\]"),
+        ({"a": "m"}, r"gives no unit for \['b'\]"),
+    ],
+)
+def test_a_mapping_that_misses_or_invents_a_column_is_refused_by_name(X_units, message):
+    with pytest.raises(ValueError, match=message):
+        units_by_column(X_units, ["a", "b"])

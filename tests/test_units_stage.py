@@ -1,4 +1,5 @@
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -124,6 +125,52 @@ def test_fit_with_units_and_no_group_returns_the_monomial(units_regressor):
     assert reg.pi_groups_ == []  # the mass is the only one of its dimension: it cannot take part
     assert {s.name for s in reg.expression_.free_symbols} == {"x0", "x1"}
     assert np.allclose(reg.predict(X), y)
+
+
+def test_units_given_by_column_name_are_read_by_name_not_by_key(units_regressor, motion):
+    """A mapping used to be read through its keys: 'v', 't' and 'x' as pint's units."""
+    X, y = motion
+    frame = pd.DataFrame(X, columns=["v", "t", "x"])
+    reg = units_regressor.fit(frame, y, X_units={"x": "m", "v": "m/s", "t": "s"}, y_units="m")
+    assert reg.X_units_ == ["m/s", "s", "m"]
+    assert reg.pi_groups_ == ["t*v/x"]
+    with pytest.raises(ValueError, match=r"names no column \['speed'\] and gives no unit for \['v'\]"):
+        units_regressor.fit(frame, y, X_units={"x": "m", "speed": "m/s", "t": "s"}, y_units="m")
+
+
+@pytest.mark.parametrize("y_units, found", [("kg", "['G']"), ("K", "['k_B', 'm_e']")])
+def test_a_law_whose_units_are_not_y_s_gets_a_warning_that_names_both(units_regressor, y_units, found):
+    """``x0/x1`` in m and s is no mass: the constants found to close ``kg`` (``G``) are
+    not in the law and cannot make up the difference; they used to be listed silently."""
+    X = np.random.default_rng(0).uniform(1, 5, size=(64, 2))
+    with pytest.warns(
+        UserWarning,
+        match=r"y_units='[a-zA-Z]+' is \[[a-z]+\], but the selected law x0/x1 has "
+        r"\[length\] \* \[time\]\^-1 in X_units=\['m', 's'\]",
+    ) as caught:
+        reg = units_regressor.fit(X, X[:, 0] / X[:, 1], X_units=["m", "s"], y_units=y_units)
+    assert any(found in str(w.message) for w in caught)
+    assert str(reg.expression_) == "x0/x1" and reg.physical_constants_ == {}
+
+
+def test_a_law_whose_numbers_may_carry_constants_gets_no_units_warning():
+    """A float may be a product of known constants (``-5.24e-83``: a power of G times one of c)."""
+    units = Units.parse(["m", "s"], "kg", 2)
+    x0, x1 = feature_symbols(["x0", "x1"])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="The units do not match")
+        assert units.checked(sympy.Float(2.31e10) * x0 / x1, (x0, x1)) is units
+        assert units.checked(sympy.Integer(0), (x0, x1)) is units  # a number has any units
+    with pytest.warns(UserWarning, match="The units do not match"):
+        units.checked(x0 / x1, (x0, x1))
+
+
+def test_a_law_with_y_s_units_gets_no_units_warning(units_regressor):
+    X = np.random.default_rng(0).uniform(1, 5, size=(64, 2))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="The units do not match")
+        reg = units_regressor.fit(X, X[:, 0] / X[:, 1], X_units=["m", "s"], y_units="m/s")
+    assert str(reg.expression_) == "x0/x1"
 
 
 def test_fit_without_units_has_none_of_them(units_regressor, motion):

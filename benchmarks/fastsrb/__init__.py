@@ -13,7 +13,7 @@ benchmark's leaderboard: per problem 512 support and 512 validation points
 recovery against the ``accept`` forms (:mod:`.scoring`). Modules: :mod:`.laws` (the
 loader), :mod:`.sampling`, :mod:`.scoring`, :mod:`.methods` (``ours``, ``ours-units``,
 ``operon``), :mod:`.runner` (resumable, each fit in a child process with a kill timeout)
-and :mod:`.report`. Command line::
+and :mod:`.report`; :mod:`.units_mismatch` lists the laws that get the units warning. Command line::
 
     python -m benchmarks.fastsrb --methods ours ours-units operon --max-time 1 --problems 3 \\
         --noise 0 --n-jobs 2 --out benchmarks/results/fastsrb/fastsrb-1s.csv

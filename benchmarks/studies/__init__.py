@@ -10,6 +10,8 @@ each runs as ``python -m benchmarks.studies.NAME --help`` from the repository ro
   beside CPU-bound processes (``time-contract/idle.md``, ``time-contract/busy.md``);
 - ``spurious_variables``: issue 53's random data: unused columns, silent constants, fits
   over the promise of ``max_time``, fake fractions (``spurious-variables/``);
+- ``offsets``: issue 65's ``b + x0*sin(x1)`` for large offsets ``b``, with and without
+  the offset taken out (``offsets/offsets.md``);
 - ``quintic_ratio``: issue 53's ``x0**5/x1**3`` at default settings and 1 and 3 s
   (``printed-law/quintic-ratio.md``);
 - ``six_feature_example``: issue 37's 6-feature example at several budgets

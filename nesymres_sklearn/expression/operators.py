@@ -117,3 +117,9 @@ BINARY_OPERATORS = tuple(sorted(token for token, op in OPERATORS.items() if op.a
 PAPER_OPERATORS = tuple(sorted(token for token, op in OPERATORS.items() if op.in_paper))
 #: SymPy class -> token, for writing SymPy expressions in prefix notation.
 TOKEN_OF_SYMPY_CLASS = {op.sympy_class: token for token, op in OPERATORS.items() if op.sympy_class is not None}
+
+
+def function_tokens(expression: sympy.Expr) -> set[str]:
+    """The tokens of the functions that a SymPy ``expression`` applies (``{"sin", "ln"}``;
+    ``Abs`` is ``abs``); sums, products and powers are structure, not functions."""
+    return {TOKEN_OF_SYMPY_CLASS.get(type(f), type(f).__name__.lower()) for f in expression.atoms(sympy.Function)}

@@ -125,6 +125,12 @@ class ModelConfig:
         return _vocabulary(tuple(self.vocabulary))
 
     @property
+    def cache_bytes_per_beam(self) -> int:
+        """Bytes of one beam's self-attention cache at the full length (float32 keys
+        and values of every decoder layer): what a beam of the decoding holds."""
+        return self.n_decoder_layers * 2 * self.max_length * self.hidden_size * 4
+
+    @property
     def n_outputs(self) -> int:
         """Token slots: embedding rows and logits per position."""
         return len(self.vocabulary) if self.output_size is None else self.output_size

@@ -25,6 +25,10 @@ name              FVU    a fit this close or closer ...
 ``READABLE``      1e-9   has constants that may be re-spelled as named numbers (``pi``,
                          ``sqrt(2)``), not only as plain ones
 ``NEAR_EXACT``    1e-8   from a compiled runner (float32) is polished in float64
+``RESTATEMENT``   1e-12  of another fit's predictions (their mean squared difference over
+                         the variance of ``y``) restates it: ``x0*(1.0*sin(x1))`` or
+                         ``x0*sin(x1 - 5.06e-8)`` beside ``x0*sin(x1)``; the table keeps
+                         the better-scoring one
 ================  =====  ====================================================================
 """
 
@@ -38,6 +42,7 @@ POWER_LAW = 1e-10
 SURROGATE = 1e-9
 READABLE = 1e-9
 NEAR_EXACT = 1e-8
+RESTATEMENT = 1e-12
 
 
 def is_exact(loss, scale: float = 1.0):
@@ -74,3 +79,15 @@ def is_readable_exactly(fvu: float) -> bool:
 def is_near_exact(fvu: float) -> bool:
     """Whether a compiled runner's fit with this FVU is polished in float64."""
     return fvu <= NEAR_EXACT
+
+
+def is_restatement(difference: float, scale: float = 1.0) -> bool:
+    """Whether two fits whose predictions differ by this mean squared ``difference`` (of
+    ``y``'s variance ``scale``) are one law written twice."""
+    return difference <= RESTATEMENT * scale
+
+
+def restatement_reach(scale: float = 1.0) -> float:
+    """How far apart the square roots of two restatements' losses can be (the triangle
+    inequality of root mean squares): rows farther apart need no comparison."""
+    return (RESTATEMENT * scale) ** 0.5

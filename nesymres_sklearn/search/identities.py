@@ -25,7 +25,7 @@ and refitted on every point. Its law is a candidate only when it is exact to rou
 on every point, also when fitted on the points where any one feature is at most its
 median: no approximate law comes from here (noise gets none), nor a rational function
 that approximates a smooth one to rounding on a narrow range and only there. The
-decompositions run on one BLAS thread (:func:`.surrogate.one_blas_thread`).
+decompositions run on one BLAS thread (:func:`..blas.one_blas_thread`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..blas import one_blas_thread
 from ..expression.monomial import monomial_tokens
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
@@ -46,7 +47,6 @@ from .fitting.polynomial import monomials_of_degree
 from .problem import Problem
 from .selection.table import CandidateRows
 from .variables.power_law import log_line
-from .variables.surrogate import one_blas_thread
 
 #: The total degree of ``P`` and of ``Q``, at most (integer powers up to 5 are tokens).
 MAX_DEGREE = 5

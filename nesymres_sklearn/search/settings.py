@@ -3,6 +3,7 @@ without loading the network)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -99,6 +100,25 @@ class SearchSettings:
     continuation_rows : int, default=32
         The continuation's best rows (and its Pareto front's, as many) that reach the
         selection, whose work grows with the rows.
+    max_beam : int, default=4096
+        The most skeletons one decoding proposes: a larger ``beam_size`` is bounded to
+        it, with a warning. Without ``max_time`` every beam is decoded and fitted: 4,096
+        took 17 s and 0.8 GB on the 2-core development machine (bundled model, 150
+        points, ``refine=None``), 5,000 took 21 s and 1 GB, and 100,000 ran past 240 s
+        and 10 GB (issue 65).
+    beam_memory : float, default=1e9
+        Bytes the decoding's state may take: the beam is also bounded to the beams
+        whose attention cache (``ModelConfig.cache_bytes_per_beam``, at the model's full
+        length) fits in them, with a warning (5,425 beams of the bundled model, 184 kB
+        each; 813 at the paper's sizes, ModelConfig's defaults).
+    offset_ratio : float or None, default=1000
+        When ``y``'s mean exceeds this many standard deviations, its offset is taken
+        out before the search and put back into the law (:mod:`.scaling`): the
+        variation of ``1e9 + x0*sin(x1)`` lies below the network's half precision and
+        Operon's float32. Above every ratio of the validation sets' targets (at most
+        288, ``validation-wc`` and ``-nc``, 500 points, seed 0, but the one whose ``y``
+        is constant to float64's rounding), so their fits are unchanged; ``None``
+        never takes an offset out. Measured by ``benchmarks/studies/offsets.py``.
     units_min_r2 : float, default=0.99
         With units (``X_units``, ``y_units``), the dimensionally inconsistent
         candidates are set aside while the best consistent one explains at least this
@@ -122,6 +142,9 @@ class SearchSettings:
     reduce: bool = True
     continuation_steps: int | None = None
     continuation_rows: int = 32
+    max_beam: int = 4096
+    beam_memory: float = 1e9
+    offset_ratio: float | None = 1000.0
     units_min_r2: float = 0.99
 
     def __post_init__(self):
@@ -132,7 +155,7 @@ class SearchSettings:
                 f"SearchSettings.continuation_steps must be None or a non-negative integer, "
                 f"got {self.continuation_steps!r}."
             )
-        for name, minimum in (("first_beam", 1), ("n_scaled", 0), ("continuation_rows", 1)):
+        for name, minimum in (("first_beam", 1), ("n_scaled", 0), ("continuation_rows", 1), ("max_beam", 1)):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
                 raise ValueError(f"SearchSettings.{name} must be an integer of at least {minimum}, got {value!r}.")
@@ -146,8 +169,35 @@ class SearchSettings:
             )
         if self.reciprocal not in RECIPROCAL_LOOKS:
             raise ValueError(f"SearchSettings.reciprocal must be one of {RECIPROCAL_LOOKS}, got {self.reciprocal!r}.")
+        if not self.beam_memory > 0:
+            raise ValueError(f"SearchSettings.beam_memory must be positive (bytes), got {self.beam_memory!r}.")
+        if self.offset_ratio is not None and not self.offset_ratio > 0:
+            raise ValueError(f"SearchSettings.offset_ratio must be positive or None, got {self.offset_ratio!r}.")
         if self.reserve_seconds < 0:
             raise ValueError(f"SearchSettings.reserve_seconds must be non-negative, got {self.reserve_seconds!r}.")
+
+    def bounded_beam(self, size: int, bytes_per_beam: float) -> int:
+        """``size`` (the estimator's ``beam_size``), bounded by ``max_beam`` and by the
+        beams of ``bytes_per_beam`` that ``beam_memory`` holds, with a warning that says
+        which bound and how to raise it."""
+        by_memory = max(1, int(self.beam_memory // bytes_per_beam))
+        bound = min(self.max_beam, by_memory)
+        if size <= bound:
+            return size
+        reason = (
+            f"the {self.max_beam} that a fit decodes and fits in about 20 s (SearchSettings.max_beam)"
+            if bound == self.max_beam
+            else f"the {by_memory} whose decoding state fits in {self.beam_memory:.3g} bytes "
+            f"(SearchSettings.beam_memory; {bytes_per_beam:.3g} bytes each)"
+        )
+        warnings.warn(
+            f"beam_size={size} is more than {reason}: the fit decodes {bound}. Pass "
+            "search_settings=SearchSettings(max_beam=..., beam_memory=...) to allow more, with the time and memory "
+            "they take.",
+            UserWarning,
+            stacklevel=5,
+        )
+        return bound
 
     def budget(
         self, max_time: float | None, refinement_seconds: float = 0.0, clock: Callable[[], float] = monotonic_clock

@@ -10,6 +10,7 @@ a power, so they are refused with the fix.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from functools import cache
 
@@ -45,8 +46,8 @@ def parse_unit(text, where: str) -> Dimensions:
         base_one, base_two = one.to_base_units().magnitude, two.to_base_units().magnitude
     except Exception as error:  # pint's parser raises several kinds on malformed text
         raise ValueError(
-            f"{where} = {text!r} is not a unit that pint reads ({error}). Write it as pint does, e.g. 'kg/m^3', "
-            "'Pa*s', '1/s', 'm**2', or '' for a dimensionless column."
+            f"{where} = {text!r} is not a unit that pint reads ({_reason(error)}). Write it as pint does, e.g. "
+            "'kg/m^3', 'Pa*s', '1/s', 'm**2', or '' for a dimensionless column."
         ) from None
     if abs(base_two - 2.0 * base_one) > 1e-9 * abs(base_two):
         raise ValueError(
@@ -56,6 +57,37 @@ def parse_unit(text, where: str) -> Dimensions:
         )
     dimensionality = one.dimensionality.items()
     return {str(base): Fraction(exponent).limit_denominator(MAX_DENOMINATOR) for base, exponent in dimensionality}
+
+
+def _reason(error: Exception) -> str:
+    """What pint's ``error`` says, or, for its parser's bare assertion and tokenizer
+    errors (``"m/"``, ``"(m"``), what is wrong with the text."""
+    if type(error).__name__ in ("AssertionError", "TokenError") or not str(error):
+        return (
+            "it is not a complete expression: an operator such as '/', '*' or '**' lacks an operand, "
+            "or a '(' is not closed"
+        )
+    return str(error)
+
+
+def units_by_column(X_units, feature_names: Sequence[str]):
+    """``X_units`` as a list in the order of the columns: a mapping is read by column
+    name (``{"mass": "kg", "speed": "m/s"}`` for a DataFrame, or ``x0``, ``x1``, ... for
+    an array); anything else is returned as given. Raises a ``ValueError`` that names
+    the columns a mapping does not know or leaves out."""
+    if not isinstance(X_units, Mapping):
+        return X_units
+    names = [str(name) for name in feature_names]
+    unknown = [key for key in X_units if str(key) not in names]
+    missing = [name for name in names if name not in {str(key) for key in X_units}]
+    if unknown or missing:
+        problems = [f"names no column {unknown}" if unknown else "", f"gives no unit for {missing}" if missing else ""]
+        raise ValueError(
+            f"X_units, a mapping from column name to unit, {' and '.join(p for p in problems if p)}; X's columns "
+            f"are {names}. Give one unit per column name ('' for a dimensionless one), or a list in column order."
+        )
+    by_name = {str(key): unit for key, unit in X_units.items()}
+    return [by_name[name] for name in names]
 
 
 def parse_units(X_units, y_units, n_features: int) -> tuple[tuple[Dimensions, ...], Dimensions] | None:
@@ -74,7 +106,8 @@ def parse_units(X_units, y_units, n_features: int) -> tuple[tuple[Dimensions, ..
         )
     if isinstance(X_units, str) or not (hasattr(X_units, "__len__") and hasattr(X_units, "__iter__")):
         raise TypeError(
-            f"X_units must be a list of unit strings, one per column of X, got {type(X_units).__name__} {X_units!r}."
+            f"X_units must be a list of unit strings, one per column of X, or a mapping from column name to unit, "
+            f"got {type(X_units).__name__} {X_units!r}."
         )
     X_units = list(X_units)
     if len(X_units) != n_features:

@@ -20,12 +20,13 @@ aside, unless none of the rest explains enough of ``y``'s variance
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 import sympy
 
+from ..blas import one_blas_thread
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
 from ..search.budget import Deadline
@@ -35,7 +36,6 @@ from ..search.identities import identity_with_angles
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
 from ..search.selection.table import CandidateRows
-from ..search.variables.surrogate import one_blas_thread
 from .consistency import TOLERANCE, InconsistentError, is_consistent, sympy_dimension
 from .constants import (
     DimensionalConstant,
@@ -50,7 +50,7 @@ from .constants import (
     unexplained,
 )
 from .groups import PiGroups, dimension_matrix, pi_groups, written
-from .parsing import parse_units
+from .parsing import MAX_DENOMINATOR, parse_units, units_by_column
 
 #: A constant that joins the features' groups may leave at most this multiple of the
 #: share they leave unexplained (its groups are more, and their neighbours farther apart).
@@ -62,7 +62,8 @@ class Units:
     """The units of the features (``X_units``) and of ``y`` (``y_units``) as given,
     their exponents over the ``bases`` (rows of ``features``: one per feature;
     ``target``: y's), the dimensional ``constants`` of the law, and the groups and
-    monomial of the problem, over the features and then the constants."""
+    monomial of the problem, over the features and then the constants (the first
+    ``n_declared`` of them declared by the user, the rest found to close the units)."""
 
     X_units: tuple[str, ...]
     y_units: str
@@ -71,6 +72,7 @@ class Units:
     target: np.ndarray
     groups: PiGroups
     constants: tuple[DimensionalConstant, ...] = ()
+    n_declared: int = 0
 
     @classmethod
     def parse(cls, X_units, y_units, n_features: int, constants=None, feature_names=(), X=None, y=None) -> Units | None:
@@ -79,7 +81,8 @@ class Units:
         rest (:func:`.closing_constants`: ``y``'s units, and the features that the data
         ``X``, ``y`` say ``y`` depends on); ``None`` when no units are given, or, with a
         warning, when no constant closes ``y``'s. Raises a ``ValueError`` that names
-        the problem with bad units."""
+        the problem with bad units; ``X_units`` may map ``feature_names`` to units."""
+        X_units = units_by_column(X_units, feature_names)
         parsed = parse_units(X_units, y_units, n_features)
         if parsed is None:
             if constants:
@@ -125,6 +128,7 @@ class Units:
             matrix[:, len(columns)].copy(),
             groups,
             law_constants,
+            len(declared),
         )
 
     @property
@@ -227,6 +231,53 @@ class Units:
         except InconsistentError:
             return False
         return not np.any(np.abs(found - self.target) >= TOLERANCE)
+
+    def checked(self, law: sympy.Expr, symbols) -> Units:
+        """These units, when the selected ``law`` over the features' ``symbols`` has
+        ``y``'s units (its numbers dimensionless, or powers of the law's constants, or
+        known constants' powers: :meth:`carries_known_constants`), or may have them (a
+        float among its numbers may be a product of constants that the units stage did
+        not look for, ``-5.24e-83`` a power of ``G`` times one of ``c``; a law that is a
+        number, ``0`` among them, has any units); else a
+        warning that names the units of ``y`` and of the law, and these units without the
+        constants found to close them (the law does not carry them)."""
+        dimensions = self._law_dimensions(law, symbols)
+        if dimensions is None or law.atoms(sympy.Float) or law.is_number:  # a number has any units
+            return self
+        rest = self.target - dimensions
+        if not np.any(np.abs(rest) >= TOLERANCE) or self.carries_known_constants(law, symbols):
+            return self
+        if self.constants:  # a number of the law may carry a product of powers of the constants
+            spans = np.array([[float(c.dimensions.get(b, 0)) for b in self.bases] for c in self.constants]).T
+            powers = np.linalg.lstsq(spans, rest, rcond=None)[0]
+            if not np.any(np.abs(spans @ powers - rest) >= TOLERANCE):
+                return self
+        found = [c.symbol for c in self.constants[self.n_declared :]]
+        warnings.warn(
+            f"The units do not match the law: y_units={self.y_units!r} is {self._written(self.target)}, but the "
+            f"selected law {law} has {self._written(dimensions)} in X_units={list(self.X_units)}"
+            + (f" (and the constants {found} found to close y's units cannot make up the difference)" if found else "")
+            + ". Check y_units and X_units, or whether y depends on a quantity that is not a column of X"
+            + ("; physical_constants_ leaves the found constants out." if found else "."),
+            UserWarning,
+            stacklevel=5,
+        )
+        return replace(self, constants=self.constants[: self.n_declared])
+
+    def _law_dimensions(self, law: sympy.Expr, symbols) -> np.ndarray | None:
+        """The dimensions of ``law`` with its numbers dimensionless; ``None`` when it is
+        inconsistent as written (then the selection's consistency filter has spoken)."""
+        constant_rows = [[float(c.dimensions.get(b, 0)) for b in self.bases] for c in self.constants]
+        rows = np.vstack([self.features, *constant_rows]) if constant_rows else self.features
+        try:
+            return sympy_dimension(law, self.symbols(symbols), rows)
+        except InconsistentError:
+            return None
+
+    def _written(self, dimensions: np.ndarray) -> str:
+        return written(
+            {b: Fraction(float(v)).limit_denominator(MAX_DENOMINATOR) for b, v in zip(self.bases, dimensions)}
+        )
 
 
 def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, str | None, list[str] | None, dict]:

@@ -10,6 +10,7 @@ import numpy as np
 import sympy
 
 from ...expression.export import evaluate, to_latex
+from ...expression.operators import function_tokens
 from ...expression.skeleton import Skeleton
 from ..budget import Deadline
 from ..fitting.constants import Evaluations, least_squares_run, mse, polish
@@ -69,11 +70,15 @@ class Writer:
     known value, ``(symbol, value)``, which the selected row is written with where its
     numbers are theirs. Every form it writes is the row's program wherever that is
     defined (``tests/test_written_law.py``); the one rewrite that holds on the data
-    alone, ``|f|`` as ``f``, is made on the skeleton that predicts (:mod:`.signs`)."""
+    alone, ``|f|`` as ``f``, is made on the skeleton that predicts (:mod:`.signs`).
+    ``operators``: the functions the user allows (``None``: any); the selected row is
+    written with those alone, as its skeleton is (SymPy evaluates ``sin(x + pi/2)`` to
+    ``cos(x)``: then the row is written as the skeleton reads, with its exact constants)."""
 
     scaling: Scaling
     symbols: tuple[sympy.Symbol, ...]
     constants: tuple[tuple[sympy.Symbol, float], ...] = ()
+    operators: frozenset[str] | None = None
 
     def __call__(self, skeleton: Skeleton, constants: np.ndarray, exact: list | None = None) -> sympy.Expr:
         """The row's equation: as written, or with ``exact`` constants, the units folded
@@ -84,7 +89,12 @@ class Writer:
             return self.scaling.unscale_expression(skeleton.expression(constants, self.symbols), self.symbols)
         expression = tidy_numbers(skeleton.expression(exact, self.symbols, evaluate=True))
         unscaled = self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
-        return whole_roots(large_numbers_as_floats(named_constants(folded(unscaled), dict(self.constants))))
+        written = folded(unscaled, self.operators)
+        written = whole_roots(large_numbers_as_floats(named_constants(written, dict(self.constants))))
+        if self.operators is None or function_tokens(written) <= self.operators:
+            return written
+        as_skeleton = self.scaling.unscale_expression(skeleton.expression(exact, self.symbols), self.symbols)
+        return as_skeleton if function_tokens(as_skeleton) <= self.operators else self(skeleton, constants)
 
     def raw(self, skeleton: Skeleton, constants: np.ndarray) -> sympy.Expr:
         """The row over the raw features with its float constants, under SymPy's
@@ -131,7 +141,8 @@ def select(
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
-    (such as the dimensionally consistent ones), the selected constants polished in
+    (such as the dimensionally consistent ones) and that restate no better row
+    (:meth:`.CandidateRows.without_restatements`), the selected constants polished in
     float64 (:func:`polished`) and re-spelled exactly where the fit allows, its ``|f|``
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
     ``predict`` runs that skeleton). Fixed work
@@ -142,6 +153,7 @@ def select(
     rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
         rows = keep(rows)
+    rows = rows.without_restatements(problem, complexity_penalty)
     table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]

@@ -49,6 +49,7 @@ import math
 import sympy
 from sympy.simplify.fu import TR8, TR10i
 
+from ...expression.operators import function_tokens
 from .readable import fold_float_factors, tidy_numbers
 
 # Terms whose sum is this small next to the largest of them cancel: only rounding is left.
@@ -61,10 +62,12 @@ MAX_SPLITS = 64
 MAX_SPLIT_LOGS = 2
 
 
-def folded(expression: sympy.Expr) -> sympy.Expr:
+def folded(expression: sympy.Expr, operators: frozenset[str] | None = None) -> sympy.Expr:
     """``expression`` (over the raw features, SymPy's evaluation applied) in its
-    shortest equal form (see the module docstring), its floats that are simple numbers
-    written exactly (:func:`.readable.tidy_numbers`)."""
+    shortest equal form (see the module docstring) among those whose functions are
+    ``operators`` (``None``: any; the harmonics of ``sin`` alone are not added into a
+    ``cos``), its floats that are simple numbers written exactly
+    (:func:`.readable.tidy_numbers`); the form as it is when none is."""
     expression = tidy_numbers(fold_float_factors(_exponents_expanded(expression)))
     forms = [expression, _residues_dropped(sympy.factor_terms(expression), expression)]
     split = _logs_split(expression)
@@ -74,6 +77,8 @@ def folded(expression: sympy.Expr) -> sympy.Expr:
     forms.append(monomials_into_roots(expression))
     if len(expression.atoms(sympy.sin, sympy.cos)) > 1:
         forms += [TR10i(expression), TR8(expression), tidy_numbers(harmonics_added(expression))]
+    if operators is not None:
+        forms = [form for form in forms if function_tokens(form) <= operators] or [expression]
     return min(forms, key=_size)  # the first of the shortest: the equation as it is on ties
 
 

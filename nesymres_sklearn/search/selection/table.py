@@ -12,6 +12,7 @@ import sympy
 
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
+from ..exactness import is_restatement, restatement_reach
 from ..fitted import Fitted
 from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import Problem
@@ -132,6 +133,43 @@ class CandidateRows:
                 return
             self.set_aside.update(unsupported)
             self._derived(best, reduced)
+
+    def without_restatements(self, problem: Problem, complexity_penalty: float) -> CandidateRows:
+        """The rows without those that predict as a better-scoring row does on the
+        points of ``problem`` (:func:`.exactness.is_restatement`: ``x0*(1.0*sin(x1))``
+        beside ``x0*sin(x1)``). Two such rows have square roots of their losses at most
+        the root of the tolerance apart, so only those pairs are compared."""
+        kept = [i for i in range(len(self)) if not self._set_aside(i)]
+        losses = np.array([self.losses[i] for i in kept], dtype=np.float64)
+        order = np.asarray(kept)[np.argsort(
+            scores(log_fvu(losses, problem.scale), [len(self.skeletons[i]) for i in kept], complexity_penalty),
+            kind="stable",
+        )]  # fmt: skip
+        reach = restatement_reach(problem.scale)
+        distinct: list[tuple[float, np.ndarray]] = []  # root loss and predictions of the rows kept
+        dropped = set()
+        for i in order:
+            if not np.isfinite(self.losses[i]):
+                continue
+            with np.errstate(all="ignore"):
+                predicted = self.skeletons[i].program(problem.X, np.asarray(self.constants[i], dtype=np.float64))
+            if not np.all(np.isfinite(predicted)):
+                continue
+            root = float(np.sqrt(self.losses[i]))
+            if any(
+                abs(root - other_root) <= reach
+                and is_restatement(float(np.average((predicted - other) ** 2, weights=problem.weights)), problem.scale)
+                for other_root, other in distinct
+            ):
+                dropped.add(int(i))
+            else:
+                distinct.append((root, predicted))
+        rows = CandidateRows()
+        for i, row in enumerate(zip(*self._columns())):
+            if i not in dropped:
+                rows._append(*row)
+        rows.set_aside.update(self.set_aside)
+        return rows
 
     def _set_aside(self, row: int) -> bool:
         return not self.set_aside.isdisjoint(self.skeletons[row].tokens)

@@ -32,13 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...blas import one_blas_thread
 from ..budget import Deadline
 from ..fitted import Fitted
 from ..problem import Problem
 from .assembly import kept_fits, refitted
 from .features import on_features
 from .power_law import keeps_one_sign
-from .surrogate import Surrogate, one_blas_thread
+from .surrogate import Surrogate
 
 #: Points the surrogate is fitted on (a random subset of larger data).
 SURROGATE_POINTS = 256

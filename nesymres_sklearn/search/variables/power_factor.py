@@ -27,7 +27,9 @@ variables; the split stands when ``y / x_A**b_A`` is a function of ``x_B`` alone
 
 The network then works on ``X[:, B]`` and ``y / x_A**b_A`` (divided by a power of ten
 that keeps it in the network's range), and each of its skeletons ``f`` comes back as
-``c * x_A**b_A * f``.
+``c * x_A**b_A * f``. Its least-squares fits run on the fit's one BLAS thread
+(:mod:`nesymres_sklearn.blas`); a deadline that passes between them ends the search
+with no split.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from scipy.spatial import cKDTree
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
+from ..budget import Deadline
 from ..exactness import is_power_law
 from ..scaling import TARGET_BAND, power_of_ten
 from .power_law import MAX_EXPONENT, keeps_one_sign
@@ -98,17 +101,29 @@ def _cubic(Z: np.ndarray) -> np.ndarray:
     return np.column_stack(columns) if columns else np.empty((len(Z), 0))
 
 
+class _OutOfTime(Exception):
+    """The deadline passed between two fits of the split."""
+
+
 def power_factor(
-    X: np.ndarray, y: np.ndarray, n_variables: int, weights: np.ndarray | None = None
+    X: np.ndarray,
+    y: np.ndarray,
+    n_variables: int,
+    weights: np.ndarray | None = None,
+    deadline: Deadline | None = None,
 ) -> PowerFactor | None:
     """The split of ``(X, y)`` into a power-law factor and at most ``n_variables``
     columns for the network (``weights``: sample weights, mean 1), or ``None`` when
-    the data show no such split: by the exponents' fit in logs, else (``y`` changing
-    sign, or a rest the cubic does not follow) by :func:`neighbour_split`."""
+    the data show no such split, or when ``deadline`` passes before one is found: by
+    the exponents' fit in logs, else (``y`` changing sign, or a rest the cubic does not
+    follow) by :func:`neighbour_split`."""
     n, d = X.shape
     if d <= n_variables:
         return None
-    chosen = _columns(X, y, n_variables, weights)
+    try:
+        chosen = _columns(X, y, n_variables, weights, deadline)
+    except _OutOfTime:
+        return None
     if chosen is None:
         return None
     forced, ranked, departing = chosen
@@ -116,7 +131,7 @@ def power_factor(
     factor = sorted(j for j in ranked if j not in rest)
     split = _fitted_split(X, y, rest, factor, weights) if keeps_one_sign(y) and rest and factor else None
     for size in range(departing, n_variables - len(forced) + 1):  # the next columns may belong to the rest
-        if split is not None:
+        if split is not None or (deadline is not None and deadline.passed()):
             break
         rest = sorted(forced + ranked[:size])
         factor = sorted(j for j in ranked if j not in rest)
@@ -130,12 +145,15 @@ def power_factor(
     return replace(split, scale=power_of_ten(divided, TARGET_BAND))
 
 
-def _columns(X: np.ndarray, y: np.ndarray, n_variables: int, weights) -> tuple[list[int], list[int], int] | None:
+def _columns(
+    X: np.ndarray, y: np.ndarray, n_variables: int, weights, deadline: Deadline | None = None
+) -> tuple[list[int], list[int], int] | None:
     """Steps 1 and 2 of the module docstring: the columns that must be in the rest, the
     others by their departure from a power law, largest first, and how many of those
     depart more than ``MIN_DEPARTURE`` (up to the network's variables); with ``y``
     changing sign, on the points outside the smallest ``SMALL_SHARE`` of ``|y|``, near
-    the rest's zeros. ``None`` when there is no such split."""
+    the rest's zeros. ``None`` when there is no such split; raises :class:`_OutOfTime`
+    when ``deadline`` passes between two columns."""
     usable = [j for j in range(X.shape[1]) if keeps_one_sign(X[:, j])]
     forced = [j for j in range(X.shape[1]) if j not in usable]
     if len(forced) > n_variables:
@@ -159,6 +177,8 @@ def _columns(X: np.ndarray, y: np.ndarray, n_variables: int, weights) -> tuple[l
         return None
     departures = {}
     for j in usable:
+        if deadline is not None and deadline.passed():
+            raise _OutOfTime
         extra = np.column_stack([standard[:, j], standard[:, j] ** 2, logs[j] ** 2])
         departures[j] = error - _sse(np.column_stack([base, extra]), target, root)[0]
     ranked = sorted(usable, key=lambda j: -departures[j])

@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy
 
+from ...blas import one_blas_thread
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, variable_token
@@ -52,7 +53,7 @@ from ..budget import Deadline
 from ..exactness import SURROGATE, is_exact_surrogate
 from ..scaling import FEATURE_BAND, power_of_ten
 from .power_law import MAX_EXPONENT, keeps_one_sign
-from .surrogate import OutOfTime, Surrogate, one_blas_thread
+from .surrogate import OutOfTime, Surrogate
 
 #: Points the Gaussian processes are fitted on (a random subset of larger data).
 SURROGATE_POINTS = 128

@@ -124,11 +124,13 @@ class Route:
 
 
 def route(problem: Problem, n_variables: int, seed: int, reduce: bool, network_end: Deadline | None) -> Route:
-    """What the network reads of ``problem`` (see the module docstring). The reduction,
-    when tried, has half of the time left until ``network_end``, and is tried only when
-    that is at least ``MIN_REDUCTION_SECONDS``; decoding and fitting keep the rest."""
+    """What the network reads of ``problem`` (see the module docstring). The power-law
+    split and the reduction have half of the time left until ``network_end`` (the
+    reduction is tried only when that is at least ``MIN_REDUCTION_SECONDS``); decoding
+    and fitting keep the rest."""
     n_features = problem.X.shape[1]
-    split = power_factor(problem.X, problem.y, n_variables, problem.weights)
+    end = None if network_end is None else network_end.halfway()
+    split = power_factor(problem.X, problem.y, n_variables, problem.weights, end)
     if split is not None:
         seen = Problem(problem.X[:, split.rest], split.target(problem.X, problem.y), problem.weights)
         return Route(seen, split.rest, n_features, split=split)

@@ -5,14 +5,12 @@ evaluates it at points that are not in the data. scikit-learn's Gaussian process
 Gaussian kernel (one length scale per standardised column, plus white noise) and a
 normalised target; the search for the kernel's parameters stops after
 ``MAX_ITERATIONS`` steps, or raises :class:`OutOfTime` once a deadline passes. Its
-small factorisations run on one BLAS thread (:func:`one_blas_thread`).
+small factorisations run on one BLAS thread (:func:`..blas.one_blas_thread`).
 """
 
 from __future__ import annotations
 
 import warnings
-from contextlib import contextmanager
-from functools import cache
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
@@ -20,34 +18,11 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-from threadpoolctl import ThreadpoolController
 
-from ...shared_setting import SharedSetting
 from ..budget import Deadline
 
 #: Steps of the search for the kernel's parameters.
 MAX_ITERATIONS = 20
-
-_blas_threads = SharedSetting()
-
-
-@cache
-def _controller() -> ThreadpoolController:
-    """The process's thread pools, found once (finding them takes about 30 ms)."""
-    return ThreadpoolController()
-
-
-def _limit_blas():
-    return _controller().limit(limits=1, user_api="blas").restore_original_limits
-
-
-@contextmanager
-def one_blas_thread():
-    """One BLAS thread for the ``with`` block: the surrogates' small factorisations took
-    40-80 ms with one and up to 7 s with several on the busy 2-core development machine.
-    Fits in threads of one process share the setting (:class:`.SharedSetting`)."""
-    with _blas_threads.held(_limit_blas):
-        yield
 
 
 class OutOfTime(Exception):
