@@ -32,9 +32,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     revision : str, default=None
         Branch, tag or commit of a Hub repository (Hub models only).
     beam_size : int, default=32
-        Beams kept by beam search (the paper's 32), or samples drawn; a narrower beam
-        (``search_settings.first_beam``) is decoded and fitted first; bounded, with a warning, by ``search_settings.max_beam``
-        and ``beam_memory``.
+        Beams kept by beam search (the paper's 32), or samples drawn (at most
+        ``search_settings.max_beam``, with a warning); ``first_beam`` is fitted first.
     decoding : {"beam", "sample"}, default="beam"
         How the network proposes skeletons.
     n_restarts : int, default=4
@@ -75,8 +74,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     operators : list of str, default=None
         The operators candidates may use (``"sin"``, ``"pow"``, ... or PySR's and
         Operon's aliases ``"+"``, ``"-"``, ``"/"``, ``"^"``, ``"log"``); ``None``: all
-        (:mod:`.restrictions`, ``docs/usage.md``; ``[]`` is an error). The printed law
-        keeps to them; integer powers are products under ``["add", "mul"]``.
+        (:mod:`.restrictions`; ``[]`` is an error); integer powers are products under
+        ``["add", "mul"]`` (``docs/usage.md``).
     max_complexity : int, default=None
         Candidates with more prefix tokens (``equations_``'s ``complexity``) are set aside.
     early_stop_condition : float or callable, default=None
@@ -109,17 +108,14 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         ``exhaustive``, ``decomposition``, ``reduction``, ``refinement`` (Operon),
         ``continuation`` and ``selection``.
     features_seen_by_network_ : ndarray of int
-        Columns of ``X`` that the network worked on.
+        Columns of ``X`` that the network read.
     network_inputs_ : list of str
-        What each of the network's variables stood for (``x1``, ``x1*x2/x3``, ...).
+        What the network's variables stood for (``x1``, ``x1*x2/x3``, ...).
     refinement_ : dict or None
-        When the plan's Operon ran: its ``seeds``, ``generations``, ``evaluations`` and
-        ``best_contains_a_seed``.
+        The plan's Operon: ``seeds``, ``generations``, ``evaluations``, ``best_contains_a_seed``.
     plan_ : DataFrame
-        The steps of the last ``fit`` as they ran (``unit``, ``seconds``, ``status``:
-        ``"done"``, ``"cut"`` by ``max_time``, ``"skipped: <why>"``): the route, the
-        network's decodings and fits, its looks, Operon's generations, the
-        continuation's turns (``continue: operon 2``), the selection (``docs/usage.md``).
+        The steps of the last ``fit`` as they ran (``unit``, ``seconds``, ``status``: ``"done"``,
+        ``"cut"``, ``"skipped: <why>"``), the continuation's turns too (``docs/usage.md``).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
@@ -137,8 +133,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(1, 5, size=(128, 2))
     >>> y = X[:, 0] * np.sin(X[:, 1])
-    >>> reg = NeSymReSRegressor(beam_size=8, random_state=0).fit(X, y)
-    >>> reg.predict(X).shape
+    >>> NeSymReSRegressor(beam_size=8, random_state=0).fit(X, y).predict(X).shape
     (128,)
     """
 
@@ -205,9 +200,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the squared errors; points of weight 0 are left out.
         X_units, y_units : list or dict of str, and str, default=None
-            Units of the columns of ``X`` (by position, or a dict by column name) and of ``y`` as pint reads them (``"kg/m^3"``,
-            ``""``): the network reads dimensionless groups (``docs/usage.md``);
-            a warning when the law's units are not ``y``'s.
+            Units of ``X``'s columns (a list, or a dict by name) and of ``y`` as pint reads
+            them (``"kg/m^3"``): the network reads dimensionless groups (``docs/usage.md``).
         constants : dict of str to str, default=None
             The law's dimensional constants: symbol -> a constant pint knows
             (``{"c": "speed_of_light"}``) or the units of one to fit (``{"k": "J/K"}``);
