@@ -29,7 +29,7 @@ def python_blocks(page: str) -> list[str]:
 
 
 def test_blocks_are_found_and_skips_say_why():
-    assert len(python_blocks("README.md")) == 2 and len(python_blocks("docs/usage.md")) == 13
+    assert len(python_blocks("README.md")) == 1 and len(python_blocks("docs/usage.md")) == 13
     assert len(python_blocks("docs/getting-started.md")) == 2
     assert "Hugging Face Hub" not in "".join(python_blocks("docs/usage.md"))
 
