@@ -29,11 +29,11 @@ from .expression.skeleton import Skeleton
 from .guesses import Guesses
 from .inputs import subsample, warn_explains_little, warn_few_points
 from .neural_search import NetworkSampler
-from .operon.plan import holds_operon, operon_islands, operon_stage, refinement_seconds, without_operon
-from .operon.settings import OperonSettings
+from .operon.plan import holds_operon, operon_islands, operon_stage, without_operon
+from .operon.settings import OperonSettings, whole_seconds
 from .progress import progress
 from .restrictions import Restrictions
-from .search.budget import Budget
+from .search.budget import Budget, Calibration
 from .search.fitted import Fitted
 from .search.identities import identity_rows
 from .search.looks import LOOK_NAMES
@@ -111,9 +111,10 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     X, y, weights = subsample(X, y, weights, params["max_points"], rng) if warm is None else warm.points
     operon_settings = params["operon_settings"] or OperonSettings()
     max_time = params["max_time"]
-    budget = settings.budget(max_time, 0.0 if operon is None else refinement_seconds(operon_settings, len(y)))
+    calibration = Calibration()  # this fit's own: no pace of an earlier fit splits its budget
+    budget = settings.budget(max_time, 0.0 if operon is None else whole_seconds(operon_settings, len(y), calibration))
     searches = operon is not None  # Operon's islands may run in the continuation
-    if operon is not None and not holds_operon(budget, operon_settings, len(y)):
+    if operon is not None and not holds_operon(budget, operon_settings, len(y), calibration):
         operon, budget = None, replace(budget, refinement_seconds=0.0)
     units = Units.parse(X_units, y_units, len(names), constants, names, X, y)  # within max_time
     if np.ptp(y) == 0:
@@ -145,13 +146,15 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             restrictions,
             operon,
             operon_settings,
+            calibration,
             timings,
         )
         done = plan(stages)
         sources = [] if done.sampler is None else [done.sampler]
         if searches:  # pyoperon is installed and the operators allow its search
+            n_islands = effective_n_jobs(params["n_jobs"])
             islands = operon_islands(
-                problem, operon_settings, request.seed, restrictions.operators, effective_n_jobs(params["n_jobs"])
+                problem, operon_settings, request.seed, restrictions.operators, n_islands, calibration
             )
             sources.insert(0, islands)
         warm = ContinuationState(
@@ -176,6 +179,8 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     )
     rows.extend(restrictions.kept(scheduler.run(rows)))
     timings["continuation"] = time.perf_counter() - moment
+    pace = calibration.operon_seconds_per_evaluation_point
+    budget.record("calibration", 0.0, f"Operon: {pace:.3g} s per model and point")
     warm.rows = rows.where(lambda *_: True)
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
@@ -199,7 +204,8 @@ class Stages:
     """What the plan's stages read: the ``network`` (the estimator's ``model``), the ``problem`` in the search's units
     (``scaling``), the ``request``, the ``budget``, the ``units`` (or ``None``), the
     features' ``symbols``, the user's ``guesses`` and ``restrictions``, the ``operon``
-    stage (or ``None``) with its ``operon_settings``, and the ``timings`` they fill in."""
+    stage (or ``None``) with its ``operon_settings``, the fit's ``calibration`` and the
+    ``timings`` they fill in."""
 
     network: object
     model: str
@@ -213,6 +219,7 @@ class Stages:
     restrictions: Restrictions
     operon: object
     operon_settings: OperonSettings
+    calibration: Calibration
     timings: dict
 
 
@@ -247,7 +254,13 @@ def plan(stages: Stages) -> Plan:
     if stages.operon is not None:
         moment = time.perf_counter()
         operon_rows, refinement = stages.operon(
-            rows, problem, stages.operon_settings, stages.request.seed, budget, restrictions.operators
+            rows,
+            problem,
+            stages.operon_settings,
+            stages.request.seed,
+            budget,
+            restrictions.operators,
+            stages.calibration,
         )
         rows.extend(restrictions.kept(operon_rows))
         if refinement is not None:  # skipped when a row of the network fits exactly

@@ -84,7 +84,7 @@ def test_the_search_continues_until_the_budget_ends_and_a_larger_one_never_selec
     scores = [fit.equations_.loc[fit.best_index_, "score_lower_is_better"] for fit in fits]
     assert scores[0] >= scores[1] >= scores[2]
     for fit in fits:
-        last = fit.plan_.iloc[-2]  # the step before the selection
+        last = fit.plan_.iloc[-3]  # the step before the calibration and the selection
         assert (last["unit"], last["status"]) == ("continue", "stopped: the time left holds no turn")
         assert fit.timings_["continuation"] > 0
     assert set(fits[2].equations_["origin"]) >= {"operon", "beam"}
@@ -178,3 +178,25 @@ def test_operons_islands_run_on_a_dask_cluster(tiny_model, inexact):
     assert len(turns(fit)) == 4
     assert len(workers) == 2  # both workers ran islands
     assert "operon" in set(fit.equations_["origin"])
+
+
+def test_two_fits_in_one_process_split_the_same_budget_alike(tiny_model, monkeypatch):
+    """Issue 66: the Operon pace lives in each fit's own Calibration; a first fit that
+    measured a slow pace does not change how the second splits its budget."""
+    from nesymres_sklearn.search import settings as settings_module
+
+    splits, budget = [], settings_module.SearchSettings.budget
+
+    def recording(self, max_time, refinement_seconds=0.0, clock=None):
+        splits.append(refinement_seconds)
+        return (
+            budget(self, max_time, refinement_seconds)
+            if clock is None
+            else budget(self, max_time, refinement_seconds, clock)
+        )
+
+    monkeypatch.setattr(settings_module.SearchSettings, "budget", recording)
+    X = np.random.default_rng(0).uniform(1, 5, (150, 2))
+    for _ in range(2):
+        regressor(tiny_model, max_time=0.5).fit(X, np.exp(-X[:, 0] / X[:, 1]) * np.sin(X[:, 1]))
+    assert len(splits) == 2 and splits[0] == splits[1] > 0

@@ -393,8 +393,9 @@ def test_a_budget_that_holds_the_plan_gives_the_fixed_work_fit(tiny_model, manua
     ]
     pd.testing.assert_frame_equal(fits[0].equations_, fits[1].equations_)
     assert str(fits[0].expression_) == str(fits[1].expression_)
-    steps = [list(zip(fit.plan_["unit"], fit.plan_["status"])) for fit in fits]
+    steps = [[step for step in zip(fit.plan_["unit"], fit.plan_["status"]) if step[0] != "calibration"] for fit in fits]
     assert steps[0] == steps[1]
+    assert all("calibration" in set(fit.plan_["unit"]) for fit in fits)  # the fit's own Operon pace
     assert [unit for unit, _ in steps[0][:6]] == ["identities", "route", "decode 4", "fit 4", "decode 12", "fit 12"]
     assert fits[0].refinement_ is None or fits[0].refinement_["generations"] == 4
 
@@ -465,9 +466,9 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
     candidates included) stops where the time left holds Operon's whole work, but not
     before its share of the budget; alone it has all of it."""
     from nesymres_sklearn import neural_search
-    from nesymres_sklearn.operon.refine import whole_seconds
-    from nesymres_sklearn.operon.settings import OperonSettings
+    from nesymres_sklearn.operon.settings import OperonSettings, whole_seconds
     from nesymres_sklearn.search import anytime
+    from nesymres_sklearn.search.budget import Calibration
     from nesymres_sklearn.search.settings import SearchSettings
 
     budgets, deadlines = [], []
@@ -500,7 +501,7 @@ def test_the_networks_fits_stop_at_its_share_of_the_budget(tiny_model, xy, monke
         search_settings=SearchSettings(continuation_steps=0),  # the plan's budget alone
     ).fit(X, y)
     (budget,) = budgets
-    assert budget.refinement_seconds == (whole_seconds(small, len(y)) if refine else 0.0)
+    assert budget.refinement_seconds == (whole_seconds(small, len(y), Calibration()) if refine else 0.0)
     network = max(share * (30.0 - 0.3), 30.0 - 0.3 - budget.refinement_seconds)  # 0.3 s: the reserve
     assert budget.network_end.at - budget.started == pytest.approx(network)
     assert len(deadlines) >= 2 and all(deadline == budget.network_end for deadline in deadlines)

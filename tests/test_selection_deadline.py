@@ -1,13 +1,14 @@
 """With ``max_time``, the selection ends in time: its refits stop at the fit's end."""
 
 import numpy as np
+import pytest
 import sympy
 
 from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.operon import refine as operon_refine
 from nesymres_sklearn.operon.settings import OperonSettings
-from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.budget import Calibration, Deadline
 from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.fitting.constants import Evaluations
 from nesymres_sklearn.search.problem import Problem
@@ -69,10 +70,14 @@ def test_a_passed_end_leaves_the_constants_as_fitted():
     assert exact_constants(skeleton, constants, X, 2 * X[:, 0], evaluations=late) == [2.0000000001]
 
 
-def test_a_run_on_few_points_does_not_set_operon_s_pace(monkeypatch):
-    monkeypatch.setitem(operon_refine._pace, "seconds_per_evaluation_point", 1.0)
-    rng = np.random.default_rng(0)
-    X = rng.uniform(1, 5, size=(operon_refine.PACE_MIN_POINTS - 1, 2))
+@pytest.mark.parametrize(
+    "n_points, sets_the_pace", [(Calibration.min_points - 1, False), (Calibration.min_points, True)]
+)
+def test_only_a_run_on_enough_points_sets_the_fits_operon_pace(n_points, sets_the_pace):
+    calibration = Calibration(operon_seconds_per_evaluation_point=1.0)
+    X = np.random.default_rng(0).uniform(1, 5, size=(n_points, 2))
     settings = OperonSettings(population_size=20, max_chunk_generations=1)
-    operon_refine.refine(X, X[:, 0] * X[:, 1], [], settings, seed=0, deadline=Deadline(8.0, _Clock(0.0, tick=1.0)))
-    assert operon_refine._pace["seconds_per_evaluation_point"] == 1.0
+    deadline = Deadline(8.0, _Clock(0.0, tick=1.0))
+    operon_refine.refine(X, X[:, 0] * X[:, 1], [], settings, 0, deadline, calibration=calibration)
+    assert (calibration.operon_seconds_per_evaluation_point != 1.0) == sets_the_pace
+    assert Calibration().operon_seconds_per_evaluation_point == 2.6e-7  # no process-wide pace changed

@@ -13,18 +13,18 @@ Operon's growing chunks, which the deadline only cuts.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from joblib import Parallel, delayed
 
-from ..search.budget import Deadline
+from ..search.budget import Calibration, Deadline
 from ..search.fitted import Fitted
 from ..search.fitting.constants import mse
 from ..search.problem import Problem
 from ..search.selection.table import CandidateRows
-from .refine import Refinement, minimum_seconds, refine
-from .settings import OperonSettings
+from .refine import Refinement, refine
+from .settings import OperonSettings, minimum_seconds
 
 #: A turn's islands run Operon's generations times 2**turn, up to this factor.
 MAX_GROWTH = 8
@@ -55,10 +55,11 @@ class OperonIslands:
     seed: int
     symbols: str
     n_workers: int = 1
+    calibration: Calibration = field(default_factory=Calibration)
     name: str = "operon"
 
     def holds(self, deadline: Deadline | None) -> bool:
-        return deadline is None or deadline.holds(minimum_seconds(self.settings, len(self.problem.y)))
+        return deadline is None or deadline.holds(minimum_seconds(self.settings, len(self.problem.y), self.calibration))
 
     def island_seed(self, turn: int, worker: int) -> int:
         """The seed of island ``worker`` of ``turn``: new for every island, the same in every run."""
@@ -78,6 +79,7 @@ class OperonIslands:
                     deadline,
                     self.problem.weights,
                     self.symbols,
+                    self.calibration,
                 )
             ]
         else:

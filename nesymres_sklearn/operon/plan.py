@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import logging
 
-from ..search.budget import Budget
+from ..search.budget import Budget, Calibration
 from ..search.fitting.constants import MAX_EVALUATIONS, StartRunner
 from ..search.problem import Problem
-from .settings import OPERON_FUNCTIONS, OperonSettings, operon_functions
+from .settings import OPERON_FUNCTIONS, OperonSettings, minimum_seconds, operon_functions
 
 logger = logging.getLogger(__name__)
 
@@ -50,24 +50,14 @@ def operon_stage(required: bool):
     return refine_candidates
 
 
-def refinement_seconds(settings: OperonSettings, n_points: int) -> float:
-    """Operon's whole work on ``n_points`` as estimated at this process's pace
-    (:func:`.operon.refine.whole_seconds`): what a budget keeps for it after the network."""
-    from .refine import whole_seconds
-
-    return whole_seconds(settings, n_points)
-
-
-def holds_operon(budget: Budget, settings: OperonSettings, n_points: int) -> bool:
+def holds_operon(budget: Budget, settings: OperonSettings, n_points: int, calibration: Calibration) -> bool:
     """Whether Operon's share of the ``budget`` holds its first generation on
-    ``n_points`` (:func:`.operon.refine.minimum_seconds`); with a smaller budget the
-    network has all of it."""
+    ``n_points`` at the ``calibration``'s pace (:func:`.settings.minimum_seconds`); with
+    a smaller budget the network has all of it."""
     if budget.max_time is None:
         return True
-    from .refine import minimum_seconds
-
     window = budget.refinement_end.at - budget.network_end.at
-    if window >= minimum_seconds(settings, n_points):
+    if window >= minimum_seconds(settings, n_points, calibration):
         return True
     logger.info(
         "Operon's share of max_time (%.3fs) is too short for its first generation: the network has all.", window
@@ -88,10 +78,10 @@ def without_operon(operators: frozenset[str] | None) -> str | None:
     )
 
 
-def operon_islands(problem: Problem, settings: OperonSettings, seed: int, operators, n_workers: int):
+def operon_islands(problem: Problem, settings: OperonSettings, seed: int, operators, n_workers: int, calibration):
     """Operon's islands, a source of the continuation (:class:`.islands.OperonIslands`),
     with the allowed ``operators``; call it once :func:`operon_stage` found pyoperon."""
     from .islands import OperonIslands
     from .trees import operon_symbols
 
-    return OperonIslands(problem, settings, seed, operon_symbols(operators), n_workers)
+    return OperonIslands(problem, settings, seed, operon_symbols(operators), n_workers, calibration)

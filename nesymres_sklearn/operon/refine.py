@@ -33,32 +33,13 @@ import pyoperon as op
 from pyoperon.sklearn import SymbolicRegressor
 
 from ..expression.skeleton import Skeleton
-from ..search.budget import Deadline
+from ..search.budget import Calibration, Deadline
 from ..search.fitting.constants import least_squares_run
 from .settings import OperonSettings
 from .trees import OPERON_SYMBOLS, NotConvertible, from_operon, to_operon
 
 # Relative difference tolerated between a seed's values in Operon (float32) and ours.
 SEED_TOLERANCE = 1e-3
-# Seconds per model evaluated per point, a property of the machine: measured on the
-# process's own timer (not the budget's clock, which a test may drive) by every timed
-# run of this process, starting from that of the development machine (2,000 models on
-# 128 points in 0.067 s).
-_pace = {"seconds_per_evaluation_point": 2.6e-7}
-#: Timed runs on fewer points do not set the pace (their time is mostly a generation's fixed cost).
-PACE_MIN_POINTS = 100
-
-
-def minimum_seconds(settings: OperonSettings, n_points: int) -> float:
-    """The time a timed run needs for its first generation (the initial population and
-    one generation's offspring), at the pace measured so far in this process."""
-    return 2 * settings.population_size * n_points * _pace["seconds_per_evaluation_point"]
-
-
-def whole_seconds(settings: OperonSettings, n_points: int) -> float:
-    """The time a run needs for all its ``generations`` (and the initial population),
-    at the pace measured so far in this process."""
-    return (settings.generations + 1) * settings.population_size * n_points * _pace["seconds_per_evaluation_point"]
 
 
 @dataclass
@@ -161,11 +142,12 @@ def refine(
     deadline: Deadline | None = None,
     weights: np.ndarray | None = None,
     symbols: str = OPERON_SYMBOLS,
+    calibration: Calibration | None = None,
 ) -> Refinement:
     """Run Operon on ``(X, y)`` from a population seeded with ``seeds`` (best first),
     until the ``deadline``, with the function set ``symbols`` (Operon's
     ``allowed_symbols``). Operon's own search is unweighted; ``weights`` weight the
-    final refit of the constants."""
+    final refit of the constants. Timed chunks set the ``calibration``'s pace."""
     regressor = _regressor(settings, seed, symbols)
     moment = None if deadline is None else deadline.clock()
     regressor.fit(X, y)
@@ -194,10 +176,8 @@ def refine(
         evaluations += regressor.stats_["evaluation_count"]
         if deadline is not None:
             seconds_per_generation = (deadline.clock() - moment) / max(1, regressor.stats_["generations"])
-            if len(X) >= PACE_MIN_POINTS:  # on fewer, a generation's fixed cost inflates the pace
-                _pace["seconds_per_evaluation_point"] = (time.perf_counter() - started) / (
-                    max(1, regressor.stats_["evaluation_count"]) * len(X)
-                )
+            if calibration is not None:
+                calibration.measured(time.perf_counter() - started, regressor.stats_["evaluation_count"], len(X))
         bests.append(from_operon(regressor.model_, feature_of_hash))
     seeded = [from_operon(tree, feature_of_hash)[0] for tree in trees]
     # the last chunk's best is the final model; without a chunk, the initial population's

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..search.budget import Calibration
+
 #: Our tokens that Operon's search has, by Operon's name (its ``allowed_symbols``): the
 #: functions of :data:`.trees.OPERON_SYMBOLS`, whose ``sub`` is written back with ``add``
 #: and ``mul``. Operon has no counterpart for the others (``pow``, ``tan``, ``abs``, the
@@ -71,3 +73,15 @@ class OperonSettings:
                 raise ValueError(f"OperonSettings.{name} must be a positive integer, got {value!r}.")
         if not 0 <= self.max_seed_share <= 1:
             raise ValueError(f"OperonSettings.max_seed_share must lie in [0, 1], got {self.max_seed_share!r}.")
+
+
+def minimum_seconds(settings: OperonSettings, n_points: int, calibration: Calibration) -> float:
+    """The time a timed run needs for its first generation (the initial population and
+    one generation's offspring) at the ``calibration``'s pace."""
+    return calibration.operon_seconds(2 * settings.population_size, n_points)
+
+
+def whole_seconds(settings: OperonSettings, n_points: int, calibration: Calibration) -> float:
+    """The time a run needs for all its ``generations`` (and the initial population) at
+    the ``calibration``'s pace."""
+    return calibration.operon_seconds((settings.generations + 1) * settings.population_size, n_points)

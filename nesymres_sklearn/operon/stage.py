@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 import time
 
-from ..search.budget import Budget
+from ..search.budget import Budget, Calibration
 from ..search.problem import Problem
 from ..search.selection.table import CandidateRows
 from .islands import refinement_rows
-from .refine import minimum_seconds, refine
-from .settings import OperonSettings
+from .refine import refine
+from .settings import OperonSettings, minimum_seconds
 from .trees import operon_symbols
 
 logger = logging.getLogger(__name__)
@@ -24,11 +24,12 @@ def refine_candidates(
     seed: int,
     budget: Budget,
     operators: frozenset[str] | None = None,
+    calibration: Calibration | None = None,
 ) -> tuple[CandidateRows, dict | None]:
     """Operon's models as rows (origin ``"operon"``) and what ran (the estimator's
     ``refinement_``); no rows and ``None`` when a row already fits exactly or the time
     left before the ``budget``'s ``refinement_end`` does not hold Operon's first
-    generation (:func:`.refine.minimum_seconds`).
+    generation at the ``calibration``'s pace (:func:`.settings.minimum_seconds`), which its timed chunks set.
 
     Operon is seeded with the finite rows, best first, and runs its chunks of
     generations until ``refinement_end`` (:mod:`.refine`), with the allowed
@@ -40,13 +41,15 @@ def refine_candidates(
         budget.record("operon", 0.0, "skipped: a candidate fits exactly")
         return found, None
     end = budget.refinement_end
-    if end is not None and end.left() < minimum_seconds(settings, len(problem.y)):
+    calibration = Calibration() if calibration is None else calibration
+    if end is not None and end.left() < minimum_seconds(settings, len(problem.y), calibration):
         logger.info("Operon skipped: the time left does not hold its first generation.")
         budget.record("operon", 0.0, "skipped: no time")
         return found, None
     moment, started = time.perf_counter(), budget.clock()
     seeds = rows.best_first()
-    refined = refine(problem.X, problem.y, seeds, settings, seed, end, problem.weights, operon_symbols(operators))
+    symbols = operon_symbols(operators)
+    refined = refine(problem.X, problem.y, seeds, settings, seed, end, problem.weights, symbols, calibration)
     found = refinement_rows(refined, problem)
     logger.info(
         "Operon: %d seeds, %d generations, %d evaluations in %.2fs",

@@ -50,6 +50,28 @@ class Deadline:
         return Deadline(self.at - 0.5 * self.left(), self.clock)
 
 
+@dataclass
+class Calibration:
+    """The machine's pace as one fit measures it, for splitting that fit's budget:
+    Operon's seconds per model evaluated per point. It starts from the development
+    machine's (2,000 models on 128 points in 0.067 s) and each timed run of Operon on at
+    least ``min_points`` points sets it (on fewer, a generation's fixed cost inflates it),
+    on the process's own timer, not the budget's clock, which a test may drive. Each
+    fit has its own, so no fit's pace carries into another; ``plan_`` reports it."""
+
+    operon_seconds_per_evaluation_point: float = 2.6e-7
+    min_points: int = 100
+
+    def operon_seconds(self, evaluations: float, n_points: int) -> float:
+        """Seconds for ``evaluations`` models on ``n_points`` at this pace."""
+        return evaluations * n_points * self.operon_seconds_per_evaluation_point
+
+    def measured(self, seconds: float, evaluations: int, n_points: int) -> None:
+        """A timed run: ``evaluations`` models on ``n_points`` took ``seconds``."""
+        if n_points >= self.min_points:
+            self.operon_seconds_per_evaluation_point = seconds / (max(1, evaluations) * n_points)
+
+
 @dataclass(frozen=True)
 class Step:
     """One unit of the plan as it ran: its name, its seconds, and how it ended
