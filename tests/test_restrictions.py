@@ -9,7 +9,7 @@ import sympy
 
 import nesymres_sklearn.operon.plan as operon_plan
 import nesymres_sklearn.operon.refine as operon_refine
-from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn import NeSymReSRegressor, pipeline
 from nesymres_sklearn.expression.operators import OPERATORS, function_tokens
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.operon.plan import without_operon
@@ -127,7 +127,7 @@ def test_operon_searches_with_any_one_operator_it_has_and_none_it_lacks(name):
 def test_operators_operon_lacks_leave_the_network_alone_with_a_warning(tiny_model, monkeypatch, refine):
     calls = []
     stage = operon_plan.operon_stage
-    monkeypatch.setattr(operon_plan, "operon_stage", lambda required: calls.append(required) or stage(required))
+    monkeypatch.setattr(pipeline, "operon_stage", lambda required: calls.append(required) or stage(required))
     X, y = data()
     settings = OperonSettings(population_size=20, generations=1)
     reg = NeSymReSRegressor(
