@@ -29,7 +29,9 @@ from .search.budget import Budget
 from .search.fitted import Fitted
 from .search.looks import LookContext, take_looks
 from .search.looks.exhaustive import library
+from .search.looks.residual import residual_candidates
 from .search.problem import Problem
+from .search.scheduler import row_scores
 from .search.selection.table import CandidateRows
 from .search.settings import SearchRequest
 from .search.variables.routing import Route
@@ -231,3 +233,48 @@ class NetworkSampler:
         decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
         self.decoding_seconds = max(decodings, default=self.decoding_seconds)
         return self.back(found.fitted())
+
+
+@dataclass
+class ResidualLook:
+    """The network's look at what the best rows so far leave unexplained, a source of the
+    continuation: turn ``k`` takes the ``k``-th best-scoring skeleton among the rows
+    (cycling), the network reads the features most relevant to its residual, and the
+    sums ``f + g + c`` of its fits ``g`` join, refitted on ``y``
+    (:func:`.search.looks.residual.residual_candidates`, one step of backfitting). A
+    turn starts while the time left holds a decoding at the pace of the last."""
+
+    network: NeSymReSModel
+    problem: Problem
+    request: SearchRequest
+    decoding_seconds: float = 0.0
+    name: str = "residual"
+
+    def holds(self, deadline) -> bool:
+        return deadline is None or deadline.holds(self.decoding_seconds)
+
+    def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
+        found = CandidateRows()
+        order = np.argsort(row_scores(rows, self.problem, self.request.complexity_penalty), kind="stable")
+        distinct = list({rows.skeletons[i].key: i for i in order[::-1] if np.isfinite(rows.losses[i])}.values())[::-1]
+        if not distinct:
+            return found
+        row = distinct[turn % len(distinct)]
+        first = Fitted(rows.skeletons[row], rows.constants[row], rows.losses[row])
+        settings = replace(self.request.settings, first_beam=self.request.size)
+        request = replace(self.request, settings=settings, seed=self.request.seed + turn)
+        decodings: list[float] = []
+
+        def solve(part: Problem) -> list[Fitted]:
+            result = propose_and_fit(self.network, part, request, Budget.until(deadline))
+            decodings.extend(step.seconds for step in result.steps if step.unit.startswith("decode"))
+            return result.fitted()
+
+        runner = constant_runner(self.problem, self.request.settings.constant_optimizer)
+        n_variables = self.network.config.n_variables
+        for fitted in residual_candidates(
+            self.problem, first, np.arange(0), n_variables, request.seed, solve, deadline, runner
+        ):
+            found.add(fitted, origin=self.name)
+        self.decoding_seconds = max(decodings, default=self.decoding_seconds)
+        return found

@@ -28,7 +28,7 @@ from .expression.export import feature_symbols
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
 from .inputs import subsample, warn_explains_little, warn_few_points
-from .neural_search import NetworkSampler
+from .neural_search import NetworkSampler, ResidualLook
 from .operon.plan import holds_operon, operon_islands, operon_stage, without_operon
 from .operon.settings import OperonSettings, whole_seconds
 from .progress import progress
@@ -150,7 +150,11 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             timings,
         )
         done = plan(stages)
-        sources = [] if done.sampler is None else [done.sampler]
+        sources = (
+            []
+            if done.sampler is None
+            else [done.sampler, ResidualLook(network, problem, request, done.sampler.decoding_seconds)]
+        )
         if searches:  # pyoperon is installed and the operators allow its search
             n_islands = effective_n_jobs(params["n_jobs"])
             islands = operon_islands(

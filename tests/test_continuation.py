@@ -78,9 +78,10 @@ def test_the_search_continues_until_the_budget_ends_and_a_larger_one_never_selec
     fits = [regressor(tiny_model, max_time=max_time).fit(*inexact) for max_time in (60.0, 90.0, 150.0)]
     plans = [turns(fit) for fit in fits]
     assert 0 < len(plans[0]) < len(plans[1]) < len(plans[2])
-    assert {unit.split()[1] for unit in plans[2]} == {"operon", "network"}
+    assert {unit.split()[1] for unit in plans[2]} == {"operon", "network", "residual"}
     for small, large in zip(plans, plans[1:]):
-        assert large[: len(small) - 1] == small[:-1]  # the same turns (the last: what the time left held), and more
+        # the same first turns; near its end a smaller budget gives the turn to a source that the time left holds
+        assert large[:3] == small[:3]
     scores = [fit.equations_.loc[fit.best_index_, "score_lower_is_better"] for fit in fits]
     assert scores[0] >= scores[1] >= scores[2]
     for fit in fits:
@@ -88,6 +89,14 @@ def test_the_search_continues_until_the_budget_ends_and_a_larger_one_never_selec
         assert (last["unit"], last["status"]) == ("continue", "stopped: the time left holds no turn")
         assert fit.timings_["continuation"] > 0
     assert set(fits[2].equations_["origin"]) >= {"operon", "beam"}
+
+
+def test_every_source_takes_a_turn_and_adds_rows(tiny_model, inexact):
+    """Fixed work of three turns: Operon's islands, the network's samples and its look at
+    the best row's residual each take one (ties go to the first), and their rows join."""
+    fit = regressor(tiny_model, search_settings=SearchSettings(continuation_steps=3)).fit(*inexact)
+    assert turns(fit) == ["continue: operon 0", "continue: network 0", "continue: residual 0"]
+    assert {"operon", "sample", "residual"} & set(fit.equations_["origin"])
 
 
 def test_without_max_time_the_plan_alone_runs_bit_for_bit(tiny_model, inexact):
