@@ -162,7 +162,15 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             )
             sources.insert(0, islands)
         warm = ContinuationState(
-            fingerprint, (X, y, weights), done.rows, sources, Shares(), done.columns, done.inputs, done.refinement
+            fingerprint,
+            (X, y, weights),
+            done.rows,
+            sources,
+            Shares(),
+            done.columns,
+            done.inputs,
+            done.refinement,
+            calibration,
         )
     else:
         logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
@@ -183,7 +191,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     )
     rows.extend(restrictions.kept(scheduler.run(rows)))
     timings["continuation"] = time.perf_counter() - moment
-    pace = calibration.operon_seconds_per_evaluation_point
+    pace = warm.calibration.operon_seconds_per_evaluation_point
     budget.record("calibration", 0.0, f"Operon: {pace:.3g} s per model and point")
     warm.rows = rows.where(lambda *_: True)
     moment = time.perf_counter()

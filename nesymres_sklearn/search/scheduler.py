@@ -26,7 +26,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .budget import Budget, Deadline
+from .budget import Budget, Calibration, Deadline
 from .problem import Problem
 from .selection.final import writing_seconds
 from .selection.scores import log_fvu, pareto_front, scores
@@ -214,7 +214,7 @@ class ContinuationState:
     ``fingerprint`` (:func:`data_fingerprint`), the subsampled ``points`` (``X``, ``y``,
     weights), the ``rows`` before the selection, the ``sources`` and their ``shares``, and
     the plan's fitted attributes that the continuation keeps (``columns``, ``inputs``,
-    ``refinement``)."""
+    ``refinement``), and the fit's ``calibration``, which its sources keep setting."""
 
     fingerprint: str
     points: tuple
@@ -224,6 +224,7 @@ class ContinuationState:
     columns: np.ndarray
     inputs: list[str]
     refinement: dict | None
+    calibration: Calibration
 
 
 def data_fingerprint(*parts) -> str:
