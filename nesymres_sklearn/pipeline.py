@@ -243,7 +243,8 @@ def plan(stages: Stages) -> Plan:
     identities, ending = CandidateRows(), False
     if stages.request.settings.identities:
         moment, started = time.perf_counter(), budget.clock()
-        identities, ending = identity_rows(problem, budget.network_end)
+        ending_degree = stages.request.settings.identity_ending_degree
+        identities, ending = identity_rows(problem, ending_degree, budget.network_end)
         if reduced is not None and not len(identities):  # the groups' identity (its angles by sine and cosine)
             identities = reduced.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
         stages.timings["identities"] = time.perf_counter() - moment

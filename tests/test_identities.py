@@ -61,7 +61,7 @@ def test_a_rational_law_or_its_root_comes_back_exact_and_holds_far_outside_the_d
     X, y, law = drawn(name)
     problem, scaling = problem_of(X, y)
     identity = exact_identity(problem)
-    assert identity is not None and identity.ends_search  # at most quadratic in each feature
+    assert identity is not None and identity.ends_search(2)  # at most quadratic in each feature
     found = identity.fitted
     assert problem.is_exact_to_rounding(found.loss)
     n_features, signed, _ = LAWS[name]
@@ -75,7 +75,7 @@ def test_a_rational_law_or_its_root_comes_back_exact_and_holds_far_outside_the_d
 
 def test_the_row_has_origin_identity():
     X, y, _ = drawn("weighted mean")
-    rows, ending = identity_rows(problem_of(X, y)[0])
+    rows, ending = identity_rows(problem_of(X, y)[0], 2)
     assert len(rows) == 1 and rows.origins == ["identity"] and ending
 
 
@@ -89,7 +89,7 @@ def test_the_smallest_identity_has_no_extra_terms():
 def test_noisy_data_give_no_identity(name):
     X, y, _ = drawn(name)
     noisy = y * (1 + 1e-3 * np.random.default_rng(2).standard_normal(len(y)))
-    assert len(identity_rows(problem_of(X, noisy)[0])[0]) == 0
+    assert len(identity_rows(problem_of(X, noisy)[0], 2)[0]) == 0
 
 
 def test_a_law_that_is_no_rational_function_gives_no_identity():
@@ -112,7 +112,7 @@ def test_a_rational_function_of_high_degree_that_matches_a_log_on_a_narrow_range
     X = rng.uniform([5.0, -9.7, 6.6, -6.8], [7.9, -5.2, 9.4, -0.5], size=(512, 4))
     y = -X[:, 0] + X[:, 1] + 1.775 * X[:, 3] + np.log(2.299 * X[:, 2]) - 1
     identity = exact_identity(problem_of(X, y)[0])
-    assert identity is None or (identity.degree > 2 and not identity.ends_search)
+    assert identity is None or (identity.degree > 2 and not identity.ends_search(2))
 
 
 def test_y_of_both_signs_is_squared_only_where_a_monomial_outside_the_root_carries_the_sign():
@@ -141,7 +141,7 @@ def test_the_deadline_stops_the_search_between_systems():
     clock = TickingClock()
     assert exact_identity(problem, Deadline(3.0, clock)) is None
     assert clock.now <= 5.0  # it stopped at the first read past the deadline
-    assert identity_rows(problem, Deadline(0.0, TickingClock()))[1] is False
+    assert identity_rows(problem, 2, Deadline(0.0, TickingClock()))[1] is False
 
 
 @pytest.mark.slow
@@ -179,7 +179,7 @@ def test_a_law_of_high_degree_is_found_over_its_power_law_monomial():
     y = X[:, 0] * X[:, 1] * np.sqrt(X[:, 3] ** 2 + X[:, 4] ** 2) / X[:, 2] ** 5
     problem, scaling = problem_of(X, y)
     identity = exact_identity(problem)
-    assert identity is not None and not identity.ends_search  # of degree 5 in v2: the network still runs
+    assert identity is not None and not identity.ends_search(2)  # of degree 5 in v2: the network still runs
     fresh = 10 ** np.random.default_rng(1).uniform(2, 4, size=(256, 5))
     predicted = scaling.unscale_y(identity.fitted.skeleton.program(scaling.scale_X(fresh), identity.fitted.constants))
     expected = fresh[:, 0] * fresh[:, 1] * np.sqrt(fresh[:, 3] ** 2 + fresh[:, 4] ** 2) / fresh[:, 2] ** 5
@@ -254,11 +254,11 @@ def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the
     ):
         problem, scaling = problem_of(X, law(X))
         assert exact_identity(problem) is None
-        rows, _ = identity_rows(problem)
+        rows, _ = identity_rows(problem, 2)
         assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
         skeleton, constants = rows.best_first()[0]
         fresh = rng.uniform(-30, 30, size=(64, 2))  # beyond the data
         predicted = scaling.unscale_y(skeleton.program(scaling.scale_X(fresh), constants))
         np.testing.assert_allclose(predicted, law(fresh), rtol=1e-8)
         # in other units the search's units are the same, and so is the law
-        assert identity_rows(problem_of(X * 1e-3, law(X))[0])[0].best_first()[0][0] == skeleton
+        assert identity_rows(problem_of(X * 1e-3, law(X))[0], 2)[0].best_first()[0][0] == skeleton

@@ -63,13 +63,6 @@ MAX_SIGN_FEATURES = 8
 #: magnitude up to ``MAX_POWER`` (the tokens' integer powers).
 POWER_LAW_R2 = 0.9
 MAX_POWER = 5
-#: An identity ends the search (the network is not asked) only when its ``P`` and ``Q``
-#: are at most of this degree in each feature, as the laws of issue 52 are (a product of
-#: squares, ``v4**2 - v5**2``, ``(v1 - v2)**2 + (v3 - v4)**2``); a rational function
-#: that matches a transcendental one to rounding needs a higher degree in its variable
-#: unless that spans a few percent (on ``validation-many``, ``log(x3)`` on [6.6, 9.4]
-#: took degree 4; Padé's (2, 2) of ``exp`` is exact to rounding on a range of 0.02).
-ENDING_DEGREE = 2
 #: A column is read as an angle (:func:`angle_identity`) only where it spans at least this
 #: many radians: on a narrower range its sine and cosine are nearly polynomials.
 ANGLE_SPAN = 1.0
@@ -85,24 +78,25 @@ class Identity(NamedTuple):
     fitted: Fitted
     degree: int
 
-    @property
-    def ends_search(self) -> bool:
-        """Whether the law is at most ``ENDING_DEGREE`` in each feature (see there)."""
-        return self.degree <= ENDING_DEGREE
+    def ends_search(self, max_degree: int) -> bool:
+        """Whether the law is at most ``max_degree`` in each feature
+        (:attr:`.settings.SearchSettings.identity_ending_degree`)."""
+        return self.degree <= max_degree
 
 
-def identity_rows(problem: Problem, deadline: Deadline | None = None) -> tuple[CandidateRows, bool]:
+def identity_rows(problem: Problem, ending_degree: int, deadline: Deadline | None = None) -> tuple[CandidateRows, bool]:
     """The law of ``problem`` that an identity gives (:func:`exact_identity`; where none
     holds, with the columns that may be angles also read by their cosine and sine,
     :func:`angle_identity`, in the search's units as the network reads them, so that the
     features' units change no skeleton) as a row of origin ``"identity"`` (no row when
-    there is none), and whether it ends the search (:attr:`Identity.ends_search`)."""
+    there is none), and whether it ends the search (:meth:`Identity.ends_search` at
+    ``ending_degree``)."""
     rows = CandidateRows()
     with one_blas_thread():
         found = identity_with_angles(problem, np.ones(problem.X.shape[1]), deadline, (WIDE_TURNS,), replaced=False)
     if found is not None:
         rows.add(found.fitted, origin="identity")
-    return rows, found is not None and found.ends_search
+    return rows, found is not None and found.ends_search(ending_degree)
 
 
 def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identity | None:

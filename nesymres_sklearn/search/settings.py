@@ -54,7 +54,7 @@ class SearchSettings:
         of a linear system (:mod:`.identities`; milliseconds, any number of features).
         It joins the candidates; Operon is then skipped, as after any exact candidate.
         Without units, with more features than the network's variables and at most
-        quadratic in each feature (:data:`.identities.ENDING_DEGREE`), it also ends the
+        quadratic in each feature (``identity_ending_degree``), it also ends the
         search there: the route and the network are skipped. Else the network still
         runs: on a narrow range a smooth law can be a rational function to rounding
         (``1/(exp(x/(2*pi)) - 1)`` on [0.02, 0.97]), and the selection prefers the
@@ -93,6 +93,12 @@ class SearchSettings:
         split off, look for at most that many combinations of the features that ``y``
         depends on (groups of powers such as ``x1*x2/x3``, differences such as
         ``x2 - x1``) and let the network work on them (:mod:`.reduction`).
+    identity_ending_degree : int, default=2
+        An identity ends the search (the network is not asked) only when its ``P`` and
+        ``Q`` are at most of this degree in each feature: a rational function that
+        matches a transcendental law to rounding needs a higher degree unless its
+        variable spans a few percent (on ``validation-many``, ``log(x3)`` on [6.6, 9.4]
+        took degree 4; Padé's (2, 2) of ``exp`` is exact to rounding on a range of 0.02).
     continuation_steps : int, default=None
         The continuation's turns after the plan (:mod:`.scheduler`): ``None`` until
         ``max_time`` ends (none without it: the plan alone); a number caps them, and
@@ -140,6 +146,7 @@ class SearchSettings:
     inverted_groups: bool = True
     exhaustive: bool = True
     reduce: bool = True
+    identity_ending_degree: int = 2
     continuation_steps: int | None = None
     continuation_rows: int = 32
     max_beam: int = 4096
@@ -155,7 +162,13 @@ class SearchSettings:
                 f"SearchSettings.continuation_steps must be None or a non-negative integer, "
                 f"got {self.continuation_steps!r}."
             )
-        for name, minimum in (("first_beam", 1), ("n_scaled", 0), ("continuation_rows", 1), ("max_beam", 1)):
+        for name, minimum in (
+            ("first_beam", 1),
+            ("n_scaled", 0),
+            ("continuation_rows", 1),
+            ("max_beam", 1),
+            ("identity_ending_degree", 0),
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
                 raise ValueError(f"SearchSettings.{name} must be an integer of at least {minimum}, got {value!r}.")

@@ -58,7 +58,7 @@ NEGLIGIBLE = 1e-12
 # that are tried, at most.
 MAX_SPLITS = 64
 # Logs split at most (the expansion of products of split logs grows as their product:
-# four logs of FastSRB's B12 took 0.1 s, past the fit's end); more are left as they are.
+# four logs of one development law took 0.1 s, past the fit's end); more are left as they are.
 MAX_SPLIT_LOGS = 2
 
 
