@@ -45,11 +45,9 @@ def test_the_module_constants_are_the_listed_ones():
     assert listed() - found == set(), "listed constants that are gone: take them off the list"
 
 
-def test_the_scan_finds_numbers_and_skips_the_rest(tmp_path, monkeypatch):
+def test_the_scan_finds_numbers_and_skips_the_rest(tmp_path):
     package = tmp_path / "pkg"
     package.mkdir()
-    (package / "m.py").write_text(
-        "A = 1\nB: float = -2e-3\nC = 2 * 3\nD = 'x'\nE = True\nlower = 4\ndef f():\n    F = 5\n"
-    )
-    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
-    assert module_constants(package) == {"pkg.m.A", "pkg.m.B", "pkg.m.C"}
+    source = "A = 1\nB: float = -2e-3\nC = 2 * 3\nD = 'x'\nE = True\nlower = 4\ndef f():\n    F = 5\n"
+    (package / "m.py").write_text(source)
+    assert module_constants(package, tmp_path) == {"pkg.m.A", "pkg.m.B", "pkg.m.C"}
