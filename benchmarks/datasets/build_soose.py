@@ -207,7 +207,7 @@ def _bank_settings(folder: Path) -> str:
     metadata = json.loads((folder / "metadata.json").read_text())
     settings, generator = metadata["settings"], metadata["settings"]["generator"]
     return (
-        f"{metadata['n_skeletons']} training skeletons, seed {settings['seed']}, "
+        f"{metadata['n_skeletons']} training and {settings['n_heldout']} held-out skeletons, seed {settings['seed']}, "
         f"{generator['n_variables']} variables, up to {generator['max_operators']} operators, "
         f"simplification {generator['simplification']}"
     )
@@ -245,7 +245,11 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         if args.bank:
             folder = Path(args.bank)
-            source = f"the held-out split of the bank in {folder.name} ({_bank_settings(folder)})"
+            command = " ".join(sys.argv[1:] if argv is None else argv)
+            source = (
+                f"the held-out split of the bank in {folder.name} ({_bank_settings(folder)}), "
+                f"with `build_soose {command}`"
+            )
         else:
             folder = Path(args.bank_out) if args.bank_out else Path(scratch) / "bank"
             build_bank(
