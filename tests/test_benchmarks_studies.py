@@ -94,6 +94,23 @@ def test_bank_statistics_weigh_lengths_by_generation_counts(tmp_path):
     assert statistics(bank, short=9, frequency_power=0.0)["frequency_length"] == pytest.approx(lengths.mean())
 
 
+def test_bank_statistics_share_draws_by_number_of_columns(tmp_path):
+    from benchmarks.studies.bank_statistics import column_shares
+    from pretraining.bank import SkeletonBank
+
+    build_bank(
+        tmp_path, n_skeletons=40, n_heldout=0, seed=2, n_jobs=1, chunk_size=40, chunks_per_shard=2, config=AUTOMATIC
+    )
+    bank = SkeletonBank(tmp_path)
+    columns = np.array([max(int(t[2:]) for t in bank.tokens(k) if t.startswith("x_")) for k in range(len(bank))])
+    shares = column_shares(bank, frequency_power=1.0)
+    assert sorted(shares) == sorted(set(columns.tolist()))
+    for n, (skeletons, draws) in shares.items():
+        assert skeletons == pytest.approx(np.mean(columns == n))
+        assert draws == pytest.approx(bank.counts[columns == n].sum() / bank.counts.sum())
+    assert sum(draws for _, draws in shares.values()) == pytest.approx(1.0)
+
+
 def _fits(model_scores: dict[int, list[float]]) -> pd.DataFrame:
     """Result rows of one model: per seed, one fit per A1-ood score (other metrics 1.0, one failed fit)."""
     rows = []
