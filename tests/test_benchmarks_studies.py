@@ -696,3 +696,5 @@ def test_variable_reader_scores_each_number_of_columns_and_pairs_the_last_model_
     assert rows[("validation-wc", "3", "three", "1")].endswith("| 0.0 | 0.0 | 0.0 | 0.0 | 2.00 |")
     assert rows[("validation-wc", "all", "eight", "3")].endswith("| 100.0 | 100.0 | 100.0 | 0.0 | 2.00 |")
     assert "| validation-wc | a1_iid | +66.7 [" in out.read_text()
+    variable_reader.main(["three=m3", "--datasets", "validation-wc", "--csv-dir", str(tmp_path), "--out", str(out)])
+    assert "| validation-wc | all | three | 3 | 33.3 |" in out.read_text() and "Paired" not in out.read_text()

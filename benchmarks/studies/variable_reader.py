@@ -9,8 +9,8 @@ is left is the network, its looks (linear scaling, residuals) and, for laws with
 features than the model reads, the routing that reduces them to what it reads. The
 table gives A1 and A2 (iid and ood, as in the paper) per model and per number of input
 columns, and the paired difference of the last model against the first on each
-dataset (bootstrap over equations, :mod:`benchmarks.studies.paired_difference`). Only
-validation sets are used.
+dataset (bootstrap over equations, :mod:`benchmarks.studies.paired_difference`); one
+model alone gets its table only. Only validation sets are used.
 
 Command line::
 
@@ -96,6 +96,8 @@ def markdown(accuracy: pd.DataFrame, paired: pd.DataFrame, first: str, last: str
             f"| {row.dataset} | {row.columns} | {row.model} | {row.fits} | {row.a1_iid:.1f} | {row.a1_ood:.1f} | "
             f"{row.a2_iid:.1f} | {row.a2_ood:.1f} | {row.median_fit_time:.2f} |"
         )
+    if paired.empty:
+        return "\n".join(lines) + "\n"
     lines += [
         "",
         f"Paired over the fits (equation and seed), {last} - {first}, percentage points [95% bootstrap interval]:",
@@ -131,10 +133,12 @@ def main(argv=None) -> int:
         table = run(profile, args.csv_dir / f"{name}.csv", n_jobs=args.n_jobs, max_equations=args.max_equations)
         results[name] = table[table["dataset"].isin(args.datasets)]
     first, last = list(models)[0], list(models)[-1]
-    labelled = pd.concat([table.assign(method=name) for name, table in results.items() if name in (first, last)])
-    paired = pd.concat(
-        [paired_table(labelled, last, first, metric).assign(metric=metric) for metric in ("a1_iid", "a1_ood", "a2_iid")]
-    ).sort_values(["dataset", "metric"], kind="stable")
+    paired = pd.DataFrame()
+    if first != last:  # one model alone: its table, nothing to pair
+        labelled = pd.concat([results[first].assign(method=first), results[last].assign(method=last)])
+        paired = pd.concat(
+            [paired_table(labelled, last, first, m).assign(metric=m) for m in ("a1_iid", "a1_ood", "a2_iid")]
+        ).sort_values(["dataset", "metric"], kind="stable")
     text = markdown(accuracy_table(results), paired, first, last)
     command = "python -m benchmarks.studies.variable_reader " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
