@@ -35,8 +35,9 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from nesymres_sklearn.expression.placeholders import EXISTING, neutral_constants, remove_placeholders
 from nesymres_sklearn.expression.program import PrefixProgram
-from nesymres_sklearn.expression.tokens import variable_token
+from nesymres_sklearn.expression.tokens import variable_index, variable_token
 from nesymres_sklearn.network.encoding import N_BITS, half_bits, point_columns
+from nesymres_sklearn.network.vocabulary import Vocabulary
 
 from .bank import SkeletonBank
 
@@ -131,6 +132,18 @@ def model_variables(bank: SkeletonBank, n_variables: int | None) -> int:
     return n_variables
 
 
+def model_vocabulary(bank: SkeletonBank, n_variables: int) -> Vocabulary:
+    """The vocabulary of a model of ``n_variables`` inputs that reads ``bank``: the bank's,
+    its variables ``x_1..x_k`` replaced in place by ``x_1..x_n`` (a model of 8 variables
+    validated on a bank of 3 gets its own token ids in the targets)."""
+    if n_variables == bank.n_variables:
+        return bank.vocab
+    tokens = bank.vocab.tokens
+    first = next(i for i, token in enumerate(tokens) if variable_index(token) is not None)
+    others = [token for token in tokens if variable_index(token) is None]
+    return Vocabulary((*others[:first], *(variable_token(i) for i in range(n_variables)), *others[first:]))
+
+
 def cumulative_counts(bank: SkeletonBank, config: BatchConfig) -> np.ndarray | None:
     """Cumulative (tempered) counts of the bank's skeletons for ``"frequency"``
     weighting; ``None`` for uniform draws."""
@@ -159,8 +172,8 @@ class EquationSampler:
         self.bank = bank
         self.config = config
         self.max_length = max_length
-        self.vocab = bank.vocab
-        self._variable_ids = np.array([self.vocab.ids.get(variable_token(i), -1) for i in range(self.n_variables)])
+        self.vocab = model_vocabulary(bank, self.n_variables)
+        self._variable_ids = np.array([bank.vocab.ids.get(variable_token(i), -1) for i in range(self.n_variables)])
         # Compiled skeletons, reused every time an index is drawn again.
         self._skeleton = lru_cache(maxsize=_COMPILED_SKELETONS)(self._compile)
         self._cumulative_counts = cumulative_counts(bank, config)

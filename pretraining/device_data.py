@@ -44,7 +44,7 @@ from nesymres_sklearn.expression.tokens import CONSTANT, variable_index
 from nesymres_sklearn.network.encoding import HALF_MAX, NAN_CODE
 
 from .bank import KIND_CODES, SkeletonBank
-from .data import TRIES_PER_SKELETON, BatchConfig, cumulative_counts, model_variables
+from .data import TRIES_PER_SKELETON, BatchConfig, cumulative_counts, model_variables, model_vocabulary
 
 #: The torch function of every operator of :data:`nesymres_sklearn.expression.operators.OPERATORS`
 #: (the same function as its ``numpy`` entry).
@@ -314,6 +314,9 @@ class DeviceSampler:
         self.device = torch.device(device)
         self.dtype = dtype
         self.vocab = bank.vocab
+        # Bank token id -> the model's (they differ when the model reads more variables).
+        model_ids = model_vocabulary(bank, self.n_variables).ids
+        self._model_id = torch.as_tensor([model_ids[token] for token in self.vocab.tokens], device=self.device)
         self.bank = DeviceBank(bank, self.n_variables, self.device)
         self._cumulative = None
         cumulative = cumulative_counts(bank, config)
@@ -529,7 +532,7 @@ class DeviceSampler:
         targets = torch.full((size, int(n_kept.max()) + 2), self.vocab.pad_id, dtype=torch.long, device=self.device)
         targets[:, 0] = self.vocab.sos_id
         width = targets.shape[1] - 2
-        targets[:, 1:-1] = torch.where(ids >= 0, ids, self.vocab.pad_id)[:, :width]
+        targets[:, 1:-1] = torch.where(ids >= 0, self._model_id[ids.clamp(min=0)], self.vocab.pad_id)[:, :width]
         targets[torch.arange(size, device=self.device), n_kept + 1] = self.vocab.eos_id
         return {"codes": codes, "targets": targets}
 

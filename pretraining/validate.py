@@ -28,11 +28,17 @@ from .evaluation import validate
 
 
 def validate_folder(model_folder, bank, batch_config: BatchConfig, seed: int = 0, n_batches: int = 8) -> dict:
-    """``{"val_loss", "val_accuracy"}`` of the model in ``model_folder`` on ``bank``'s held-out split."""
+    """``{"val_loss", "val_accuracy"}`` of the model in ``model_folder`` on ``bank``'s held-out split.
+
+    A model reads a bank of at most its variables (the others are 0, as in training):
+    a model of 8 variables is validated on a bank of 3 as well."""
     model = load_folder(Path(model_folder), torch.device("cpu"))
     heldout = SkeletonBank(bank, "heldout")
-    if heldout.n_variables != model.config.n_variables:
-        raise ValueError(f"The bank has {heldout.n_variables} variables, the model {model.config.n_variables}.")
+    if heldout.n_variables > model.config.n_variables:
+        raise ValueError(
+            f"The bank has {heldout.n_variables} variables but the model reads {model.config.n_variables}: "
+            "validate it on a bank of at most that many."
+        )
     sampler = EquationSampler(heldout, batch_config, model.config.n_variables, max_length=model.config.max_length)
     loss, accuracy = validate(model, sampler, seed, n_batches, torch.device("cpu"))
     return dict(val_loss=loss, val_accuracy=accuracy)

@@ -149,6 +149,7 @@ def test_unknown_dataset_and_missing_supports(tmp_path):
         ("validation-wc", 100),
         ("validation-fc", 100),
         ("validation-many", 100),
+        ("validation-wide", 64),
     ],
 )
 def test_soose_files(name, size):
@@ -170,7 +171,7 @@ def test_soose_versions_share_skeletons_and_supports(prefix):
 
 
 def test_registry_lists_every_file():
-    assert set(DATASETS) == {"aifeynman", "nguyen", "aifeynman-many", "validation-many"} | {
+    assert set(DATASETS) == {"aifeynman", "nguyen", "aifeynman-many", "validation-many", "validation-wide"} | {
         f"{prefix}-{v}" for prefix in ("soose", "validation") for v in ("wc", "nc", "fc")
     }
     assert sorted(DATASETS.values()) == sorted(p.name for p in DATA_DIR.glob("*.csv"))
@@ -186,6 +187,13 @@ def test_validation_many_has_4_to_5_variables_each_used():
     equations = load_dataset("validation-many")
     counts = {n: sum(e.n_variables == n for e in equations) for n in range(1, 7)}
     assert counts == {1: 0, 2: 0, 3: 0, 4: 75, 5: 25, 6: 0}
+    assert all(f"x_{e.n_variables}" in e.expression for e in equations)  # the last column is used
+
+
+def test_validation_wide_has_4_to_7_variables_each_used():
+    equations = load_dataset("validation-wide")
+    counts = {n: sum(e.n_variables == n for e in equations) for n in range(1, 9)}
+    assert counts == {1: 0, 2: 0, 3: 0, 4: 20, 5: 20, 6: 20, 7: 4, 8: 0}
     assert all(f"x_{e.n_variables}" in e.expression for e in equations)  # the last column is used
 
 

@@ -70,3 +70,12 @@ def test_soose_rows_with_more_variables_keep_the_wide_skeletons_only(tmp_path):
     assert [e.n_variables for e in equations] == [4, 5]
     assert all(np.isfinite(e.sample_train(32)[1]).all() for e in equations)
     assert "over x_1..x_5" in path.read_text()
+
+
+def test_soose_rows_per_variables_caps_each_number_of_columns():
+    four = [["add", "mul", "x_1", "x_4", "sin", "x_2"], ["mul", "x_4", "add", "x_1", "x_3"], ["add", "x_4", "x_2"]]
+    five = [["mul", "x_5", "add", "x_1", "x_3"]]
+    rows = soose_rows(_fake_bank(SKELETONS + four + five), n_equations=10, seed=0, min_variables=4, per_variables=2)
+    # The first two 4-column skeletons, the only 5-column one, and no error for being short of 10.
+    assert [row["bank_index"] for row in rows["wc"]] == [4, 5, 7]
+    assert [row["name"] for row in rows["wc"]] == ["SOOSE-WC-001", "SOOSE-WC-002", "SOOSE-WC-003"]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.studies import compare_models, data_scaling, size_selection
+from benchmarks.studies import compare_models, data_scaling, size_selection, variable_reader
 from pretraining.bank import SkeletonBank, build_bank
 from pretraining.generator import GeneratorConfig
 
@@ -92,6 +92,23 @@ def test_bank_statistics_weigh_lengths_by_generation_counts(tmp_path):
     assert tempered["frequency_length"] == pytest.approx((weights * lengths).sum())
     assert row["frequency_length"] < tempered["frequency_length"] < row["uniform_length"]
     assert statistics(bank, short=9, frequency_power=0.0)["frequency_length"] == pytest.approx(lengths.mean())
+
+
+def test_bank_statistics_share_draws_by_number_of_columns(tmp_path):
+    from benchmarks.studies.bank_statistics import column_shares
+    from pretraining.bank import SkeletonBank
+
+    build_bank(
+        tmp_path, n_skeletons=40, n_heldout=0, seed=2, n_jobs=1, chunk_size=40, chunks_per_shard=2, config=AUTOMATIC
+    )
+    bank = SkeletonBank(tmp_path)
+    columns = np.array([max(int(t[2:]) for t in bank.tokens(k) if t.startswith("x_")) for k in range(len(bank))])
+    shares = column_shares(bank, frequency_power=1.0)
+    assert sorted(shares) == sorted(set(columns.tolist()))
+    for n, (skeletons, draws) in shares.items():
+        assert skeletons == pytest.approx(np.mean(columns == n))
+        assert draws == pytest.approx(bank.counts[columns == n].sum() / bank.counts.sum())
+    assert sum(draws for _, draws in shares.values()) == pytest.approx(1.0)
 
 
 def _fits(model_scores: dict[int, list[float]]) -> pd.DataFrame:
@@ -632,3 +649,52 @@ def test_search_settings_pairs_each_setting_with_the_baseline_by_equation_and_se
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:2] == ["1 s", "quarter - half"] and cells[-1] == "4"
     assert cells[2].startswith("+50.0 [") and cells[3] == "+0.0 [+0.0, +0.0]"
+
+
+def test_variable_reader_scores_each_number_of_columns_and_pairs_the_last_model_with_the_first(tmp_path, monkeypatch):
+    # VAL-WC-001 and -003 have 2 columns, -002 has 3 (benchmarks/datasets/validation_wc.csv).
+    scores = {"three": [1.0, 0.0, 0.0], "eight": [1.0, 1.0, 1.0]}
+    profiles = []
+
+    def fake_run(profile, out, n_jobs, max_equations):
+        profiles.append(profile)
+        name = Path(out).stem
+        return pd.DataFrame(
+            dict(
+                dataset="validation-wc",
+                equation=f"VAL-WC-00{i + 1}",
+                method="nesymres",
+                parameter="beam_size",
+                value=32,
+                n_points=128,
+                seed=0,
+                status="ok",
+                fit_time=float(i + 1),
+                a1_iid=score,
+                a1_ood=score,
+                a2_iid=score,
+                a2_ood=None,
+            )
+            for i, score in enumerate(scores[name])
+        )
+
+    monkeypatch.setattr(variable_reader, "run", fake_run)
+    out = tmp_path / "table.md"
+    variable_reader.main(
+        ["three=m3", "eight=m8", "--datasets", "validation-wc", "--csv-dir", str(tmp_path), "--out", str(out)]
+    )
+    options = [p.method_options["nesymres"] for p in profiles]
+    assert [o["model"] for o in options] == ["m3", "m8"]
+    assert not options[0]["search_settings"].identities and not options[0]["search_settings"].exhaustive
+    rows = {
+        tuple(cell.strip() for cell in line.split("|")[1:5]): line
+        for line in out.read_text().splitlines()
+        if line.startswith("| validation-wc |") and line.count("|") == 10
+    }
+    # fits, A1 iid, A1 ood, A2 iid, A2 ood (a missing score counts as not recovered), median seconds
+    assert rows[("validation-wc", "2", "three", "2")].endswith("| 50.0 | 50.0 | 50.0 | 0.0 | 2.00 |")
+    assert rows[("validation-wc", "3", "three", "1")].endswith("| 0.0 | 0.0 | 0.0 | 0.0 | 2.00 |")
+    assert rows[("validation-wc", "all", "eight", "3")].endswith("| 100.0 | 100.0 | 100.0 | 0.0 | 2.00 |")
+    assert "| validation-wc | a1_iid | +66.7 [" in out.read_text()
+    variable_reader.main(["three=m3", "--datasets", "validation-wc", "--csv-dir", str(tmp_path), "--out", str(out)])
+    assert "| validation-wc | all | three | 3 | 33.3 |" in out.read_text() and "Paired" not in out.read_text()

@@ -211,3 +211,22 @@ def test_more_variables_from_bank_to_batches(tmp_path, n_variables, max_operator
     model = NeSymReSModel(config_for_size("tiny", n_variables))
     _, loss = model(points_from_codes(batch["codes"]), batch["targets"][:, :-1], batch["targets"][:, 1:])
     assert torch.isfinite(loss)
+
+
+def test_a_model_of_more_variables_than_the_bank_gets_its_own_token_ids(bank):
+    """Targets of a 3-variable bank for a model of 5: the model's ids (x_4, x_5 shift the
+    tokens after the variables), the same skeletons as the bank's own batches decode to."""
+    from pretraining.data import model_vocabulary
+
+    vocab = NeSymReSModel(config_for_size("tiny", 5)).config.vocab
+    assert model_vocabulary(bank, 5).tokens == vocab.tokens and model_vocabulary(bank, 3) is bank.vocab
+    rng = np.random.default_rng(0)
+    host = [EquationSampler(bank, CONFIG, n).equation(np.random.default_rng(7), 100)[2] for n in (3, 5)]
+    assert host[0] == host[1]  # the same first draw: token strings, however the ids are written
+    host_ids = EquationSampler(bank, CONFIG, 5).batch(rng)["targets"]
+    device_ids = DeviceSampler(bank, CONFIG, 5).batch(batch_generator(3, 0, 0, "cpu"))["targets"]
+    for targets in (host_ids.tolist(), device_ids.tolist()):
+        decoded = [vocab.decode(ids[1 : ids.index(vocab.eos_id)]) for ids in targets]
+        assert all(ids[0] == vocab.sos_id for ids in targets)
+        assert {t for tokens in decoded for t in tokens if t.startswith("x_")} <= {"x_1", "x_2", "x_3"}
+        assert all(PrefixProgram(tokens) for tokens in decoded)  # each a well-formed prefix expression

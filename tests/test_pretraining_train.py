@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel
+from nesymres_sklearn.network.model import ModelConfig, NeSymReSModel, config_for_size
 from pretraining import train as train_module
 from pretraining.bank import build_bank
 from pretraining.checkpoint import (
@@ -29,10 +29,11 @@ from pretraining.checkpoint import (
     upgrade_checkpoint,
 )
 from pretraining.config import FLAT_NAMES, TrainConfig, config_from_args, load_train_config
-from pretraining.data import EquationSampler
+from pretraining.data import BatchConfig, EquationSampler
 from pretraining.export import export_model
 from pretraining.train import setup, summary_json, train
 from pretraining.validate import main as validate_main
+from pretraining.validate import validate_folder
 
 TINY = dict(
     model_size="tiny",
@@ -404,6 +405,16 @@ def test_validate_command_reproduces_the_logged_validation(bank, tmp_path, capsy
         ]
     )
     assert json.loads(capsys.readouterr().out) == printed
+
+
+def test_validate_reads_banks_of_at_most_the_models_variables(bank, tmp_path):
+    """A model of 5 variables is validated on the 3-variable bank; one of 2 is refused."""
+    for n_variables in (5, 2):
+        NeSymReSModel(config_for_size("tiny", n_variables)).save_pretrained(tmp_path / f"model-{n_variables}")
+    result = validate_folder(tmp_path / "model-5", bank, BatchConfig(batch_size=4, min_points=10, max_points=20), 0, 2)
+    assert math.isfinite(result["val_loss"]) and 0.0 <= result["val_accuracy"] <= 1.0
+    with pytest.raises(ValueError, match="The bank has 3 variables but the model reads 2"):
+        validate_folder(tmp_path / "model-2", bank, BatchConfig(batch_size=4, min_points=10, max_points=20), 0, 2)
 
 
 @pytest.mark.slow

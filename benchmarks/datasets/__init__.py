@@ -54,6 +54,8 @@ DATASETS = {
     "validation-fc": "validation_fc.csv",
     # Built the same way from the held-out split of a 6-variable bank: 4 to 5 input columns.
     "validation-many": "validation_many.csv",
+    # From the held-out split of an 8-variable bank: 4 to 7 input columns, balanced (issue 67).
+    "validation-wide": "validation_wide.csv",
     # Not in the paper: the AI-Feynman database's equations with 4 to 9 variables.
     "aifeynman-many": "aifeynman_many.csv",
 }

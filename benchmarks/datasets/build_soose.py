@@ -30,8 +30,10 @@ least half of 1,000 points drawn in it, otherwise the skeleton is skipped.
 
 ``--min-variables K`` keeps only the held-out skeletons with at least ``K`` input
 columns (``x_1`` up to the highest variable used; the many-variable validation set
-``validation-many`` comes from a bank with more variables), and ``--single wc`` writes
-only that version, as ``NAME.csv``.
+``validation-many`` comes from a bank with more variables), ``--per-variables N`` takes
+at most ``N`` skeletons of each number of columns (``validation-wide``, balanced over 4
+to 8 columns as far as the bank holds them), and ``--single wc`` writes only that
+version, as ``NAME.csv``.
 
 Command line::
 
@@ -42,9 +44,11 @@ Command line::
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -112,19 +116,23 @@ def _valid_fraction(expr: sympy.Expr, supports: np.ndarray, rng: np.random.Gener
     return float(np.isfinite(values).mean())
 
 
-def soose_rows(bank, n_equations: int, seed: int, min_variables: int = 1) -> dict[str, list[dict]]:
+def soose_rows(
+    bank, n_equations: int, seed: int, min_variables: int = 1, per_variables: int | None = None
+) -> dict[str, list[dict]]:
     """Rows of the three SOOSE files from the held-out skeletons of ``bank`` that have
-    at least ``min_variables`` input columns (``x_1`` up to the highest variable used)."""
+    at least ``min_variables`` input columns (``x_1`` up to the highest variable used),
+    and at most ``per_variables`` skeletons of each number of columns when given."""
     from nesymres_sklearn.expression.tokens import variable_index
 
     rows = {version: [] for version in VERSIONS}
+    taken = Counter()
     for index in range(len(bank)):
         if len(rows["wc"]) == n_equations:
             break
         tokens, kinds = bank[index]
         used = {i for t in tokens if (i := variable_index(t)) is not None}
         n_variables = max(used) + 1
-        if n_variables < min_variables:
+        if n_variables < min_variables or (per_variables is not None and taken[n_variables] == per_variables):
             continue
         rng = np.random.default_rng([seed, index])
         expressions = {
@@ -139,6 +147,7 @@ def soose_rows(bank, n_equations: int, seed: int, min_variables: int = 1) -> dic
         else:
             logger.info("Skipping held-out skeleton %d: no support with enough finite values.", index)
             continue
+        taken[n_variables] += 1
         number = len(rows["wc"]) + 1
         skeleton = " ".join(tokens)
         for version, expr in expressions.items():
@@ -149,6 +158,8 @@ def soose_rows(bank, n_equations: int, seed: int, min_variables: int = 1) -> dic
             row["bank_index"] = index
             row["skeleton"] = skeleton
             rows[version].append(row)
+    if per_variables is not None:
+        return rows
     if len(rows["wc"]) < n_equations:
         raise ValueError(f"Only {len(rows['wc'])} usable held-out skeletons; build a bank with more.")
     return rows
@@ -191,6 +202,17 @@ def write_datasets(
     return paths
 
 
+def _bank_settings(folder: Path) -> str:
+    """The generator settings and seed of a bank, as its ``metadata.json`` records them."""
+    metadata = json.loads((folder / "metadata.json").read_text())
+    settings, generator = metadata["settings"], metadata["settings"]["generator"]
+    return (
+        f"{metadata['n_skeletons']} training and {settings['n_heldout']} held-out skeletons, seed {settings['seed']}, "
+        f"{generator['n_variables']} variables, up to {generator['max_operators']} operators, "
+        f"simplification {generator['simplification']}"
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.datasets.build_soose", description=__doc__.split("\n")[0]
@@ -209,6 +231,12 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--min-variables", type=int, default=1, help="skip held-out skeletons with fewer input columns than this"
     )
+    parser.add_argument(
+        "--per-variables",
+        type=int,
+        help="at most this many skeletons of each number of input columns (a set balanced over the columns; "
+        "then --n-equations is a cap, and a bank short of some counts gives fewer)",
+    )
     parser.add_argument("--single", choices=VERSIONS, help="write only this version, as NAME.csv")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -217,7 +245,11 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         if args.bank:
             folder = Path(args.bank)
-            source = f"the held-out split of the bank in {folder.name}"
+            command = " ".join(sys.argv[1:] if argv is None else argv)
+            source = (
+                f"the held-out split of the bank in {folder.name} ({_bank_settings(folder)}), "
+                f"with `build_soose {command}`"
+            )
         else:
             folder = Path(args.bank_out) if args.bank_out else Path(scratch) / "bank"
             build_bank(
@@ -235,7 +267,7 @@ def main(argv=None) -> int:
                 f"chunks_per_shard=20), paper generator settings"
             )
         bank = SkeletonBank(folder, "heldout")
-        rows = soose_rows(bank, args.n_equations, args.seed, args.min_variables)
+        rows = soose_rows(bank, args.n_equations, args.seed, args.min_variables, args.per_variables)
     for path in write_datasets(rows, source, Path(args.out_dir), args.name, args.single):
         print(f"wrote {path}")
     return 0
