@@ -165,3 +165,28 @@ def test_the_fitted_attributes_and_timings_the_document_names_are_the_estimator_
     assert attributes <= set(PER_TARGET) | OTHER_ATTRIBUTES
     [listed] = re.findall(r"`timings_` holds (.*?)\(", text, flags=re.S)
     assert tuple(re.findall(r"`(\w+)`", listed)) == timed_stages(LOOK_NAMES)
+
+
+def test_the_fit_order_the_document_gives_is_plan_s(tiny_model):
+    """Issue 66: the order of a fit's steps, as the document lists them, is the order of
+    ``plan_``'s units in a fit that runs each of them."""
+    import numpy as np
+
+    from nesymres_sklearn import NeSymReSRegressor
+    from nesymres_sklearn.operon.settings import OperonSettings
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    [listed] = re.findall(r"`plan_` lists its steps in this order: (.*?)\(", DOC.read_text(), flags=re.S)
+    order = re.findall(r"`(\w+)`", listed)
+    X = np.random.default_rng(3).uniform(1, 5, (64, 2))
+    fit = NeSymReSRegressor(
+        model=str(tiny_model),
+        beam_size=4,
+        random_state=0,
+        max_time=1e6,
+        operon_settings=OperonSettings(population_size=20, generations=2, max_length=20),
+        search_settings=SearchSettings(continuation_steps=2),
+    ).fit(X, np.exp(-X[:, 0] / X[:, 1]) * np.sin(1.3 * X[:, 1]))
+    units = [unit.split(":")[0].split()[0] for unit in fit.plan_["unit"]]
+    ran = list(dict.fromkeys(units))  # each unit's first appearance, in order
+    assert [unit for unit in order if unit in ran] == ran and set(ran) == set(order)
