@@ -159,6 +159,12 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Row of ``equations_`` holding ``expression_``.
     constants_std_ : ndarray
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
+    noise_std_ : float
+        The standard deviation of the noise of ``y``, estimated from the data alone by local
+        polynomial fits of each point's neighbours (:mod:`.search.noise`), in the units of ``y``:
+        0 for a constant ``y``, NaN with fewer points than the features plus 6. With
+        ``sample_weight``, the weights count as inverse variances: a point of weight ``w``
+        has the standard deviation ``noise_std_ * sqrt(m / w)``, ``m`` the mean of the positive weights.
     timings_ : dict
         Seconds of the last ``fit`` in ``loading`` (the imports of torch, SymPy and the
         search, and the model, once per process; not counted in ``max_time``),
@@ -329,6 +335,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         from .restrictions import Restrictions
         from .search.identities import identity_rows
         from .search.looks import LOOK_NAMES
+        from .search.noise import noise_std
         from .search.problem import Problem
         from .search.scaling import Scaling
         from .search.selection.final import Writer, select
@@ -367,6 +374,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             return self._fit_constant(Problem(X, y, weights), symbols, timings, units, budget)
         scaling = Scaling.for_data(X, y) if restrictions.rescales else Scaling.identity(self.n_features_in_)
         problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
+        noise = noise_std(problem, settings)  # in the search's units (search/noise.py)
         request = SearchRequest(
             self.decoding,
             self.beam_size,
@@ -422,7 +430,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         log_fvu = table.equations.loc[table.best_index, "log_fvu"]
         warn_explains_little(X, y, log_fvu, restrictions.operators, self.max_time)
         timings["selection"] = time.perf_counter() - moment
-        self._set_fitted(table, writer, problem, timings, budget.plan, columns, inputs, refinement, units)
+        self._set_fitted(table, writer, problem, timings, budget.plan, columns, inputs, refinement, units, noise)
         logger.info("Selected %s (%d candidates) in %.3fs", self.expression_, len(rows), budget.elapsed())
         return self
 
@@ -483,7 +491,17 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         return self
 
     def _set_fitted(
-        self, table: CandidateTable, writer: Writer, problem, timings, plan, columns, inputs, refinement, units
+        self,
+        table: CandidateTable,
+        writer: Writer,
+        problem,
+        timings,
+        plan,
+        columns,
+        inputs,
+        refinement,
+        units,
+        noise: float = 0.0,
     ):
         """Every fitted attribute (:class:`.FittedAttributes`) and the private state of
         ``predict``, from what the stages returned."""
@@ -501,6 +519,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             equations_=table.equations,
             best_index_=table.best_index,
             constants_std_=self._uncertainty.covariance.std,
+            noise_std_=noise * abs(writer.scaling.y_scale),
             timings_=timings,
             plan_=pd.DataFrame([asdict(step) for step in plan], columns=["unit", "seconds", "status"]),
             features_seen_by_network_=columns,
