@@ -79,7 +79,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         points for both the network and the constant fitting.
     complexity_penalty : float, default=0.01
         Added per prefix token of the skeleton to the log of the fraction of variance
-        unexplained when selecting the equation.
+        unexplained when selecting the equation. When no candidate is exact, held-out
+        folds then choose among the rows of the Pareto front, and linear and quadratic
+        candidates over all the features compete (``search_settings.held_out_folds``).
     max_time : float, default=None
         Seconds for the whole ``fit`` (not counting the model's first load); from 0.1 s
         up it returns within about ``1.1 * max_time + 0.05`` s. A fit runs one plan of
@@ -340,6 +342,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         from .search.scaling import Scaling
         from .search.selection.final import Writer, select
         from .search.selection.table import CandidateRows
+        from .search.variables.plain import plain_rows
         from .units.parsing import unit_registry
         from .units.stage import Units
 
@@ -410,6 +413,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             timings |= searched
         rows.extend(guesses.rows(problem, scaling, request))
         rows.extend(restrictions.plain_rows(problem))
+        rows.extend(plain_rows(rows, problem, self.complexity_penalty))  # linear, quadratic: when none is exact
         rows = restrictions.kept(rows)
         refinement = None
         if operon is not None:
@@ -424,7 +428,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         writer = Writer(scaling, symbols, () if units is None else units.named())
         keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
         started = budget.clock()
-        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end)
+        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end, settings)
         budget.record("selection", budget.clock() - started, budget.status(budget.end))
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         log_fvu = table.equations.loc[table.best_index, "log_fvu"]
