@@ -632,3 +632,35 @@ def test_search_settings_pairs_each_setting_with_the_baseline_by_equation_and_se
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:2] == ["1 s", "quarter - half"] and cells[-1] == "4"
     assert cells[2].startswith("+50.0 [") and cells[3] == "+0.0 [+0.0, +0.0]"
+
+
+def test_black_box_sets_have_their_sizes_and_an_unknown_one_is_named():
+    from benchmarks.studies.black_box import black_box_set
+
+    assert [black_box_set(name)[0].shape for name in ("diabetes", "friedman1", "friedman3")] == [
+        (442, 10), (600, 10), (600, 4),
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="Unknown black-box set 'boston'"):
+        black_box_set("boston")
+
+
+def test_black_box_study_scores_each_split_and_takes_the_median():
+    from benchmarks.studies.black_box import markdown, run, summary
+
+    results = run(["friedman1"], ["linear"], [1.0], [0, 1, 2])
+    assert len(results) == 3 and results["budget"].eq(0.0).all()
+    assert results["r2"].between(0.6, 0.8).all()  # a line explains about 0.73 of Friedman 1
+    median = summary(results)["median_r2"].iloc[0]
+    assert median == pytest.approx(np.median(results["r2"]))
+    assert f"| friedman1 | linear | 0 | 3 | {round(median, 3):g} |" in markdown(results, "cmd")
+
+
+def test_noise_level_study_counts_the_estimates_within_a_factor_of_one_and_a_half():
+    from benchmarks.studies.noise_level import summary
+
+    table = pd.DataFrame(
+        dict(set=["a", "a", "a", "a"], equation=list("pqrs"), level=0.01, ratio=[1.0, 1.4, 1.6, 0.5], seconds=0.01)
+    )
+    rows = summary(table)
+    assert rows.loc[rows["set"] == "a", ["within", "low", "high"]].to_numpy().tolist() == [[0.5, 0.25, 0.25]]
+    assert rows.loc[rows["set"] == "all", "n"].tolist() == [4]
