@@ -413,7 +413,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
             timings |= searched
         rows.extend(guesses.rows(problem, scaling, request))
         rows.extend(restrictions.plain_rows(problem))
-        rows.extend(plain_rows(rows, problem, self.complexity_penalty))  # linear, quadratic: when none is exact
+        rows.extend(plain_rows(rows, problem, self.complexity_penalty, budget.end))  # none exact: linear, quadratic
         rows = restrictions.kept(rows)
         refinement = None
         if operon is not None:

@@ -8,6 +8,7 @@ import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
 from nesymres_sklearn.search.problem import Problem
@@ -112,6 +113,9 @@ def test_plain_rows_compete_only_when_no_row_is_exact():
     exact = CandidateRows()
     exact.add(fitted("mul c mul x_1 x_2", exact_problem), origin="beam")
     assert len(plain_rows(exact, exact_problem, 0.01)) == 0
+    # a fit whose time is spent adds none
+    assert len(plain_rows(noisy, problem, 0.01, Deadline(1.0, clock=lambda: 2.0))) == 0
+    assert len(plain_rows(noisy, problem, 0.01, Deadline(3.0, clock=lambda: 2.0))) == 3
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import numpy as np
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
+from ..budget import Deadline
 from ..fitted import Fitted
 from ..fitting.polynomial import monomials
 from ..problem import Problem
@@ -56,12 +57,15 @@ def quadratic_candidate(problem: Problem, complexity_penalty: float) -> Fitted |
     return Fitted(Skeleton((*tokens, CONSTANT)), coefficients, loss) if np.isfinite(loss) else None
 
 
-def plain_rows(rows: CandidateRows, problem: Problem, complexity_penalty: float) -> CandidateRows:
+def plain_rows(
+    rows: CandidateRows, problem: Problem, complexity_penalty: float, deadline: Deadline | None = None
+) -> CandidateRows:
     """The linear candidates (origin ``"linear"``: its terms chosen forward, and every
     feature's) and the quadratic one (``"polynomial"``) over the features of
-    ``problem``, unless one of ``rows`` is exact."""
+    ``problem``, unless one of ``rows`` is exact or the ``deadline`` passed (closed-form
+    least squares: milliseconds)."""
     plain = CandidateRows()
-    if any(problem.is_exact(loss) for loss in rows.losses):
+    if any(problem.is_exact(loss) for loss in rows.losses) or (deadline is not None and deadline.passed()):
         return plain
     plain.add(linear_candidate(problem, complexity_penalty), origin="linear")
     every = list(range(problem.X.shape[1]))
