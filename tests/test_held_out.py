@@ -150,3 +150,13 @@ def test_clean_laws_give_the_same_equation_with_and_without_held_out_folds(tiny_
         equations.append(reg.expression_)
         assert reg.score(X, law(X)) > 1 - 1e-9
     assert equations[0] == equations[1]
+
+
+@pytest.mark.parametrize("origin, competes", [("linear", True), ("polynomial", True), ("beam", False)])
+def test_plain_models_compete_off_the_front(origin, competes):
+    problem = noisy_problem(lambda X: 2 * X[:, 0] + np.sin(X[:, 1]))
+    table = table_of([GOOD, SPURIOUS], problem, complexity_penalty=0.0)
+    good = next(i for i, (skeleton, *_) in enumerate(table.fitted) if "x_3" not in skeleton.tokens)
+    table.equations.loc[good, ["pareto", "origin"]] = [False, origin]  # hidden from the front
+    chosen = held_out_choice(table, problem, SearchSettings(), 0)
+    assert (chosen == good) == competes

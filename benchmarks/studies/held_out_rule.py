@@ -7,7 +7,9 @@ For each set and each of 5 random 75/25 splits: one fit of the package at ``max_
 that :func:`~nesymres_sklearn.search.selection.held_out.held_out_choice` chooses from the
 fit's own table, and its test R². The fit's time (Operon's generations under the
 machine's load) changes the table from run to run; replaying the rules on one table
-compares them on equal terms. ``score`` is the table's best score (no folds).
+compares them on equal terms. ``score`` is the table's best score (no folds);
+``bic-cv`` and ``bic-noise`` two information criteria on the same held-out errors
+(:func:`criteria`).
 
 Command line::
 
@@ -30,6 +32,36 @@ from benchmarks.report import pipe_table
 from benchmarks.studies.black_box import SETS, black_box_set
 
 RULES = (0.0, 0.25, 0.5, 1.0)
+
+
+def criteria(table, problem, seed: int) -> dict[str, int]:
+    """The rows that two information criteria choose among the Pareto front, on the
+    same held-out errors: ``bic-cv`` (``n log(mse) + k log(n)``, ``k`` the constants),
+    ``bic-noise`` (``sse / s**2 + k log(n)``, ``s`` the estimated noise level) and
+    ``cv-score`` (the selection's score, ``log(mse) + 0.01`` per token, on held-out errors)."""
+    from nesymres_sklearn.search.noise import noise_std
+    from nesymres_sklearn.search.selection.held_out import PLAIN_ORIGINS, held_out_errors
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    settings = SearchSettings()
+    n = len(problem.y)
+    folds = np.random.default_rng(seed).permutation(n) % settings.held_out_folds
+    losses = table.equations["loss"].to_numpy()
+    competing = table.equations["pareto"].to_numpy() | table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()
+    front = [int(i) for i in np.flatnonzero(competing) if np.isfinite(losses[i])]
+    errors = {i: float(np.sum(held_out_errors(*table.fitted[i][:2], problem, folds))) for i in front}
+    k = {i: table.fitted[i][0].n_constants for i in front}
+    complexity = table.equations["complexity"].to_numpy()
+    noise = noise_std(problem, settings) ** 2
+    found = {}
+    for name, value in (
+        ("bic-cv", lambda i: n * np.log(errors[i] / n) + k[i] * np.log(n)),
+        ("bic-noise", lambda i: errors[i] / noise + k[i] * np.log(n)),
+        ("cv-score", lambda i: np.log(errors[i] / n) + 0.01 * complexity[i]),
+    ):
+        scores = {i: value(i) for i in front if np.isfinite(errors[i])}
+        found[name] = min(scores, key=scores.get) if scores else table.best_index
+    return found
 
 
 def replayed(sets, seeds, budget: float, rules) -> pd.DataFrame:
@@ -59,6 +91,7 @@ def replayed(sets, seeds, budget: float, rules) -> pd.DataFrame:
                     choices[rule] = held_out_choice(
                         table, problem, settings, int(np.random.RandomState(seed).randint(2**31))
                     )
+                choices.update(criteria(table, problem, int(np.random.RandomState(seed).randint(2**31))))
                 for rule, row in choices.items():
                     predicted = reg.predict(X_test, index=row)
                     r2 = r2_score(y_test, predicted) if np.all(np.isfinite(predicted)) else -np.inf

@@ -9,7 +9,8 @@ Jacobian per row and a small least-squares solve per fold, so it costs milliseco
 reads no clock. The row with the lowest held-out mean squared error leads; the simplest
 row whose held-out error exceeds it by at most ``SearchSettings.held_out_standard_errors``
 standard errors of the paired differences is chosen (1: the one-standard-error rule):
-a row whose extra terms or columns only fitted the training points loses."""
+a row whose extra terms or columns only fitted the training points loses. The plain
+models compete too, on the front or not."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ from ...expression.skeleton import Skeleton
 from ..problem import Problem
 from ..settings import SearchSettings
 from .table import CandidateTable
+
+#: The plain models' origins (:mod:`..variables.plain`): they compete on held-out points
+#: even off the front, where rows that fitted the training points closer hide them.
+PLAIN_ORIGINS = ("linear", "polynomial")
 
 
 def held_out_errors(skeleton: Skeleton, constants: np.ndarray, problem: Problem, folds: np.ndarray) -> np.ndarray:
@@ -43,9 +48,11 @@ def held_out_errors(skeleton: Skeleton, constants: np.ndarray, problem: Problem,
 
 def held_out_choice(table: CandidateTable, problem: Problem, settings: SearchSettings, seed: int) -> int:
     """The row of ``table`` that the held-out folds choose among the rows of its Pareto
-    front (``table.best_index`` with fewer than two folds or rows to compare)."""
+    front and the plain models (:data:`PLAIN_ORIGINS`; ``table.best_index`` with fewer
+    than two folds or rows to compare)."""
     losses = table.equations["loss"].to_numpy()
-    front = [int(i) for i in np.flatnonzero(table.equations["pareto"].to_numpy()) if np.isfinite(losses[i])]
+    competing = table.equations["pareto"].to_numpy() | table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()
+    front = [int(i) for i in np.flatnonzero(competing) if np.isfinite(losses[i])]
     n_folds = min(settings.held_out_folds, len(problem.y))
     if n_folds < 2 or len(front) < 2:
         return table.best_index
