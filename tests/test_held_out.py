@@ -160,3 +160,11 @@ def test_plain_models_compete_off_the_front(origin, competes):
     table.equations.loc[good, ["pareto", "origin"]] = [False, origin]  # hidden from the front
     chosen = held_out_choice(table, problem, SearchSettings(), 0)
     assert (chosen == good) == competes
+
+
+def test_among_equally_long_rows_within_the_margin_the_one_with_fewer_constants_wins():
+    problem = noisy_problem(lambda X: 3 - X[:, 0], noise=0.01)
+    fewer, more = "add c mul -1 x_1", "add mul c x_1 c"  # both five tokens
+    table = table_of([more, fewer], problem)
+    chosen = held_out_choice(table, problem, SearchSettings(), 0)
+    assert table.fitted[chosen][0].tokens == tuple(fewer.split())

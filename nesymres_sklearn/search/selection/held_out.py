@@ -8,7 +8,8 @@ constants (exact for a row linear in its constants, such as the plain models): o
 Jacobian per row and a small least-squares solve per fold, so it costs milliseconds and
 reads no clock. The row with the lowest held-out mean squared error leads; the simplest
 row whose held-out error exceeds it by at most ``SearchSettings.held_out_standard_errors``
-standard errors of the paired differences is chosen (1: the one-standard-error rule):
+standard errors of the paired differences is chosen (1: the one-standard-error rule;
+among equally long rows, the one with fewer constants):
 a row whose extra terms or columns only fitted the training points loses. The plain
 models compete too, on the front or not."""
 
@@ -46,13 +47,32 @@ def held_out_errors(skeleton: Skeleton, constants: np.ndarray, problem: Problem,
     return np.where(np.isfinite(errors), errors, np.inf)
 
 
+def _fewer_constants(table: CandidateTable, front: list[int]) -> list[int]:
+    """For each row of ``front``, the rows as long with fewer constants, the lowest
+    training loss of each number of constants (the front keeps only the lowest loss of
+    each length: ``c - x`` hides behind ``c*x + c``)."""
+    losses = table.equations["loss"].to_numpy()
+    complexity = table.equations["complexity"].to_numpy()
+    constants = [skeleton.n_constants for skeleton, *_ in table.fitted]
+    most = {}
+    for i in front:
+        most[complexity[i]] = max(most.get(complexity[i], -1), constants[i])
+    best: dict[tuple[int, int], int] = {}
+    for i in np.flatnonzero(np.isin(complexity, list(most)) & np.isfinite(losses)):
+        key = (complexity[i], constants[i])
+        if i not in front and constants[i] < most[complexity[i]] and (key not in best or losses[i] < losses[best[key]]):
+            best[key] = int(i)
+    return list(best.values())
+
+
 def held_out_choice(table: CandidateTable, problem: Problem, settings: SearchSettings, seed: int) -> int:
     """The row of ``table`` that the held-out folds choose among the rows of its Pareto
-    front and the plain models (:data:`PLAIN_ORIGINS`; ``table.best_index`` with fewer
-    than two folds or rows to compare)."""
+    front, the plain models (:data:`PLAIN_ORIGINS`) and the front's lengths with fewer
+    constants (``table.best_index`` with fewer than two folds or rows to compare)."""
     losses = table.equations["loss"].to_numpy()
     competing = table.equations["pareto"].to_numpy() | table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()
     front = [int(i) for i in np.flatnonzero(competing) if np.isfinite(losses[i])]
+    front += _fewer_constants(table, front)
     n_folds = min(settings.held_out_folds, len(problem.y))
     if n_folds < 2 or len(front) < 2:
         return table.best_index
@@ -69,4 +89,4 @@ def held_out_choice(table: CandidateTable, problem: Problem, settings: SearchSet
             margin = settings.held_out_standard_errors * float(np.std(e - errors[leader])) / np.sqrt(len(e))
         if np.isfinite(means[i]) and means[i] - means[leader] <= margin:
             within.append(i)
-    return min(within, key=lambda i: (complexity[i], means[i]))
+    return min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
