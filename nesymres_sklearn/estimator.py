@@ -428,7 +428,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         writer = Writer(scaling, symbols, () if units is None else units.named())
         keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
         started = budget.clock()
-        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end, settings)
+        table = select(rows, problem, self.complexity_penalty, writer, request.seed, keep, budget.end, settings, noise)
         budget.record("selection", budget.clock() - started, budget.status(budget.end))
         warn_few_points(len(y), len(table.fitted[table.best_index][1]))
         log_fvu = table.equations.loc[table.best_index, "log_fvu"]

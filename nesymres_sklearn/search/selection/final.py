@@ -116,6 +116,7 @@ def select(
     keep: Callable[[CandidateRows], CandidateRows] | None = None,
     end: Deadline | None = None,
     settings: SearchSettings | None = None,
+    noise: float = float("nan"),
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
@@ -127,7 +128,7 @@ def select(
     rows always give the same equation; but with ``max_time``, the fit's ``end`` stops
     the pruning in time to write the rows, and the readable constants in time to finish.
     With ``settings`` and no exact row, held-out folds choose among the Pareto front's
-    rows (:mod:`.held_out`)."""
+    rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units)."""
     writing = WRITING_SECONDS + WRITING_SECONDS_PER_TOKEN * sum(len(skeleton) for skeleton in rows.skeletons)
     pruning_end = None if end is None else Deadline(end.at - writing - SELECTION_MARGIN, end.clock)
     rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
@@ -139,7 +140,7 @@ def select(
     if settings is not None and not problem.is_exact(
         mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
     ):
-        row = table.best_index = held_out_choice(table, problem, settings, seed)
+        row = table.best_index = held_out_choice(table, problem, settings, seed, noise)
         skeleton, constants, _ = table.fitted[row]
     constants = polished(skeleton, constants, problem)
     readable_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock)

@@ -11,7 +11,11 @@ row whose held-out error exceeds it by at most ``SearchSettings.held_out_standar
 standard errors of the paired differences is chosen (1: the one-standard-error rule;
 among equally long rows, the one with fewer constants):
 a row whose extra terms or columns only fitted the training points loses. The plain
-models compete too, on the front or not."""
+models compete too, on the front or not. With the estimated noise level (``noise_std_``,
+:mod:`..noise`), the simplest row whose held-out error is consistent with the noise
+(within ``SearchSettings.held_out_noise_errors`` standard errors of a mean of squared
+Gaussian noise, ``sqrt(2/n)`` of it) is chosen first: it explains the points down to
+the noise, and a longer row would fit the noise."""
 
 from __future__ import annotations
 
@@ -65,10 +69,13 @@ def _fewer_constants(table: CandidateTable, front: list[int]) -> list[int]:
     return list(best.values())
 
 
-def held_out_choice(table: CandidateTable, problem: Problem, settings: SearchSettings, seed: int) -> int:
+def held_out_choice(
+    table: CandidateTable, problem: Problem, settings: SearchSettings, seed: int, noise: float = float("nan")
+) -> int:
     """The row of ``table`` that the held-out folds choose among the rows of its Pareto
     front, the plain models (:data:`PLAIN_ORIGINS`) and the front's lengths with fewer
-    constants (``table.best_index`` with fewer than two folds or rows to compare)."""
+    constants (``table.best_index`` with fewer than two folds or rows to compare);
+    ``noise``: the estimated noise level in the units of ``problem.y`` (NaN: none)."""
     losses = table.equations["loss"].to_numpy()
     competing = table.equations["pareto"].to_numpy() | table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()
     front = [int(i) for i in np.flatnonzero(competing) if np.isfinite(losses[i])]
@@ -83,6 +90,11 @@ def held_out_choice(table: CandidateTable, problem: Problem, settings: SearchSet
     leader = min(means, key=lambda i: (means[i], complexity[i]))
     if not np.isfinite(means[leader]):
         return table.best_index
+    n = len(problem.y)
+    bound = noise**2 * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))  # nan without an estimate
+    consistent = [i for i in errors if means[i] <= bound]
+    if consistent:  # explained down to the noise: the simplest such row
+        return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
     within = []
     for i, e in errors.items():
         with np.errstate(all="ignore"):
