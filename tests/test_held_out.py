@@ -124,6 +124,7 @@ def test_plain_rows_compete_only_when_no_row_is_exact():
         (dict(held_out_folds=-1), "held_out_folds must be an integer"),
         (dict(held_out_folds=2.5), "held_out_folds must be an integer"),
         (dict(held_out_standard_errors=-1.0), "held_out_standard_errors must be non-negative"),
+        (dict(held_out_noise_errors=-1.0), "held_out_noise_errors must be non-negative"),
     ],
 )
 def test_bad_held_out_settings_are_named(settings, message):
@@ -168,3 +169,20 @@ def test_among_equally_long_rows_within_the_margin_the_one_with_fewer_constants_
     table = table_of([more, fewer], problem)
     chosen = held_out_choice(table, problem, SearchSettings(), 0)
     assert table.fitted[chosen][0].tokens == tuple(fewer.split())
+
+
+def test_the_simplest_row_consistent_with_the_noise_wins():
+    """With the noise level, a row whose held-out error is already the noise's is chosen
+    over a longer one that fits the noise, even under the lowest-error rule."""
+    longer = "add add mul c x_1 c " + POLYNOMIAL_OF_X3.replace("x_3", "x_1")  # the same column, to degree 5
+    kept = {np.nan: 0, 0.05: 0}
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-2, 2, (128, 3))
+        problem = Problem(X, 6.2 - X[:, 0] + rng.normal(0.0, 0.05, 128))
+        table = table_of(["add mul c x_1 c", longer], problem, complexity_penalty=0.0)
+        for noise in kept:
+            chosen = held_out_choice(table, problem, SearchSettings(held_out_standard_errors=0.0), seed, noise)
+            kept[noise] += len(table.fitted[chosen][0]) == 5
+    assert kept[0.05] == 20
+    assert kept[np.nan] < 20  # without the noise level the longer row wins some (measured: 3 of 20)
