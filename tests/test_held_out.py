@@ -186,3 +186,14 @@ def test_the_simplest_row_consistent_with_the_noise_wins():
             kept[noise] += len(table.fitted[chosen][0]) == 5
     assert kept[0.05] == 20
     assert kept[np.nan] < 20  # without the noise level the longer row wins some (measured: 3 of 20)
+
+
+def test_an_overestimated_noise_level_does_not_hide_a_term_the_held_out_points_need():
+    """A law that varies faster than the points resolve reads as noise: the bound is then
+    the lowest held-out error, and a line that leaves the term out is not consistent."""
+    problem = noisy_problem(lambda X: X[:, 0] + 0.3 * np.sin(3 * X[:, 1]), noise=0.02)
+    line, law = "add mul c x_1 c", "add add mul c x_1 mul c sin mul c x_2 c"
+    table = table_of([line, law], problem)
+    for noise in (0.02, 1.0):  # the truth, and fifty times it
+        chosen = held_out_choice(table, problem, SearchSettings(), 0, noise)
+        assert table.fitted[chosen][0].tokens == tuple(law.split())

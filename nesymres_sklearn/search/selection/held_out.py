@@ -14,7 +14,8 @@ a row whose extra terms or columns only fitted the training points loses. The pl
 models compete too, on the front or not. With the estimated noise level (``noise_std_``,
 :mod:`..noise`), the simplest row whose held-out error is consistent with the noise
 (within ``SearchSettings.held_out_noise_errors`` standard errors of a mean of squared
-Gaussian noise, ``sqrt(2/n)`` of it) is chosen first: it explains the points down to
+Gaussian noise, ``sqrt(2/n)`` of it, above the noise variance or above the lowest
+held-out error where that is lower) is chosen first: it explains the points down to
 the noise, and a longer row would fit the noise."""
 
 from __future__ import annotations
@@ -91,7 +92,9 @@ def held_out_choice(
     if not np.isfinite(means[leader]):
         return table.best_index
     n = len(problem.y)
-    bound = noise**2 * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))  # nan without an estimate
+    # the noise variance, or the lowest held-out error where that is lower (a law that varies
+    # faster than the points resolve inflates the estimate); nan without an estimate
+    bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
     consistent = [i for i in errors if means[i] <= bound]
     if consistent:  # explained down to the noise: the simplest such row
         return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
