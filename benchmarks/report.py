@@ -243,6 +243,18 @@ def _least_noise(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary["noise"] == summary["noise"].min()]
 
 
+def pipe_table(frame: pd.DataFrame) -> str:
+    """``frame`` as a Markdown pipe table (numbers right-aligned), without ``tabulate``."""
+    numeric = [pd.api.types.is_numeric_dtype(frame[column]) for column in frame.columns]
+    lines = [
+        "| " + " | ".join(map(str, frame.columns)) + " |",
+        "|" + "|".join("---:" if number else "---" for number in numeric) + "|",
+    ]
+    lines += ["| " + " | ".join(f"{value:g}" if isinstance(value, float) else str(value) for value in row) + " |"
+              for row in frame.itertuples(index=False)]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def _percent(value: float) -> str:
     return f"{100 * value:.1f}"
 

@@ -23,6 +23,7 @@ class FittedAttributes:
     equations_: pd.DataFrame
     best_index_: int
     constants_std_: np.ndarray
+    noise_std_: float
     timings_: dict[str, float]
     plan_: pd.DataFrame
     features_seen_by_network_: np.ndarray

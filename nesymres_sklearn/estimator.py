@@ -41,7 +41,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     max_points : int, default=500
         Larger training sets are subsampled to this many points (seeded).
     complexity_penalty : float, default=0.01
-        Added per prefix token to the log of the fraction of variance unexplained in the selection.
+        Added per prefix token to log(FVU) in the selection; with no exact candidate,
+        held-out folds choose among the Pareto front (``search_settings.held_out_folds``).
     max_time : float, default=None
         Seconds for the whole ``fit`` (not counting the model's first load); from 0.1 s
         up it returns within about ``1.1 * max_time + 0.05`` s. ``None``: the plan of
@@ -101,6 +102,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Row of ``equations_`` holding ``expression_``.
     constants_std_ : ndarray
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
+    noise_std_ : float
+        The noise's standard deviation in ``y``'s units, estimated from the data
+        (:mod:`.search.noise`; with ``sample_weight``, at the mean weight).
     timings_ : dict
         Seconds of the last ``fit`` in ``loading`` (imports and the model, once per
         process; not in ``max_time``), ``identities``, ``encoding``, ``decoding``,

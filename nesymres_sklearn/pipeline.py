@@ -37,12 +37,14 @@ from .search.budget import Budget, Calibration
 from .search.fitted import Fitted
 from .search.identities import identity_rows
 from .search.looks import LOOK_NAMES
+from .search.noise import noise_std
 from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.scheduler import ContinuationState, Scheduler, Shares, StopCondition, data_fingerprint
 from .search.selection.final import Writer, select
 from .search.selection.table import CandidateRows, CandidateTable
 from .search.settings import SearchRequest, SearchSettings
+from .search.variables.plain import plain_rows
 from .search.variables.routing import route
 from .uncertainty import SelectedUncertainty, selected_uncertainty
 from .units.parsing import unit_registry
@@ -121,6 +123,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
     scaling = Scaling.for_data(X, y, settings.offset_ratio) if restrictions.rescales else Scaling.identity(len(names))
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
+    noise = noise_std(problem, settings)  # in the search's units (search/noise.py)
     request = SearchRequest(
         params["decoding"],
         settings.bounded_beam(params["beam_size"], network.config.cache_bytes_per_beam),
@@ -197,7 +200,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
-    table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end)
+    table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
         units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)
@@ -205,7 +208,9 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     log_fvu = table.equations.loc[table.best_index, "log_fvu"]
     warn_explains_little(X, y, log_fvu, restrictions.operators, max_time)
     timings["selection"] = time.perf_counter() - moment
-    outcome = fitted(table, writer, problem, timings, budget.plan, warm.columns, warm.inputs, warm.refinement, units)
+    outcome = fitted(
+        table, writer, problem, timings, budget.plan, warm.columns, warm.inputs, warm.refinement, units, noise
+    )
     outcome.state = warm
     logger.info("Selected %s (%d candidates) in %.3fs", outcome.attributes.expression_, len(rows), budget.elapsed())
     return outcome
@@ -262,6 +267,9 @@ def plan(stages: Stages) -> Plan:
         rows.extend(identities)
     rows.extend(stages.guesses.rows(problem, stages.scaling, stages.request))
     rows.extend(restrictions.plain_rows(problem))
+    rows.extend(
+        plain_rows(rows, problem, stages.request.complexity_penalty, budget.end)
+    )  # none exact: linear, quadratic
     rows = restrictions.kept(rows)
     refinement = None
     if stages.operon is not None:
@@ -332,12 +340,12 @@ def constant_fit(problem: Problem, symbols, timings: dict, units: Units | None, 
     table = rows.table(penalty, 1.0, 1.0, writer)
     columns, inputs = np.arange(problem.X.shape[1]), list(map(str, symbols))
     budget.record("constant", budget.elapsed())
-    return fitted(table, writer, problem, timings, budget.plan, columns, inputs, None, units)
+    return fitted(table, writer, problem, timings, budget.plan, columns, inputs, None, units, 0.0)
 
 
-def fitted(table: CandidateTable, writer: Writer, problem, timings, steps, columns, inputs, refinement, units):
+def fitted(table: CandidateTable, writer: Writer, problem, timings, steps, columns, inputs, refinement, units, noise):
     """Every fitted attribute (:class:`.FittedAttributes`) and the state of ``predict``,
-    from what the stages returned."""
+    from what the stages returned (``noise``: the noise level in the search's units)."""
     uncertainty = selected_uncertainty(table, problem, writer.scaling)
     X_units, y_units, pi_groups, physical_constants = fitted_attributes(units, writer.symbols)
     attributes = FittedAttributes(
@@ -345,6 +353,7 @@ def fitted(table: CandidateTable, writer: Writer, problem, timings, steps, colum
         equations_=table.equations,
         best_index_=table.best_index,
         constants_std_=uncertainty.covariance.std,
+        noise_std_=noise * abs(writer.scaling.y_scale),
         timings_=timings,
         plan_=pd.DataFrame([asdict(step) for step in steps], columns=["unit", "seconds", "status"]),
         features_seen_by_network_=columns,

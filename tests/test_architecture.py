@@ -29,8 +29,8 @@ LAYERS = {
         "restrictions", "pipeline", "multioutput", "estimator", "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
-        "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "selection",
-        "variables", "identities", "looks", "anytime", "scheduler",
+        "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "noise",
+        "selection", "variables", "identities", "looks", "anytime", "scheduler",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "device_data", "runtime", "checkpoint", "export",
@@ -74,6 +74,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.exactness",
     "nesymres_sklearn.search.fitted",
     "nesymres_sklearn.search.identities",
+    "nesymres_sklearn.search.noise",
     "nesymres_sklearn.search.scaling",
     "nesymres_sklearn.search.settings",
     "nesymres_sklearn.search.fitting",

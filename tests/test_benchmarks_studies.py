@@ -698,3 +698,35 @@ def test_variable_reader_scores_each_number_of_columns_and_pairs_the_last_model_
     assert "| validation-wc | a1_iid | +66.7 [" in out.read_text()
     variable_reader.main(["three=m3", "--datasets", "validation-wc", "--csv-dir", str(tmp_path), "--out", str(out)])
     assert "| validation-wc | all | three | 3 | 33.3 |" in out.read_text() and "Paired" not in out.read_text()
+
+
+def test_black_box_sets_have_their_sizes_and_an_unknown_one_is_named():
+    from benchmarks.studies.black_box import black_box_set
+
+    assert [black_box_set(name)[0].shape for name in ("diabetes", "friedman1", "friedman3")] == [
+        (442, 10), (600, 10), (600, 4),
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="Unknown black-box set 'boston'"):
+        black_box_set("boston")
+
+
+def test_black_box_study_scores_each_split_and_takes_the_median():
+    from benchmarks.studies.black_box import markdown, run, summary
+
+    results = run(["friedman1"], ["linear"], [1.0], [0, 1, 2])
+    assert len(results) == 3 and results["budget"].eq(0.0).all()
+    assert results["r2"].between(0.6, 0.8).all()  # a line explains about 0.73 of Friedman 1
+    median = summary(results)["median_r2"].iloc[0]
+    assert median == pytest.approx(np.median(results["r2"]))
+    assert f"| friedman1 | linear | 0 | 3 | {round(median, 3):g} |" in markdown(results, "cmd")
+
+
+def test_noise_level_study_counts_the_estimates_within_a_factor_of_one_and_a_half():
+    from benchmarks.studies.noise_level import summary
+
+    table = pd.DataFrame(
+        dict(set=["a", "a", "a", "a"], equation=list("pqrs"), level=0.01, ratio=[1.0, 1.4, 1.6, 0.5], seconds=0.01)
+    )
+    rows = summary(table)
+    assert rows.loc[rows["set"] == "a", ["within", "low", "high"]].to_numpy().tolist() == [[0.5, 0.25, 0.25]]
+    assert rows.loc[rows["set"] == "all", "n"].tolist() == [4]

@@ -16,7 +16,9 @@ from ..budget import Deadline
 from ..fitting.constants import Evaluations, least_squares_run, mse, polish
 from ..problem import Problem
 from ..scaling import Scaling
+from ..settings import SearchSettings
 from .folding import folded
+from .held_out import held_out_choice
 from .readable import (
     READABLE_EVALUATIONS,
     exact_constants,
@@ -138,6 +140,8 @@ def select(
     seed: int,
     keep: Callable[[CandidateRows], CandidateRows] | None = None,
     end: Deadline | None = None,
+    settings: SearchSettings | None = None,
+    noise: float = float("nan"),
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
@@ -148,7 +152,9 @@ def select(
     ``predict`` runs that skeleton). Fixed work
     that no clock cuts (each step's refits share a number of evaluations): the same
     rows always give the same equation; but with ``max_time``, the fit's ``end`` stops
-    the pruning in time to write the rows, and the readable constants in time to finish."""
+    the pruning in time to write the rows, and the readable constants in time to finish.
+    With ``settings`` and no exact row, held-out folds choose among the Pareto front's
+    rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units)."""
     pruning_end = None if end is None else Deadline(end.at - writing_seconds(rows) - SELECTION_MARGIN, end.clock)
     rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
@@ -157,6 +163,11 @@ def select(
     table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
+    if settings is not None and not problem.is_exact(
+        mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+    ):
+        row = table.best_index = held_out_choice(table, problem, settings, seed, noise)
+        skeleton, constants, _ = table.fitted[row]
     constants = polished(skeleton, constants, problem)
     readable_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock)
     evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)

@@ -169,7 +169,7 @@ def linear_skeleton(features) -> Skeleton:
     return Skeleton((*tokens, CONSTANT))
 
 
-def _least_squares_line(problem: Problem, features: list[int]) -> tuple[np.ndarray, float]:
+def least_squares_line(problem: Problem, features: list[int]) -> tuple[np.ndarray, float]:
     """The (weighted) least-squares coefficients of ``y`` on the ``features`` and a
     constant (in :func:`linear_skeleton`'s order), and their mean squared error."""
     design = np.column_stack([problem.X[:, features], np.ones(len(problem.y))])
@@ -179,44 +179,57 @@ def _least_squares_line(problem: Problem, features: list[int]) -> tuple[np.ndarr
     return coefficients, loss
 
 
-def linear_candidate(problem: Problem, complexity_penalty: float) -> Fitted:
-    """The linear candidate (skeleton, constants, mean squared error): forward
-    selection of features, each added while it lowers the selection score.
+def forward_terms(problem: Problem, basis: np.ndarray, costs: np.ndarray, complexity_penalty: float) -> list[int]:
+    """Columns of ``basis`` chosen forward, each added while it lowers the selection
+    score of ``c*b_1 + c*b_2 + ... + c`` (``costs``: each column's prefix tokens as a
+    term, ``add mul c`` included).
 
-    Each step adds the feature that lowers the (weighted) squared error most, read off
+    Each step adds the column that lowers the (weighted) squared error most, read off
     the residual and the remaining columns made orthogonal to those chosen (a
-    Gram-Schmidt step per feature added, so the work grows as points x features x
-    terms); the constants are then one least-squares fit on the chosen features."""
-    n, d = problem.X.shape
+    Gram-Schmidt step per column added, so the work grows as points x columns x terms)."""
+    n, d = basis.shape
     root = np.ones(n) if problem.weights is None else np.sqrt(problem.weights)
     total = float(np.sum(root**2))
     scale = variance(problem.y, problem.weights) or 1.0
     unit = root / np.linalg.norm(root)  # the constant, weighted
-    weighted = problem.X * root[:, None]
+    weighted = basis * root[:, None]
     floors = 1e-12 * np.maximum(np.einsum("ij,ij->j", weighted, weighted), 1e-300)
     columns = weighted - np.outer(unit, unit @ weighted)
     residual = problem.y * root
     residual = residual - unit * (unit @ residual)
     norms = np.einsum("ij,ij->j", columns, columns)
 
-    def score(n_features: int, squared_error: float) -> float:
-        return float(scores(log_fvu([squared_error / total], scale), [4 * n_features + 1], complexity_penalty)[0])
+    def score(tokens: int, squared_error: float) -> float:
+        return float(scores(log_fvu([squared_error / total], scale), [tokens], complexity_penalty)[0])
 
     chosen: list[int] = []
     squared_error = float(residual @ residual)
-    best = score(0, squared_error)
+    best, tokens = score(1, squared_error), 1
     while len(chosen) < d:
         with np.errstate(all="ignore"):
             gains = np.where(norms > floors, (residual @ columns) ** 2 / norms, 0.0)
         gains[chosen] = -1.0
-        feature = int(np.argmax(gains))  # the lowest index among equal gains
-        trial = score(len(chosen) + 1, max(squared_error - float(gains[feature]), 0.0))
+        column = int(np.argmax(gains))  # the lowest index among equal gains
+        trial = score(tokens + int(costs[column]), max(squared_error - float(gains[column]), 0.0))
         if not trial < best:
             break
-        direction = columns[:, feature] / np.sqrt(norms[feature])
+        direction = columns[:, column] / np.sqrt(norms[column])
         residual = residual - direction * (direction @ residual)
         columns -= np.outer(direction, direction @ columns)
         norms = np.einsum("ij,ij->j", columns, columns)
-        chosen, squared_error, best = [*chosen, feature], float(residual @ residual), trial
-    coefficients, loss = _least_squares_line(problem, chosen)
+        chosen, squared_error, best, tokens = (
+            [*chosen, column],
+            float(residual @ residual),
+            trial,
+            tokens + costs[column],
+        )
+    return chosen
+
+
+def linear_candidate(problem: Problem, complexity_penalty: float) -> Fitted:
+    """The linear candidate (skeleton, constants, mean squared error): forward
+    selection of features (:func:`forward_terms`), each added while it lowers the
+    selection score; the constants are then one least-squares fit on the chosen features."""
+    chosen = forward_terms(problem, problem.X, np.full(problem.X.shape[1], 4), complexity_penalty)
+    coefficients, loss = least_squares_line(problem, chosen)
     return Fitted(linear_skeleton(chosen), coefficients, loss)

@@ -1,0 +1,95 @@
+"""The noise level of ``y``, estimated from the data alone (``noise_std_``).
+
+Each point is predicted by a weighted least-squares polynomial of its nearest
+neighbours in the standardised features (the point itself left out): its residual
+``r_i`` has variance ``sigma**2 * v_i`` with ``v_i = 1/w_i + sum_j l_ij**2 / w_j`` (the
+sample weights ``w`` count as inverse variances, ``l_i`` are the local fit's weights of
+the neighbours' targets), plus the squared bias of the local fit where the law curves
+more than the polynomial. Bias only inflates, so the estimate is the smallest over
+local fits of degrees 1 to 3 (while they have at most
+``SearchSettings.noise_max_terms`` coefficients) and a few neighbourhood sizes of a quantile of
+``r_i**2 / v_i``, divided by that quantile of the chi-square law of one degree of
+freedom (Gaussian noise). A law that varies faster than the points resolve (``sin(x**3)``
+over several periods) reads as noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+from scipy.stats import chi2
+
+from .fitting.polynomial import monomials
+from .problem import Problem
+from .settings import SearchSettings
+
+#: Local fits of these total degrees are tried.
+DEGREES = (1, 2, 3)
+
+
+def _standardised(X: np.ndarray) -> np.ndarray:
+    spread = X.std(axis=0)
+    spread[spread == 0] = 1.0
+    return (X - X.mean(axis=0)) / spread
+
+
+def _local_ratios(Z: np.ndarray, y: np.ndarray, weights: np.ndarray, neighbours: np.ndarray, degree: int) -> np.ndarray:
+    """``r_i**2 / v_i`` of each point's local fit of ``degree`` on its ``neighbours``."""
+    offsets = Z[neighbours] - Z[:, None, :]  # (n, k, d)
+    powers = [np.ones_like(offsets), offsets, offsets * offsets, offsets * offsets * offsets][: degree + 1]
+    columns = [np.ones(offsets.shape[:2])]
+    for exponents in monomials(Z.shape[1], degree):
+        column = columns[0]
+        for j, power in enumerate(exponents):
+            if power:
+                column = column * powers[power][:, :, j]
+        columns.append(column)
+    design = np.stack(columns, axis=-1)
+    w = weights[neighbours]
+    weighted = design.transpose(0, 2, 1) * w[:, None, :]  # (n, p, k)
+    gram = weighted @ design
+    ridge = 1e-10 * np.trace(gram, axis1=1, axis2=2)[:, None, None] * np.eye(gram.shape[1]) / gram.shape[1]
+    first = np.zeros(gram.shape[:2])
+    first[:, 0] = 1.0
+    # the intercept (the fit at the point) is e_1' G^-1 A'W y: with G symmetric, u = G^-1 e_1
+    smoother = np.einsum("np,npk->nk", np.linalg.solve(gram + ridge, first[:, :, None])[:, :, 0], weighted)
+    residuals = y - np.einsum("nk,nk->n", smoother, y[neighbours])
+    variances = 1.0 / weights + np.einsum("nk,nk->n", smoother**2, 1.0 / w)
+    return residuals**2 / variances
+
+
+def noise_std(problem: Problem, settings: SearchSettings) -> float:
+    """The standard deviation of the noise of ``problem.y`` at a point of weight 1 (the
+    weights have mean 1), in the units of ``problem.y``; 0 for a constant ``y``, NaN
+    with too few points for a local line (fewer than the features plus 6)."""
+    X, y = problem.X, problem.y
+    n, d = X.shape
+    magnitude = float(np.max(np.abs(y)))
+    unit = y / magnitude if magnitude > 0 else y  # no overflow near the largest floats
+    spread = float(np.std(unit))
+    if spread == 0:
+        return 0.0
+    weights = np.ones(n) if problem.weights is None else problem.weights
+    Z, normalised = _standardised(X), (unit - np.mean(unit)) / spread
+    sizes = []  # (degree, neighbours) of each local fit
+    for degree in DEGREES:
+        size = len(monomials(d, degree)) + 1
+        if size > settings.noise_max_terms and degree > 1:
+            break
+        for factor in settings.noise_neighbourhoods:
+            k = int(max(factor * size, size + 4))
+            if k <= n - 1 and (degree == 1 or k <= (n - 1) / 2):
+                sizes.append((degree, k))
+    if not sizes:
+        return float("nan")
+    found = cKDTree(Z).query(Z, max(k for _, k in sizes) + 1)[1]
+    # nearest first, the point itself (or a duplicate of it) left out
+    found = np.take_along_axis(found, np.argsort(found == np.arange(n)[:, None], axis=1, kind="stable"), axis=1)
+    level = chi2.ppf(settings.noise_quantile, 1)
+    estimates = []
+    for degree, k in sizes:
+        with np.errstate(all="ignore"):
+            ratios = _local_ratios(Z, normalised, weights, found[:, :k], degree)
+        if np.all(np.isfinite(ratios)):
+            estimates.append(np.quantile(ratios, settings.noise_quantile) / level)
+    return float(np.sqrt(min(estimates)) * spread * magnitude) if estimates else float("nan")

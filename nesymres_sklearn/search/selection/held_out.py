@@ -1,0 +1,107 @@
+"""Selection for prediction when no candidate is exact: held-out folds decide among the
+rows of the Pareto front.
+
+The points are split into ``SearchSettings.held_out_folds`` folds (seeded); each row of
+the front has its constants refitted on all folds but one and its squared errors read
+on the fold left out. The refit is one Gauss-Newton step from the row's fitted
+constants (exact for a row linear in its constants, such as the plain models): one
+Jacobian per row and a small least-squares solve per fold, so it costs milliseconds and
+reads no clock. The row with the lowest held-out mean squared error leads; the simplest
+row whose held-out error exceeds it by at most ``SearchSettings.held_out_standard_errors``
+standard errors of the paired differences is chosen (1: the one-standard-error rule;
+among equally long rows, the one with fewer constants):
+a row whose extra terms or columns only fitted the training points loses. The plain
+models compete too, on the front or not. With the estimated noise level (``noise_std_``,
+:mod:`..noise`), the simplest row whose held-out error is consistent with the noise
+(within ``SearchSettings.held_out_noise_errors`` standard errors of a mean of squared
+Gaussian noise, ``sqrt(2/n)`` of it, above the noise variance or above the lowest
+held-out error where that is lower) is chosen first: it explains the points down to
+the noise, and a longer row would fit the noise."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...expression.skeleton import Skeleton
+from ..problem import Problem
+from ..settings import SearchSettings
+from .table import CandidateTable
+
+#: The plain models' origins (:mod:`..variables.plain`): they compete on held-out points
+#: even off the front, where rows that fitted the training points closer hide them.
+PLAIN_ORIGINS = ("linear", "polynomial")
+
+
+def held_out_errors(skeleton: Skeleton, constants: np.ndarray, problem: Problem, folds: np.ndarray) -> np.ndarray:
+    """Each point's (weighted) squared error when its fold is left out of the fit of
+    ``constants`` (one Gauss-Newton step); inf where it is not finite."""
+    root = np.ones(len(problem.y)) if problem.weights is None else np.sqrt(problem.weights)
+    with np.errstate(all="ignore"):
+        values, jacobian = skeleton.program.value_and_jacobian(problem.X, constants)
+        residuals = problem.y - values
+        errors = np.full(len(problem.y), np.inf)
+        if not (np.all(np.isfinite(values)) and np.all(np.isfinite(jacobian))):
+            return errors
+        for fold in np.unique(folds):
+            train, test = folds != fold, folds == fold
+            step = np.zeros(skeleton.n_constants)
+            if skeleton.n_constants:
+                weighted = jacobian[train] * root[train, None]
+                step = np.linalg.lstsq(weighted, residuals[train] * root[train], rcond=None)[0]
+            errors[test] = ((residuals[test] - jacobian[test] @ step) * root[test]) ** 2
+    return np.where(np.isfinite(errors), errors, np.inf)
+
+
+def _fewer_constants(table: CandidateTable, front: list[int]) -> list[int]:
+    """For each row of ``front``, the rows as long with fewer constants, the lowest
+    training loss of each number of constants (the front keeps only the lowest loss of
+    each length: ``c - x`` hides behind ``c*x + c``)."""
+    losses = table.equations["loss"].to_numpy()
+    complexity = table.equations["complexity"].to_numpy()
+    constants = [skeleton.n_constants for skeleton, *_ in table.fitted]
+    most = {}
+    for i in front:
+        most[complexity[i]] = max(most.get(complexity[i], -1), constants[i])
+    best: dict[tuple[int, int], int] = {}
+    for i in np.flatnonzero(np.isin(complexity, list(most)) & np.isfinite(losses)):
+        key = (complexity[i], constants[i])
+        if i not in front and constants[i] < most[complexity[i]] and (key not in best or losses[i] < losses[best[key]]):
+            best[key] = int(i)
+    return list(best.values())
+
+
+def held_out_choice(
+    table: CandidateTable, problem: Problem, settings: SearchSettings, seed: int, noise: float = float("nan")
+) -> int:
+    """The row of ``table`` that the held-out folds choose among the rows of its Pareto
+    front, the plain models (:data:`PLAIN_ORIGINS`) and the front's lengths with fewer
+    constants (``table.best_index`` with fewer than two folds or rows to compare);
+    ``noise``: the estimated noise level in the units of ``problem.y`` (NaN: none)."""
+    losses = table.equations["loss"].to_numpy()
+    competing = table.equations["pareto"].to_numpy() | table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()
+    front = [int(i) for i in np.flatnonzero(competing) if np.isfinite(losses[i])]
+    front += _fewer_constants(table, front)
+    n_folds = min(settings.held_out_folds, len(problem.y))
+    if n_folds < 2 or len(front) < 2:
+        return table.best_index
+    folds = np.random.default_rng(seed).permutation(len(problem.y)) % n_folds
+    complexity = table.equations["complexity"].to_numpy()
+    errors = {i: held_out_errors(*table.fitted[i][:2], problem, folds) for i in {table.best_index, *front}}
+    means = {i: float(np.mean(e)) for i, e in errors.items()}
+    leader = min(means, key=lambda i: (means[i], complexity[i]))
+    if not np.isfinite(means[leader]):
+        return table.best_index
+    n = len(problem.y)
+    # the noise variance, or the lowest held-out error where that is lower (a law that varies
+    # faster than the points resolve inflates the estimate); nan without an estimate
+    bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
+    consistent = [i for i in errors if means[i] <= bound]
+    if consistent:  # explained down to the noise: the simplest such row
+        return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+    within = []
+    for i, e in errors.items():
+        with np.errstate(all="ignore"):
+            margin = settings.held_out_standard_errors * float(np.std(e - errors[leader])) / np.sqrt(len(e))
+        if np.isfinite(means[i]) and means[i] - means[leader] <= margin:
+            within.append(i)
+    return min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))

@@ -1,0 +1,76 @@
+"""The plain models that compete whenever no candidate is exact: the linear one and a
+quadratic polynomial over all the features, their terms chosen forward
+(:func:`.features.forward_terms`) while they pay for their tokens in the selection's
+score. On data that hold no exact law (measurements, black-box data) they are what a
+user compares the equation with; the selection's held-out folds (:mod:`..selection.held_out`)
+decide between them and the other rows."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ...expression.monomial import monomial_tokens
+from ...expression.skeleton import Skeleton
+from ...expression.tokens import CONSTANT
+from ..budget import Deadline
+from ..fitted import Fitted
+from ..fitting.polynomial import monomials
+from ..problem import Problem
+from ..selection.table import CandidateRows
+from .features import forward_terms, least_squares_line, linear_candidate, linear_skeleton
+
+
+def _below(exponents: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The monomial of ``exponents`` and every one it divides (the constant left out)."""
+    ranges = [range(power + 1) for power in exponents]
+    return [e for e in itertools.product(*ranges) if any(e)]
+
+
+def quadratic_candidate(problem: Problem, complexity_penalty: float) -> Fitted | None:
+    """``c*m_1 + c*m_2 + ... + c`` over monomials of the features of degree 1 and 2:
+    terms chosen forward among the monomials of the features less their (weighted)
+    means (``(x_1 - m_1)**2`` is one term, which no single monomial of the raw features
+    is), then fitted by (weighted) least squares on the raw monomials that their
+    expansion holds; ``None`` when it is not finite."""
+    terms = monomials(problem.X.shape[1], 2)
+    centered = problem.X - np.average(problem.X, axis=0, weights=problem.weights)
+    with np.errstate(all="ignore"):
+        basis = np.column_stack([np.prod(centered ** np.array(e), axis=1) for e in terms])
+    if not np.all(np.isfinite(basis)):
+        return None
+    written = {e: monomial_tokens({j: power for j, power in enumerate(e) if power}) for e in terms}
+    costs = np.array([3 + len(written[e]) for e in terms])
+    chosen = forward_terms(problem, basis, costs, complexity_penalty)
+    kept = sorted({e for k in chosen for e in _below(terms[k])}, key=terms.index)
+    with np.errstate(all="ignore"):
+        raw = np.column_stack([np.prod(problem.X ** np.array(e), axis=1) for e in kept] + [np.ones(len(problem.y))])
+    root = np.ones(len(problem.y)) if problem.weights is None else np.sqrt(problem.weights)
+    norms = np.linalg.norm(raw * root[:, None], axis=0)
+    norms[norms == 0] = 1.0
+    coefficients = np.linalg.lstsq(raw * root[:, None] / norms, problem.y * root, rcond=None)[0] / norms
+    loss = float(np.average((raw @ coefficients - problem.y) ** 2, weights=problem.weights))
+    tokens: list[str] = []
+    for e in kept:
+        tokens += ["add", "mul", CONSTANT, *written[e]]
+    return Fitted(Skeleton((*tokens, CONSTANT)), coefficients, loss) if np.isfinite(loss) else None
+
+
+def plain_rows(
+    rows: CandidateRows, problem: Problem, complexity_penalty: float, deadline: Deadline | None = None
+) -> CandidateRows:
+    """The linear candidates (origin ``"linear"``: its terms chosen forward, and every
+    feature's) and the quadratic one (``"polynomial"``) over the features of
+    ``problem``, unless one of ``rows`` is exact or the ``deadline`` passed (closed-form
+    least squares: milliseconds)."""
+    plain = CandidateRows()
+    if any(problem.is_exact(loss) for loss in rows.losses) or (deadline is not None and deadline.passed()):
+        return plain
+    plain.add(linear_candidate(problem, complexity_penalty), origin="linear")
+    every = list(range(problem.X.shape[1]))
+    plain.add(Fitted(linear_skeleton(every), *least_squares_line(problem, every)), origin="linear")
+    quadratic = quadratic_candidate(problem, complexity_penalty)
+    if quadratic is not None:
+        plain.add(quadratic, origin="polynomial")
+    return plain

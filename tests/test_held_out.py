@@ -1,0 +1,199 @@
+"""Selection for prediction when no row is exact: the plain models that always compete
+(:mod:`nesymres_sklearn.search.variables.plain`) and the held-out folds that choose among
+the Pareto front (:mod:`nesymres_sklearn.search.selection.held_out`)."""
+
+import numpy as np
+import pytest
+import sympy
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.fitted import Fitted
+from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.scaling import Scaling
+from nesymres_sklearn.search.selection.final import Writer, select
+from nesymres_sklearn.search.selection.held_out import held_out_choice
+from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.settings import SearchSettings
+from nesymres_sklearn.search.variables.plain import plain_rows, quadratic_candidate
+
+SYMBOLS = tuple(sympy.symbols("x0 x1 x2", real=True))
+
+
+def fitted(tokens: str, problem: Problem) -> Fitted:
+    skeleton = Skeleton(tuple(tokens.split()))
+    constants = least_squares_run(skeleton.program, problem.X, problem.y, np.ones(skeleton.n_constants))
+    return Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants))
+
+
+def table_of(rows: list[str], problem: Problem, complexity_penalty: float = 0.01):
+    candidates = CandidateRows()
+    for tokens in rows:
+        candidates.add(fitted(tokens, problem), origin="beam")
+    return candidates.table(complexity_penalty, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
+
+
+def noisy_problem(law, n=200, noise=0.3, seed=0) -> Problem:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n, 3))
+    return Problem(X, law(X) + rng.normal(0.0, noise, n))
+
+
+GOOD = "add add mul c x_1 mul c sin x_2 c"  # c*x1 + c*sin(x2) + c
+# the same with a polynomial of degree 5 in the column x_3, which y does not depend on
+POLYNOMIAL_OF_X3 = "add mul c x_3 add mul c pow x_3 2 add mul c pow x_3 3 add mul c pow x_3 4 mul c pow x_3 5"
+SPURIOUS = f"add {GOOD} {POLYNOMIAL_OF_X3}"
+
+
+def test_a_row_with_a_column_that_adds_nothing_loses_on_held_out_points():
+    lost = {0.0: 0, 0.5: 0}
+    for seed in range(20):
+        problem = noisy_problem(lambda X: 2 * X[:, 0] + np.sin(X[:, 1]), seed=seed)
+        table = table_of([GOOD, SPURIOUS], problem, complexity_penalty=0.0)  # the score alone prefers the spurious row
+        assert "x_3" in table.fitted[table.best_index][0].tokens
+        for rule in lost:
+            chosen = held_out_choice(table, problem, SearchSettings(held_out_standard_errors=rule), seed)
+            lost[rule] += "x_3" not in table.fitted[chosen][0].tokens
+    # the lowest held-out error (measured: 19 of 20), and the default's half a standard error (20)
+    assert lost[0.0] >= 18
+    assert lost[0.5] == 20
+
+
+def test_a_longer_row_that_generalises_wins_over_the_score():
+    problem = noisy_problem(lambda X: X[:, 0] + 0.5 * X[:, 0] ** 2, noise=0.1)
+    line, square = "add mul c x_1 c", "add add mul c x_1 mul c pow x_1 2 c"
+    table = table_of([line, square], problem, complexity_penalty=1.0)  # a penalty that favours the line
+    assert len(table.fitted[table.best_index][0]) == len(line.split())
+    chosen = held_out_choice(table, problem, SearchSettings(), 0)
+    assert table.fitted[chosen][0].tokens == tuple(square.split())
+
+
+def test_fewer_than_two_folds_leave_the_score_s_choice():
+    problem = noisy_problem(lambda X: 2 * X[:, 0] + np.sin(X[:, 1]))
+    table = table_of([GOOD, SPURIOUS], problem, complexity_penalty=0.0)
+    assert held_out_choice(table, problem, SearchSettings(held_out_folds=0), 0) == table.best_index
+
+
+def test_an_exact_row_is_selected_as_before():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (100, 3))
+    problem = Problem(X, 2 * X[:, 0] + np.sin(X[:, 1]))
+    chosen = []
+    for settings in (None, SearchSettings()):
+        rows = CandidateRows()
+        for tokens in (GOOD, SPURIOUS, "add mul c x_1 c"):
+            rows.add(fitted(tokens, problem), origin="beam")
+        table = select(rows, problem, 0.01, Writer(Scaling.identity(3), SYMBOLS), 0, settings=settings)
+        chosen.append(table.equations.loc[table.best_index, "expression"])
+    assert chosen[0] == chosen[1]
+    assert chosen[0].free_symbols == {SYMBOLS[0], SYMBOLS[1]}
+
+
+def test_the_quadratic_candidate_finds_a_centered_square_and_an_interaction():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 4))
+    problem = Problem(X, 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 0] * X[:, 1] + 5 * X[:, 3])
+    found = quadratic_candidate(problem, 0.01)
+    assert problem.is_exact(found.loss)
+    assert {"x_1", "x_2", "x_3", "x_4"} <= set(found.skeleton.tokens)
+    assert mse(found.skeleton.program, X, problem.y, found.constants) == pytest.approx(found.loss, abs=1e-20)
+
+
+def test_plain_rows_compete_only_when_no_row_is_exact():
+    problem = noisy_problem(lambda X: X[:, 0] * X[:, 1])
+    noisy = CandidateRows()
+    noisy.add(fitted("mul c x_1", problem), origin="beam")
+    plain = plain_rows(noisy, problem, 0.01)
+    assert plain.origins == ["linear", "linear", "polynomial"]
+    # every feature's line holds each of them
+    assert {"x_1", "x_2", "x_3"} <= set(plain.skeletons[1].tokens)
+    exact_problem = Problem(problem.X, problem.X[:, 0] * problem.X[:, 1])
+    exact = CandidateRows()
+    exact.add(fitted("mul c mul x_1 x_2", exact_problem), origin="beam")
+    assert len(plain_rows(exact, exact_problem, 0.01)) == 0
+    # a fit whose time is spent adds none
+    assert len(plain_rows(noisy, problem, 0.01, Deadline(1.0, clock=lambda: 2.0))) == 0
+    assert len(plain_rows(noisy, problem, 0.01, Deadline(3.0, clock=lambda: 2.0))) == 3
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (dict(held_out_folds=-1), "held_out_folds must be an integer"),
+        (dict(held_out_folds=2.5), "held_out_folds must be an integer"),
+        (dict(held_out_standard_errors=-1.0), "held_out_standard_errors must be non-negative"),
+        (dict(held_out_noise_errors=-1.0), "held_out_noise_errors must be non-negative"),
+    ],
+)
+def test_bad_held_out_settings_are_named(settings, message):
+    with pytest.raises(ValueError, match=message):
+        SearchSettings(**settings)
+
+
+LAWS = [
+    lambda X: X[:, 0] * X[:, 1] / (X[:, 0] + X[:, 1]),  # an identity
+    lambda X: X[:, 0] ** 2 + 3 * X[:, 1],  # an exact polynomial
+    lambda X: X[:, 0] ** 1.5 / X[:, 1],  # a power law
+]
+
+
+@pytest.mark.parametrize("law", LAWS)
+def test_clean_laws_give_the_same_equation_with_and_without_held_out_folds(tiny_model, law):
+    X = np.random.default_rng(1).uniform(1, 4, (150, 2))
+    equations = []
+    for folds in (0, 5):
+        reg = NeSymReSRegressor(
+            model=str(tiny_model), beam_size=2, random_state=0, refine=None,
+            search_settings=SearchSettings(held_out_folds=folds),
+        ).fit(X, law(X))  # fmt: skip
+        equations.append(reg.expression_)
+        assert reg.score(X, law(X)) > 1 - 1e-9
+    assert equations[0] == equations[1]
+
+
+@pytest.mark.parametrize("origin, competes", [("linear", True), ("polynomial", True), ("beam", False)])
+def test_plain_models_compete_off_the_front(origin, competes):
+    problem = noisy_problem(lambda X: 2 * X[:, 0] + np.sin(X[:, 1]))
+    table = table_of([GOOD, SPURIOUS], problem, complexity_penalty=0.0)
+    good = next(i for i, (skeleton, *_) in enumerate(table.fitted) if "x_3" not in skeleton.tokens)
+    table.equations.loc[good, ["pareto", "origin"]] = [False, origin]  # hidden from the front
+    chosen = held_out_choice(table, problem, SearchSettings(), 0)
+    assert (chosen == good) == competes
+
+
+def test_among_equally_long_rows_within_the_margin_the_one_with_fewer_constants_wins():
+    problem = noisy_problem(lambda X: 3 - X[:, 0], noise=0.01)
+    fewer, more = "add c mul -1 x_1", "add mul c x_1 c"  # both five tokens
+    table = table_of([more, fewer], problem)
+    chosen = held_out_choice(table, problem, SearchSettings(), 0)
+    assert table.fitted[chosen][0].tokens == tuple(fewer.split())
+
+
+def test_the_simplest_row_consistent_with_the_noise_wins():
+    """With the noise level, a row whose held-out error is already the noise's is chosen
+    over a longer one that fits the noise, even under the lowest-error rule."""
+    longer = "add add mul c x_1 c " + POLYNOMIAL_OF_X3.replace("x_3", "x_1")  # the same column, to degree 5
+    kept = {np.nan: 0, 0.05: 0}
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-2, 2, (128, 3))
+        problem = Problem(X, 6.2 - X[:, 0] + rng.normal(0.0, 0.05, 128))
+        table = table_of(["add mul c x_1 c", longer], problem, complexity_penalty=0.0)
+        for noise in kept:
+            chosen = held_out_choice(table, problem, SearchSettings(held_out_standard_errors=0.0), seed, noise)
+            kept[noise] += len(table.fitted[chosen][0]) == 5
+    assert kept[0.05] == 20
+    assert kept[np.nan] < 20  # without the noise level the longer row wins some (measured: 3 of 20)
+
+
+def test_an_overestimated_noise_level_does_not_hide_a_term_the_held_out_points_need():
+    """A law that varies faster than the points resolve reads as noise: the bound is then
+    the lowest held-out error, and a line that leaves the term out is not consistent."""
+    problem = noisy_problem(lambda X: X[:, 0] + 0.3 * np.sin(3 * X[:, 1]), noise=0.02)
+    line, law = "add mul c x_1 c", "add add mul c x_1 mul c sin mul c x_2 c"
+    table = table_of([line, law], problem)
+    for noise in (0.02, 1.0):  # the truth, and fifty times it
+        chosen = held_out_choice(table, problem, SearchSettings(), 0, noise)
+        assert table.fitted[chosen][0].tokens == tuple(law.split())

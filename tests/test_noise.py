@@ -1,0 +1,110 @@
+"""The noise level estimated from the data (:mod:`nesymres_sklearn.search.noise`, ``noise_std_``)."""
+
+import numpy as np
+import pytest
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search.noise import noise_std
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.settings import SearchSettings
+
+# Laws like those of the validation sets (one to three variables, constants from U(1, 5),
+# supports within [-10, 10]), each smooth enough on its support for 500 points to resolve.
+LAWS = [
+    (lambda x: x[0] - (1.901 * x[0] + 4.494) / (x[1] + 2.201) + 1, [(5.85, 9.91), (2.44, 9.78)]),
+    (lambda x: 2.885 * x[0] * np.exp(-x[2]) / np.cos(x[1] / 4) + x[1], [(-2.0, 7.8), (3.2, 6.9), (0.1, 2.0)]),
+    (lambda x: 3.054 * x[0] + np.cos(x[1] + 2.84) + x[1] / x[0], [(5.1, 6.4), (7.7, 9.1)]),
+    (lambda x: np.log(x[0]) + np.exp(np.e), [(5.9, 7.3)]),
+    (lambda x: (x[0] + 5.03) / (x[0] + 1.569 * np.sqrt(x[1])), [(-4.2, -2.2), (4.3, 5.8)]),
+    (lambda x: 2 * (2.268 * x[1] + 4.452) / x[2] + 3.787 * x[1] / x[0], [(-8.0, -2.3), (-5.3, 9.3), (-4.0, -2.1)]),
+    (lambda x: -x[0] + np.sqrt(x[1]) - x[1] + 1, [(-7.8, -3.6), (4.2, 8.1)]),
+    (lambda x: x[0] * (np.sqrt(x[0]) + np.sin(x[1])), [(0.5, 8.7), (-3.0, 3.0)]),
+    (lambda x: 7.966 * x[1] - np.log(4.023 * x[0]) + 10.63, [(0.5, 8.1), (2.3, 5.2)]),
+    (lambda x: np.cos(1.195 * np.sqrt(x[0] * 2.0)), [(0.4, 7.8)]),
+    (lambda x: -x[0] + 4 * np.tan(1), [(-3.1, 1.0)]),
+    (lambda x: 2.924 * x[1] * ((x[0] + 4.327) ** 3 + np.log(3.226 * x[0])), [(1.4, 5.0), (-8.2, -5.1)]),
+    (lambda x: 3 * x[0] * np.tan(1), [(5.2, 8.6)]),
+    (lambda x: np.sin(x[0]) * x[1] ** 2 + x[2], [(-3.0, 3.0), (1.0, 4.0), (-2.0, 2.0)]),
+    (lambda x: x[0] * x[1] / (x[2] ** 2 + 1.5), [(1.0, 5.0), (-3.0, 4.0), (-2.0, 2.0)]),
+    (lambda x: np.exp(0.3 * x[0]) - 2.1 * x[1], [(-5.0, 5.0), (-1.0, 1.0)]),
+    (lambda x: 4.4 * np.sin(0.5 * x[2] + x[1]) + x[0] ** 2, [(-2.0, 2.0), (-1.0, 1.0), (0.0, 6.0)]),
+    (lambda x: np.sqrt(x[0] ** 2 + x[1] ** 2 + 3.1), [(-5.0, 5.0), (-5.0, 5.0)]),
+    (lambda x: x[0] ** 3 - 2.5 * x[0], [(-2.0, 2.5)]),
+    (lambda x: 1.7 / (1 + np.exp(-x[0])) * x[1], [(-4.0, 4.0), (1.0, 3.0)]),
+]
+
+
+def sampled(law, supports, n=500, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(low, high, n) for low, high in supports])
+    return X, law(X.T)
+
+
+@pytest.mark.parametrize("level", [0.01, 0.1])
+def test_the_estimate_is_within_a_factor_of_one_and_a_half_on_nine_laws_in_ten(level):
+    ratios = []
+    for seed, (law, supports) in enumerate(LAWS):
+        X, y = sampled(law, supports, seed=seed)
+        truth = level * np.std(y)
+        noisy = y + np.random.default_rng(100 + seed).normal(0.0, truth, len(y))
+        ratios.append(noise_std(Problem(X, noisy), SearchSettings()) / truth)
+    ratios = np.array(ratios)
+    assert np.mean((ratios >= 1 / 1.5) & (ratios <= 1.5)) >= 0.9, ratios.round(2)
+
+
+def test_sample_weights_count_as_inverse_variances():
+    X, y = sampled(lambda x: x[0] * np.sin(x[1]), [(1.0, 5.0), (1.0, 5.0)])
+    rng = np.random.default_rng(1)
+    weights = rng.choice([0.2, 1.0, 5.0], len(y))
+    weights /= weights.mean()
+    sigma = 0.05 * np.std(y)  # at weight 1; a point's standard deviation is sigma / sqrt(weight)
+    noisy = y + rng.normal(0.0, 1.0, len(y)) * sigma / np.sqrt(weights)
+    weighted = noise_std(Problem(X, noisy, weights), SearchSettings())
+    assert 1 / 1.25 < weighted / sigma < 1.25
+    # without the weights, the noisiest points (weight 0.2, five times the variance) set the level
+    assert noise_std(Problem(X, noisy), SearchSettings()) / sigma > 1.4
+
+
+def test_a_clean_law_reads_as_far_less_noise_than_the_levels_tested():
+    X, y = sampled(lambda x: x[0] * np.sin(x[1]) + x[2], [(1.0, 5.0), (1.0, 5.0), (-1.0, 1.0)])
+    assert noise_std(Problem(X, y), SearchSettings()) < 1e-3 * np.std(y)
+
+
+def test_a_constant_has_no_noise_and_too_few_points_give_nan():
+    X = np.random.default_rng(0).uniform(1, 5, (40, 3))
+    assert noise_std(Problem(X, np.full(40, 3.0)), SearchSettings()) == 0.0
+    assert np.isnan(noise_std(Problem(X[:8], X[:8, 0]), SearchSettings()))
+
+
+def test_the_estimate_scales_with_y_and_ignores_an_offset():
+    X, y = sampled(lambda x: x[0] * np.sin(x[1]), [(1.0, 5.0), (1.0, 5.0)])
+    noisy = y + np.random.default_rng(2).normal(0.0, 0.05, len(y))
+    base = noise_std(Problem(X, noisy), SearchSettings())
+    assert noise_std(Problem(X, 1e200 * noisy), SearchSettings()) == pytest.approx(1e200 * base, rel=1e-9)
+    assert noise_std(Problem(X, 1e4 + noisy), SearchSettings()) == pytest.approx(base, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (dict(noise_quantile=1.0), "noise_quantile must lie in"),
+        (dict(noise_neighbourhoods=()), "noise_neighbourhoods must hold"),
+        (dict(noise_neighbourhoods=(0.5,)), "noise_neighbourhoods must hold"),
+        (dict(noise_max_terms=0), "noise_max_terms must be an integer"),
+    ],
+)
+def test_bad_noise_settings_are_named(settings, message):
+    with pytest.raises(ValueError, match=message):
+        SearchSettings(**settings)
+
+
+@pytest.mark.filterwarnings("ignore:The selected equation explains only", "ignore:y is constant")
+def test_the_estimator_reports_the_noise_in_the_units_of_y(tiny_model):
+    X, y = sampled(lambda x: x[0] * np.sin(x[1]), [(1.0, 5.0), (1.0, 5.0)], n=300)
+    y = 1000 * y
+    sigma = 0.05 * np.std(y)
+    noisy = y + np.random.default_rng(3).normal(0.0, sigma, len(y))
+    reg = NeSymReSRegressor(model=str(tiny_model), beam_size=2, random_state=0, refine=None).fit(X, noisy)
+    assert 1 / 1.5 < reg.noise_std_ / sigma < 1.5
+    clean = NeSymReSRegressor(model=str(tiny_model), beam_size=2, random_state=0, refine=None).fit(X, np.full(300, 2.0))
+    assert clean.noise_std_ == 0.0
