@@ -26,9 +26,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     Parameters
     ----------
     model : str or path-like, default="bundled"
-        ``"bundled"`` (works offline), a folder with ``config.json`` and
-        ``model.safetensors``, a Hugging Face Hub id (``"user/nesymres-small"``), or an
-        authors' checkpoint, a ``.ckpt`` file or Hub file (``docs/original-checkpoints.md``).
+        ``"bundled"`` (offline), a folder with ``config.json`` and ``model.safetensors``, a
+        Hub id (``"user/nesymres-small"``), or an authors' ``.ckpt`` (``docs/original-checkpoints.md``).
     revision : str, default=None
         Branch, tag or commit of a Hub repository (Hub models only).
     beam_size : int, default=32
@@ -44,12 +43,10 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
         Added per prefix token to log(FVU) in the selection; with no exact candidate,
         held-out folds choose among the Pareto front (``search_settings.held_out_folds``).
     max_time : float, default=None
-        Seconds for the whole ``fit`` (not counting the model's first load); from 0.1 s
-        up it returns within about ``1.1 * max_time + 0.05`` s. ``None``: the plan of
-        work (``plan_``: the network's beams and looks, Operon's generations, the
-        selection) runs to its end (fixed work). With ``max_time`` the budget cuts the
-        same plan, then the search continues until the budget ends or a candidate is
-        exact (:mod:`.search.scheduler`, ``docs/cluster.md``).
+        Seconds for the whole ``fit`` (the model's first load aside), held within about
+        ``1.1 * max_time + 0.05`` s. ``None``: the plan of work (``plan_``) runs to its end
+        (fixed work); with it, the plan is cut where it must be, then the search continues
+        until the budget ends or a candidate is exact (``docs/cluster.md``).
     refine : {"auto", "operon", None}, default="auto"
         ``"operon"``: the best candidates seed Operon's genetic programming over every
         feature (skipped after an exact candidate); ``"auto"``: so when pyoperon is
