@@ -263,10 +263,9 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
 
     def latex(self, index=None) -> str:
         """The fitted equation (or row ``index`` of ``equations_``) in LaTeX (a list with several targets)."""
-        expression = self.sympy(index)
-        if isinstance(expression, list):
-            return [column._writer.latex(e) for column, e in zip(self.estimators_, expression)]
-        return self._writer.latex(expression)
+        if hasattr(self, "estimators_"):
+            return [column.latex(index) for column in self.estimators_]
+        return self._writer.latex(self.sympy(index))
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: the estimator keeps its table

@@ -201,7 +201,7 @@ def warn_outside_domain(values: np.ndarray) -> np.ndarray:
 def checked_weights(sample_weight, n_points: int) -> np.ndarray:
     """``sample_weight`` as ``n_points`` finite, non-negative float64 weights (a number: the same for all)."""
     if _is_number(sample_weight):
-        return np.full(n_points, float(sample_weight))
+        sample_weight = np.full(n_points, float(sample_weight))
     weights = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
     if weights.shape != (n_points,):
         raise ValueError(

@@ -30,7 +30,9 @@ def n_targets(y) -> int:
 
 def fit_targets(estimator, X, y, sample_weight, X_units=None, y_units=None, constants=None):
     """``estimator`` fitted to each column of ``y``: ``estimators_``, the lists of
-    :data:`PER_TARGET`, and the features seen."""
+    :data:`PER_TARGET`, and the features seen. Each column is a fresh clone, so
+    ``warm_start`` does not carry a search over, and no single target's search stays."""
+    estimator.__dict__.pop("_warm", None)
     columns = np.asarray(y)
     k = columns.shape[1]
     per_target = [y_units] * k if y_units is None or isinstance(y_units, str) else list(y_units)

@@ -229,9 +229,10 @@ class NetworkSampler:
             reads = Problem(self.problem.X[half], self.problem.y[half], weights)
         settings = replace(self.request.settings, first_beam=self.request.size)
         request = replace(self.request, decoding="sample", seed=int(rng.integers(2**31)), settings=settings)
-        found = propose_and_fit(self.network, self.problem, request, Budget.until(deadline), reads, self.seen)
+        found = propose_and_fit(self.network, self.problem, request, Budget.until(deadline), reads, set(self.seen))
+        self.seen.update(candidate.skeleton.key for candidate in found.candidates)  # fitted (a cut fit may come again)
         decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
-        self.decoding_seconds = max(decodings, default=self.decoding_seconds)
+        self.decoding_seconds = max(self.decoding_seconds, *decodings)
         return self.back(found.fitted())
 
 
@@ -256,7 +257,11 @@ class ResidualLook:
     def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
         found = CandidateRows()
         order = np.argsort(row_scores(rows, self.problem, self.request.complexity_penalty), kind="stable")
-        distinct = list({rows.skeletons[i].key: i for i in order[::-1] if np.isfinite(rows.losses[i])}.values())[::-1]
+        distinct: dict = {}  # each skeleton at its best row, best first
+        for i in order:
+            if np.isfinite(rows.losses[i]):
+                distinct.setdefault(rows.skeletons[i].key, i)
+        distinct = list(distinct.values())
         if not distinct:
             return found
         row = distinct[turn % len(distinct)]
@@ -276,5 +281,5 @@ class ResidualLook:
             self.problem, first, np.arange(0), n_variables, request.seed, solve, deadline, runner
         ):
             found.add(fitted, origin=self.name)
-        self.decoding_seconds = max(decodings, default=self.decoding_seconds)
+        self.decoding_seconds = max(self.decoding_seconds, *decodings)
         return found

@@ -44,10 +44,10 @@ RULES: dict[str, tuple[Callable[[object], bool], str]] = {
         lambda v: v is None or _integer(v, 1) or _integer(v, high=-1),
         "an int in the range [1, inf), an int in the range (-inf, -1] or None",
     ),
-    "verbose": (lambda v: isinstance(v, bool) or _integer(v, 0), "an int in the range [0, inf) or a bool"),
+    "verbose": (lambda v: isinstance(v, bool | np.bool_) or _integer(v, 0), "an int in the range [0, inf) or a bool"),
     "search_settings": (lambda v: v is None or isinstance(v, SearchSettings), "a SearchSettings or None"),
     "operon_settings": (lambda v: v is None or isinstance(v, OperonSettings), "an OperonSettings or None"),
-    "guesses": (lambda v: v is None or isinstance(v, list), "a list of str or sympy.Expr, or None"),
+    "guesses": (lambda v: v is None or isinstance(v, list | tuple), "a list of str or sympy.Expr, or None"),
     "operators": (lambda v: v is None or isinstance(v, list | tuple), "a list of str or None"),
     "max_complexity": (lambda v: v is None or _integer(v, 1), "an int in the range [1, inf) or None"),
     "early_stop_condition": (
@@ -59,9 +59,10 @@ RULES: dict[str, tuple[Callable[[object], bool], str]] = {
 
 
 def check_parameters(estimator) -> None:
-    """A ``ValueError`` naming the first parameter of ``estimator`` that :data:`RULES` refuses."""
+    """A ``ValueError`` naming the first parameter of ``estimator`` that :data:`RULES`
+    refuses (a subclass's own parameters are its to check)."""
     for name, value in estimator.get_params(deep=False).items():
-        accepts, words = RULES[name]
+        accepts, words = RULES.get(name, (lambda _: True, ""))
         if not accepts(value):
             raise ValueError(
                 f"The {name!r} parameter of {type(estimator).__name__} must be {words}. Got {value!r} instead."

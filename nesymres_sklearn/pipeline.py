@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+from copy import deepcopy
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -51,6 +52,8 @@ from .units.parsing import unit_registry
 from .units.stage import Dimensionless, Units, fitted_attributes
 
 logger = logging.getLogger(__name__)
+#: The parameters that a ``warm_start`` fit may change and still continue the search.
+CONTINUING = frozenset({"max_time", "verbose", "warm_start", "early_stop_condition"})
 
 
 @dataclass
@@ -108,12 +111,13 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     timings["loading"] = importing + time.perf_counter() - moment  # the first fit loads it; not in max_time
     settings = params["search_settings"] or SearchSettings()
     rng = check_random_state(params["random_state"])
-    fingerprint = data_fingerprint(X, y, weights, *units_given)
+    shaping = {name: value for name, value in params.items() if name not in CONTINUING}
+    fingerprint = data_fingerprint(X, y, weights, *units_given, repr(sorted(shaping.items())))
     warm = previous if params["warm_start"] and previous is not None and previous.fingerprint == fingerprint else None
     X, y, weights = subsample(X, y, weights, params["max_points"], rng) if warm is None else warm.points
     operon_settings = params["operon_settings"] or OperonSettings()
     max_time = params["max_time"]
-    calibration = Calibration()  # this fit's own: no pace of an earlier fit splits its budget
+    calibration = Calibration() if warm is None else warm.calibration  # this fit's own, or its search's
     budget = settings.budget(max_time, 0.0 if operon is None else whole_seconds(operon_settings, len(y), calibration))
     searches = operon is not None  # Operon's islands may run in the continuation
     if operon is not None and not holds_operon(budget, operon_settings, len(y), calibration):
@@ -178,7 +182,8 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     else:
         logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
         budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
-    rows = warm.rows.where(lambda *_: True)  # a copy: the selection adds its pruned rows
+    rows = warm.rows.copy()  # the selection adds its pruned rows
+    shares = deepcopy(warm.shares)  # a fit that raises leaves the previous search's shares
     writer = Writer(scaling, symbols, () if units is None else units.named(), restrictions.operators)
     moment = time.perf_counter()
     scheduler = Scheduler(
@@ -189,14 +194,15 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         StopCondition(params["early_stop_condition"], writer.loss_scale),
         settings.continuation_steps,
         settings.continuation_rows,
+        kept=restrictions.kept,
         report=logger.info if params["verbose"] else None,
-        shares=warm.shares,
+        shares=shares,
     )
-    rows.extend(restrictions.kept(scheduler.run(rows)))
+    rows.extend(scheduler.run(rows))
     timings["continuation"] = time.perf_counter() - moment
     pace = warm.calibration.operon_seconds_per_evaluation_point
     budget.record("calibration", 0.0, f"Operon: {pace:.3g} s per model and point")
-    warm.rows = rows.where(lambda *_: True)
+    continued = replace(warm, rows=rows.copy(), shares=shares)
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
@@ -211,7 +217,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     outcome = fitted(
         table, writer, problem, timings, budget.plan, warm.columns, warm.inputs, warm.refinement, units, noise
     )
-    outcome.state = warm
+    outcome.state = continued
     logger.info("Selected %s (%d candidates) in %.3fs", outcome.attributes.expression_, len(rows), budget.elapsed())
     return outcome
 

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.operon.settings import OperonSettings
@@ -94,9 +95,11 @@ def test_the_search_continues_until_the_budget_ends_and_a_larger_one_never_selec
 def test_every_source_takes_a_turn_and_adds_rows(tiny_model, inexact):
     """Fixed work of three turns: Operon's islands, the network's samples and its look at
     the best row's residual each take one (ties go to the first), and their rows join."""
+    plain = regressor(tiny_model).fit(*inexact)
     fit = regressor(tiny_model, search_settings=SearchSettings(continuation_steps=3)).fit(*inexact)
     assert turns(fit) == ["continue: operon 0", "continue: network 0", "continue: residual 0"]
-    assert {"operon", "sample", "residual"} & set(fit.equations_["origin"])
+    assert not {"sample", "residual"} & set(plain.equations_["origin"])  # the plan's own rows have neither
+    assert {"sample", "residual"} & set(fit.equations_["origin"])
 
 
 def test_without_max_time_the_plan_alone_runs_bit_for_bit(tiny_model, inexact):
@@ -209,3 +212,38 @@ def test_two_fits_in_one_process_split_the_same_budget_alike(tiny_model, monkeyp
     for _ in range(2):
         regressor(tiny_model, max_time=0.5).fit(X, np.exp(-X[:, 0] / X[:, 1]) * np.sin(X[:, 1]))
     assert len(splits) == 2 and splits[0] == splits[1] > 0
+
+
+def test_warm_start_starts_over_when_a_parameter_that_shapes_the_search_changed(tiny_model, inexact, manual_clock):
+    fit = regressor(tiny_model, max_time=40.0, warm_start=True).fit(*inexact)
+    fit.set_params(max_time=30.0, verbose=0).fit(*inexact)  # the budget may change
+    assert fit.plan_["unit"].iloc[0] == "warm start"
+    fit.set_params(operators=["add", "mul"], max_complexity=5).fit(*inexact)  # the search's shape may not
+    assert fit.plan_["unit"].iloc[0] == "identities"
+    assert (fit.equations_["complexity"] <= 5).all()
+
+
+def test_the_continuation_adds_only_allowed_rows(tiny_model, inexact):
+    fit = regressor(
+        tiny_model, operators=["add", "mul", "div"], search_settings=SearchSettings(continuation_steps=3)
+    ).fit(*inexact)
+    assert len(turns(fit)) == 3
+    functions = {
+        type(node).__name__ for skeleton in fit.equations_["skeleton"] for node in skeleton.atoms(sympy.Function)
+    }
+    assert functions == set()
+
+
+def test_islands_in_threads_give_each_island_its_seed(inexact):
+    """``n_jobs`` islands at once (threads): each its own seed, the same in every run."""
+    from nesymres_sklearn.operon.islands import OperonIslands
+    from nesymres_sklearn.operon.trees import OPERON_SYMBOLS
+    from nesymres_sklearn.search.problem import Problem
+    from nesymres_sklearn.search.selection.table import CandidateRows
+
+    X, y = inexact
+    islands = OperonIslands(Problem(X, y), QUICK_OPERON, 7, OPERON_SYMBOLS, n_workers=2)
+    runs = [islands.propose(CandidateRows(), 0, None) for _ in range(2)]
+    assert len(runs[0]) >= 2 and set(runs[0].origins) == {"operon"}
+    assert [str(s) for s in runs[0].skeletons] == [str(s) for s in runs[1].skeletons]
+    assert islands.island_seed(0, 0) != islands.island_seed(0, 1) != islands.island_seed(1, 0)

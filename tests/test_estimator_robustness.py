@@ -219,3 +219,13 @@ def test_fits_in_threads_leave_torch_threads_and_logging_as_they_were(regressor,
         assert len({str(f.expression_) for f in fitted}) == 1  # same data, same seed, same equation
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(
+    "weight, message",
+    [(float("inf"), "infinity"), (-1.0, "must be non-negative"), (0.0, "at least one non-zero")],
+)
+def test_a_scalar_sample_weight_gets_the_array_s_checks(tiny_model, weight, message):
+    X = np.random.default_rng(0).uniform(1, 5, (20, 2))
+    with pytest.raises(ValueError, match=message):
+        NeSymReSRegressor(model=str(tiny_model), beam_size=2).fit(X, X[:, 0], sample_weight=weight)

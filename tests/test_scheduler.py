@@ -197,3 +197,45 @@ def test_data_fingerprint_tells_data_apart():
     assert data_fingerprint(X, None) == data_fingerprint(X.copy(), None)
     assert data_fingerprint(X, None) != data_fingerprint(X.T.copy(), None)
     assert data_fingerprint(X, None) != data_fingerprint(X, ["m", "s"])
+
+
+class FreeSource(FakeSource):
+    """A source whose turns cost no time and add nothing."""
+
+    def propose(self, rows, turn, deadline):
+        self.turns.append(turn)
+        return CandidateRows()
+
+
+def test_a_source_whose_turns_cost_and_find_nothing_gives_way_then_retires():
+    clock = Clock()
+    free, real = FreeSource("free", clock, 0.0, []), FakeSource("real", clock, 1.0, [0.5])
+    plan = budget(clock, 5.0)
+    Scheduler([free, real], PROBLEM, 0.01, plan, least_charge=0.5, idle_turns=3).run(rows_of(1.0))
+    assert len(real.turns) == 5 and len(free.turns) == 3  # three empty turns, then none
+    assert plan.plan[-1].status == "stopped: the time left holds no turn"
+
+
+def test_turns_add_only_the_rows_the_user_allows():
+    """A row the restrictions refuse neither joins, nor ends the search as exact."""
+    clock = Clock()
+    source = FakeSource("s", clock, 1.0, [0.0, 0.5])  # its first turn finds an exact row
+
+    def allowed(rows):
+        return rows.where(lambda skeleton, constants, loss: loss > 0)
+
+    found = Scheduler([source], PROBLEM, 0.01, budget(clock, 3.0), kept=allowed).run(rows_of(1.0))
+    assert len(source.turns) == 3 and sorted(found.losses) == [0.5, 0.5]
+
+
+def test_a_first_finite_row_credits_no_infinite_drop():
+    clock = Clock()
+    first = FakeSource("a", clock, 1.0, [0.5])
+    scheduler = Scheduler([first], PROBLEM, 0.01, budget(clock, 2.0))
+    scheduler.run(rows_of(np.inf))
+    assert np.isfinite(scheduler.shares.weight("a"))
+
+
+def test_the_progress_line_without_rows():
+    scheduler = Scheduler([], PROBLEM, 0.01, budget(Clock(), 1.0))
+    assert "no candidate yet" in scheduler.progress_line(CandidateRows(), CandidateRows())

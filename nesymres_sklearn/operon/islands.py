@@ -12,6 +12,8 @@ Operon's growing chunks, which the deadline only cuts.
 
 from __future__ import annotations
 
+import math
+import os
 import time
 from dataclasses import dataclass, field, replace
 
@@ -59,7 +61,11 @@ class OperonIslands:
     name: str = "operon"
 
     def holds(self, deadline: Deadline | None) -> bool:
-        return deadline is None or deadline.holds(minimum_seconds(self.settings, len(self.problem.y), self.calibration))
+        """Whether the time left holds a first generation (for more islands than cores:
+        as many as share a core, one after the other)."""
+        rounds = math.ceil(self.n_workers / (os.cpu_count() or 1))
+        seconds = rounds * minimum_seconds(self.settings, len(self.problem.y), self.calibration)
+        return deadline is None or deadline.holds(seconds)
 
     def island_seed(self, turn: int, worker: int) -> int:
         """The seed of island ``worker`` of ``turn``: new for every island, the same in every run."""

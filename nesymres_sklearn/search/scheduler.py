@@ -75,11 +75,13 @@ class StopCondition:
 
 @dataclass
 class Shares:
-    """What each source has spent (seconds or turns) and added (drops of the best score)."""
+    """What each source has spent (seconds or turns) and added (drops of the best score),
+    its turns, and how many of its last turns in a row found no row (``empty``)."""
 
     spent: dict[str, float] = field(default_factory=dict)
     added: dict[str, float] = field(default_factory=dict)
     turns: dict[str, int] = field(default_factory=dict)
+    empty: dict[str, int] = field(default_factory=dict)
 
     def weight(self, name: str) -> float:
         return 1.0 + self.added.get(name, 0.0)
@@ -88,10 +90,11 @@ class Shares:
         """The source that has spent least per weight (the first in ``names`` on ties)."""
         return min(names, key=lambda name: self.spent.get(name, 0.0) / self.weight(name))
 
-    def record(self, name: str, spent: float, drop: float) -> None:
+    def record(self, name: str, spent: float, drop: float, n_rows: int = 1) -> None:
         self.spent[name] = self.spent.get(name, 0.0) + spent
         self.added[name] = self.added.get(name, 0.0) + max(0.0, drop)
         self.turns[name] = self.turns.get(name, 0) + 1
+        self.empty[name] = 0 if n_rows else self.empty.get(name, 0) + 1
 
     def described(self) -> str:
         """Each source's share of what was spent, ``"operon 60%, network 40%"``."""
@@ -121,9 +124,7 @@ def trimmed(rows: CandidateRows, problem: Problem, complexity_penalty: float, ke
     ranked = np.lexsort((complexity, row_scores(rows, problem, complexity_penalty)))
     front = np.flatnonzero(pareto_front(np.where(np.isfinite(losses), losses, np.inf), complexity))
     front = front[np.argsort(complexity[front], kind="stable")][:keep]
-    chosen = set(ranked[:keep].tolist()) | set(front.tolist())
-    indices = iter(range(len(rows)))
-    return rows.where(lambda *_: next(indices) in chosen)
+    return rows.at(sorted(set(ranked[:keep].tolist()) | set(front.tolist())))
 
 
 @dataclass
@@ -132,8 +133,12 @@ class Scheduler:
 
     ``steps``: at most this many turns (``None``: until the budget ends, none without
     ``max_time``); ``keep``: the continuation's rows that reach the selection (its best
-    and its front, :func:`trimmed`); ``report``: called with a progress line at most
-    once per ``report_every`` seconds of the budget's clock (``verbose``)."""
+    and its front, :func:`trimmed`); ``kept``: the rows a turn may add (the user's
+    operators and complexity); ``report``: called with a progress line at most once per
+    ``report_every`` seconds of the budget's clock (``verbose``); ``least_charge``: the
+    seconds a turn is charged at least, so that a source whose turns cost nothing does
+    not take every turn; ``idle_turns``: a source whose last this many turns found no
+    row has no more turns."""
 
     sources: list[Source]
     problem: Problem
@@ -142,8 +147,11 @@ class Scheduler:
     stop: StopCondition = field(default_factory=lambda: StopCondition(None))
     steps: int | None = None
     keep: int = 32
+    kept: Callable[[CandidateRows], CandidateRows] = lambda rows: rows  # noqa: E731
     report: Callable[[str], None] | None = None
     report_every: float = 1.0
+    least_charge: float = 0.01
+    idle_turns: int = 3
     shares: Shares = field(default_factory=Shares)
 
     def _turns_left(self, taken: int) -> bool:
@@ -176,7 +184,11 @@ class Scheduler:
                 break
             # the selection writes every row: their time comes off the continuation's
             end = None if last is None else Deadline(last.at - writing_seconds(found), last.clock)
-            ready = [source.name for source in self.sources if source.holds(end)]
+            ready = [
+                source.name
+                for source in self.sources
+                if self.shares.empty.get(source.name, 0) < self.idle_turns and source.holds(end)
+            ]
             if not ready:
                 self.budget.record("continue", 0.0, "stopped: the time left holds no turn")
                 break
@@ -184,12 +196,13 @@ class Scheduler:
             source = next(source for source in self.sources if source.name == name)
             turn = self.shares.turns.get(name, 0)
             started = self.budget.clock()
-            new = source.propose(every, turn, end)
+            new = self.kept(source.propose(every, turn, end))
             seconds = self.budget.clock() - started
             found.extend(new)
             found = trimmed(found, self.problem, self.complexity_penalty, self.keep)
             score = min(best, best_score(new, self.problem, self.complexity_penalty))
-            self.shares.record(name, seconds if self.budget.max_time is not None else 1.0, best - score)
+            charge = max(seconds, self.least_charge) if self.budget.max_time is not None else 1.0
+            self.shares.record(name, charge, best - score if np.isfinite(best) else 0.0, len(new))
             best, taken = score, taken + 1
             self.budget.record(f"continue: {name} {turn}", seconds, self.budget.status(end))
             if self.report is not None and self.budget.clock() - reported >= self.report_every:
@@ -202,6 +215,8 @@ class Scheduler:
         every = CandidateRows()
         every.extend(rows)
         every.extend(found)
+        if not len(every):
+            return f"{self.budget.elapsed():.1f}s: no candidate yet; sources {self.shares.described()}"
         row = int(np.argmin(row_scores(every, self.problem, self.complexity_penalty)))
         loss, complexity = every.losses[row] * self.stop.loss_scale, len(every.skeletons[row])
         shares = self.shares.described()

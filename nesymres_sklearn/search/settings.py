@@ -194,9 +194,8 @@ class SearchSettings:
     held_out_noise_errors: float = 3.0
 
     def __post_init__(self):
-        if self.continuation_steps is not None and (
-            not isinstance(self.continuation_steps, int) or self.continuation_steps < 0
-        ):
+        steps = self.continuation_steps
+        if steps is not None and (not isinstance(steps, int) or isinstance(steps, bool) or steps < 0):
             raise ValueError(
                 f"SearchSettings.continuation_steps must be None or a non-negative integer, "
                 f"got {self.continuation_steps!r}."

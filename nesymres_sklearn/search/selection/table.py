@@ -76,6 +76,18 @@ class CandidateRows:
         kept.set_aside.update(self.set_aside)
         return kept
 
+    def at(self, indices) -> CandidateRows:
+        """The rows at ``indices``, in their order (and the variables set aside)."""
+        taken = CandidateRows()
+        for column, values in zip(taken._columns(), self._columns()):
+            column.extend(values[i] for i in indices)
+        taken.set_aside.update(self.set_aside)
+        return taken
+
+    def copy(self) -> CandidateRows:
+        """A copy that rows added to it leave this one without."""
+        return self.at(range(len(self)))
+
     def mapped(self, change: Callable[[Fitted], Fitted]) -> CandidateRows:
         """The rows with each fit replaced by ``change(fit)`` (no variable set aside)."""
         changed = CandidateRows()
