@@ -232,7 +232,7 @@ class NetworkSampler:
         found = propose_and_fit(self.network, self.problem, request, Budget.until(deadline), reads, set(self.seen))
         self.seen.update(candidate.skeleton.key for candidate in found.candidates)  # fitted (a cut fit may come again)
         decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
-        self.decoding_seconds = max(self.decoding_seconds, *decodings)
+        self.decoding_seconds = max([self.decoding_seconds, *decodings])
         return self.back(found.fitted())
 
 
@@ -281,5 +281,5 @@ class ResidualLook:
             self.problem, first, np.arange(0), n_variables, request.seed, solve, deadline, runner
         ):
             found.add(fitted, origin=self.name)
-        self.decoding_seconds = max(self.decoding_seconds, *decodings)
+        self.decoding_seconds = max([self.decoding_seconds, *decodings])
         return found

@@ -247,3 +247,22 @@ def test_islands_in_threads_give_each_island_its_seed(inexact):
     assert len(runs[0]) >= 2 and set(runs[0].origins) == {"operon"}
     assert [str(s) for s in runs[0].skeletons] == [str(s) for s in runs[1].skeletons]
     assert islands.island_seed(0, 0) != islands.island_seed(0, 1) != islands.island_seed(1, 0)
+
+
+def test_a_residual_look_at_an_exact_row_decodes_nothing_and_adds_nothing(tiny_model):
+    """Its turn after an exact row: no residual to read, no decoding, no rows (a turn
+    without a decoding once raised from the pace's update)."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.fitted import Fitted
+    from nesymres_sklearn.search.problem import Problem
+    from nesymres_sklearn.search.selection.table import CandidateRows
+    from nesymres_sklearn.search.settings import SearchRequest
+
+    X = np.random.default_rng(0).uniform(1, 5, (40, 2))
+    problem = Problem(X, X[:, 0].copy())
+    rows = CandidateRows()
+    rows.add(Fitted(Skeleton(("x_1",)), np.array([]), 0.0), origin="beam")
+    network = neural_search.load_network(str(tiny_model), None, "cpu")
+    look = neural_search.ResidualLook(network, problem, SearchRequest(size=4), decoding_seconds=0.25)
+    assert len(look.propose(rows, 0, None)) == 0 and look.decoding_seconds == 0.25
