@@ -4,7 +4,7 @@ The fit's linear algebra works on at most ``max_points`` rows and a few dozen co
 several BLAS threads buy nothing there, and beside a busy core they wait for it. The
 power-factor split's 33 least-squares fits of a 20-feature, 10,000-row problem took
 1.33 s with NumPy's default threads while another process held one of the 2 cores of
-the development machine, and the whole fit 0.11 s with one (issue 65); the surrogates'
+the development machine, and the whole fit 0.11 s with one; the surrogates'
 small factorisations took 40-80 ms with one thread and up to 7 s with several.
 ``fit`` holds :func:`one_blas_thread` throughout; the stages that also run on their own
 (the identities, the surrogates) hold it themselves. Fits in threads of one process

@@ -111,7 +111,7 @@ class SearchSettings:
         it, with a warning. Without ``max_time`` every beam is decoded and fitted: 4,096
         took 17 s and 0.8 GB on the 2-core development machine (bundled model, 150
         points, ``refine=None``), 5,000 took 21 s and 1 GB, and 100,000 ran past 240 s
-        and 10 GB (issue 65).
+        and 10 GB.
     beam_memory : float, default=1e9
         Bytes the decoding's state may take: the beam is also bounded to the beams
         whose attention cache (``ModelConfig.cache_bytes_per_beam``, at the model's full
