@@ -1,5 +1,6 @@
 import os
 import sys
+import time
 from functools import cache
 from pathlib import Path
 
@@ -52,3 +53,47 @@ def conversion_cache(tmp_path, monkeypatch):
 
     monkeypatch.setattr(constants, "HF_HOME", str(tmp_path / "hf-home"))
     return tmp_path / "hf-home" / "nesymres-sklearn" / "converted"
+
+
+class ManualClock:
+    """The budget's clock (``time.perf_counter``): starts now and moves only when told."""
+
+    def __init__(self):
+        self.now = time.perf_counter()
+
+    def perf_counter(self):
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def manual_clock(monkeypatch):
+    """One clock for the whole fit: every decoding takes 10 s of it, every chunk of
+    Operon's generations 1 s, nothing else any time."""
+    from nesymres_sklearn.operon import refine as operon_refine
+    from nesymres_sklearn.search import anytime, budget
+
+    clock = ManualClock()
+    monkeypatch.setattr(budget, "time", clock)
+    decode, regressor_for = anytime.decode, operon_refine._regressor
+
+    def slow_decode(*args, **kwargs):
+        clock.advance(10.0)
+        return decode(*args, **kwargs)
+
+    def slow_regressor(*args):
+        regressor = regressor_for(*args)
+        fit = regressor.fit
+
+        def slow_fit(X, y):
+            clock.advance(1.0)
+            return fit(X, y)
+
+        regressor.fit = slow_fit
+        return regressor
+
+    monkeypatch.setattr(anytime, "decode", slow_decode)
+    monkeypatch.setattr(operon_refine, "_regressor", slow_regressor)
+    return clock

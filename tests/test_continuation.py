@@ -4,7 +4,6 @@ condition, fixed work, ``warm_start``, progress lines, and the islands on a dask
 
 import logging
 import pickle
-import time
 
 import numpy as np
 import pytest
@@ -15,46 +14,6 @@ from nesymres_sklearn.operon.settings import OperonSettings
 from nesymres_sklearn.search.settings import SearchSettings
 
 QUICK_OPERON = OperonSettings(population_size=50, generations=2, max_chunk_generations=2, max_length=20)
-
-
-class ManualClock:
-    """The budget's clock (``time.perf_counter``): moves only when told."""
-
-    def __init__(self):
-        self.now = time.perf_counter()
-
-    def perf_counter(self):
-        return self.now
-
-
-@pytest.fixture
-def manual_clock(monkeypatch):
-    """Every decoding takes 10 s of one clock, every chunk of Operon's generations 1 s."""
-    from nesymres_sklearn.operon import refine as operon_refine
-    from nesymres_sklearn.search import anytime, budget
-
-    clock = ManualClock()
-    monkeypatch.setattr(budget, "time", clock)
-    decode, regressor_for = anytime.decode, operon_refine._regressor
-
-    def slow_decode(*args, **kwargs):
-        clock.now += 10.0
-        return decode(*args, **kwargs)
-
-    def slow_regressor(*args):
-        regressor = regressor_for(*args)
-        fit = regressor.fit
-
-        def slow_fit(X, y):
-            clock.now += 1.0
-            return fit(X, y)
-
-        regressor.fit = slow_fit
-        return regressor
-
-    monkeypatch.setattr(anytime, "decode", slow_decode)
-    monkeypatch.setattr(operon_refine, "_regressor", slow_regressor)
-    return clock
 
 
 @pytest.fixture
