@@ -14,7 +14,7 @@ from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.final import Writer, select
-from nesymres_sklearn.search.selection.held_out import held_out_choice
+from nesymres_sklearn.search.selection.held_out import held_out_choice, information_gate
 from nesymres_sklearn.search.selection.table import CandidateRows
 from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.search.variables.plain import plain_rows, quadratic_candidate
@@ -173,19 +173,51 @@ def test_among_equally_long_rows_within_the_margin_the_one_with_fewer_constants_
 
 def test_the_simplest_row_consistent_with_the_noise_wins():
     """With the noise level, a row whose held-out error is already the noise's is chosen
-    over a longer one that fits the noise, even under the lowest-error rule."""
-    longer = "add add mul c x_1 c " + POLYNOMIAL_OF_X3.replace("x_3", "x_1")  # the same column, to degree 5
+    over a longer one that fits the noise, even under the lowest-error rule (and without
+    the information criterion's gate)."""
     kept = {np.nan: 0, 0.05: 0}
+    settings = SearchSettings(held_out_standard_errors=0.0, information_criterion=None)
+    for seed, problem, table in _line_and_its_polynomial():
+        for noise in kept:
+            chosen = held_out_choice(table, problem, settings, seed, noise)
+            kept[noise] += len(table.fitted[chosen][0]) == 5
+    assert kept[0.05] == 20
+    assert kept[np.nan] < 20  # without the noise level the longer row wins some (measured: 3 of 20)
+
+
+def _line_and_its_polynomial():
+    """20 noisy lines, each with a table of the line and a polynomial of degree 5 in the
+    same column (five more constants that fit the noise)."""
+    longer = "add add mul c x_1 c " + POLYNOMIAL_OF_X3.replace("x_3", "x_1")
     for seed in range(20):
         rng = np.random.default_rng(seed)
         X = rng.uniform(-2, 2, (128, 3))
         problem = Problem(X, 6.2 - X[:, 0] + rng.normal(0.0, 0.05, 128))
-        table = table_of(["add mul c x_1 c", longer], problem, complexity_penalty=0.0)
-        for noise in kept:
-            chosen = held_out_choice(table, problem, SearchSettings(held_out_standard_errors=0.0), seed, noise)
-            kept[noise] += len(table.fitted[chosen][0]) == 5
-    assert kept[0.05] == 20
-    assert kept[np.nan] < 20  # without the noise level the longer row wins some (measured: 3 of 20)
+        yield seed, problem, table_of(["add mul c x_1 c", longer], problem, complexity_penalty=0.0)
+
+
+@pytest.mark.parametrize("criterion", ["bic", "aic"])
+def test_the_information_criterion_gates_a_longer_row_that_fits_the_noise(criterion):
+    """Without a noise level, the gate alone keeps the line: the polynomial's closer fit
+    does not pay for its five constants."""
+    settings = SearchSettings(held_out_standard_errors=0.0, information_criterion=criterion)
+    kept = 0
+    for seed, problem, table in _line_and_its_polynomial():
+        kept += len(table.fitted[held_out_choice(table, problem, settings, seed)][0]) == 5
+    assert kept >= 19 if criterion == "aic" else kept == 20
+
+
+def test_the_gate_keeps_a_longer_row_whose_fit_pays_for_its_constants():
+    problem = noisy_problem(lambda X: X[:, 0] + 0.5 * X[:, 0] ** 2, noise=0.1)
+    line, square = "add mul c x_1 c", "add add mul c x_1 mul c pow x_1 2 c"
+    table = table_of([line, square], problem, complexity_penalty=1.0)
+    rows = list(range(len(table.fitted)))
+    assert information_gate(table, problem, rows, np.log(len(problem.y)), 0.0) == [
+        i for i in sorted(rows, key=lambda i: len(table.fitted[i][0]))
+    ]
+    # a penalty per token large enough makes the square pay more than it gains
+    kept = information_gate(table, problem, rows, np.log(len(problem.y)), 1e4)
+    assert [table.fitted[i][0].tokens for i in kept] == [tuple(line.split())]
 
 
 def test_an_overestimated_noise_level_does_not_hide_a_term_the_held_out_points_need():

@@ -169,3 +169,41 @@ def test_a_root_held_whole_stays_whole_in_latex():
     assert to_latex(gaussian) == r"\frac{e^{- \frac{x_{0}^{2}}{2}}}{\sqrt{2 \pi}}"
     assert to_latex(whole_roots(3 * x0 / sympy.sqrt(2 * sympy.pi))) == r"\frac{3 x_{0}}{\sqrt{2 \pi}}"
     assert to_latex(sympy.sqrt(x0) / sympy.sqrt(2)) == sympy.latex(sympy.sqrt(x0) / sympy.sqrt(2))
+
+
+def _noisy_fit(truth: float, level: float, seed: int = 0):
+    """``truth * x0 * x1`` with Gaussian noise of ``level`` times its RMS, 400 points,
+    the least-squares constant of ``c * x0 * x1`` and the noise's standard deviation."""
+    rng = np.random.default_rng(seed)
+    X_ = rng.uniform(1, 5, size=(400, 2))
+    clean = truth * X_[:, 0] * X_[:, 1]
+    sd = level * np.sqrt(np.mean(clean**2))
+    y = clean + rng.normal(0, sd, len(clean))
+    design = X_[:, 0] * X_[:, 1]
+    return X_, y, np.array([design @ y / (design @ design)]), sd
+
+
+def test_a_noisy_constant_becomes_the_plain_number_within_its_error_bar():
+    skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
+    X_, y, fitted, sd = _noisy_fit(0.5, 0.01)
+    assert fitted[0] != 0.5 and abs(fitted[0] - 0.5) > 1e-5  # the noise moved it
+    assert exact_constants(skeleton, fitted, X_, y, level=0.95, noise=1.5 * sd) == [sympy.Rational(1, 2)]
+    assert exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd) == [float(fitted[0])]  # level 0: as fitted
+    # a misfit well above the noise level is an approximate law's: its constants stay
+    assert exact_constants(skeleton, fitted, X_, y, level=0.95, noise=0.5 * sd) == [float(fitted[0])]
+
+
+def test_a_noisy_constant_far_from_a_plain_number_stays_as_fitted():
+    skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
+    X_, y, fitted, sd = _noisy_fit(0.52, 0.001)  # 1/2 lies many error bars away
+    assert exact_constants(skeleton, fitted, X_, y, level=0.95, noise=1.5 * sd) == [float(fitted[0])]
+
+
+def test_a_noisy_constant_within_its_error_bar_of_a_physical_constant_becomes_it():
+    from scipy import constants
+
+    skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
+    X_, y, fitted, sd = _noisy_fit(constants.k * 1e20, 0.01)  # Boltzmann's constant, times a power of ten
+    assert abs(fitted[0] / (constants.k * 1e20) - 1) > 1e-6
+    (snapped,) = exact_constants(skeleton, fitted, X_, y, level=0.95, noise=1.5 * sd)
+    assert float(snapped) == pytest.approx(constants.k * 1e20, rel=1e-12)

@@ -171,7 +171,9 @@ def select(
     constants = polished(skeleton, constants, problem)
     readable_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock)
     evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
-    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations)
+    level = 0.0 if settings is None else settings.snap_level
+    reach = 0.0 if settings is None or not np.isfinite(noise) else settings.snap_noise_ratio * noise
+    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations, level, reach)
     skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)
     table.fitted[row] = (skeleton, values, exact)
     table.equations.loc[row, "skeleton"] = skeleton.sympy

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...expression.skeleton import Skeleton
+from ..fitting.constants import mse
 from ..problem import Problem
 from ..settings import SearchSettings
 from .table import CandidateTable
@@ -82,11 +83,16 @@ def held_out_choice(
     front = [int(i) for i in np.flatnonzero(competing) if np.isfinite(losses[i])]
     front += _fewer_constants(table, front)
     n_folds = min(settings.held_out_folds, len(problem.y))
-    if n_folds < 2 or len(front) < 2:
+    if n_folds < 2:
         return table.best_index
+    if settings.information_criterion is not None:
+        per_constant = np.log(len(problem.y)) if settings.information_criterion == "bic" else 2.0
+        front = information_gate(table, problem, front, per_constant, settings.information_per_token)
+    if len(front) < 2:
+        return front[0] if front else table.best_index
     folds = np.random.default_rng(seed).permutation(len(problem.y)) % n_folds
     complexity = table.equations["complexity"].to_numpy()
-    errors = {i: held_out_errors(*table.fitted[i][:2], problem, folds) for i in {table.best_index, *front}}
+    errors = {i: held_out_errors(*table.fitted[i][:2], problem, folds) for i in front}
     means = {i: float(np.mean(e)) for i, e in errors.items()}
     leader = min(means, key=lambda i: (means[i], complexity[i]))
     if not np.isfinite(means[leader]):
@@ -105,3 +111,26 @@ def held_out_choice(
         if np.isfinite(means[i]) and means[i] - means[leader] <= margin:
             within.append(i)
     return min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+
+
+def information_gate(
+    table: CandidateTable, problem: Problem, rows: list[int], per_constant: float, per_token: float
+) -> list[int]:
+    """The ``rows`` that no shorter row beats on the information criterion
+    ``n log(mse) + per_constant * k + per_token * complexity`` (training points, ``k``
+    the row's constants): a longer row stays only where its closer fit pays for what
+    it adds."""
+    n = len(problem.y)
+    complexity = table.equations["complexity"].to_numpy()
+    criterion = {}
+    for i in rows:
+        skeleton, constants, _ = table.fitted[i]
+        loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+        criterion[i] = n * np.log(max(loss, np.finfo(float).tiny)) + per_constant * skeleton.n_constants
+        criterion[i] += per_token * complexity[i]
+    kept, best = [], np.inf
+    for i in sorted(rows, key=lambda i: (complexity[i], criterion[i])):
+        if np.isfinite(criterion[i]) and criterion[i] < best:
+            kept.append(i)
+            best = criterion[i]
+    return kept

@@ -22,6 +22,7 @@ equation holds it whole (:func:`whole_roots`).
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -30,6 +31,8 @@ import sympy
 # SymPy imports this module (and its combinatorics, 0.2-0.4 s) on its first evaluated
 # sum; imported here, that happens at import time, not inside a fit's time budget.
 import sympy.tensor.tensor  # noqa: F401
+from scipy import constants as physical
+from scipy.stats import chi2, norm
 
 from ...expression.skeleton import Skeleton
 from ..exactness import FVU_FLOOR, is_readable_exactly
@@ -43,6 +46,15 @@ MAX_DENOMINATOR_OVER_PI = 4
 #: ``MAX_DENOMINATOR_OF_NAMED``: more would make nearly every number one of them.
 NAMED = (sympy.E, sympy.sqrt(2), sympy.sqrt(sympy.pi), 1 / sympy.sqrt(2 * sympy.pi))
 MAX_DENOMINATOR_OF_NAMED = 4
+#: Physical constants (CODATA, SI) that a noisy constant may be within its error bar, times
+#: a power of ten: Boltzmann's, Planck's (and reduced), light's speed, Newton's, the
+#: elementary charge, the electron's and proton's masses, the vacuum's permittivity and
+#: permeability, Coulomb's constant, Avogadro's, the gas constant, Stefan-Boltzmann's and
+#: the standard gravity.
+PHYSICAL = tuple(
+    getattr(physical, name)
+    for name in ("k", "h", "hbar", "c", "G", "e", "m_e", "m_p", "epsilon_0", "mu_0", "N_A", "R", "sigma", "g")
+) + (1 / (4 * np.pi * physical.epsilon_0),)
 #: The largest numerator and denominator of a plain number's rational part.
 MAX_PLAIN = 12
 # Larger constants stay floats: an integer such as 9061438163468778 is not readable.
@@ -86,19 +98,73 @@ def plain(number: sympy.Expr) -> bool:
     return rational.is_Rational and abs(rational.p) <= MAX_PLAIN and rational.q <= MAX_PLAIN
 
 
-def simple_numbers(value: float, plain_only: bool = False) -> list[sympy.Expr]:
+def simple_numbers(value: float, plain_only: bool = False, spread: float | None = None) -> list[sympy.Expr]:
     """Exact numbers to try for ``value``, simplest first: 0 and 1 (a constant that
     does nothing), then the nearest small fraction and multiple of pi and of the named
-    numbers (:func:`plain` ones only, if asked)."""
+    numbers (:func:`plain` ones only, if asked) within ``MAX_RELATIVE_CHANGE`` of it,
+    or within ``spread`` (an error bar) where that is wider."""
     close: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
     if not np.isfinite(value):
         return close
-    for number in nearest_simple_numbers(value):
-        if plain_only and not plain(number):
+    reach = MAX_RELATIVE_CHANGE * abs(value)
+    numbers = nearest_simple_numbers(value)
+    noisy = spread is not None and np.isfinite(spread)
+    if noisy:
+        reach = max(reach, spread)
+        if value != 0 and (power := math.floor(math.log10(abs(value)))) != 0:  # 1.0006e-3: 1e-3
+            decade = sympy.Integer(10) ** power
+            numbers += [number * decade for number in nearest_simple_numbers(value / float(decade))]
+    for number in numbers:
+        if plain_only and not (plain(number) or (noisy and plain(number / _decade(number)))):
             continue
-        if number not in close and abs(float(number) - value) <= MAX_RELATIVE_CHANGE * abs(value):
+        if number not in close and abs(float(number) - value) <= reach:
             close.append(number)
+    if noisy:
+        physical_ = (_physical(value, constant) for constant in PHYSICAL)
+        close += [number for number in physical_ if number is not None and abs(float(number) - value) <= reach]
     return close
+
+
+def _physical(value: float, constant: float) -> sympy.Expr | None:
+    """``constant`` or its inverse times the power of ten nearest ``value`` (with its
+    sign); None for 0 or a non-finite value."""
+    if value == 0 or not np.isfinite(value):
+        return None
+    best = None
+    for power in (1, -1):
+        base = constant**power
+        decade = round(math.log10(abs(value) / base))
+        candidate = math.copysign(base * 10.0**decade, value)
+        if best is None or abs(candidate - value) < abs(float(best) - value):
+            best = sympy.Float(candidate, 15)
+    return best
+
+
+def _decade(number: sympy.Expr) -> sympy.Rational:
+    """The power of ten in the rational part of ``number`` (``3/4000``: ``1/1000``), 1 if none."""
+    rational = number.as_coeff_Mul()[0]
+    if not rational.is_Rational or rational == 0:
+        return sympy.Integer(1)
+    twos_fives = [sympy.multiplicity(prime, value) for value in (rational.p, rational.q) for prime in (2, 5)]
+    up, down = min(twos_fives[0], twos_fives[1]), min(twos_fives[2], twos_fives[3])
+    return sympy.Integer(10) ** (up - down)
+
+
+def standard_errors(skeleton: Skeleton, constants: np.ndarray, X: np.ndarray, y: np.ndarray, weights=None):
+    """The fitted constants' standard errors by the delta method (``s² (JᵀWJ)⁻¹``,
+    ``s²`` the residual variance; :mod:`nesymres_sklearn.uncertainty` has the same for
+    the fitted equation); inf where the data do not determine a constant."""
+    weights = np.ones(len(y)) if weights is None else weights
+    with np.errstate(all="ignore"):
+        values, jacobian = skeleton.program.value_and_jacobian(X, constants)
+        dof = max(len(y) - len(constants), 1)
+        variance_ = float(np.sum(weights * (y - values) ** 2)) / dof
+        gram = jacobian.T @ (jacobian * weights[:, None])
+    if not (np.isfinite(variance_) and np.all(np.isfinite(gram))):
+        return np.full(len(constants), np.inf)
+    covariance = variance_ * np.linalg.pinv(gram)
+    determined = np.abs(np.diag(gram)) > 0
+    return np.where(determined, np.sqrt(np.clip(np.diag(covariance), 0.0, None)), np.inf)
 
 
 def exact_constants(
@@ -108,6 +174,8 @@ def exact_constants(
     y: np.ndarray,
     weights: np.ndarray | None = None,
     evaluations: Evaluations | None = None,
+    level: float = 0.0,
+    noise: float = 0.0,
 ) -> list:
     """``constants`` with each one replaced by a simple exact number where that keeps
     the fit (the constants not yet replaced are re-fitted around it; plain numbers only
@@ -115,7 +183,14 @@ def exact_constants(
     ``weights`` (mean 1) weight the squared errors; once the refits have spent the
     ``evaluations`` (default: ``READABLE_EVALUATIONS``), each constant left is only
     tried as 0 as it stands (one evaluation), so that a term the fit left at rounding's
-    level (``+ 5.6e-18``) still vanishes."""
+    level (``+ 5.6e-18``) still vanishes. With ``level`` above 0 and an inexact fit
+    whose root mean squared error is at most ``noise`` (the noise level, times the
+    settings' ratio: the misfit is the noise's, not an approximate law's), a constant is
+    also tried as the plain number (times a power of ten) or physical constant nearest to it within
+    its error bar (the ``level`` quantile of the normal law times its standard error),
+    and the numbers are kept while the likelihood-ratio test at ``level`` holds:
+    ``n log(mse / mse_fitted)`` at most the chi-square quantile of as many degrees of
+    freedom as constants replaced."""
     evaluations = Evaluations(READABLE_EVALUATIONS) if evaluations is None else evaluations
     scale = variance(y, weights) or 1.0
 
@@ -134,19 +209,32 @@ def exact_constants(
     values = np.array(constants, dtype=np.float64)
     exact: dict[int, sympy.Expr] = {}
     reference = fvu(values)
-    allowed = max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
     inexact = not is_readable_exactly(reference)
+    loss = reference * scale
+    noisy = inexact and level > 0 and loss <= noise**2 and len(y) > len(values)
+    spread = standard_errors(skeleton, values, X, y, weights) * norm.ppf(0.5 + level / 2) if noisy else None
+
+    def allowed(replaced: int) -> float:
+        if noisy:  # the likelihood-ratio test of ``replaced`` constants fixed
+            return reference * np.exp(chi2.ppf(level, replaced) / len(y))
+        return max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
+
     for i in range(len(values)):
         spent = evaluations.spent
         free = [j for j in range(len(values)) if j != i and j not in exact]
-        for number in [sympy.Integer(0)] if spent else simple_numbers(float(values[i]), plain_only=inexact):
+        bound = allowed(len(exact) + 1)
+        if spent:
+            numbers = [sympy.Integer(0)]
+        else:
+            numbers = simple_numbers(float(values[i]), plain_only=inexact, spread=None if spread is None else spread[i])
+        for number in numbers:
             trial = values.copy()
             trial[i] = float(number)
-            if not spent and fvu(trial) > allowed and number == 1 and values[i] != 0:
+            if not spent and fvu(trial) > bound and number == 1 and values[i] != 0:
                 trial[free] = values[free] / values[i]  # a scale shared by a ratio's constants
-            if not spent and fvu(trial) > allowed:
+            if not spent and fvu(trial) > bound:
                 trial = refit(trial, free)
-            if fvu(trial) <= allowed:
+            if fvu(trial) <= bound:
                 values, exact[i] = trial, number
                 break
     return [exact.get(i, float(v)) for i, v in enumerate(values)]
