@@ -47,6 +47,7 @@ from .search.selection.table import CandidateRows, CandidateTable
 from .search.settings import SearchRequest, SearchSettings
 from .search.variables.plain import plain_rows
 from .search.variables.routing import route
+from .search.views import Chain, Identity, View, back_rows
 from .uncertainty import SelectedUncertainty, selected_uncertainty
 from .units.parsing import unit_registry
 from .units.stage import Dimensionless, Units, fitted_attributes
@@ -126,7 +127,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     if np.ptp(y) == 0:
         return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
     scaling = Scaling.for_data(X, y, settings.offset_ratio) if restrictions.rescales else Scaling.identity(len(names))
-    problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
+    problem = scaling.forward(Problem(X, y, weights))
     noise = noise_std(problem, settings)  # in the search's units (search/noise.py)
     request = SearchRequest(
         params["decoding"],
@@ -250,14 +251,14 @@ def plan(stages: Stages) -> Plan:
     """The plan of work before the continuation: the identities, the network with its
     route and looks, the guesses and plain rows, Operon's generations."""
     problem, budget, units, restrictions = stages.problem, stages.budget, stages.units, stages.restrictions
-    reduced = None if units is None else units.dimensionless(problem)  # the groups' problem, if any
+    groups = Identity() if units is None else units.dimensionless(problem)  # the groups' view, if any
     identities, ending = CandidateRows(), False
     if stages.request.settings.identities:
         moment, started = time.perf_counter(), budget.clock()
         ending_degree = stages.request.settings.identity_ending_degree
         identities, ending = identity_rows(problem, ending_degree, budget.network_end)
-        if reduced is not None and not len(identities):  # the groups' identity (its angles by sine and cosine)
-            identities = reduced.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
+        if isinstance(groups, Dimensionless) and not len(identities):  # the groups' identity (angles by sine, cosine)
+            identities = groups.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
         stages.timings["identities"] = time.perf_counter() - moment
         budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
     n_variables = stages.network.config.n_variables
@@ -269,7 +270,7 @@ def plan(stages: Stages) -> Plan:
         budget.record("network", 0.0, "skipped: an exact identity")
         rows, columns, inputs = identities, np.arange(0), []
     else:
-        rows, columns, inputs, sampler = network_search(stages, reduced)
+        rows, columns, inputs, sampler = network_search(stages, groups)
         rows.extend(identities)
     rows.extend(stages.guesses.rows(problem, stages.scaling, stages.request))
     rows.extend(restrictions.plain_rows(problem))
@@ -295,10 +296,11 @@ def plan(stages: Stages) -> Plan:
     return Plan(rows, columns, inputs, sampler, refinement)
 
 
-def network_search(stages: Stages, reduced: Dimensionless | None):
-    """The decomposition's, the network's (with its route) and the units' rows over the
-    features (``reduced``: the groups' problem, with units), the columns the network
-    read, what its variables stood for, and its sampler for the continuation."""
+def network_search(stages: Stages, groups: View):
+    """The decomposition's, the network's and the units' rows over the features, the
+    columns the network read, what its variables stood for, and its sampler for the
+    continuation. The network reads the problem through one chain of views
+    (:class:`.search.views.Chain`): the ``groups`` (with units) and the route."""
     network, problem, request, budget, units = (
         stages.network,
         stages.problem,
@@ -310,30 +312,30 @@ def network_search(stages: Stages, reduced: Dimensionless | None):
     if len(decomposed):
         budget.record("decomposition", decomposition, budget.status(budget.network_end))
     n_variables = network.config.n_variables
-    searched, seen_symbols = (
-        (problem, stages.symbols) if reduced is None else (reduced.problem, reduced.symbols(stages.symbols))
-    )
+    views = Chain.of(problem).then(groups)
+    searched = views.problem
     started = budget.clock()
     seen = route(searched, n_variables, request.seed, request.settings.reduce, budget.network_end)
     budget.record("route", budget.clock() - started)
-    message = seen.warning(seen_symbols, stages.model, n_variables, refined=stages.operon is not None)
+    views = views.then(seen)
+    message = seen.warning(groups.symbols(stages.symbols), stages.model, n_variables, refined=stages.operon is not None)
     if message is not None:
         warnings.warn(message, UserWarning, stacklevel=6)
     found = neural_search.network_rows(network, searched, seen, request, budget)
-    rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
+    rows = back_rows(groups, found.rows, problem) if units is None else units.rows(found.rows, problem, groups)
     rows.extend(decomposed)
-    columns = seen.columns if reduced is None else reduced.columns(seen.columns)
+    columns = views.back_columns(np.arange(seen.problem.X.shape[1]))
     stages.timings.update(found.timings | {"decomposition": decomposition, "reduction": seen.reduction_seconds})
 
     def back(fits: list[Fitted]) -> CandidateRows:
         sampled = CandidateRows()
         for fit in fits:
-            sampled.add(seen.back(fit, searched), origin="sample")
-        return sampled if reduced is None else reduced.back_rows(sampled, problem)
+            sampled.add(views.back(fit, problem), origin="sample")
+        return sampled
 
     decoding = max((step.seconds for step in budget.plan if step.unit.startswith("decode")), default=0.0)
     sampler = NetworkSampler(network, seen.problem, request, back, decoding)
-    return rows, columns, seen.inputs(seen_symbols), sampler
+    return rows, columns, [str(symbol) for symbol in views.symbols(stages.symbols)], sampler
 
 
 def constant_fit(problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget, penalty: float):

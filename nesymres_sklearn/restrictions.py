@@ -22,8 +22,7 @@ import numpy as np
 from .expression.operators import OPERATORS
 from .expression.skeleton import Skeleton
 from .expression.tokens import INTEGERS, variable_token
-from .search.fitted import Fitted
-from .search.fitting.constants import mse
+from .search.fitted import Fitted, mse
 from .search.problem import Problem
 from .search.selection.table import CandidateRows
 

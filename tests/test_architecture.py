@@ -29,7 +29,7 @@ LAYERS = {
         "restrictions", "pipeline", "multioutput", "estimator", "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
-        "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "noise",
+        "exactness", "budget", "settings", "problem", "fitted", "views", "scaling", "decoding", "fitting", "noise",
         "selection", "variables", "identities", "looks", "anytime", "scheduler",
     ],
     "pretraining": [
@@ -76,6 +76,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.identities",
     "nesymres_sklearn.search.noise",
     "nesymres_sklearn.search.scaling",
+    "nesymres_sklearn.search.views",
     "nesymres_sklearn.search.settings",
     "nesymres_sklearn.search.fitting",
     "nesymres_sklearn.search.fitting.candidates",
@@ -263,6 +264,44 @@ def test_the_estimator_is_thin():
     deferred = imported_names(path) - imported_names(path, module_level=True)
     assert (deferred & MODULES.keys()) - {"nesymres_sklearn"} == {"nesymres_sklearn.pipeline"}
     assert len(path.read_text().splitlines()) < 300
+
+
+def methods(node: ast.ClassDef) -> dict[str, list[str]]:
+    """The methods a class defines, each with its parameters after ``self``."""
+    return {
+        item.name: [arg.arg for arg in item.args.args[1:]]
+        for item in node.body
+        if isinstance(item, ast.FunctionDef) and not item.name.startswith("_")
+    }
+
+
+def view_classes() -> dict[str, dict[str, list[str]]]:
+    """Every class of the package that maps a law back (defines ``back``): ``module.Class`` -> its methods."""
+    found = {}
+    for name, path in MODULES.items():
+        if name.startswith("nesymres_sklearn"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ClassDef) and "back" in methods(node):
+                    found[f"{name}.{node.name}"] = methods(node)
+    return found
+
+
+def test_every_view_implements_the_views_protocol():
+    """Issue 66: scaling, the route and the dimensionless groups change the problem and
+    map the answer back through one protocol (``search/views.py``'s ``View``), with its
+    methods' parameters."""
+    views = view_classes()
+    protocol = views.pop("nesymres_sklearn.search.views.View")
+    assert set(protocol) == {"forward", "back", "back_values", "back_columns", "symbols"}
+    assert {
+        "nesymres_sklearn.search.scaling.Scaling",
+        "nesymres_sklearn.search.variables.routing.Route",
+        "nesymres_sklearn.units.stage.Dimensionless",
+        "nesymres_sklearn.search.views.Identity",
+        "nesymres_sklearn.search.views.Chain",
+    } <= set(views)
+    for name, defined in views.items():
+        assert {method: defined.get(method) for method in protocol} == protocol, name
 
 
 def test_importing_the_estimator_loads_no_fitting_machinery():

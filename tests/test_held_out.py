@@ -9,8 +9,8 @@ import sympy
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitted import Fitted
-from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
+from nesymres_sklearn.search.fitted import Fitted, mse
+from nesymres_sklearn.search.fitting.constants import least_squares_run
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.final import Writer, select

@@ -2,8 +2,8 @@ import numpy as np
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitted import Fitted
-from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
+from nesymres_sklearn.search.fitted import Fitted, mse
+from nesymres_sklearn.search.fitting.constants import least_squares_run
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.pruning import prune
 from nesymres_sklearn.search.selection.table import CandidateRows

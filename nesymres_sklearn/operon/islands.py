@@ -21,8 +21,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ..search.budget import Calibration, Deadline
-from ..search.fitted import Fitted
-from ..search.fitting.constants import mse
+from ..search.fitted import Fitted, mse
 from ..search.problem import Problem
 from ..search.selection.table import CandidateRows
 from .refine import Refinement, refine

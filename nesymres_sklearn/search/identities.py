@@ -41,8 +41,7 @@ from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
 from .budget import Deadline
 from .exactness import is_exact_to_rounding
-from .fitted import Fitted
-from .fitting.constants import mse
+from .fitted import Fitted, mse
 from .fitting.polynomial import monomials_of_degree
 from .problem import Problem
 from .selection.table import CandidateRows

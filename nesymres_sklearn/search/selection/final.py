@@ -13,7 +13,8 @@ from ...expression.export import evaluate, to_latex
 from ...expression.operators import function_tokens
 from ...expression.skeleton import Skeleton
 from ..budget import Deadline
-from ..fitting.constants import Evaluations, least_squares_run, mse, polish
+from ..fitted import mse
+from ..fitting.constants import Evaluations, least_squares_run, polish
 from ..problem import Problem
 from ..scaling import Scaling
 from ..settings import SearchSettings

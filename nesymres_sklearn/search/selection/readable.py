@@ -33,7 +33,8 @@ import sympy.tensor.tensor  # noqa: F401
 
 from ...expression.skeleton import Skeleton
 from ..exactness import FVU_FLOOR, is_readable_exactly
-from ..fitting.constants import Evaluations, least_squares_run, mse
+from ..fitted import mse
+from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import variance
 
 MAX_DENOMINATOR = 12
