@@ -35,7 +35,7 @@ from .operon.settings import OperonSettings, whole_seconds
 from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget, Calibration
-from .search.fitted import Fitted
+from .search.fitted import CandidateRows, Fitted
 from .search.identities import identity_rows
 from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
@@ -43,7 +43,7 @@ from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.scheduler import ContinuationState, Scheduler, Shares, StopCondition, data_fingerprint
 from .search.selection.final import Writer, select
-from .search.selection.table import CandidateRows, CandidateTable
+from .search.selection.table import CandidateTable, tabulate
 from .search.settings import SearchRequest, SearchSettings
 from .search.variables.plain import plain_rows
 from .search.variables.routing import route
@@ -345,7 +345,7 @@ def constant_fit(problem: Problem, symbols, timings: dict, units: Units | None, 
     writer = Writer(Scaling.identity(problem.X.shape[1]), symbols)
     rows = CandidateRows()
     rows.add(Fitted(Skeleton(("c",)), np.array([value]), 0.0), log_prob=0.0, origin="constant")
-    table = rows.table(penalty, 1.0, 1.0, writer)
+    table = tabulate(rows, penalty, 1.0, 1.0, writer)
     columns, inputs = np.arange(problem.X.shape[1]), list(map(str, symbols))
     budget.record("constant", budget.elapsed())
     return fitted(table, writer, problem, timings, budget.plan, columns, inputs, None, units, 0.0)

@@ -12,7 +12,7 @@ import sympy
 from nesymres_sklearn import NeSymReSRegressor, pipeline
 from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.guesses import Guesses
-from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.fitted import CandidateRows
 from nesymres_sklearn.search.settings import SearchSettings
 
 NAMES = ["x0", "x1"]

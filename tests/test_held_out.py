@@ -9,13 +9,13 @@ import sympy
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitted import Fitted, mse
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
 from nesymres_sklearn.search.fitting.constants import least_squares_run
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.final import Writer, select
 from nesymres_sklearn.search.selection.held_out import held_out_choice
-from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.selection.table import tabulate
 from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.search.variables.plain import plain_rows, quadratic_candidate
 
@@ -32,7 +32,7 @@ def table_of(rows: list[str], problem: Problem, complexity_penalty: float = 0.01
     candidates = CandidateRows()
     for tokens in rows:
         candidates.add(fitted(tokens, problem), origin="beam")
-    return candidates.table(complexity_penalty, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
+    return tabulate(candidates, complexity_penalty, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
 
 
 def noisy_problem(law, n=200, noise=0.3, seed=0) -> Problem:

@@ -9,13 +9,12 @@ from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.operon import refine as operon_refine
 from nesymres_sklearn.operon.settings import OperonSettings
 from nesymres_sklearn.search.budget import Calibration, Deadline
-from nesymres_sklearn.search.fitted import Fitted
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted
 from nesymres_sklearn.search.fitting.constants import Evaluations
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.final import Writer, select
 from nesymres_sklearn.search.selection.readable import READABLE_EVALUATIONS, exact_constants
-from nesymres_sklearn.search.selection.table import CandidateRows
 
 
 class _Clock:

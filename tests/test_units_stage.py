@@ -9,9 +9,8 @@ import sympy
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.search.fitted import Fitted
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted
 from nesymres_sklearn.search.problem import Problem
-from nesymres_sklearn.search.selection.table import CandidateRows
 from nesymres_sklearn.search.views import Identity
 from nesymres_sklearn.units.consistency import is_consistent
 from nesymres_sklearn.units.stage import Units

@@ -9,10 +9,9 @@ from hypothesis import strategies as st
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.expression.tokens import variable_index, variable_token
-from nesymres_sklearn.search.fitted import Fitted, mse
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
-from nesymres_sklearn.search.selection.table import CandidateRows
 from nesymres_sklearn.search.variables.power_factor import PowerFactor
 from nesymres_sklearn.search.variables.reduction import Reduction
 from nesymres_sklearn.search.variables.routing import Route

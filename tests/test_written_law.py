@@ -179,7 +179,7 @@ def test_predict_follows_the_printed_law_outside_the_data(monkeypatch):
     proposes it: printed x0, and predicted x0 (before issue 53, printed x0 and predicted
     |x0|, so the two differed wherever x0 < 0)."""
     from nesymres_sklearn import NeSymReSRegressor, neural_search
-    from nesymres_sklearn.search.selection.table import CandidateRows
+    from nesymres_sklearn.search.fitted import CandidateRows
 
     skeleton = Skeleton(("mul", "sqrt", "pow", "x_1", "2", "cos", "x_2"))
 

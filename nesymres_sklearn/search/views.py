@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .fitted import Fitted
+from .fitted import CandidateRows, Fitted
 from .problem import Problem
 
 
@@ -114,7 +114,6 @@ class Chain:
         return reversed(list(zip(self.views, parts)))
 
 
-def back_rows(view: View, rows, whole: Problem):
-    """Every row of ``rows`` (:class:`.selection.table.CandidateRows` on the viewed
-    problem) as a row of ``whole``, with its score and origin."""
+def back_rows(view: View, rows: CandidateRows, whole: Problem) -> CandidateRows:
+    """Every row of ``rows`` (on the viewed problem) as a row of ``whole``, with its score and origin."""
     return rows.mapped(lambda fitted: view.back(fitted, whole))

@@ -30,11 +30,10 @@ from ..blas import one_blas_thread
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
 from ..search.budget import Deadline
-from ..search.fitted import Fitted, mse
+from ..search.fitted import CandidateRows, Fitted, mse
 from ..search.identities import identity_with_angles
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
-from ..search.selection.table import CandidateRows
 from ..search.views import Identity, View, back_rows
 from .consistency import TOLERANCE, InconsistentError, is_consistent, sympy_dimension
 from .constants import (

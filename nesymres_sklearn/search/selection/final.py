@@ -13,7 +13,7 @@ from ...expression.export import evaluate, to_latex
 from ...expression.operators import function_tokens
 from ...expression.skeleton import Skeleton
 from ..budget import Deadline
-from ..fitted import mse
+from ..fitted import CandidateRows, mse
 from ..fitting.constants import Evaluations, least_squares_run, polish
 from ..problem import Problem
 from ..scaling import Scaling
@@ -29,7 +29,7 @@ from .readable import (
     whole_roots,
 )
 from .signs import signed
-from .table import CandidateRows, CandidateTable
+from .table import CandidateTable, add_pruned, tabulate, without_restatements
 
 # With max_time, the pruning stops in time to write the rows: WRITING_SECONDS plus
 # WRITING_SECONDS_PER_TOKEN for each token of the rows before the fit's end (twice the
@@ -147,7 +147,7 @@ def select(
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
     (such as the dimensionally consistent ones) and that restate no better row
-    (:meth:`.CandidateRows.without_restatements`), the selected constants polished in
+    (:func:`.table.without_restatements`), the selected constants polished in
     float64 (:func:`polished`) and re-spelled exactly where the fit allows, its ``|f|``
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
     ``predict`` runs that skeleton). Fixed work
@@ -157,11 +157,11 @@ def select(
     With ``settings`` and no exact row, held-out folds choose among the Pareto front's
     rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units)."""
     pruning_end = None if end is None else Deadline(end.at - writing_seconds(rows) - SELECTION_MARGIN, end.clock)
-    rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
+    add_pruned(rows, problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
         rows = keep(rows)
-    rows = rows.without_restatements(problem, complexity_penalty)
-    table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
+    rows = without_restatements(rows, problem, complexity_penalty)
+    table = tabulate(rows, complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
     if settings is not None and not problem.is_exact(

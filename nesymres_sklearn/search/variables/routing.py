@@ -25,9 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..budget import Deadline
-from ..fitted import Fitted, mse
+from ..fitted import CandidateRows, Fitted, mse
 from ..problem import Problem
-from ..selection.table import CandidateRows
 from .features import linear_candidate, on_features, relevant_features
 from .power_factor import PowerFactor, power_factor
 from .power_law import power_law
