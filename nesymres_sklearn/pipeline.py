@@ -24,7 +24,6 @@ from sklearn.utils import check_random_state
 
 from . import neural_search
 from .attributes import FittedAttributes, timed_stages
-from .blas import one_blas_thread
 from .expression.export import feature_symbols
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
@@ -48,6 +47,7 @@ from .search.settings import SearchRequest, SearchSettings
 from .search.variables.plain import plain_rows
 from .search.variables.routing import route
 from .search.views import Chain, Identity, View, back_rows
+from .shared_setting import one_blas_thread
 from .uncertainty import SelectedUncertainty, selected_uncertainty
 from .units.parsing import unit_registry
 from .units.stage import Dimensionless, Units, fitted_attributes
@@ -89,7 +89,8 @@ def run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, im
     ``constants``) and the ``previous`` fit's search state (continued when
     ``warm_start`` and the data are the same); ``importing``: seconds the first fit spent
     importing this module, counted in ``timings_["loading"]``. Progress messages on
-    stderr with ``verbose`` (:func:`.progress.progress`); every step on one BLAS thread (:mod:`.blas`)."""
+    stderr with ``verbose`` (:func:`.progress.progress`); every step on one BLAS thread
+    (:func:`.shared_setting.one_blas_thread`)."""
     with progress(params["verbose"]), one_blas_thread():
         return _run_fit(params, X, y, weights, names, units_given, previous, importing)
 

@@ -24,7 +24,7 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 # Per package, lower layers first.
 LAYERS = {
     "nesymres_sklearn": [
-        "expression", "shared_setting", "blas", "progress", "inputs", "attributes", "network", "search", "units",
+        "expression", "shared_setting", "progress", "inputs", "attributes", "network", "search", "units",
         "operon", "original", "parameters", "neural_search", "display", "uncertainty", "callables", "guesses",
         "restrictions", "pipeline", "multioutput", "estimator", "plot", "cli", "__main__",
     ],

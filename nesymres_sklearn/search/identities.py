@@ -35,10 +35,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..blas import one_blas_thread
 from ..expression.monomial import monomial_tokens
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
+from ..shared_setting import one_blas_thread
 from .budget import Deadline
 from .exactness import is_exact_to_rounding
 from .fitted import CandidateRows, Fitted, mse

@@ -26,7 +26,6 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from ..blas import one_blas_thread
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
 from ..search.budget import Deadline
@@ -35,6 +34,7 @@ from ..search.identities import identity_with_angles
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
 from ..search.views import Identity, View, back_rows
+from ..shared_setting import one_blas_thread
 from .consistency import TOLERANCE, InconsistentError, is_consistent, sympy_dimension
 from .constants import (
     DimensionalConstant,
