@@ -24,7 +24,6 @@ from sklearn.utils import check_random_state
 
 from . import neural_search
 from .attributes import FittedAttributes, timed_stages
-from .expression.export import feature_symbols
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
 from .inputs import subsample, warn_explains_little, warn_few_points
@@ -41,7 +40,7 @@ from .search.noise import noise_std
 from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.scheduler import ContinuationState, Scheduler, Shares, StopCondition, data_fingerprint
-from .search.selection.final import Writer, select
+from .search.selection.final import select
 from .search.selection.table import CandidateTable, tabulate
 from .search.settings import SearchRequest, SearchSettings
 from .search.variables.plain import plain_rows
@@ -51,6 +50,8 @@ from .shared_setting import one_blas_thread
 from .uncertainty import SelectedUncertainty, selected_uncertainty
 from .units.parsing import unit_registry
 from .units.stage import Dimensionless, Units, fitted_attributes
+from .writing.export import feature_symbols
+from .writing.writer import Writer, write_selected
 
 logger = logging.getLogger(__name__)
 #: The parameters that a ``warm_start`` fit may change and still continue the search.
@@ -209,6 +210,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
     table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
+    table = write_selected(table, problem, writer, budget.end)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
         units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)

@@ -7,13 +7,13 @@ import pytest
 import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.fitted import CandidateRows, Fitted
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.views import Identity
 from nesymres_sklearn.units.consistency import is_consistent
 from nesymres_sklearn.units.stage import Units
+from nesymres_sklearn.writing.export import feature_symbols
 
 SYMBOLS = feature_symbols(["v", "t", "x"])
 

@@ -15,13 +15,13 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nesymres_sklearn.expression.export import evaluate
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.scaling import Scaling
-from nesymres_sklearn.search.selection.final import Writer
-from nesymres_sklearn.search.selection.readable import simple_numbers
-from nesymres_sklearn.search.selection.signs import signed
+from nesymres_sklearn.writing.export import evaluate
+from nesymres_sklearn.writing.readable import simple_numbers
+from nesymres_sklearn.writing.signs import signed
+from nesymres_sklearn.writing.writer import Writer
 
 x0, x1 = SYMBOLS = sympy.symbols("x0 x1", real=True)
 UNARY = ("sin", "cos", "exp", "ln", "sqrt", "abs", "tanh")

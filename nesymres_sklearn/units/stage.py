@@ -189,7 +189,7 @@ class Units:
         them explains at least ``min_r2`` of the variance of ``problem.y``; else all
         rows, with a warning (when some are inconsistent). Without constants of the
         law, an exact row is consistent too where its numbers, written over the raw
-        features by ``writer`` (a :class:`.selection.final.Writer`), are known physical
+        features by ``writer`` (a :class:`..writing.writer.Writer`), are known physical
         constants that give it y's units (:meth:`carries_known_constants`)."""
         free = bool(self.constants)
 
