@@ -292,9 +292,9 @@ def main(argv=None) -> int:
     import numpy as np
     import sympy
 
-    from .display import top_rows
     from .estimator import NeSymReSRegressor
     from .inputs import r2_score_scaled
+    from .writing.display import top_rows
 
     try:
         with warnings.catch_warnings(record=True) as caught:

@@ -11,10 +11,10 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .callables import ExportMixin
-from .display import ReadableMixin
 from .inputs import check_columns, r2_score_scaled, validated, warn_outside_domain
 from .multioutput import fit_targets, n_targets, pickled_state, predict_targets, show_targets
 from .parameters import check_parameters
+from .writing.display import ReadableMixin
 
 # No torch, SymPy, pandas, pint nor pyoperon on import: the first fit loads them (tests/test_architecture.py).
 

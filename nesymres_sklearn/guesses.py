@@ -24,11 +24,10 @@ from sympy.parsing.sympy_parser import parse_expr
 
 from .expression.prefix import skeletonize_with_numbers
 from .expression.skeleton import Skeleton
-from .search.fitted import Fitted
-from .search.fitting.constants import ConstantFit, fit_constants, least_squares_run, mse
+from .search.fitted import CandidateRows, Fitted, mse
+from .search.fitting.constants import ConstantFit, fit_constants, least_squares_run
 from .search.problem import Problem
 from .search.scaling import Scaling
-from .search.selection.table import CandidateRows
 from .search.settings import SearchRequest
 
 _PARSE_ERRORS = (SyntaxError, TypeError, ValueError, NameError, AttributeError, tokenize.TokenError, sympy.SympifyError)

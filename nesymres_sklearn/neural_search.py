@@ -26,13 +26,12 @@ from .network.weights import ModelSource, load_model, resolve_device
 from .operon.plan import constant_runner
 from .search.anytime import SearchResult, search
 from .search.budget import Budget
-from .search.fitted import Fitted
+from .search.fitted import CandidateRows, Fitted
 from .search.looks import LookContext, take_looks
 from .search.looks.exhaustive import library
 from .search.looks.residual import residual_candidates
 from .search.problem import Problem
 from .search.scheduler import row_scores
-from .search.selection.table import CandidateRows
 from .search.settings import SearchRequest
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting

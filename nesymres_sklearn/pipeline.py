@@ -24,8 +24,6 @@ from sklearn.utils import check_random_state
 
 from . import neural_search
 from .attributes import FittedAttributes, timed_stages
-from .blas import one_blas_thread
-from .expression.export import feature_symbols
 from .expression.skeleton import Skeleton
 from .guesses import Guesses
 from .inputs import subsample, warn_explains_little, warn_few_points
@@ -35,21 +33,25 @@ from .operon.settings import OperonSettings, whole_seconds
 from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget, Calibration
-from .search.fitted import Fitted
+from .search.fitted import CandidateRows, Fitted
 from .search.identities import identity_rows
 from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
 from .search.problem import Problem
 from .search.scaling import Scaling
 from .search.scheduler import ContinuationState, Scheduler, Shares, StopCondition, data_fingerprint
-from .search.selection.final import Writer, select
-from .search.selection.table import CandidateRows, CandidateTable
+from .search.selection.final import select
+from .search.selection.table import CandidateTable, tabulate
 from .search.settings import SearchRequest, SearchSettings
 from .search.variables.plain import plain_rows
 from .search.variables.routing import route
+from .search.views import Chain, Identity, View, back_rows
+from .shared_setting import one_blas_thread
 from .uncertainty import SelectedUncertainty, selected_uncertainty
 from .units.parsing import unit_registry
 from .units.stage import Dimensionless, Units, fitted_attributes
+from .writing.export import feature_symbols
+from .writing.writer import Writer, write_selected
 
 logger = logging.getLogger(__name__)
 #: The parameters that a ``warm_start`` fit may change and still continue the search.
@@ -88,7 +90,8 @@ def run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, im
     ``constants``) and the ``previous`` fit's search state (continued when
     ``warm_start`` and the data are the same); ``importing``: seconds the first fit spent
     importing this module, counted in ``timings_["loading"]``. Progress messages on
-    stderr with ``verbose`` (:func:`.progress.progress`); every step on one BLAS thread (:mod:`.blas`)."""
+    stderr with ``verbose`` (:func:`.progress.progress`); every step on one BLAS thread
+    (:func:`.shared_setting.one_blas_thread`)."""
     with progress(params["verbose"]), one_blas_thread():
         return _run_fit(params, X, y, weights, names, units_given, previous, importing)
 
@@ -126,7 +129,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     if np.ptp(y) == 0:
         return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
     scaling = Scaling.for_data(X, y, settings.offset_ratio) if restrictions.rescales else Scaling.identity(len(names))
-    problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
+    problem = scaling.forward(Problem(X, y, weights))
     noise = noise_std(problem, settings)  # in the search's units (search/noise.py)
     request = SearchRequest(
         params["decoding"],
@@ -207,6 +210,8 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
     table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
+    reach = settings.snap_noise_ratio * noise if np.isfinite(noise) else 0.0
+    table = write_selected(table, problem, writer, budget.end, settings.snap_level, reach)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
         units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)
@@ -250,14 +255,14 @@ def plan(stages: Stages) -> Plan:
     """The plan of work before the continuation: the identities, the network with its
     route and looks, the guesses and plain rows, Operon's generations."""
     problem, budget, units, restrictions = stages.problem, stages.budget, stages.units, stages.restrictions
-    reduced = None if units is None else units.dimensionless(problem)  # the groups' problem, if any
+    groups = Identity() if units is None else units.dimensionless(problem)  # the groups' view, if any
     identities, ending = CandidateRows(), False
     if stages.request.settings.identities:
         moment, started = time.perf_counter(), budget.clock()
         ending_degree = stages.request.settings.identity_ending_degree
         identities, ending = identity_rows(problem, ending_degree, budget.network_end)
-        if reduced is not None and not len(identities):  # the groups' identity (its angles by sine and cosine)
-            identities = reduced.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
+        if isinstance(groups, Dimensionless) and not len(identities):  # the groups' identity (angles by sine, cosine)
+            identities = groups.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
         stages.timings["identities"] = time.perf_counter() - moment
         budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
     n_variables = stages.network.config.n_variables
@@ -269,7 +274,7 @@ def plan(stages: Stages) -> Plan:
         budget.record("network", 0.0, "skipped: an exact identity")
         rows, columns, inputs = identities, np.arange(0), []
     else:
-        rows, columns, inputs, sampler = network_search(stages, reduced)
+        rows, columns, inputs, sampler = network_search(stages, groups)
         rows.extend(identities)
     rows.extend(stages.guesses.rows(problem, stages.scaling, stages.request))
     rows.extend(restrictions.plain_rows(problem))
@@ -295,10 +300,11 @@ def plan(stages: Stages) -> Plan:
     return Plan(rows, columns, inputs, sampler, refinement)
 
 
-def network_search(stages: Stages, reduced: Dimensionless | None):
-    """The decomposition's, the network's (with its route) and the units' rows over the
-    features (``reduced``: the groups' problem, with units), the columns the network
-    read, what its variables stood for, and its sampler for the continuation."""
+def network_search(stages: Stages, groups: View):
+    """The decomposition's, the network's and the units' rows over the features, the
+    columns the network read, what its variables stood for, and its sampler for the
+    continuation. The network reads the problem through one chain of views
+    (:class:`.search.views.Chain`): the ``groups`` (with units) and the route."""
     network, problem, request, budget, units = (
         stages.network,
         stages.problem,
@@ -310,30 +316,30 @@ def network_search(stages: Stages, reduced: Dimensionless | None):
     if len(decomposed):
         budget.record("decomposition", decomposition, budget.status(budget.network_end))
     n_variables = network.config.n_variables
-    searched, seen_symbols = (
-        (problem, stages.symbols) if reduced is None else (reduced.problem, reduced.symbols(stages.symbols))
-    )
+    views = Chain.of(problem).then(groups)
+    searched = views.problem
     started = budget.clock()
     seen = route(searched, n_variables, request.seed, request.settings.reduce, budget.network_end)
     budget.record("route", budget.clock() - started)
-    message = seen.warning(seen_symbols, stages.model, n_variables, refined=stages.operon is not None)
+    views = views.then(seen)
+    message = seen.warning(groups.symbols(stages.symbols), stages.model, n_variables, refined=stages.operon is not None)
     if message is not None:
         warnings.warn(message, UserWarning, stacklevel=6)
     found = neural_search.network_rows(network, searched, seen, request, budget)
-    rows = found.rows if units is None else units.rows(found.rows, problem, reduced)
+    rows = back_rows(groups, found.rows, problem) if units is None else units.rows(found.rows, problem, groups)
     rows.extend(decomposed)
-    columns = seen.columns if reduced is None else reduced.columns(seen.columns)
+    columns = views.back_columns(np.arange(seen.problem.X.shape[1]))
     stages.timings.update(found.timings | {"decomposition": decomposition, "reduction": seen.reduction_seconds})
 
     def back(fits: list[Fitted]) -> CandidateRows:
         sampled = CandidateRows()
         for fit in fits:
-            sampled.add(seen.back(fit, searched), origin="sample")
-        return sampled if reduced is None else reduced.back_rows(sampled, problem)
+            sampled.add(views.back(fit, problem), origin="sample")
+        return sampled
 
     decoding = max((step.seconds for step in budget.plan if step.unit.startswith("decode")), default=0.0)
     sampler = NetworkSampler(network, seen.problem, request, back, decoding)
-    return rows, columns, seen.inputs(seen_symbols), sampler
+    return rows, columns, [str(symbol) for symbol in views.symbols(stages.symbols)], sampler
 
 
 def constant_fit(problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget, penalty: float):
@@ -343,7 +349,7 @@ def constant_fit(problem: Problem, symbols, timings: dict, units: Units | None, 
     writer = Writer(Scaling.identity(problem.X.shape[1]), symbols)
     rows = CandidateRows()
     rows.add(Fitted(Skeleton(("c",)), np.array([value]), 0.0), log_prob=0.0, origin="constant")
-    table = rows.table(penalty, 1.0, 1.0, writer)
+    table = tabulate(rows, penalty, 1.0, 1.0, writer)
     columns, inputs = np.arange(problem.X.shape[1]), list(map(str, symbols))
     budget.record("constant", budget.elapsed())
     return fitted(table, writer, problem, timings, budget.plan, columns, inputs, None, units, 0.0)

@@ -22,10 +22,8 @@ import numpy as np
 from .expression.operators import OPERATORS
 from .expression.skeleton import Skeleton
 from .expression.tokens import INTEGERS, variable_token
-from .search.fitted import Fitted
-from .search.fitting.constants import mse
+from .search.fitted import CandidateRows, Fitted, mse
 from .search.problem import Problem
-from .search.selection.table import CandidateRows
 
 #: The plain rows (:meth:`Restrictions.plain_rows`) are made for up to this many features.
 PLAIN_FEATURES = 10

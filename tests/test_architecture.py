@@ -24,12 +24,12 @@ PACKAGES = ["nesymres_sklearn", "pretraining", "benchmarks"]
 # Per package, lower layers first.
 LAYERS = {
     "nesymres_sklearn": [
-        "expression", "shared_setting", "blas", "progress", "inputs", "attributes", "network", "search", "units",
-        "operon", "original", "parameters", "neural_search", "display", "uncertainty", "callables", "guesses",
+        "expression", "shared_setting", "progress", "inputs", "attributes", "network", "search", "writing",
+        "units", "operon", "original", "parameters", "neural_search", "uncertainty", "callables", "guesses",
         "restrictions", "pipeline", "multioutput", "estimator", "plot", "cli", "__main__",
     ],
     "nesymres_sklearn.search": [
-        "exactness", "budget", "settings", "problem", "fitted", "scaling", "decoding", "fitting", "noise",
+        "exactness", "budget", "settings", "problem", "fitted", "views", "scaling", "decoding", "fitting", "noise",
         "selection", "variables", "identities", "looks", "anytime", "scheduler",
     ],
     "pretraining": [
@@ -48,7 +48,13 @@ TORCH_FREE = [
     "nesymres_sklearn.estimator",
     "nesymres_sklearn.cli",
     "nesymres_sklearn.callables",
-    "nesymres_sklearn.display",
+    "nesymres_sklearn.writing",
+    "nesymres_sklearn.writing.display",
+    "nesymres_sklearn.writing.export",
+    "nesymres_sklearn.writing.folding",
+    "nesymres_sklearn.writing.readable",
+    "nesymres_sklearn.writing.signs",
+    "nesymres_sklearn.writing.writer",
     "nesymres_sklearn.guesses",
     "nesymres_sklearn.restrictions",
     "nesymres_sklearn.multioutput",
@@ -56,7 +62,6 @@ TORCH_FREE = [
     "nesymres_sklearn.uncertainty",
     "nesymres_sklearn.__main__",
     "nesymres_sklearn.expression",
-    "nesymres_sklearn.expression.export",
     "nesymres_sklearn.expression.monomial",
     "nesymres_sklearn.expression.operators",
     "nesymres_sklearn.expression.placeholders",
@@ -76,6 +81,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.identities",
     "nesymres_sklearn.search.noise",
     "nesymres_sklearn.search.scaling",
+    "nesymres_sklearn.search.views",
     "nesymres_sklearn.search.settings",
     "nesymres_sklearn.search.fitting",
     "nesymres_sklearn.search.fitting.candidates",
@@ -84,11 +90,8 @@ TORCH_FREE = [
     "nesymres_sklearn.search.fitting.polynomial",
     "nesymres_sklearn.search.selection",
     "nesymres_sklearn.search.selection.final",
-    "nesymres_sklearn.search.selection.folding",
     "nesymres_sklearn.search.selection.pruning",
-    "nesymres_sklearn.search.selection.readable",
     "nesymres_sklearn.search.selection.scores",
-    "nesymres_sklearn.search.selection.signs",
     "nesymres_sklearn.search.selection.table",
     "nesymres_sklearn.search.selection.variable_support",
     "nesymres_sklearn.search.variables",
@@ -263,6 +266,44 @@ def test_the_estimator_is_thin():
     deferred = imported_names(path) - imported_names(path, module_level=True)
     assert (deferred & MODULES.keys()) - {"nesymres_sklearn"} == {"nesymres_sklearn.pipeline"}
     assert len(path.read_text().splitlines()) < 300
+
+
+def methods(node: ast.ClassDef) -> dict[str, list[str]]:
+    """The methods a class defines, each with its parameters after ``self``."""
+    return {
+        item.name: [arg.arg for arg in item.args.args[1:]]
+        for item in node.body
+        if isinstance(item, ast.FunctionDef) and not item.name.startswith("_")
+    }
+
+
+def view_classes() -> dict[str, dict[str, list[str]]]:
+    """Every class of the package that maps a law back (defines ``back``): ``module.Class`` -> its methods."""
+    found = {}
+    for name, path in MODULES.items():
+        if name.startswith("nesymres_sklearn"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ClassDef) and "back" in methods(node):
+                    found[f"{name}.{node.name}"] = methods(node)
+    return found
+
+
+def test_every_view_implements_the_views_protocol():
+    """Issue 66: scaling, the route and the dimensionless groups change the problem and
+    map the answer back through one protocol (``search/views.py``'s ``View``), with its
+    methods' parameters."""
+    views = view_classes()
+    protocol = views.pop("nesymres_sklearn.search.views.View")
+    assert set(protocol) == {"forward", "back", "back_values", "back_columns", "symbols"}
+    assert {
+        "nesymres_sklearn.search.scaling.Scaling",
+        "nesymres_sklearn.search.variables.routing.Route",
+        "nesymres_sklearn.units.stage.Dimensionless",
+        "nesymres_sklearn.search.views.Identity",
+        "nesymres_sklearn.search.views.Chain",
+    } <= set(views)
+    for name, defined in views.items():
+        assert {method: defined.get(method) for method in protocol} == protocol, name
 
 
 def test_importing_the_estimator_loads_no_fitting_machinery():

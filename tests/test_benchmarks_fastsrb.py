@@ -12,7 +12,8 @@ from benchmarks.fastsrb.methods import Fitted, Method, with_law_variables
 from benchmarks.fastsrb.report import report_markdown, summary
 from benchmarks.fastsrb.runner import COLUMNS, plan_fits, read_results, run
 from benchmarks.fastsrb.sampling import draw_points, draw_variable, make_problem
-from benchmarks.fastsrb.scoring import FVU_THRESHOLD, fvu, numeric_recovery, symbolic_recovery
+from benchmarks.fastsrb.scoring import numeric_recovery, symbolic_recovery
+from benchmarks.metrics import FVU_THRESHOLD, fvu
 
 DIMENSIONLESS = (0, 0, 0, 0, 0)
 

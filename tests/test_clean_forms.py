@@ -10,7 +10,7 @@ import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.scaling import Scaling
-from nesymres_sklearn.search.selection.readable import fold_float_factors
+from nesymres_sklearn.writing.readable import fold_float_factors
 
 x0, x1 = sympy.symbols("x0 x1", real=True)
 RNG = np.random.default_rng(0)

@@ -197,8 +197,8 @@ def test_islands_in_threads_give_each_island_its_seed(inexact):
     """``n_jobs`` islands at once (threads): each its own seed, the same in every run."""
     from nesymres_sklearn.operon.islands import OperonIslands
     from nesymres_sklearn.operon.trees import OPERON_SYMBOLS
+    from nesymres_sklearn.search.fitted import CandidateRows
     from nesymres_sklearn.search.problem import Problem
-    from nesymres_sklearn.search.selection.table import CandidateRows
 
     X, y = inexact
     islands = OperonIslands(Problem(X, y), QUICK_OPERON, 7, OPERON_SYMBOLS, n_workers=2)
@@ -213,9 +213,8 @@ def test_a_residual_look_at_an_exact_row_decodes_nothing_and_adds_nothing(tiny_m
     without a decoding once raised from the pace's update)."""
     from nesymres_sklearn import neural_search
     from nesymres_sklearn.expression.skeleton import Skeleton
-    from nesymres_sklearn.search.fitted import Fitted
+    from nesymres_sklearn.search.fitted import CandidateRows, Fitted
     from nesymres_sklearn.search.problem import Problem
-    from nesymres_sklearn.search.selection.table import CandidateRows
     from nesymres_sklearn.search.settings import SearchRequest
 
     X = np.random.default_rng(0).uniform(1, 5, (40, 2))

@@ -11,7 +11,7 @@ from sklearn import config_context
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.cli import main
-from nesymres_sklearn.display import rounded
+from nesymres_sklearn.writing.display import rounded
 
 x = sympy.Symbol("x", real=True)
 FULL = 2.74892876575634

@@ -386,7 +386,7 @@ def test_the_deadline_only_cuts_the_fixed_sequence_of_fits_short(tiny_model, xy,
     fits a longer prefix of the same candidates, so it has the smaller one's rows and
     never selects a worse-scoring equation."""
     from nesymres_sklearn.search.fitting import candidates
-    from nesymres_sklearn.search.selection.table import CandidateRows
+    from nesymres_sklearn.search.selection import final
 
     fit_constants = candidates.fit_constants
 
@@ -396,7 +396,7 @@ def test_the_deadline_only_cuts_the_fixed_sequence_of_fits_short(tiny_model, xy,
 
     monkeypatch.setattr(candidates, "fit_constants", slow_fit)
     # every fitted row in the table: a larger budget's better row may make a smaller one's a restatement
-    monkeypatch.setattr(CandidateRows, "without_restatements", lambda rows, *args: rows)
+    monkeypatch.setattr(final, "without_restatements", lambda rows, *args: rows)
     X, y = xy
     fits = [
         NeSymReSRegressor(
@@ -500,7 +500,7 @@ def test_a_late_selection_keeps_the_budget_and_fixed_work_selects_in_full(monkey
     refits the bundled model's ``x0*sin(c*sqrt(c*x1 + c))`` (beam of 4) as
     ``x0*sin(x1)``. With ``max_time``, a selection that starts after the fit's end
     stops its refits (the budget is a promise) and writes the law as fitted."""
-    from nesymres_sklearn.search.selection.table import CandidateRows
+    from nesymres_sklearn.search.selection import final
 
     X = np.random.default_rng(0).uniform(1, 5, (200, 3))
     y = X[:, 0] * np.sin(X[:, 1])
@@ -509,17 +509,17 @@ def test_a_late_selection_keeps_the_budget_and_fixed_work_selects_in_full(monkey
     fixed_work = NeSymReSRegressor(**params).fit(X, y)
     on_time = NeSymReSRegressor(**params, max_time=15.0).fit(X, y)
     assert str(fixed_work.expression_) == str(on_time.expression_) == "x0*sin(x1)"
-    add_pruned = CandidateRows.add_pruned
+    add_pruned = final.add_pruned
 
-    def late(self, *args, **kwargs):
+    def late(*args, **kwargs):
         manual_clock.advance(1e6)
-        return add_pruned(self, *args, **kwargs)
+        return add_pruned(*args, **kwargs)
 
-    monkeypatch.setattr(CandidateRows, "add_pruned", late)
+    monkeypatch.setattr(final, "add_pruned", late)
     late_fit = NeSymReSRegressor(**params, max_time=15.0).fit(X, y)
     assert str(late_fit.expression_) != "x0*sin(x1)"  # not pruned: the refits were out of time
     assert late_fit.score(X, y) > 0.99  # the best fitted row, as fitted
-    monkeypatch.setattr(CandidateRows, "add_pruned", add_pruned)
+    monkeypatch.setattr(final, "add_pruned", add_pruned)
     assert str(NeSymReSRegressor(**params).fit(X, y).expression_) == "x0*sin(x1)"
 
 

@@ -7,13 +7,8 @@ import pytest
 
 from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitting.constants import (
-    EVALUATION_WORK,
-    Evaluations,
-    fit_constants,
-    least_squares_run,
-    mse,
-)
+from nesymres_sklearn.search.fitted import mse
+from nesymres_sklearn.search.fitting.constants import EVALUATION_WORK, Evaluations, fit_constants, least_squares_run
 
 
 @pytest.fixture

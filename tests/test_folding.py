@@ -6,8 +6,8 @@ import pytest
 import sympy
 
 from nesymres_sklearn.search.scaling import Scaling
-from nesymres_sklearn.search.selection.folding import folded
-from nesymres_sklearn.search.selection.readable import whole_roots
+from nesymres_sklearn.writing.folding import folded
+from nesymres_sklearn.writing.readable import whole_roots
 
 x0, x1 = sympy.symbols("x0 x1", real=True)
 LOG_1E3 = sympy.Float(np.log(1e-3))  # what a fit over x0/1e-3 absorbs into a constant
@@ -86,10 +86,10 @@ def test_the_moved_form_is_another_law_where_a_feature_is_negative():
 
 def test_absolute_values_stay_in_the_writer():
     """|x| as x is the selected skeleton's rewrite where the data are of one sign
-    (:mod:`nesymres_sklearn.search.selection.signs`), which ``predict`` runs too; the
+    (:mod:`nesymres_sklearn.writing.signs`), which ``predict`` runs too; the
     writer and the folding keep |x|."""
     from nesymres_sklearn.expression.skeleton import Skeleton
-    from nesymres_sklearn.search.selection.final import Writer
+    from nesymres_sklearn.writing.writer import Writer
 
     law = sympy.sin(2 * sympy.pi * sympy.Abs(x0) * sympy.Abs(x1) / sympy.Abs(x2)) ** 2  # from Operon's abs
     assert folded(law) == law
@@ -134,7 +134,7 @@ def test_sums_and_products_of_sines_and_cosines_are_written_as_one_where_shorter
 
 
 def test_harmonics_of_one_angle_are_added_into_one_cosine():
-    from nesymres_sklearn.search.selection.folding import harmonics_added
+    from nesymres_sklearn.writing.folding import harmonics_added
 
     x0, x1 = sympy.symbols("x0:2", real=True)
     law = 3.054 * x0 + np.cos(2.84) * sympy.cos(x1) - np.sin(2.84) * sympy.sin(x1) + x1 / x0
@@ -147,7 +147,7 @@ def test_harmonics_of_one_angle_are_added_into_one_cosine():
 
 
 def test_logs_are_split_only_where_they_are_few():
-    from nesymres_sklearn.search.selection.folding import MAX_SPLIT_LOGS, _logs_split
+    from nesymres_sklearn.writing.folding import MAX_SPLIT_LOGS, _logs_split
 
     x = sympy.symbols(f"x0:{MAX_SPLIT_LOGS + 1}", positive=True)
     few = sympy.Mul(*(sympy.log(1000.0 * v) for v in x[:MAX_SPLIT_LOGS])) - 1.5 * x[0]

@@ -10,10 +10,10 @@ import pytest
 import sympy
 
 from nesymres_sklearn import NeSymReSRegressor, pipeline
-from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.guesses import Guesses
-from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.fitted import CandidateRows
 from nesymres_sklearn.search.settings import SearchSettings
+from nesymres_sklearn.writing.export import feature_symbols
 
 NAMES = ["x0", "x1"]
 SYMBOLS = feature_symbols(NAMES)

@@ -9,15 +9,16 @@ import sympy
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitted import Fitted
-from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
+from nesymres_sklearn.search.fitting.constants import least_squares_run
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
-from nesymres_sklearn.search.selection.final import Writer, select
+from nesymres_sklearn.search.selection.final import select
 from nesymres_sklearn.search.selection.held_out import held_out_choice, information_gate
-from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.selection.table import tabulate
 from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.search.variables.plain import plain_rows, quadratic_candidate
+from nesymres_sklearn.writing.writer import Writer, write_selected
 
 SYMBOLS = tuple(sympy.symbols("x0 x1 x2", real=True))
 
@@ -32,7 +33,7 @@ def table_of(rows: list[str], problem: Problem, complexity_penalty: float = 0.01
     candidates = CandidateRows()
     for tokens in rows:
         candidates.add(fitted(tokens, problem), origin="beam")
-    return candidates.table(complexity_penalty, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
+    return tabulate(candidates, complexity_penalty, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
 
 
 def noisy_problem(law, n=200, noise=0.3, seed=0) -> Problem:
@@ -85,7 +86,8 @@ def test_an_exact_row_is_selected_as_before():
         rows = CandidateRows()
         for tokens in (GOOD, SPURIOUS, "add mul c x_1 c"):
             rows.add(fitted(tokens, problem), origin="beam")
-        table = select(rows, problem, 0.01, Writer(Scaling.identity(3), SYMBOLS), 0, settings=settings)
+        writer = Writer(Scaling.identity(3), SYMBOLS)
+        table = write_selected(select(rows, problem, 0.01, writer, 0, settings=settings), problem, writer)
         chosen.append(table.equations.loc[table.best_index, "expression"])
     assert chosen[0] == chosen[1]
     assert chosen[0].free_symbols == {SYMBOLS[0], SYMBOLS[1]}

@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.fitted import mse
 from nesymres_sklearn.search.fitting.candidates import Candidate
-from nesymres_sklearn.search.fitting.constants import fit_constants, mse
+from nesymres_sklearn.search.fitting.constants import fit_constants
 from nesymres_sklearn.search.fitting.linear_scaling import is_scaled, outer_scaling, scaled_candidates
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchSettings

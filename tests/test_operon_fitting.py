@@ -12,16 +12,10 @@ from nesymres_sklearn.expression.operators import OPERATORS
 from nesymres_sklearn.expression.program import PrefixProgram
 from nesymres_sklearn.operon.plan import constant_runner
 from nesymres_sklearn.search.exactness import EXACT_FIT
+from nesymres_sklearn.search.fitted import mse
 from nesymres_sklearn.search.fitting import constants as constants_module
 from nesymres_sklearn.search.fitting.candidates import fit_candidates, skeleton_candidates
-from nesymres_sklearn.search.fitting.constants import (
-    Evaluations,
-    fit_constants,
-    least_squares_run,
-    mse,
-    polish,
-    run_start,
-)
+from nesymres_sklearn.search.fitting.constants import Evaluations, fit_constants, least_squares_run, polish, run_start
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchRequest, SearchSettings
 

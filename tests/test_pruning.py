@@ -5,7 +5,7 @@ import sympy
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.selection.pruning import prune, prune_best
-from nesymres_sklearn.search.selection.readable import simple_numbers, tidy_numbers
+from nesymres_sklearn.writing.readable import simple_numbers, tidy_numbers
 
 X = np.random.default_rng(102).uniform(-3, 3, (200, 3))
 y = X[:, 0] * np.sin(X[:, 1])

@@ -4,7 +4,7 @@ import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.search.selection.readable import exact_constants, simple_numbers, tidy_numbers, whole_roots
+from nesymres_sklearn.writing.readable import exact_constants, simple_numbers, tidy_numbers, whole_roots
 
 X = np.random.default_rng(0).uniform(1, 5, size=(100, 2))
 
@@ -80,7 +80,7 @@ def test_named_numbers_and_their_small_multiples(value, expected):
 
 def test_the_gaussian_is_written_with_its_constant():
     from nesymres_sklearn.search.scaling import Scaling
-    from nesymres_sklearn.search.selection.final import Writer
+    from nesymres_sklearn.writing.writer import Writer
 
     skeleton = Skeleton(("mul", "c", "exp", "mul", "div", "-1", "2", "pow", "x_1", "2"))
     y = np.exp(-(X[:, 0] ** 2) / 2) / np.sqrt(2 * np.pi)
@@ -138,7 +138,7 @@ def test_no_fake_fraction_in_an_inexact_fit():
 
 def test_no_large_integer_in_print():
     from nesymres_sklearn.search.scaling import Scaling
-    from nesymres_sklearn.search.selection.final import Writer
+    from nesymres_sklearn.writing.writer import Writer
 
     cube = Writer(Scaling((1e-3, 1.0), 1.0), (x0, x1))(Skeleton(("pow", "x_1", "3")), np.array([]), [])
     assert cube == sympy.Float(1e9) * x0**3 and not any(abs(n) > 10**6 for n in cube.atoms(sympy.Integer))
@@ -154,7 +154,7 @@ def test_a_term_at_rounding_s_level_vanishes_once_the_refits_are_spent():
 
 
 def test_an_imaginary_number_part_is_not_folded_into_a_float():
-    from nesymres_sklearn.search.selection.readable import fold_float_factors
+    from nesymres_sklearn.writing.readable import fold_float_factors
 
     x = sympy.Symbol("x", real=True)
     expression = sympy.sqrt(sympy.Float(-3.0)) * sympy.sqrt(2) * sympy.Abs(x)  # a fitted sqrt(-3*x**2)
@@ -162,7 +162,7 @@ def test_an_imaginary_number_part_is_not_folded_into_a_float():
 
 
 def test_a_root_held_whole_stays_whole_in_latex():
-    from nesymres_sklearn.expression.export import to_latex
+    from nesymres_sklearn.writing.export import to_latex
 
     x0 = sympy.Symbol("x0")
     gaussian = whole_roots(sympy.exp(-(x0**2) / 2) / sympy.sqrt(2 * sympy.pi))

@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.search.fitted import Fitted
-from nesymres_sklearn.search.fitting.constants import mse
+from nesymres_sklearn.search.fitted import Fitted, mse
 from nesymres_sklearn.search.looks.residual import residual_candidates
 from nesymres_sklearn.search.problem import Problem
 

@@ -16,10 +16,9 @@ from nesymres_sklearn.operon.plan import without_operon
 from nesymres_sklearn.operon.settings import OPERON_FUNCTIONS, OperonSettings
 from nesymres_sklearn.operon.trees import _DIRECT, OPERON_SYMBOLS, operon_symbols
 from nesymres_sklearn.restrictions import ALIASES, Restrictions
-from nesymres_sklearn.search.fitted import Fitted
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted
 from nesymres_sklearn.search.scaling import Scaling
-from nesymres_sklearn.search.selection.final import Writer
-from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.writing.writer import Writer
 
 SINE = Skeleton(("mul", "c", "sin", "x_1"))  # 4 tokens
 POWER = Skeleton(("add", "pow", "x_1", "2", "c"))  # 5 tokens

@@ -7,7 +7,7 @@ import pytest
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Budget
-from nesymres_sklearn.search.fitted import Fitted
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scheduler import (
     Scheduler,
@@ -18,7 +18,6 @@ from nesymres_sklearn.search.scheduler import (
     trimmed,
 )
 from nesymres_sklearn.search.selection.final import writing_seconds
-from nesymres_sklearn.search.selection.table import CandidateRows
 
 
 class Clock:

@@ -106,13 +106,14 @@ def test_rows_that_restate_a_better_row_leave_the_table():
     """Issue 65: the tables were padded with ``x0*(1.0*sin(x1))`` and ``x0*sin(x1 - 5.06e-8)``."""
     import sympy
 
-    from nesymres_sklearn.expression.export import feature_symbols
     from nesymres_sklearn.expression.skeleton import Skeleton
-    from nesymres_sklearn.search.fitted import Fitted
+    from nesymres_sklearn.search.fitted import CandidateRows, Fitted
     from nesymres_sklearn.search.problem import Problem
     from nesymres_sklearn.search.scaling import Scaling
-    from nesymres_sklearn.search.selection.final import Writer, select
-    from nesymres_sklearn.search.selection.table import CandidateRows
+    from nesymres_sklearn.search.selection.final import select
+    from nesymres_sklearn.search.selection.table import without_restatements
+    from nesymres_sklearn.writing.export import feature_symbols
+    from nesymres_sklearn.writing.writer import Writer, write_selected
 
     X = np.random.default_rng(0).uniform(1, 5, size=(100, 2))
     problem = Problem(X, X[:, 0] * np.sin(X[:, 1]))
@@ -128,11 +129,11 @@ def test_rows_that_restate_a_better_row_leave_the_table():
         values = np.array(constants)
         loss = float(np.mean((skeleton.program(X, values) - problem.y) ** 2))
         candidates.add(Fitted(skeleton, values, loss), origin="beam")
-    distinct = candidates.without_restatements(problem, 0.01)
+    distinct = without_restatements(candidates, problem, 0.01)
     assert [str(s) for s in distinct.skeletons] == ["mul x_1 sin x_2", "mul x_1 sin add x_2 c", "mul c x_1"]
     assert distinct.constants[1].tolist() == [0.01]
     writer = Writer(Scaling.identity(2), tuple(feature_symbols(["x0", "x1"])))
-    table = select(candidates, problem, 0.01, writer, seed=0)
+    table = write_selected(select(candidates, problem, 0.01, writer, seed=0), problem, writer)
     assert len(table.equations) == 3
     assert table.equations.loc[table.best_index, "expression"] == sympy.sympify(
         "x0*sin(x1)", locals=dict(zip(["x0", "x1"], feature_symbols(["x0", "x1"])))

@@ -4,18 +4,18 @@ import numpy as np
 import pytest
 import sympy
 
-from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.operon import refine as operon_refine
 from nesymres_sklearn.operon.settings import OperonSettings
 from nesymres_sklearn.search.budget import Calibration, Deadline
-from nesymres_sklearn.search.fitted import Fitted
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted
 from nesymres_sklearn.search.fitting.constants import Evaluations
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
-from nesymres_sklearn.search.selection.final import Writer, select
-from nesymres_sklearn.search.selection.readable import READABLE_EVALUATIONS, exact_constants
-from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.selection.final import select
+from nesymres_sklearn.writing.export import feature_symbols
+from nesymres_sklearn.writing.readable import READABLE_EVALUATIONS, exact_constants
+from nesymres_sklearn.writing.writer import Writer, write_selected
 
 
 class _Clock:
@@ -51,14 +51,15 @@ def _rows_and_problem():
 
 def test_without_a_deadline_the_selection_prunes():
     rows, problem, writer = _rows_and_problem()
-    table = select(rows, problem, 0.01, writer, seed=0)
+    table = write_selected(select(rows, problem, 0.01, writer, seed=0), problem, writer)
     assert len(table.equations) == 2  # the pruned row joined, and is selected
     assert table.equations.loc[table.best_index, "expression"] == 2 * sympy.Symbol("x0", real=True)
 
 
 def test_a_passed_end_stops_the_pruning():
     rows, problem, writer = _rows_and_problem()
-    table = select(rows, problem, 0.01, writer, seed=0, end=Deadline(1.0, _Clock(5.0)))
+    end = Deadline(1.0, _Clock(5.0))
+    table = write_selected(select(rows, problem, 0.01, writer, seed=0, end=end), problem, writer, end)
     assert len(table.equations) == 1  # no pruned row joined
 
 

@@ -57,7 +57,7 @@ def test_pickles_with_its_compiled_program():
      ("a b", "`a b`"), ("2", "`2`"), ("it`s", "`it``s`"), (3, "`3`")],
 )  # fmt: skip
 def test_feature_names_print_as_themselves_or_quoted(name, printed):
-    from nesymres_sklearn.expression.export import feature_symbols, symbol_name
+    from nesymres_sklearn.writing.export import feature_symbols, symbol_name
 
     assert symbol_name(name) == printed
     assert feature_symbols([name])[0].name == printed

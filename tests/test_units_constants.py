@@ -5,7 +5,6 @@ import pytest
 import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.search.selection.readable import named_constants
 from nesymres_sklearn.units.consistency import is_consistent
 from nesymres_sklearn.units.constants import (
     as_known_constants,
@@ -16,6 +15,7 @@ from nesymres_sklearn.units.constants import (
 )
 from nesymres_sklearn.units.parsing import parse_unit
 from nesymres_sklearn.units.stage import Units
+from nesymres_sklearn.writing.readable import named_constants
 
 C = 299792458.0
 

@@ -7,13 +7,13 @@ import pytest
 import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
-from nesymres_sklearn.expression.export import feature_symbols
 from nesymres_sklearn.expression.skeleton import Skeleton
-from nesymres_sklearn.search.fitted import Fitted
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted
 from nesymres_sklearn.search.problem import Problem
-from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.views import Identity
 from nesymres_sklearn.units.consistency import is_consistent
 from nesymres_sklearn.units.stage import Units
+from nesymres_sklearn.writing.export import feature_symbols
 
 SYMBOLS = feature_symbols(["v", "t", "x"])
 
@@ -58,8 +58,9 @@ def test_without_groups_the_network_reads_the_features_and_the_monomial_candidat
     y = 2 * np.pi * np.sqrt(X[:, 1] / X[:, 0])  # period
     whole = Problem(X, y)
     units = Units.parse(["N/m", "kg"], "s", 2)
-    assert units.dimensionless(whole) is None
-    rows = units.rows(CandidateRows(), whole, None)
+    groups = units.dimensionless(whole)
+    assert isinstance(groups, Identity) and groups.forward(whole) is whole
+    rows = units.rows(CandidateRows(), whole, groups)
     assert [str(s) for s in rows.skeletons] == ["mul c mul pow x_1 div -1 2 pow x_2 div 1 2"]
     assert rows.losses[0] < 1e-20 and np.isclose(rows.constants[0][0], 2 * np.pi)
     assert rows.origins == ["units"]

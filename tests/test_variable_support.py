@@ -2,11 +2,11 @@ import numpy as np
 
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitted import Fitted
-from nesymres_sklearn.search.fitting.constants import least_squares_run, mse
+from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
+from nesymres_sklearn.search.fitting.constants import least_squares_run
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.pruning import prune
-from nesymres_sklearn.search.selection.table import CandidateRows
+from nesymres_sklearn.search.selection.table import add_pruned, tabulate
 from nesymres_sklearn.search.selection.variable_support import negligible_variables, unsupported_variables
 
 X = np.random.default_rng(5).uniform(-3, 3, (200, 3))
@@ -47,9 +47,9 @@ def test_rows_with_an_unsupported_variable_are_set_aside_and_the_row_without_it_
     rows.add(Fitted(Skeleton(("c",)), np.array([y.mean()]), float(np.var(y))), log_prob=0.0, origin="baseline")
     rows.add(Fitted(approximate, constants, loss), log_prob=-1.0, origin="operon")
     problem = Problem(X, y)
-    rows.add_pruned(problem, 0.01, seed=0)
+    add_pruned(rows, problem, 0.01, seed=0)
     assert rows.set_aside == {"x_3"}
-    table = rows.table(0.01, problem.scale, 1.0, lambda skeleton, values: skeleton.sympy)
+    table = tabulate(rows, 0.01, problem.scale, 1.0, lambda skeleton, values: skeleton.sympy)
     assert len(table.fitted) == len(rows) - 1  # the row with x2 is left out of the table
     assert all("x_3" not in skeleton.tokens for skeleton, _, _ in table.fitted)
     best, _, _ = table.fitted[table.best_index]
@@ -62,7 +62,7 @@ def test_an_exact_best_row_is_not_tested():
     rows = CandidateRows()
     exact = Skeleton(("add", "sin", "x_1", "pow", "x_2", "2"))
     rows.add(Fitted(exact, np.array([]), 0.0), log_prob=-1.0, origin="beam")
-    rows.add_pruned(Problem(X, y), 0.01, seed=0)
+    add_pruned(rows, Problem(X, y), 0.01, seed=0)
     assert rows.set_aside == set() and len(rows) == 1
 
 
@@ -76,8 +76,8 @@ def test_a_variable_whose_terms_cancel_to_rounding_in_an_exact_fit_is_negligible
     assert negligible_variables(cancelling, constants, X, y, loss, problem.scale) == ["x_3"]
     rows = CandidateRows()
     rows.add(Fitted(cancelling, constants, loss), log_prob=-1.0, origin="operon")
-    rows.add_pruned(problem, 0.01, seed=0)
-    table = rows.table(0.01, problem.scale, 1.0, lambda skeleton, values: skeleton.sympy)
+    add_pruned(rows, problem, 0.01, seed=0)
+    table = tabulate(rows, 0.01, problem.scale, 1.0, lambda skeleton, values: skeleton.sympy)
     best, values, _ = table.fitted[table.best_index]
     assert "x_3" not in best.tokens and mse(best.program, X, y, values) < 1e-28
 
@@ -103,6 +103,6 @@ def test_a_negligible_variable_is_set_aside_after_the_selection_s_time_is_spent(
     loss = mse(approximate.program, X, y, constants)
     rows = CandidateRows()
     rows.add(Fitted(approximate, constants, loss), log_prob=-1.0, origin="operon")
-    rows.add_pruned(Problem(X, y), 0.01, seed=0, deadline=Deadline(0.0, clock=lambda: 1.0))
+    add_pruned(rows, Problem(X, y), 0.01, seed=0, deadline=Deadline(0.0, clock=lambda: 1.0))
     assert rows.set_aside == {"x_3"}
     assert "x_3" not in rows.skeletons[-1].tokens

@@ -15,13 +15,13 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nesymres_sklearn.expression.export import evaluate
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.fitted import Fitted
 from nesymres_sklearn.search.scaling import Scaling
-from nesymres_sklearn.search.selection.final import Writer
-from nesymres_sklearn.search.selection.readable import simple_numbers
-from nesymres_sklearn.search.selection.signs import signed
+from nesymres_sklearn.writing.export import evaluate
+from nesymres_sklearn.writing.readable import simple_numbers
+from nesymres_sklearn.writing.signs import signed
+from nesymres_sklearn.writing.writer import Writer
 
 x0, x1 = SYMBOLS = sympy.symbols("x0 x1", real=True)
 UNARY = ("sin", "cos", "exp", "ln", "sqrt", "abs", "tanh")
@@ -179,7 +179,7 @@ def test_predict_follows_the_printed_law_outside_the_data(monkeypatch):
     proposes it: printed x0, and predicted x0 (before issue 53, printed x0 and predicted
     |x0|, so the two differed wherever x0 < 0)."""
     from nesymres_sklearn import NeSymReSRegressor, neural_search
-    from nesymres_sklearn.search.selection.table import CandidateRows
+    from nesymres_sklearn.search.fitted import CandidateRows
 
     skeleton = Skeleton(("mul", "sqrt", "pow", "x_1", "2", "cos", "x_2"))
 

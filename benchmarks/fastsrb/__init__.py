@@ -20,9 +20,10 @@ and :mod:`.report`; :mod:`.units_mismatch` lists the laws that get the units war
     python -m benchmarks.fastsrb report benchmarks/results/fastsrb/fastsrb-1s.csv
 """
 
+from ..metrics import fvu
 from .laws import Law, Variable, get_law, load_laws, unit_string
 from .sampling import Problem, draw_points, draw_variable, make_problem
-from .scoring import fvu, numeric_recovery, symbolic_recovery
+from .scoring import numeric_recovery, symbolic_recovery
 
 __all__ = [
     "Law",

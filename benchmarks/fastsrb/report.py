@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..metrics import FVU_THRESHOLD
 from ..studies.paired_difference import markdown as paired_markdown
 from ..studies.paired_difference import paired_table
 from .methods import METHODS
 from .runner import read_results
-from .scoring import FVU_THRESHOLD
 
 #: Groups of laws by their number of variables: label -> (fewest, most).
 GROUPS = {"all": (1, 99), "1-3 variables": (1, 3), "4-8 variables": (4, 99)}

@@ -32,11 +32,12 @@ import pandas as pd
 
 from ..backends import map_unordered
 from ..isolation import default_start_method, run_in_child
+from ..metrics import FVU_THRESHOLD, fvu
 from ..results import append_rows, drop_incomplete_row, locked, machine_info, portable_command
 from .laws import get_law, load_laws
 from .methods import METHODS, Method
 from .sampling import make_problem
-from .scoring import FVU_THRESHOLD, fvu, symbolic_recovery
+from .scoring import symbolic_recovery
 
 logger = logging.getLogger(__name__)
 

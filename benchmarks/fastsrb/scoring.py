@@ -24,47 +24,18 @@ from __future__ import annotations
 
 from tokenize import TokenError
 
-import numpy as np
 import sympy
 
 from pretraining.time_limit import TimeLimitExceeded, call_with_time_limit
 
+from ..metrics import FVU_THRESHOLD, fvu
 from .laws import Law
 
-#: srbf's threshold of a perfect fit: float32's machine epsilon.
-FVU_THRESHOLD = float(np.finfo(np.float32).eps)
 SIGNIFICANT_DIGITS = 6
 SYMBOLIC_SECONDS = 10.0
 SYMBOLIC_FVU_GATE = 1e-3
 # What SymPy raises on extreme expressions; such an expression is not shown equal.
 _SYMPY_FAILURES = (OverflowError, RecursionError, ZeroDivisionError, TypeError, ValueError, AttributeError)
-
-
-def fvu(y_true, y_pred) -> float:
-    """Fraction of variance unexplained; ``inf`` for a missing, non-finite or misshapen
-    prediction, and for a constant target not reproduced exactly."""
-    if y_pred is None:
-        return float("inf")
-    y_true = np.asarray(y_true, dtype=np.float64).ravel()
-    try:
-        y_pred = np.asarray(y_pred, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        return float("inf")
-    if y_pred.size == 1 and y_true.size > 1:
-        y_pred = np.full_like(y_true, y_pred.item())
-    if y_pred.shape != y_true.shape or y_true.size == 0 or not np.isfinite(y_pred).all():
-        return float("inf")
-    scale = np.max(np.abs(y_true))
-    if scale == 0:
-        return 0.0 if np.all(y_pred == 0) else float("inf")
-    with np.errstate(all="ignore"):
-        residual = np.mean(((y_true - y_pred) / scale) ** 2)
-        total = np.mean(((y_true - y_true.mean()) / scale) ** 2)
-    if not np.isfinite(residual):
-        return float("inf")
-    if total == 0:
-        return 0.0 if residual == 0 else float("inf")
-    return float(residual / total)
 
 
 def numeric_recovery(y_true, y_pred) -> bool:

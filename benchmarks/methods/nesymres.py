@@ -11,7 +11,8 @@ from .base import Adapter, rename_features
 FIT_MODULES = (
     "nesymres_sklearn.estimator",
     "nesymres_sklearn.neural_search",
-    "nesymres_sklearn.expression.export",
+    "nesymres_sklearn.writing.export",
+    "nesymres_sklearn.writing.writer",
     "nesymres_sklearn.expression.skeleton",
     "nesymres_sklearn.guesses",
     "nesymres_sklearn.operon.islands",

@@ -67,7 +67,7 @@ class OperonTimedAdapter(Adapter):
     def _fit(self, X, y):
         from nesymres_sklearn.operon.refine import refine
         from nesymres_sklearn.operon.settings import OperonSettings
-        from nesymres_sklearn.search.fitting.constants import mse
+        from nesymres_sklearn.search.fitted import mse
         from nesymres_sklearn.search.settings import SearchSettings
 
         budget = SearchSettings(reserve_seconds=0.0).budget(float(self.value))

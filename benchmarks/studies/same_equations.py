@@ -2,9 +2,10 @@
 
 ``record`` fits the network alone (``refine=None``, beam 32, ``random_state=0``: fixed
 work, no clock) on each equation of the datasets at seed 0 (128 training points) and
-writes one line per fit: dataset, equation, the selected expression. Run it from each
-checkout; ``compare`` then counts the identical lines of two records and writes the
-differences::
+writes one line per fit: dataset, equation, the selected expression; with ``--units``,
+each fit is given the equation's ``X_units`` and ``y_units`` (the units stage and its
+dimensionless groups). Run it from each checkout; ``compare`` then counts the identical
+lines of two records and writes the differences::
 
     python -m benchmarks.studies.same_equations record --datasets aifeynman-many aifeynman --out before.tsv
     python -m benchmarks.studies.same_equations compare before.tsv after.tsv --title "..." --out report.md
@@ -19,16 +20,18 @@ from pathlib import Path
 from benchmarks.datasets import load_dataset
 
 
-def record(datasets: list[str], out: Path) -> None:
+def record(datasets: list[str], out: Path, units: bool = False) -> None:
     from nesymres_sklearn import NeSymReSRegressor
 
     with out.open("w") as lines:
         for dataset in datasets:
             for equation in load_dataset(dataset):
                 X, y = equation.sample_train(128, seed=0)
+                X_units, y_units = (equation.units if units else None) or (None, None)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    fitted = NeSymReSRegressor(beam_size=32, refine=None, random_state=0).fit(X, y)
+                    regressor = NeSymReSRegressor(beam_size=32, refine=None, random_state=0)
+                    fitted = regressor.fit(X, y, X_units=X_units, y_units=y_units)
                 lines.write(f"{dataset}\t{equation.name}\t{fitted.expression_}\n")
                 lines.flush()
 
@@ -67,6 +70,7 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     recording = commands.add_parser("record", help="fit and write one line per equation")
     recording.add_argument("--datasets", nargs="+", default=["aifeynman-many", "aifeynman"])
+    recording.add_argument("--units", action="store_true", help="fit with each equation's X_units and y_units")
     recording.add_argument("--out", type=Path, required=True)
     comparing = commands.add_parser("compare", help="compare two records")
     comparing.add_argument("before", type=Path)
@@ -76,7 +80,7 @@ def main(argv=None) -> int:
     comparing.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.command == "record":
-        record(args.datasets, args.out)
+        record(args.datasets, args.out, args.units)
     else:
         args.out.write_text(compare(args.before, args.after, args.title, args.recorded_with))
     return 0

@@ -34,16 +34,16 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from benchmarks.datasets import load_dataset
-from benchmarks.fastsrb.scoring import FVU_THRESHOLD, fvu
+from benchmarks.metrics import FVU_THRESHOLD, fvu
 from benchmarks.report import pipe_table
 from benchmarks.studies.black_box import SETS as BLACK_BOX_SETS
 from benchmarks.studies.black_box import black_box_set
 from nesymres_sklearn.search.noise import noise_std
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.held_out import held_out_choice
-from nesymres_sklearn.search.selection.readable import exact_constants
 from nesymres_sklearn.search.selection.table import CandidateTable
 from nesymres_sklearn.search.settings import SearchSettings
+from nesymres_sklearn.writing.readable import exact_constants
 
 LAW_SETS = ("validation-wc", "validation-nc")
 LEVELS = (0.001, 0.01, 0.1)

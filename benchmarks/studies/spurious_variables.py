@@ -43,7 +43,7 @@ import sympy
 from benchmarks.studies import publish
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.inputs import LITTLE_R2, STRUCTURE_R2, neighbour_r2
-from nesymres_sklearn.search.selection.readable import plain
+from nesymres_sklearn.writing.readable import plain
 
 # Numbers in a selected equation below this magnitude are rounding left over.
 TINY = 1e-12

@@ -24,8 +24,8 @@ import numpy as np
 
 from benchmarks.datasets import load_dataset
 from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search.fitted import CandidateRows
 from nesymres_sklearn.search.problem import Problem
-from nesymres_sklearn.search.selection.table import CandidateRows
 from nesymres_sklearn.units.parsing import unit_registry
 from nesymres_sklearn.units.stage import Units
 

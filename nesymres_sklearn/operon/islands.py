@@ -21,10 +21,8 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from ..search.budget import Calibration, Deadline
-from ..search.fitted import Fitted
-from ..search.fitting.constants import mse
+from ..search.fitted import CandidateRows, Fitted, mse
 from ..search.problem import Problem
-from ..search.selection.table import CandidateRows
 from .refine import Refinement, refine
 from .settings import OperonSettings, minimum_seconds
 

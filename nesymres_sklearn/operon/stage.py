@@ -7,8 +7,8 @@ import logging
 import time
 
 from ..search.budget import Budget, Calibration
+from ..search.fitted import CandidateRows
 from ..search.problem import Problem
-from ..search.selection.table import CandidateRows
 from .islands import refinement_rows
 from .refine import refine
 from .settings import OperonSettings, minimum_seconds

@@ -35,17 +35,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..blas import one_blas_thread
 from ..expression.monomial import monomial_tokens
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
+from ..shared_setting import one_blas_thread
 from .budget import Deadline
 from .exactness import is_exact_to_rounding
-from .fitted import Fitted
-from .fitting.constants import mse
+from .fitted import CandidateRows, Fitted, mse
 from .fitting.polynomial import monomials_of_degree
 from .problem import Problem
-from .selection.table import CandidateRows
 from .variables.power_law import log_line
 
 #: The total degree of ``P`` and of ``Q``, at most (integer powers up to 5 are tokens).

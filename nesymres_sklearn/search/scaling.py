@@ -15,7 +15,9 @@ deviation, the offset ``b`` (the mean rounded to the power of ten below the stan
 deviation) is taken out first, and the power of ten is that of ``y - b``.
 
 The whole search runs on the scaled data. The equation found there, ``y' = f(x')``,
-is mapped back exactly: ``y = s_y * f(x_1 / s_1, ..., x_d / s_d) + b``.
+is mapped back exactly: ``y = s_y * f(x_1 / s_1, ..., x_d / s_d) + b``. A
+:class:`Scaling` is a view (:class:`.views.View`); the writer of the law takes its way
+back symbolically (:meth:`Scaling.unscale_expression`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy
+
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT, variable_token
+from .fitted import Fitted, mse
+from .problem import Problem
 
 # Largest magnitudes left as they are: features as in pretraining's supports, targets
 # as pretraining keeps them.
@@ -87,6 +94,39 @@ class Scaling:
     @property
     def is_identity(self) -> bool:
         return self.y_scale == 1.0 and self.y_offset == 0.0 and all(s == 1.0 for s in self.x_scales)
+
+    def forward(self, whole: Problem) -> Problem:
+        """``whole`` in the search's units."""
+        return Problem(self.scale_X(whole.X), self.scale_y(whole.y), whole.weights)
+
+    def back(self, fitted: Fitted, whole: Problem) -> Fitted:
+        """A law ``fitted`` in the search's units as ``s_y * f(x / s) + b`` over ``whole``'s."""
+        if self.is_identity:
+            return fitted
+        skeleton, constants = fitted.skeleton.substituted(fitted.constants, self._feature_tokens)
+        prefix, outer = [], []
+        if self.y_offset != 0.0:
+            prefix, outer = ["add", CONSTANT], [self.y_offset]
+        if self.y_scale != 1.0:
+            prefix, outer = [*prefix, "mul", CONSTANT], [*outer, self.y_scale]
+        skeleton, constants = Skeleton((*prefix, *skeleton.tokens)), np.concatenate([outer, constants])
+        return Fitted(skeleton, constants, mse(skeleton.program, whole.X, whole.y, constants, whole.weights))
+
+    def _feature_tokens(self, j: int) -> tuple[list[str], list[float]]:
+        """Tokens of the scaled feature ``j`` over the raw one, and the constant they hold."""
+        if self.x_scales[j] == 1.0:
+            return [variable_token(j)], []
+        return ["mul", CONSTANT, variable_token(j)], [1.0 / self.x_scales[j]]
+
+    def back_values(self, values: np.ndarray, whole: Problem) -> np.ndarray:
+        return self.unscale_y(values)
+
+    def back_columns(self, columns: np.ndarray) -> np.ndarray:
+        return columns
+
+    def symbols(self, symbols: Sequence) -> list:
+        """The same features (in other units)."""
+        return list(symbols)
 
     def scale_X(self, X: np.ndarray) -> np.ndarray:
         return X / np.asarray(self.x_scales) if any(s != 1.0 for s in self.x_scales) else X

@@ -27,10 +27,10 @@ from typing import Protocol
 import numpy as np
 
 from .budget import Budget, Calibration, Deadline
+from .fitted import CandidateRows
 from .problem import Problem
 from .selection.final import writing_seconds
 from .selection.scores import log_fvu, pareto_front, scores
-from .selection.table import CandidateRows
 
 logger = logging.getLogger(__name__)
 

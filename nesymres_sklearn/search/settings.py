@@ -183,7 +183,7 @@ class SearchSettings:
         On noisy targets (an inexact fit), the selected row's constants become plain
         numbers (times a power of ten) within their error bars while the loss stays
         consistent with the noise: a likelihood-ratio test at this level
-        (:func:`.selection.readable.exact_constants`); 0 keeps them as fitted. Chosen on
+        (:func:`nesymres_sklearn.writing.readable.exact_constants`); 0 keeps them as fitted. Chosen on
         validation-nc and -wc at noise 0.01 and 0.1, 1 s, each level replayed on the same
         rows (``benchmarks/studies/selection_rules.py``): validation-nc recovered 12% ->
         18% at 0.01 and 0% -> 4% at 0.1 with 0.95 or 0.99; 0.95 moved fewer rows out of

@@ -302,7 +302,7 @@ def as_known_constants(expression, bases: Sequence[str]):
     over ``bases`` (constants with other base dimensions are not tried)."""
     import sympy
 
-    from ..search.selection.readable import named_constants
+    from ..writing.readable import named_constants
 
     known = {}
     for constant in known_library():

@@ -26,16 +26,15 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from ..blas import one_blas_thread
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
 from ..search.budget import Deadline
-from ..search.fitted import Fitted
-from ..search.fitting.constants import mse
+from ..search.fitted import CandidateRows, Fitted, mse
 from ..search.identities import identity_with_angles
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
-from ..search.selection.table import CandidateRows
+from ..search.views import Identity, View, back_rows
+from ..shared_setting import one_blas_thread
 from .consistency import TOLERANCE, InconsistentError, is_consistent, sympy_dimension
 from .constants import (
     DimensionalConstant,
@@ -152,11 +151,11 @@ class Units:
             if not constant.free
         )
 
-    def dimensionless(self, problem: Problem) -> Dimensionless | None:
-        """The network's problem in the groups, for ``problem`` over the features;
-        ``None`` without groups."""
+    def dimensionless(self, problem: Problem) -> Dimensionless | Identity:
+        """The view of ``problem`` over the features in the groups (:class:`Dimensionless`);
+        without groups, the features as they are (:class:`.views.Identity`)."""
         if not self.groups.n_groups:
-            return None
+            return Identity()
         columns = self.values(problem.X)
         Z = self.groups.groups(columns)
         scales = np.array([power_of_ten(Z[:, k], FEATURE_BAND) for k in range(Z.shape[1])])
@@ -166,10 +165,10 @@ class Units:
         seen = Problem(Z / scales, target / target_scale, problem.weights)
         return Dimensionless(seen, self.groups, scales, target_scale, target_scale * monomial, self)
 
-    def rows(self, found: CandidateRows, whole: Problem, dimensionless: Dimensionless | None) -> CandidateRows:
-        """The network's rows over the features of ``whole`` (``found`` over the groups
-        of ``dimensionless``, or over the features when there is none), with ``c * m(x)``."""
-        rows = found if dimensionless is None else dimensionless.back_rows(found, whole)
+    def rows(self, found: CandidateRows, whole: Problem, groups: View) -> CandidateRows:
+        """The network's rows over the features of ``whole`` (``found`` on the problem
+        of the view ``groups``: :meth:`dimensionless`), with ``c * m(x)``."""
+        rows = back_rows(groups, found, whole)
         monomial = _power_tokens(self.groups.monomial[: self.n_features])
         skeleton = Skeleton(("mul", CONSTANT, *monomial) if monomial else (CONSTANT,))
         m = PiGroups(self.groups.exponents, self.groups.monomial[: self.n_features]).monomial_values(whole.X)
@@ -190,7 +189,7 @@ class Units:
         them explains at least ``min_r2`` of the variance of ``problem.y``; else all
         rows, with a warning (when some are inconsistent). Without constants of the
         law, an exact row is consistent too where its numbers, written over the raw
-        features by ``writer`` (a :class:`.selection.final.Writer`), are known physical
+        features by ``writer`` (a :class:`..writing.writer.Writer`), are known physical
         constants that give it y's units (:meth:`carries_known_constants`)."""
         free = bool(self.constants)
 
@@ -377,8 +376,9 @@ def _with_features(groups: PiGroups, n_features: int) -> PiGroups:
 
 @dataclass(frozen=True)
 class Dimensionless:
-    """The network's ``problem``: the ``groups`` divided by ``scales`` and ``y`` divided
-    by the monomial and by ``target_scale``; ``factor`` is their product on the points,
+    """A problem over the features seen in its groups (a :class:`.views.View`): the
+    network's ``problem`` is the ``groups`` divided by ``scales`` and ``y`` divided by
+    the monomial and by ``target_scale``; ``factor`` is their product on the points,
     which turns the network's predictions into predictions of ``y``; ``units``: the
     features' and the constants'."""
 
@@ -389,13 +389,21 @@ class Dimensionless:
     factor: np.ndarray
     units: Units
 
-    def symbols(self, feature_symbols) -> list[sympy.Symbol]:
-        """One symbol per group, named as the group is written with ``feature_symbols``."""
-        return [sympy.Symbol(name) for name in self.groups.describe(self.units.symbols(feature_symbols))]
+    def symbols(self, symbols) -> list[sympy.Symbol]:
+        """One symbol per group, named as the group is written with the features' ``symbols``."""
+        return [sympy.Symbol(name) for name in self.groups.describe(self.units.symbols(symbols))]
 
-    def columns(self, groups: np.ndarray) -> np.ndarray:
-        """The features that take part in the ``groups`` (indices)."""
-        return np.flatnonzero(np.any(self.groups.exponents[groups][:, : self.units.n_features] != 0, axis=0))
+    def forward(self, whole: Problem) -> Problem:
+        """The groups' problem of ``whole`` (the problem this one was made from)."""
+        return self.problem
+
+    def back_values(self, values: np.ndarray, whole: Problem) -> np.ndarray:
+        """Predictions over the groups as predictions of ``whole.y`` (times :attr:`factor`)."""
+        return self.factor * values
+
+    def back_columns(self, columns: np.ndarray) -> np.ndarray:
+        """The features that take part in the groups ``columns`` (indices)."""
+        return np.flatnonzero(np.any(self.groups.exponents[columns][:, : self.units.n_features] != 0, axis=0))
 
     def back(self, fitted: Fitted, whole: Problem) -> Fitted:
         """A candidate ``fitted`` over the groups as one over the features of ``whole``
@@ -406,7 +414,7 @@ class Dimensionless:
         monomial = _power_tokens(self.groups.monomial[: self.units.n_features])
         inner, values = skeleton.substituted(constants, self._group_tokens)
         tokens = ["mul", CONSTANT, *(["mul", *monomial] if monomial else []), *inner.tokens]
-        predictions = self.factor * skeleton.program(self.problem.X, constants)
+        predictions = self.back_values(skeleton.program(self.problem.X, constants), whole)
         with np.errstate(all="ignore"):
             loss = float(np.average((whole.y - predictions) ** 2, weights=whole.weights))
         scale = self.target_scale * self._constants_part(self.groups.monomial)
@@ -445,10 +453,6 @@ class Dimensionless:
         if found is not None:
             rows.add(self.back(found.fitted, whole), origin="identity")
         return rows
-
-    def back_rows(self, rows: CandidateRows, whole: Problem) -> CandidateRows:
-        """Every row of ``rows`` (over the groups) over the features of ``whole``."""
-        return rows.mapped(lambda fitted: self.back(fitted, whole))
 
 
 def _power_tokens(exponents) -> list[str]:

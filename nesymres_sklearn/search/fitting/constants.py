@@ -45,6 +45,7 @@ from scipy.optimize import least_squares, leastsq
 from ...expression.program import PrefixProgram, evaluate
 from ..budget import Deadline
 from ..exactness import EXACT_FIT, is_exact, is_near_exact
+from ..fitted import mse
 from ..problem import variance
 
 # Residual given to points where the skeleton is undefined (in units of std(y)).
@@ -100,14 +101,6 @@ class Evaluations:
 
     def _late(self) -> bool:
         return self.deadline is not None and self.deadline.passed()
-
-
-def mse(program: Callable, X: np.ndarray, y: np.ndarray, constants, weights: np.ndarray | None = None) -> float:
-    """(Weighted) mean squared error of ``program(X, constants)`` (a :class:`.PrefixProgram`
-    or any function of the same arguments) on ``(X, y)``; inf when not finite."""
-    with np.errstate(all="ignore"):
-        value = float(np.average((program(X, constants) - y) ** 2, weights=weights))
-    return value if np.isfinite(value) else np.inf
 
 
 def least_squares_run(

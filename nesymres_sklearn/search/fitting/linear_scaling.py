@@ -18,10 +18,11 @@ import numpy as np
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
 from ..budget import Deadline
+from ..fitted import mse
 from ..problem import Problem
 from ..settings import SearchSettings
 from .candidates import Candidate
-from .constants import ConstantFit, StartRunner, mse, run_start
+from .constants import ConstantFit, StartRunner, run_start
 
 MIN_GAIN = 0.1
 

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..budget import Budget, Deadline
-from ..fitted import Fitted
+from ..fitted import CandidateRows, Fitted
 from ..fitting.constants import StartRunner
 from ..problem import Problem
-from ..selection.table import CandidateRows
 from ..settings import SearchRequest
 from ..variables.assembly import kept_fits
 from ..variables.routing import Route

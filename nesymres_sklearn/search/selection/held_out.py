@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...expression.skeleton import Skeleton
-from ..fitting.constants import mse
+from ..fitted import mse
 from ..problem import Problem
 from ..settings import SearchSettings
 from .table import CandidateTable

@@ -25,8 +25,8 @@ import numpy as np
 from ...expression.program import PrefixProgram, evaluate
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, token_arity, variable_index
-from ..fitted import Fitted
-from ..fitting.constants import Evaluations, least_squares_run, mse
+from ..fitted import Fitted, mse
+from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import variance
 from .scores import log_fvu, lowest, scores
 

@@ -1,5 +1,6 @@
-"""The candidate table: rows as the stages gather them, then sorted and selected
-(:mod:`.scores`) into what the estimator shows as ``equations_``."""
+"""The candidate table: the rows as the stages gathered them (:class:`..fitted.CandidateRows`)
+pruned, without restatements, sorted and selected (:mod:`.scores`) into what the
+estimator shows as ``equations_``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sympy
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
 from ..exactness import is_restatement, restatement_reach
-from ..fitted import Fitted
+from ..fitted import CandidateRows, Fitted
 from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import Problem
 from .pruning import prune, prune_best, variable_replaced
@@ -39,212 +40,144 @@ class CandidateTable:
     best_index: int
 
 
-class CandidateRows:
-    """Candidates as the stages gather them: skeleton, constants and loss (mean
-    squared error in the search's units), decoding score and origin."""
-
-    def __init__(self):
-        self.skeletons, self.constants, self.losses, self.log_probs, self.origins = [], [], [], [], []
-        # Variables that the data do not support: rows that use them are left out of the table.
-        self.set_aside: set[str] = set()
-
-    def __len__(self) -> int:
-        return len(self.skeletons)
-
-    def add(self, fitted: Fitted, *, origin: str, log_prob: float = -np.inf) -> None:
-        """A row of ``fitted`` from ``origin``, with its decoding score (``-inf``: not decoded)."""
-        self._append(*fitted, log_prob, origin)
-
-    def _append(self, *row) -> None:
-        for column, value in zip(self._columns(), row):
-            column.append(value)
-
-    def _derived(self, row: int, fitted: Fitted) -> None:
-        """``fitted`` as a row of the score and origin of row ``row``."""
-        self._append(*fitted, self.log_probs[row], self.origins[row])
-
-    def extend(self, other: CandidateRows) -> None:
-        for column, values in zip(self._columns(), other._columns()):
-            column.extend(values)
-
-    def where(self, keep: Callable[[Skeleton, np.ndarray, float], bool]) -> CandidateRows:
-        """The rows whose skeleton, constants and loss ``keep`` accepts (and the variables set aside)."""
-        kept = CandidateRows()
-        for row in zip(*self._columns()):
-            if keep(row[0], row[1], row[2]):
-                kept._append(*row)
-        kept.set_aside.update(self.set_aside)
-        return kept
-
-    def at(self, indices) -> CandidateRows:
-        """The rows at ``indices``, in their order (and the variables set aside)."""
-        taken = CandidateRows()
-        for column, values in zip(taken._columns(), self._columns()):
-            column.extend(values[i] for i in indices)
-        taken.set_aside.update(self.set_aside)
-        return taken
-
-    def copy(self) -> CandidateRows:
-        """A copy that rows added to it leave this one without."""
-        return self.at(range(len(self)))
-
-    def mapped(self, change: Callable[[Fitted], Fitted]) -> CandidateRows:
-        """The rows with each fit replaced by ``change(fit)`` (no variable set aside)."""
-        changed = CandidateRows()
-        for skeleton, constants, loss, *rest in zip(*self._columns()):
-            changed._append(*change(Fitted(skeleton, constants, loss)), *rest)
-        return changed
-
-    def _columns(self) -> tuple[list, ...]:
-        return self.skeletons, self.constants, self.losses, self.log_probs, self.origins
-
-    def best_first(self) -> list[tuple[Skeleton, np.ndarray]]:
-        """Skeletons and constants of the finite fits, lowest loss first."""
-        order = np.argsort(self.losses, kind="stable")
-        return [(self.skeletons[i], self.constants[i]) for i in order if np.isfinite(self.losses[i])]
-
-    def add_pruned(self, problem: Problem, complexity_penalty: float, seed: int = 0, deadline=None) -> None:
-        """The best-scoring row with the parts that do not pay for their tokens dropped
-        (:func:`.pruning.prune_best`), as a row of the same origin. While that best row
-        fits only approximately and uses a variable that the data do not support
-        (:mod:`.variable_support`), or uses a negligible one (exact or not), the rows that
-        use it are set aside and the row with the variable replaced by its mean
-        (refitted, pruned) joins. The refits share
-        ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read but the
-        ``deadline`` of a fit with ``max_time`` (:class:`.Evaluations`)."""
-        evaluations = Evaluations(SELECTION_EVALUATIONS, deadline)
-        for _ in range(MAX_SUPPORT_ROUNDS):
-            kept = [i for i in range(len(self)) if not self._set_aside(i)]
-            pruned = prune_best(
-                [self.skeletons[i] for i in kept],
-                [self.constants[i] for i in kept],
-                [self.losses[i] for i in kept],
-                problem.X,
-                problem.y,
-                complexity_penalty,
-                problem.weights,
-                evaluations,
-            )
-            if pruned is not None:
-                row, fitted = pruned
-                self._derived(kept[row], fitted)
-                kept.append(len(self) - 1)
-            best = kept[self._lowest_score(kept, complexity_penalty, problem.scale)]
-            skeleton, constants, loss = self.skeletons[best], self.constants[best], self.losses[best]
-            unsupported = negligible_variables(
-                skeleton, constants, problem.X, problem.y, loss, problem.scale, problem.weights
-            )
-            if not (unsupported or problem.is_exact(loss) or evaluations.spent):
-                unsupported = unsupported_variables(
-                    skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations
-                )
-            if not unsupported:
-                return
-            reduced = self._without(best, unsupported, problem, complexity_penalty, evaluations)
-            if reduced is None:
-                return
-            self.set_aside.update(unsupported)
-            self._derived(best, reduced)
-
-    def without_restatements(self, problem: Problem, complexity_penalty: float) -> CandidateRows:
-        """The rows without those that predict as a better-scoring row does on the
-        points of ``problem`` (:func:`.exactness.is_restatement`: ``x0*(1.0*sin(x1))``
-        beside ``x0*sin(x1)``). Two such rows have square roots of their losses at most
-        the root of the tolerance apart, so only those pairs are compared."""
-        kept = [i for i in range(len(self)) if not self._set_aside(i)]
-        losses = np.array([self.losses[i] for i in kept], dtype=np.float64)
-        order = np.asarray(kept)[np.argsort(
-            scores(log_fvu(losses, problem.scale), [len(self.skeletons[i]) for i in kept], complexity_penalty),
-            kind="stable",
-        )]  # fmt: skip
-        reach = restatement_reach(problem.scale)
-        distinct: list[tuple[float, np.ndarray]] = []  # root loss and predictions of the rows kept
-        dropped = set()
-        for i in order:
-            if not np.isfinite(self.losses[i]):
-                continue
-            with np.errstate(all="ignore"):
-                predicted = self.skeletons[i].program(problem.X, np.asarray(self.constants[i], dtype=np.float64))
-            if not np.all(np.isfinite(predicted)):
-                continue
-            root = float(np.sqrt(self.losses[i]))
-            if any(
-                abs(root - other_root) <= reach
-                and is_restatement(float(np.average((predicted - other) ** 2, weights=problem.weights)), problem.scale)
-                for other_root, other in distinct
-            ):
-                dropped.add(int(i))
-            else:
-                distinct.append((root, predicted))
-        rows = CandidateRows()
-        for i, row in enumerate(zip(*self._columns())):
-            if i not in dropped:
-                rows._append(*row)
-        rows.set_aside.update(self.set_aside)
-        return rows
-
-    def _set_aside(self, row: int) -> bool:
-        return not self.set_aside.isdisjoint(self.skeletons[row].tokens)
-
-    def _lowest_score(self, rows: list[int], complexity_penalty: float, variance: float) -> int:
-        """Position in ``rows`` of the row with the lowest selection score."""
-        losses = np.array([self.losses[i] for i in rows], dtype=np.float64)
-        return lowest(scores(log_fvu(losses, variance), [len(self.skeletons[i]) for i in rows], complexity_penalty))
-
-    def _without(self, row, variables, problem, complexity_penalty, evaluations) -> Fitted | None:
-        """Row ``row`` with ``variables`` replaced by their means, refitted and pruned;
-        ``None`` when it is not finite."""
-        tokens, values = list(self.skeletons[row].tokens), self.constants[row]
-        for variable in variables:
-            tokens, values = variable_replaced(tokens, values, variable, problem.X, problem.weights)
-        program = PrefixProgram(tokens)
-        refitted = least_squares_run(
-            program, problem.X, problem.y, values, weights=problem.weights, evaluations=evaluations
+def add_pruned(rows: CandidateRows, problem: Problem, complexity_penalty: float, seed: int = 0, deadline=None) -> None:
+    """The best-scoring row with the parts that do not pay for their tokens dropped
+    (:func:`.pruning.prune_best`), as a row of the same origin. While that best row
+    fits only approximately and uses a variable that the data do not support
+    (:mod:`.variable_support`), or uses a negligible one (exact or not), the rows that
+    use it are set aside and the row with the variable replaced by its mean
+    (refitted, pruned) joins. The refits share
+    ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read but the
+    ``deadline`` of a fit with ``max_time`` (:class:`.Evaluations`)."""
+    evaluations = Evaluations(SELECTION_EVALUATIONS, deadline)
+    for _ in range(MAX_SUPPORT_ROUNDS):
+        kept = [i for i in range(len(rows)) if not rows.is_set_aside(i)]
+        pruned = prune_best(
+            [rows.skeletons[i] for i in kept],
+            [rows.constants[i] for i in kept],
+            [rows.losses[i] for i in kept],
+            problem.X,
+            problem.y,
+            complexity_penalty,
+            problem.weights,
+            evaluations,
         )
-        values = values if refitted is None else refitted
-        pruned = prune(
-            Skeleton(tuple(tokens)), values, problem.X, problem.y, complexity_penalty, problem.weights, evaluations
+        if pruned is not None:
+            row, fitted = pruned
+            rows.derive(kept[row], fitted)
+            kept.append(len(rows) - 1)
+        best = kept[_lowest_score(rows, kept, complexity_penalty, problem.scale)]
+        skeleton, constants, loss = rows.skeletons[best], rows.constants[best], rows.losses[best]
+        unsupported = negligible_variables(
+            skeleton, constants, problem.X, problem.y, loss, problem.scale, problem.weights
         )
-        return pruned if np.isfinite(pruned.loss) else None
+        if not (unsupported or problem.is_exact(loss) or evaluations.spent):
+            unsupported = unsupported_variables(
+                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations
+            )
+        if not unsupported:
+            return
+        reduced = _without(rows, best, unsupported, problem, complexity_penalty, evaluations)
+        if reduced is None:
+            return
+        rows.set_aside.update(unsupported)
+        rows.derive(best, reduced)
 
-    def table(
-        self,
-        complexity_penalty: float,
-        variance: float,
-        loss_scale: float,
-        expression: Callable[[Skeleton, np.ndarray], sympy.Expr],
-    ) -> CandidateTable:
-        """The rows sorted by score (:func:`.selection.candidate_table`, with the
-        variance of ``y`` in the search's units); the table's ``loss`` is multiplied
-        by ``loss_scale`` (into the units of ``y``) and its ``expression`` written by
-        ``expression``. Rows that use a variable set aside by :meth:`add_pruned` are
-        left out."""
-        kept = [i for i in range(len(self)) if not self._set_aside(i)]
-        # Every row is written as is, under one switch of SymPy's evaluation: SymPy clears
-        # its caches at every switch (1 ms), which the rows' own switches then do not make.
-        with sympy.evaluate(False):
-            rows = [
-                {
-                    "expression": expression(self.skeletons[i], self.constants[i]),
-                    "skeleton": self.skeletons[i].sympy,
-                    "loss": self.losses[i],
-                    "complexity": len(self.skeletons[i]),
-                    "log_prob": self.log_probs[i],
-                    "origin": self.origins[i],
-                }
-                for i in kept
-            ]
-        equations, order = candidate_table(rows, complexity_penalty, variance)
-        order = np.asarray(kept)[order]
-        with np.errstate(over="ignore"):
-            equations["loss"] *= loss_scale
-        fitted = [(self.skeletons[i], np.asarray(self.constants[i], dtype=np.float64), None) for i in order]
-        try:
-            best = best_index(equations)
-        except ValueError:
-            raise ValueError(
-                "No candidate equation is finite on the training data: every one overflows or is undefined at "
-                "some points. Look for extreme values in X and y (e.g. magnitudes near 1e308, or features spanning "
-                "hundreds of orders of magnitude), and transform or rescale them (e.g. take logs) before fitting."
-            ) from None
-        return CandidateTable(equations, fitted, best)
+
+def without_restatements(rows: CandidateRows, problem: Problem, complexity_penalty: float) -> CandidateRows:
+    """The rows without those that predict as a better-scoring row does on the
+    points of ``problem`` (:func:`.exactness.is_restatement`: ``x0*(1.0*sin(x1))``
+    beside ``x0*sin(x1)``). Two such rows have square roots of their losses at most
+    the root of the tolerance apart, so only those pairs are compared."""
+    kept = [i for i in range(len(rows)) if not rows.is_set_aside(i)]
+    losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
+    order = np.asarray(kept)[np.argsort(
+        scores(log_fvu(losses, problem.scale), [len(rows.skeletons[i]) for i in kept], complexity_penalty),
+        kind="stable",
+    )]  # fmt: skip
+    reach = restatement_reach(problem.scale)
+    distinct: list[tuple[float, np.ndarray]] = []  # root loss and predictions of the rows kept
+    dropped = set()
+    for i in order:
+        if not np.isfinite(rows.losses[i]):
+            continue
+        with np.errstate(all="ignore"):
+            predicted = rows.skeletons[i].program(problem.X, np.asarray(rows.constants[i], dtype=np.float64))
+        if not np.all(np.isfinite(predicted)):
+            continue
+        root = float(np.sqrt(rows.losses[i]))
+        if any(
+            abs(root - other_root) <= reach
+            and is_restatement(float(np.average((predicted - other) ** 2, weights=problem.weights)), problem.scale)
+            for other_root, other in distinct
+        ):
+            dropped.add(int(i))
+        else:
+            distinct.append((root, predicted))
+    return rows.at([i for i in range(len(rows)) if i not in dropped])
+
+
+def _lowest_score(rows: CandidateRows, kept: list[int], complexity_penalty: float, variance: float) -> int:
+    """Position in ``kept`` of the row of ``rows`` with the lowest selection score."""
+    losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
+    return lowest(scores(log_fvu(losses, variance), [len(rows.skeletons[i]) for i in kept], complexity_penalty))
+
+
+def _without(rows: CandidateRows, row, variables, problem, complexity_penalty, evaluations) -> Fitted | None:
+    """Row ``row`` with ``variables`` replaced by their means, refitted and pruned;
+    ``None`` when it is not finite."""
+    tokens, values = list(rows.skeletons[row].tokens), rows.constants[row]
+    for variable in variables:
+        tokens, values = variable_replaced(tokens, values, variable, problem.X, problem.weights)
+    program = PrefixProgram(tokens)
+    refitted = least_squares_run(
+        program, problem.X, problem.y, values, weights=problem.weights, evaluations=evaluations
+    )
+    values = values if refitted is None else refitted
+    pruned = prune(
+        Skeleton(tuple(tokens)), values, problem.X, problem.y, complexity_penalty, problem.weights, evaluations
+    )
+    return pruned if np.isfinite(pruned.loss) else None
+
+
+def tabulate(
+    rows: CandidateRows,
+    complexity_penalty: float,
+    variance: float,
+    loss_scale: float,
+    expression: Callable[[Skeleton, np.ndarray], sympy.Expr],
+) -> CandidateTable:
+    """The rows sorted by score (:func:`.selection.candidate_table`, with the
+    variance of ``y`` in the search's units); the table's ``loss`` is multiplied
+    by ``loss_scale`` (into the units of ``y``) and its ``expression`` written by
+    ``expression``. Rows that use a variable set aside by :func:`add_pruned` are
+    left out."""
+    kept = [i for i in range(len(rows)) if not rows.is_set_aside(i)]
+    # Every row is written as is, under one switch of SymPy's evaluation: SymPy clears
+    # its caches at every switch (1 ms), which the rows' own switches then do not make.
+    with sympy.evaluate(False):
+        written = [
+            {
+                "expression": expression(rows.skeletons[i], rows.constants[i]),
+                "skeleton": rows.skeletons[i].sympy,
+                "loss": rows.losses[i],
+                "complexity": len(rows.skeletons[i]),
+                "log_prob": rows.log_probs[i],
+                "origin": rows.origins[i],
+            }
+            for i in kept
+        ]
+    equations, order = candidate_table(written, complexity_penalty, variance)
+    order = np.asarray(kept)[order]
+    with np.errstate(over="ignore"):
+        equations["loss"] *= loss_scale
+    fitted = [(rows.skeletons[i], np.asarray(rows.constants[i], dtype=np.float64), None) for i in order]
+    try:
+        best = best_index(equations)
+    except ValueError:
+        raise ValueError(
+            "No candidate equation is finite on the training data: every one overflows or is undefined at "
+            "some points. Look for extreme values in X and y (e.g. magnitudes near 1e308, or features spanning "
+            "hundreds of orders of magnitude), and transform or rescale them (e.g. take logs) before fitting."
+        ) from None
+    return CandidateTable(equations, fitted, best)

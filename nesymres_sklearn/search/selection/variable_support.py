@@ -30,7 +30,8 @@ import numpy as np
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import variable_index
-from ..fitting.constants import Evaluations, least_squares_run, mse
+from ..fitted import mse
+from ..fitting.constants import Evaluations, least_squares_run
 from .pruning import variable_replaced, variables_of
 from .scores import log_fvu
 

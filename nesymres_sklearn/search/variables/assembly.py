@@ -8,8 +8,8 @@ import numpy as np
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
 from ..budget import Deadline
-from ..fitted import Fitted
-from ..fitting.constants import StartRunner, mse, run_start
+from ..fitted import Fitted, mse
+from ..fitting.constants import StartRunner, run_start
 from ..problem import Problem
 
 #: Per token, in the score that picks a part's second candidate (beside its best fit).

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...blas import one_blas_thread
+from ...shared_setting import one_blas_thread
 from ..budget import Deadline
 from ..fitted import Fitted
 from ..problem import Problem

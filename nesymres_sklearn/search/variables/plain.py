@@ -15,10 +15,9 @@ from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
 from ..budget import Deadline
-from ..fitted import Fitted
+from ..fitted import CandidateRows, Fitted
 from ..fitting.polynomial import monomials
 from ..problem import Problem
-from ..selection.table import CandidateRows
 from .features import forward_terms, least_squares_line, linear_candidate, linear_skeleton
 
 

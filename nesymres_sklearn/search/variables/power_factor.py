@@ -28,7 +28,7 @@ variables; the split stands when ``y / x_A**b_A`` is a function of ``x_B`` alone
 The network then works on ``X[:, B]`` and ``y / x_A**b_A`` (divided by a power of ten
 that keeps it in the network's range), and each of its skeletons ``f`` comes back as
 ``c * x_A**b_A * f``. Its least-squares fits run on the fit's one BLAS thread
-(:mod:`nesymres_sklearn.blas`); a deadline that passes between them ends the search
+(:func:`nesymres_sklearn.shared_setting.one_blas_thread`); a deadline that passes between them ends the search
 with no split.
 """
 

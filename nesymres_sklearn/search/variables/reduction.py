@@ -45,10 +45,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy
 
-from ...blas import one_blas_thread
 from ...expression.monomial import monomial_tokens
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, variable_token
+from ...shared_setting import one_blas_thread
 from ..budget import Deadline
 from ..exactness import SURROGATE, is_exact_surrogate
 from ..scaling import FEATURE_BAND, power_of_ten

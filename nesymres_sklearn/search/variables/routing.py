@@ -13,7 +13,8 @@ In order of preference:
 
 Whenever the network does not see every feature as it is, a linear and a power-law
 candidate over all features join its candidates, and :meth:`Route.warning` says what
-it works on.
+it works on. A :class:`Route` is a view (:class:`..views.View`): its problem forward,
+the network's laws, predictions, columns and variables back.
 """
 
 from __future__ import annotations
@@ -24,10 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..budget import Deadline
-from ..fitted import Fitted
-from ..fitting.constants import mse
+from ..fitted import CandidateRows, Fitted, mse
 from ..problem import Problem
-from ..selection.table import CandidateRows
 from .features import linear_candidate, on_features, relevant_features
 from .power_factor import PowerFactor, power_factor
 from .power_law import power_law
@@ -63,11 +62,27 @@ class Route:
         all of them, nor a split or combinations that account for every feature."""
         return not self.sees_all and self.split is None and self.combined is None
 
-    def inputs(self, symbols) -> list[str]:
+    def forward(self, whole: Problem) -> Problem:
+        """What the network reads of ``whole`` (the problem the route was made for)."""
+        return self.problem
+
+    def symbols(self, symbols) -> list:
         """What each of the network's variables stands for, written with ``symbols``."""
         if self.combined is not None:
             return self.combined.describe(symbols)
-        return [str(symbols[j]) for j in self.columns]
+        return [symbols[j] for j in self.columns]
+
+    def back_columns(self, columns: np.ndarray) -> np.ndarray:
+        """The features that the network's variables ``columns`` read."""
+        if self.combined is not None:
+            return np.flatnonzero(np.any(self.combined.coefficients[columns] != 0, axis=0))
+        return self.columns[columns]
+
+    def back_values(self, values: np.ndarray, whole: Problem) -> np.ndarray:
+        """The network's predictions as predictions of ``whole.y`` (times the split's factor)."""
+        if self.split is None:
+            return values
+        return self.split.scale * self.split.monomial(whole.X) * values
 
     def back(self, fitted: Fitted, whole: Problem) -> Fitted:
         """A candidate the network ``fitted`` over all the features of the ``whole`` problem."""

@@ -49,7 +49,7 @@ import math
 import sympy
 from sympy.simplify.fu import TR8, TR10i
 
-from ...expression.operators import function_tokens
+from ..expression.operators import function_tokens
 from .readable import fold_float_factors, tidy_numbers
 
 # Terms whose sum is this small next to the largest of them cancel: only rounding is left.

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ...expression.export import evaluate
-from ...expression.skeleton import Skeleton
-from ...expression.tokens import CONSTANT, token_arity
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT, token_arity
+from .export import evaluate
 
 
 def _ends(tokens: tuple[str, ...]) -> list[int]:

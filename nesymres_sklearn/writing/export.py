@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 import sympy
 
-from .skeleton import Skeleton
+from ..expression.skeleton import Skeleton
 
 PREDICT_CHUNK_ROWS = 1 << 16
 

@@ -34,10 +34,11 @@ import sympy.tensor.tensor  # noqa: F401
 from scipy import constants as physical
 from scipy.stats import chi2, norm
 
-from ...expression.skeleton import Skeleton
-from ..exactness import FVU_FLOOR, is_readable_exactly
-from ..fitting.constants import Evaluations, least_squares_run, mse
-from ..problem import variance
+from ..expression.skeleton import Skeleton
+from ..search.exactness import FVU_FLOOR, is_readable_exactly
+from ..search.fitted import mse
+from ..search.fitting.constants import Evaluations, least_squares_run
+from ..search.problem import variance
 
 MAX_DENOMINATOR = 12
 # Fractions of pi are dense enough with small denominators (1/(2*pi), 3/(4*pi)).
