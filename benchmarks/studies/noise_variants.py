@@ -8,7 +8,7 @@ Variants (:data:`VARIANTS`): ``default`` (the package's settings) and one change
 
 Command line::
 
-    python -m benchmarks.studies.noise_variants --variants default no-noisy-identity \
+    python -m benchmarks.studies.noise_variants --variants default noisy-identity \
         --out benchmarks/results/noise-selection/noise-variants-1s.md
 """
 
@@ -34,7 +34,7 @@ CLOSE_FVU = 1e-4
 #: Name -> the search settings of a variant.
 VARIANTS = {
     "default": SearchSettings(),
-    "no-noisy-identity": SearchSettings(noisy_identity_level=None),
+    "noisy-identity": SearchSettings(noisy_identity_level=1e-4),
     "no-snap": SearchSettings(snap_level=0.0),
     "no-gate": SearchSettings(information_criterion=None),
 }
@@ -95,7 +95,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--levels", type=float, nargs="+", default=[0.01, 0.1])
-    parser.add_argument("--variants", nargs="+", default=["default", "no-noisy-identity"], choices=sorted(VARIANTS))
+    parser.add_argument("--variants", nargs="+", default=["default", "noisy-identity"], choices=sorted(VARIANTS))
     parser.add_argument("--budget", type=float, default=1.0)
     parser.add_argument("--max-equations", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None, help="Markdown; the CSV beside it")
