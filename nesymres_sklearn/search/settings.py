@@ -22,6 +22,10 @@ RECIPROCAL_LOOKS = (True, "units", False)
 class SearchSettings:
     """The search's tuning knobs (the estimator's ``search_settings``). The defaults
     were chosen on the validation sets (``benchmarks/studies/search_settings.py``).
+    Every value of the search that changes which equation a fit returns and that was
+    chosen is one of the fields listed below, each with what chose it; the numeric
+    module constants that remain (``tests/module_constants.txt``) are true constants.
+    A bad value raises a ``ValueError`` that names the field and the range it takes.
 
     Attributes
     ----------
@@ -195,6 +199,57 @@ class SearchSettings:
         constants would pass the test and be written as false fractions). 1.5: the
         estimate lies within 1.5x of the truth or above it on the validation sets
         (``benchmarks/studies/noise_level.py``), so a law's own row passes.
+    scaled_min_gain : float, default=0.1
+        A candidate's outer scaling ``a*f + b`` (:mod:`.linear_scaling`) is fitted as
+        ``c + c*f`` only where its closed form lowers the candidate's mean squared error
+        by at least this share. Not tuned: ``benchmarks/studies/linear_scaling.py``
+        (commit 5f3b6ff, since removed) compared the scaling on and off on validation,
+        not this share.
+    selection_margin : float, default=0.02
+        With ``max_time``, the selection's pruning stops this many seconds before the
+        time it keeps for writing the rows, and the readable constants this many
+        seconds before the fit's end (:mod:`.selection.final`). Not tuned; a margin for
+        the scheduler's jitter, which no fit without ``max_time`` reads.
+    pruning_score_rise : float, default=1.0
+        The pruning of the best row (:mod:`.selection.pruning`) refits no part or
+        variable whose replacement alone raises the row's score by more than this (a
+        factor ``e`` of the unexplained variance at 1.0). Not tuned; a bound on the
+        refits' work, which the shared evaluations bound too.
+    support_gain_ratio : float, default=4.0
+        A variable of an approximate best row is supported when its gain in the score
+        exceeds this many times the largest gain of a shuffled copy of its column
+        (:mod:`.selection.variable_support`). Chosen with
+        ``benchmarks/studies/spurious_variables.py`` (1 to 0 fits of 100 that select an
+        unused column, ``benchmarks/results/spurious-variables/after.md``).
+    reduction_min_seconds : float, default=0.4
+        With ``max_time``, the reduction to combinations of the features
+        (:mod:`.variables.reduction`) starts only with this many seconds for it: one
+        that found its combinations took 0.39 s (6 features) and 0.54 s (20 features,
+        300 points) on the 2-core development machine (commit ab74038); with less it
+        runs out of time and its work is lost.
+    reduction_min_r2, reduction_max_error_ratio : float, default=0.99, 0.5
+        The reduction's combinations are kept when their leave-one-out surrogate
+        explains at least ``reduction_min_r2`` of ``y``'s variance and leaves at most
+        ``reduction_max_error_ratio`` times the share that all the features leave (or
+        are exact). Not tuned; set with the reduction (commit b8a94bb), on the laws of
+        its tests.
+    power_factor_min_r2, power_factor_exponent_tolerance : float, default=0.99, 0.05
+        A power-law factor of some features splits off (:mod:`.variables.power_factor`)
+        when the log fit explains at least ``power_factor_min_r2`` of the variance of
+        ``log|y|`` and every exponent lies within ``power_factor_exponent_tolerance`` of
+        a multiple of one half. Not tuned; set with the split (commit 17c8994).
+    decompose_min_r2, decompose_tolerance : float, default=0.95, 0.05
+        With ``decompose``, no decomposition unless its surrogate explains at least
+        ``decompose_min_r2`` of ``y``'s variance on left-out points, and two features
+        interact when their mixed difference exceeds ``decompose_tolerance`` times the
+        spread of ``y`` (:mod:`.variables.decomposition`). Not tuned: ``decompose`` is
+        off by default.
+    units_joined_score_rise : float, default=1.5
+        With units, a known constant that joins the features' dimensionless groups may
+        leave at most this multiple of the share of ``y`` they leave unexplained
+        (:mod:`nesymres_sklearn.units.stage`; its groups are more, and their neighbours
+        farther apart). Not tuned; set with the rule (commit ce087ce) so that no
+        electron mass joins beside a mass.
     """
 
     first_beam: int = 8
@@ -228,6 +283,18 @@ class SearchSettings:
     snap_noise_ratio: float = 1.5
     information_criterion: str | None = "aic"
     information_per_token: float = 0.0
+    scaled_min_gain: float = 0.1
+    selection_margin: float = 0.02
+    pruning_score_rise: float = 1.0
+    support_gain_ratio: float = 4.0
+    reduction_min_seconds: float = 0.4
+    reduction_min_r2: float = 0.99
+    reduction_max_error_ratio: float = 0.5
+    power_factor_min_r2: float = 0.99
+    power_factor_exponent_tolerance: float = 0.05
+    decompose_min_r2: float = 0.95
+    decompose_tolerance: float = 0.05
+    units_joined_score_rise: float = 1.5
 
     def __post_init__(self):
         steps = self.continuation_steps
@@ -248,9 +315,28 @@ class SearchSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
                 raise ValueError(f"SearchSettings.{name} must be an integer of at least {minimum}, got {value!r}.")
-        for name in ("held_out_standard_errors", "held_out_noise_errors"):
+        for name in (
+            "held_out_standard_errors",
+            "held_out_noise_errors",
+            "selection_margin",
+            "pruning_score_rise",
+            "support_gain_ratio",
+            "reduction_min_seconds",
+            "reduction_max_error_ratio",
+            "decompose_tolerance",
+            "units_joined_score_rise",
+        ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"SearchSettings.{name} must be non-negative, got {getattr(self, name)!r}.")
+        for name, low, high in (
+            ("scaled_min_gain", 0, 1),
+            ("reduction_min_r2", 0, 1),
+            ("power_factor_min_r2", 0, 1),
+            ("decompose_min_r2", 0, 1),
+            ("power_factor_exponent_tolerance", 0, 0.25),
+        ):
+            if not low <= getattr(self, name) < high:
+                raise ValueError(f"SearchSettings.{name} must lie in [{low}, {high}), got {getattr(self, name)!r}.")
         if self.information_criterion not in INFORMATION_CRITERIA:
             raise ValueError(
                 f"SearchSettings.information_criterion must be one of {INFORMATION_CRITERIA}, "

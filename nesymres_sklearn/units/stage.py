@@ -33,6 +33,7 @@ from ..search.fitted import CandidateRows, Fitted, mse
 from ..search.identities import identity_with_angles
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
+from ..search.settings import SearchSettings
 from ..search.views import Identity, View, back_rows
 from ..shared_setting import one_blas_thread
 from .consistency import TOLERANCE, InconsistentError, is_consistent, sympy_dimension
@@ -50,10 +51,6 @@ from .constants import (
 )
 from .groups import PiGroups, dimension_matrix, pi_groups, written
 from .parsing import MAX_DENOMINATOR, parse_units, units_by_column
-
-#: A constant that joins the features' groups may leave at most this multiple of the
-#: share they leave unexplained (its groups are more, and their neighbours farther apart).
-JOINED_SCORE_RISE = 1.5
 
 
 @dataclass(frozen=True)
@@ -74,13 +71,24 @@ class Units:
     n_declared: int = 0
 
     @classmethod
-    def parse(cls, X_units, y_units, n_features: int, constants=None, feature_names=(), X=None, y=None) -> Units | None:
+    def parse(
+        cls,
+        X_units,
+        y_units,
+        n_features: int,
+        constants=None,
+        feature_names=(),
+        X=None,
+        y=None,
+        joined_score_rise: float = SearchSettings.units_joined_score_rise,
+    ) -> Units | None:
         """The units of a problem with ``n_features`` features, with the ``constants`` a
         user declares (:func:`.declared_constants`) and the known ones that close the
         rest (:func:`.closing_constants`: ``y``'s units, and the features that the data
         ``X``, ``y`` say ``y`` depends on); ``None`` when no units are given, or, with a
         warning, when no constant closes ``y``'s. Raises a ``ValueError`` that names
-        the problem with bad units; ``X_units`` may map ``feature_names`` to units."""
+        the problem with bad units; ``X_units`` may map ``feature_names`` to units;
+        ``joined_score_rise``: :attr:`.SearchSettings.units_joined_score_rise`."""
         X_units = units_by_column(X_units, feature_names)
         parsed = parse_units(X_units, y_units, n_features)
         if parsed is None:
@@ -112,7 +120,8 @@ class Units:
             )
             return None
         if candidates == [((), candidates[0][1])] and X is not None:  # the features close the units alone
-            found, groups = _joined(candidates[0], columns, target, n_features, declared, taken, X, y)
+            alone = candidates[0]
+            found, groups = _joined(alone, columns, target, n_features, declared, taken, X, y, joined_score_rise)
         else:
             found, groups = candidates[0] if len(candidates) == 1 or X is None else _best(candidates, declared, X, y)
         law_constants = (*declared, *found)
@@ -323,12 +332,12 @@ def _groups(columns, found, target, n_features: int, n_declared: int) -> PiGroup
     return _with_features(groups, n_features)
 
 
-def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, y) -> tuple:
+def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, y, score_rise: float) -> tuple:
     """``alone`` (no constant and the groups of the features), or the first known
     constant that joins a group with them, with its groups, when what the features'
     groups leave unexplained of ``y`` depends on its groups (:func:`.depends_beyond`:
     ``(u + v)/(1 + u*v/c**2)`` is no function of ``v/u`` alone) and its groups leave at
-    most ``JOINED_SCORE_RISE`` times the share unexplained (:func:`.unexplained`)."""
+    most ``score_rise`` times the share unexplained (:func:`.unexplained`)."""
     explained = _explainer(declared, X)
     monomial, groups = explained(alone)
     for constant in joining_constants(columns, target, taken):
@@ -338,7 +347,7 @@ def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, 
         _, others = explained(((constant,), joined))
         if depends_beyond(y, monomial, groups, others):
             scores = unexplained([alone, ((constant,), joined)], y, explained, relative=True)
-            if scores[1] <= JOINED_SCORE_RISE * scores[0]:
+            if scores[1] <= score_rise * scores[0]:
                 return (constant,), joined
     return alone
 

@@ -15,9 +15,10 @@ data:
 3. The exponents of ``A`` come from one least-squares fit of ``log|y|`` on the
    ``log|x_a|`` and a cubic polynomial in the standardised ``x_B``. Columns that are
    independent in the data leave the exponents unbiased whatever ``f`` is. The fit
-   must explain ``MIN_R2`` of the variance of ``log|y|``, and every exponent must lie
-   within ``EXPONENT_TOLERANCE`` of a multiple of one half (the signature of a power
-   law; an arbitrary dependence rarely gives that for every column).
+   must explain ``power_factor_min_r2`` of the variance of ``log|y|``, and every exponent
+   must lie within ``power_factor_exponent_tolerance`` of a multiple of one half (the
+   signature of a power law; an arbitrary dependence rarely gives that for every column;
+   both are :class:`..settings.SearchSettings` fields).
 
 Where ``y`` changes sign (``v1*(v2 - v3)*v4/v5``: the rest crosses zero, and its log has
 no cubic), or the cubic does not follow the rest, the exponents come from pairs of
@@ -46,11 +47,10 @@ from ...expression.tokens import CONSTANT
 from ..budget import Deadline
 from ..exactness import is_power_law
 from ..scaling import TARGET_BAND, power_of_ten
+from ..settings import SearchSettings
 from .power_law import MAX_EXPONENT, keeps_one_sign
 
 MIN_DEPARTURE = 0.05
-MIN_R2 = 0.99
-EXPONENT_TOLERANCE = 0.05
 # Points per coefficient of the exponents' fit, at least.
 POINTS_PER_TERM = 3
 # With y changing sign, the columns are chosen without this share of the smallest |y|.
@@ -111,12 +111,15 @@ def power_factor(
     n_variables: int,
     weights: np.ndarray | None = None,
     deadline: Deadline | None = None,
+    min_r2: float = SearchSettings.power_factor_min_r2,
+    exponent_tolerance: float = SearchSettings.power_factor_exponent_tolerance,
 ) -> PowerFactor | None:
     """The split of ``(X, y)`` into a power-law factor and at most ``n_variables``
     columns for the network (``weights``: sample weights, mean 1), or ``None`` when
     the data show no such split, or when ``deadline`` passes before one is found: by
-    the exponents' fit in logs, else (``y`` changing sign, or a rest the cubic does not
-    follow) by :func:`neighbour_split`."""
+    the exponents' fit in logs (explaining at least ``min_r2`` of ``log|y|``'s variance),
+    else (``y`` changing sign, or a rest the cubic does not follow) by
+    :func:`neighbour_split`; exponents within ``exponent_tolerance`` of halves."""
     n, d = X.shape
     if d <= n_variables:
         return None
@@ -129,13 +132,14 @@ def power_factor(
     forced, ranked, departing = chosen
     rest = sorted(forced + ranked[:departing])
     factor = sorted(j for j in ranked if j not in rest)
-    split = _fitted_split(X, y, rest, factor, weights) if keeps_one_sign(y) and rest and factor else None
+    fitted = keeps_one_sign(y) and rest and factor
+    split = _fitted_split(X, y, rest, factor, weights, min_r2, exponent_tolerance) if fitted else None
     for size in range(departing, n_variables - len(forced) + 1):  # the next columns may belong to the rest
         if split is not None or (deadline is not None and deadline.passed()):
             break
         rest = sorted(forced + ranked[:size])
         factor = sorted(j for j in ranked if j not in rest)
-        split = neighbour_split(X, y, rest, factor) if rest and factor else None
+        split = neighbour_split(X, y, rest, factor, exponent_tolerance) if rest and factor else None
     if split is None:
         return None
     with np.errstate(all="ignore"):
@@ -191,7 +195,9 @@ def _standardised(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
 
 
-def _fitted_split(X, y, rest: list[int], factor: list[int], weights) -> PowerFactor | None:
+def _fitted_split(
+    X, y, rest: list[int], factor: list[int], weights, min_r2: float, tolerance: float
+) -> PowerFactor | None:
     """Step 3 of the module docstring: the exponents of ``factor`` from one fit in logs."""
     n = len(y)
     root = np.ones(n) if weights is None else np.sqrt(weights)
@@ -203,17 +209,17 @@ def _fitted_split(X, y, rest: list[int], factor: list[int], weights) -> PowerFac
     if n < POINTS_PER_TERM * design.shape[1]:
         return None
     residual, coefficients = _sse(design, target, root)
-    if residual > (1 - MIN_R2) * total:
+    if residual > (1 - min_r2) * total:
         return None
-    return _rounded_split(coefficients[1 : 1 + len(factor)], rest, factor)
+    return _rounded_split(coefficients[1 : 1 + len(factor)], rest, factor, tolerance)
 
 
-def _rounded_split(exponents: np.ndarray, rest: list[int], factor: list[int]) -> PowerFactor | None:
+def _rounded_split(exponents: np.ndarray, rest: list[int], factor: list[int], tolerance: float) -> PowerFactor | None:
     """The split with ``exponents`` rounded to multiples of one half, when every one lies
-    within ``EXPONENT_TOLERANCE`` of its multiple and below ``MAX_EXPONENT``, one not 0."""
+    within ``tolerance`` of its multiple and below ``MAX_EXPONENT``, one not 0."""
     rounded = np.round(2 * exponents) / 2
     if (
-        np.any(np.abs(exponents - rounded) > EXPONENT_TOLERANCE)
+        np.any(np.abs(exponents - rounded) > tolerance)
         or np.any(np.abs(rounded) > MAX_EXPONENT)
         or not np.any(rounded != 0)
     ):
@@ -221,7 +227,13 @@ def _rounded_split(exponents: np.ndarray, rest: list[int], factor: list[int]) ->
     return PowerFactor({j: float(b) for j, b in zip(factor, rounded) if b != 0}, np.array(rest), 1.0)
 
 
-def neighbour_split(X: np.ndarray, y: np.ndarray, rest: list[int], factor: list[int]) -> PowerFactor | None:
+def neighbour_split(
+    X: np.ndarray,
+    y: np.ndarray,
+    rest: list[int],
+    factor: list[int],
+    exponent_tolerance: float = SearchSettings.power_factor_exponent_tolerance,
+) -> PowerFactor | None:
     """The split of ``y = x_A**b_A * f(x_B)`` (``A``: ``factor``, ``B``: ``rest``) from
     pairs of nearest neighbours in ``x_B`` (the logs of one-sign columns, standardised):
     between them ``f`` barely changes, so the differences of ``log|y|`` are those of
@@ -229,7 +241,7 @@ def neighbour_split(X: np.ndarray, y: np.ndarray, rest: list[int], factor: list[
     residuals set aside, ``NEIGHBOUR_ROUNDS`` times (they hold the pairs across a zero
     of ``f``). Checked: ``y / x_A**b_A`` must be a function of ``x_B`` alone, its
     nearest neighbour's value leaving at most ``NEIGHBOUR_UNEXPLAINED`` of its
-    variance unexplained."""
+    variance unexplained; exponents within ``exponent_tolerance`` of halves."""
     if len(y) < POINTS_PER_TERM * (len(factor) + 1):
         return None
     rest_values = np.column_stack([np.log(np.abs(X[:, j])) if keeps_one_sign(X[:, j]) else X[:, j] for j in rest])
@@ -248,7 +260,7 @@ def neighbour_split(X: np.ndarray, y: np.ndarray, rest: list[int], factor: list[
         exponents = np.linalg.lstsq(steps[kept], differences[kept], rcond=None)[0]
         residuals = np.abs(differences - steps @ exponents)
         kept &= residuals <= np.quantile(residuals[kept], NEIGHBOUR_KEPT)
-    split = _rounded_split(exponents, rest, factor)
+    split = _rounded_split(exponents, rest, factor, exponent_tolerance)
     if split is None:
         return None
     with np.errstate(all="ignore"):
