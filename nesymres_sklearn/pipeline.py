@@ -126,7 +126,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     if operon is not None and not holds_operon(budget, operon_settings, len(y), calibration):
         operon, budget = None, replace(budget, refinement_seconds=0.0)
     # within max_time
-    units = Units.parse(X_units, y_units, len(names), constants, names, X, y, settings.units_joined_score_rise)
+    units = Units.parse(X_units, y_units, len(names), constants, names, X, y, settings)
     if np.ptp(y) == 0:
         return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
     scaling = Scaling.for_data(X, y, settings.offset_ratio) if restrictions.rescales else Scaling.identity(len(names))

@@ -233,23 +233,57 @@ class SearchSettings:
         ``reduction_max_error_ratio`` times the share that all the features leave (or
         are exact). Not tuned; set with the reduction (commit b8a94bb), on the laws of
         its tests.
+    reduction_left_out_slack, reduction_left_out_floor, reduction_max_left_out : float, default=1.5, 0.01, 0.1
+        The reduction verifies the rounded bases of the gradients' span that leave out
+        at most ``reduction_left_out_slack`` times the least share of the gradients'
+        length plus ``reduction_left_out_floor`` (they fit them about equally well; the
+        simplest is tried first), and never more than ``reduction_max_left_out`` (no
+        combination of that many explains them). Not tuned; set with the reduction
+        (commit b8a94bb).
     power_factor_min_r2, power_factor_exponent_tolerance : float, default=0.99, 0.05
         A power-law factor of some features splits off (:mod:`.variables.power_factor`)
         when the log fit explains at least ``power_factor_min_r2`` of the variance of
         ``log|y|`` and every exponent lies within ``power_factor_exponent_tolerance`` of
         a multiple of one half. Not tuned; set with the split (commit 17c8994).
+    power_factor_min_departure : float, default=0.05
+        The columns that the network reads beside a power-law factor are those whose
+        extra terms lower the log fit's error by more than this share of it (the rest
+        may be in the factor). Not tuned; set with the split (commit 17c8994).
+    power_factor_neighbour_unexplained : float, default=0.1
+        The split found from pairs of nearest neighbours
+        (:func:`.variables.power_factor.neighbour_split`, where ``y`` changes sign)
+        stands when each point's nearest neighbour leaves at most this share of the
+        variance of ``y`` over the factor unexplained. Not tuned.
     decompose_min_r2, decompose_tolerance : float, default=0.95, 0.05
         With ``decompose``, no decomposition unless its surrogate explains at least
         ``decompose_min_r2`` of ``y``'s variance on left-out points, and two features
         interact when their mixed difference exceeds ``decompose_tolerance`` times the
         spread of ``y`` (:mod:`.variables.decomposition`). Not tuned: ``decompose`` is
         off by default.
+    parts_complexity_penalty : float, default=0.01
+        Per token, in the score that picks a part's second candidate beside its best fit
+        when equations are assembled from parts (the residual and reciprocal looks, the
+        inverted groups, ``decompose``; :func:`.variables.assembly.kept_fits`). Not
+        tuned: the default of the estimator's ``complexity_penalty``.
     units_joined_score_rise : float, default=1.5
         With units, a known constant that joins the features' dimensionless groups may
         leave at most this multiple of the share of ``y`` they leave unexplained
         (:mod:`nesymres_sklearn.units.stage`; its groups are more, and their neighbours
         farther apart). Not tuned; set with the rule (commit ce087ce) so that no
         electron mass joins beside a mass.
+    units_min_dependence, units_dependence_sigmas : float, default=0.1, 3.0
+        With units, ``y`` (or what the features' groups leave of it) depends on a column
+        when their rank correlation, or that with the column's magnitude, is at least
+        ``units_min_dependence`` and ``units_dependence_sigmas`` standard errors
+        (:func:`nesymres_sklearn.units.constants.depends`): such a feature must take
+        part in the law, and such a known constant joins the groups. Not tuned; set with
+        the known constants (commit 9cd52d6), three standard errors as a test at about
+        0.3%.
+    units_typical_share : float, default=0.9
+        The test of a joining constant reads this share of the smallest residuals of the
+        groups' neighbours (:func:`nesymres_sklearn.units.constants.depends_beyond`): the
+        largest lie where the law crosses zero between neighbours, and hide a
+        dependence. Not tuned; set with that reading (commit 10cf63e).
     """
 
     first_beam: int = 8
@@ -290,11 +324,20 @@ class SearchSettings:
     reduction_min_seconds: float = 0.4
     reduction_min_r2: float = 0.99
     reduction_max_error_ratio: float = 0.5
+    reduction_left_out_slack: float = 1.5
+    reduction_left_out_floor: float = 0.01
+    reduction_max_left_out: float = 0.1
     power_factor_min_r2: float = 0.99
     power_factor_exponent_tolerance: float = 0.05
+    power_factor_min_departure: float = 0.05
+    power_factor_neighbour_unexplained: float = 0.1
     decompose_min_r2: float = 0.95
     decompose_tolerance: float = 0.05
+    parts_complexity_penalty: float = 0.01
     units_joined_score_rise: float = 1.5
+    units_min_dependence: float = 0.1
+    units_dependence_sigmas: float = 3.0
+    units_typical_share: float = 0.9
 
     def __post_init__(self):
         steps = self.continuation_steps
@@ -323,8 +366,15 @@ class SearchSettings:
             "support_gain_ratio",
             "reduction_min_seconds",
             "reduction_max_error_ratio",
+            "reduction_left_out_slack",
+            "reduction_left_out_floor",
+            "reduction_max_left_out",
+            "power_factor_min_departure",
+            "power_factor_neighbour_unexplained",
+            "parts_complexity_penalty",
             "decompose_tolerance",
             "units_joined_score_rise",
+            "units_dependence_sigmas",
         ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"SearchSettings.{name} must be non-negative, got {getattr(self, name)!r}.")
@@ -333,6 +383,7 @@ class SearchSettings:
             ("reduction_min_r2", 0, 1),
             ("power_factor_min_r2", 0, 1),
             ("decompose_min_r2", 0, 1),
+            ("units_min_dependence", 0, 1),
             ("power_factor_exponent_tolerance", 0, 0.25),
         ):
             if not low <= getattr(self, name) < high:
@@ -341,6 +392,10 @@ class SearchSettings:
             raise ValueError(
                 f"SearchSettings.information_criterion must be one of {INFORMATION_CRITERIA}, "
                 f"got {self.information_criterion!r}."
+            )
+        if not 0 < self.units_typical_share <= 1:
+            raise ValueError(
+                f"SearchSettings.units_typical_share must lie in (0, 1], got {self.units_typical_share!r}."
             )
         if not self.information_per_token >= 0:
             raise ValueError(

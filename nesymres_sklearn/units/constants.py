@@ -29,6 +29,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
+from ..search.settings import SearchSettings
 from .groups import dimension_matrix
 from .parsing import MAX_DENOMINATOR, Dimensions, parse_unit, unit_registry
 
@@ -47,10 +48,6 @@ KNOWN_CONSTANTS = {
 }
 #: Most known constants that one law is given.
 MAX_CONSTANTS = 3
-#: ``y`` depends on a feature when their rank correlation (or with its magnitude) is at
-#: least this, and at least ``DEPENDENCE_SIGMAS`` times its spread without dependence.
-MIN_DEPENDENCE = 0.1
-DEPENDENCE_SIGMAS = 3.0
 
 
 @dataclass(frozen=True)
@@ -136,13 +133,19 @@ def takes_part(features: Sequence[Dimensions], target: Dimensions) -> np.ndarray
     return np.array([_rank(np.delete(matrix, j, axis=1)) == rank for j in range(n)])
 
 
-def depends(y: np.ndarray, column: np.ndarray) -> bool:
+def depends(
+    y: np.ndarray,
+    column: np.ndarray,
+    minimum: float = SearchSettings.units_min_dependence,
+    sigmas: float = SearchSettings.units_dependence_sigmas,
+) -> bool:
     """Whether ``y`` depends on ``column``: their rank correlation, or that with the
-    column's magnitude (for laws even in it), is at least :data:`MIN_DEPENDENCE` and
-    :data:`DEPENDENCE_SIGMAS` standard errors."""
+    column's magnitude (for laws even in it), is at least ``minimum`` and ``sigmas``
+    standard errors (:attr:`.SearchSettings.units_min_dependence`,
+    :attr:`.SearchSettings.units_dependence_sigmas`)."""
     if np.ptp(y) == 0 or np.ptp(column) == 0:
         return False
-    threshold = max(MIN_DEPENDENCE, DEPENDENCE_SIGMAS / np.sqrt(len(y)))
+    threshold = max(minimum, sigmas / np.sqrt(len(y)))
     ranks = rankdata(y)
     for values in (column, np.abs(column)):
         if np.ptp(values) > 0 and abs(np.corrcoef(ranks, rankdata(values))[0, 1]) >= threshold:
@@ -226,9 +229,6 @@ NEIGHBOURS = 5
 SIGN_WEIGHT = 100.0
 #: Points below which :func:`depends_beyond` says no.
 MIN_BEYOND_POINTS = 100
-#: The share of the smallest residuals that :func:`depends_beyond` reads: the largest lie
-#: where the law crosses zero between neighbours, and hide a dependence.
-TYPICAL_SHARE = 0.9
 
 
 #: A column whose log the groups' logs leave less than this share of is their product
@@ -254,12 +254,17 @@ def _residuals(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> np.ndar
     return rest - rest[neighbours[:, 1:]].mean(axis=1)
 
 
-def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, others: np.ndarray) -> bool:
+def depends_beyond(
+    y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, others: np.ndarray, settings: SearchSettings | None = None
+) -> bool:
     """Whether ``log|y/m|``, less what its nearest neighbours in the ``groups`` explain,
     still depends (:func:`depends`) on one of the ``others`` (columns on the same points),
     or on a product of two of them (their ratios are the features' groups):
     ``(u + v)/(1 + u*v/c**2)`` over ``u`` is no function of ``v/u`` alone, and what
-    ``v/u`` leaves follows ``u*v/c**2``."""
+    ``v/u`` leaves follows ``u*v/c**2``. Only the ``settings``' ``units_typical_share``
+    of the smallest residuals is read: the largest lie where the law crosses zero
+    between neighbours, and hide a dependence (``settings``: default :class:`.SearchSettings`)."""
+    settings = SearchSettings() if settings is None else settings
     with np.errstate(all="ignore"):
         rest = np.log(np.abs(y / monomial))
         logs = np.log(np.abs(groups))
@@ -267,11 +272,12 @@ def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, othe
     if usable.sum() < MIN_BEYOND_POINTS:  # neighbours too far apart to tell a law from its groups' sampling
         return False
     residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]))
-    typical = np.abs(residuals) <= np.quantile(np.abs(residuals), TYPICAL_SHARE)  # not across f's zeros
+    typical = np.abs(residuals) <= np.quantile(np.abs(residuals), settings.units_typical_share)
     columns = others[usable][typical]
     pairs = [columns[:, i] * columns[:, j] for i, j in itertools.combinations(range(columns.shape[1]), 2)]
     own = logs[usable][typical]
-    return any(depends(residuals[typical], _beyond(column, own)) for column in [*columns.T, *pairs])
+    minimum, sigmas = settings.units_min_dependence, settings.units_dependence_sigmas
+    return any(depends(residuals[typical], _beyond(column, own), minimum, sigmas) for column in [*columns.T, *pairs])
 
 
 def _beyond(column: np.ndarray, logs: np.ndarray) -> np.ndarray:

@@ -80,15 +80,18 @@ class Units:
         feature_names=(),
         X=None,
         y=None,
-        joined_score_rise: float = SearchSettings.units_joined_score_rise,
+        settings: SearchSettings | None = None,
     ) -> Units | None:
         """The units of a problem with ``n_features`` features, with the ``constants`` a
         user declares (:func:`.declared_constants`) and the known ones that close the
         rest (:func:`.closing_constants`: ``y``'s units, and the features that the data
         ``X``, ``y`` say ``y`` depends on); ``None`` when no units are given, or, with a
         warning, when no constant closes ``y``'s. Raises a ``ValueError`` that names
-        the problem with bad units; ``X_units`` may map ``feature_names`` to units;
-        ``joined_score_rise``: :attr:`.SearchSettings.units_joined_score_rise`."""
+        the problem with bad units; ``X_units`` may map ``feature_names`` to units. The
+        ``settings`` (default :class:`.SearchSettings`) give the knobs of the tests on
+        the data (``units_min_dependence``, ``units_dependence_sigmas``,
+        ``units_typical_share``, ``units_joined_score_rise``)."""
+        settings = SearchSettings() if settings is None else settings
         X_units = units_by_column(X_units, feature_names)
         parsed = parse_units(X_units, y_units, n_features)
         if parsed is None:
@@ -102,7 +105,7 @@ class Units:
         declared = declared_constants(constants, [str(name) for name in feature_names])
         columns = [*features, *(constant.dimensions for constant in declared)]
         taken = {*map(str, feature_names), *(constant.symbol for constant in declared)}
-        needed = _needed(columns, target, n_features, X, y)
+        needed = _needed(columns, target, n_features, X, y, settings)
         candidates = []  # (constants found, the groups and monomial with them)
         for found in closing_constants(columns, target, needed, taken):
             groups = _groups(columns, found, target, n_features, len(declared))
@@ -121,7 +124,7 @@ class Units:
             return None
         if candidates == [((), candidates[0][1])] and X is not None:  # the features close the units alone
             alone = candidates[0]
-            found, groups = _joined(alone, columns, target, n_features, declared, taken, X, y, joined_score_rise)
+            found, groups = _joined(alone, columns, target, n_features, declared, taken, X, y, settings)
         else:
             found, groups = candidates[0] if len(candidates) == 1 or X is None else _best(candidates, declared, X, y)
         law_constants = (*declared, *found)
@@ -301,7 +304,7 @@ def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, s
     return list(units.X_units), units.y_units, units.groups.describe(units.symbols(symbols)), constants
 
 
-def _needed(columns, target, n_features: int, X, y) -> np.ndarray:
+def _needed(columns, target, n_features: int, X, y, settings: SearchSettings) -> np.ndarray:
     """Which features must take part in the law: none without data; those that take no
     part in the groups of ``columns`` but that ``y`` depends on beyond a power law of
     the features that do (``log|y|`` less its least-squares fit in their logs)."""
@@ -317,7 +320,7 @@ def _needed(columns, target, n_features: int, X, y) -> np.ndarray:
     design = np.column_stack([np.ones(usable.sum()), logs[usable, 1:]])
     rest = logs[usable, 0] - design @ np.linalg.lstsq(design, logs[usable, 0], rcond=None)[0]
     for j in np.flatnonzero(~part):
-        needed[j] = depends(rest, X[usable, j])
+        needed[j] = depends(rest, X[usable, j], settings.units_min_dependence, settings.units_dependence_sigmas)
     return needed
 
 
@@ -332,12 +335,12 @@ def _groups(columns, found, target, n_features: int, n_declared: int) -> PiGroup
     return _with_features(groups, n_features)
 
 
-def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, y, score_rise: float) -> tuple:
+def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, y, settings: SearchSettings) -> tuple:
     """``alone`` (no constant and the groups of the features), or the first known
     constant that joins a group with them, with its groups, when what the features'
     groups leave unexplained of ``y`` depends on its groups (:func:`.depends_beyond`:
     ``(u + v)/(1 + u*v/c**2)`` is no function of ``v/u`` alone) and its groups leave at
-    most ``score_rise`` times the share unexplained (:func:`.unexplained`)."""
+    most ``settings.units_joined_score_rise`` times the share unexplained (:func:`.unexplained`)."""
     explained = _explainer(declared, X)
     monomial, groups = explained(alone)
     for constant in joining_constants(columns, target, taken):
@@ -345,9 +348,9 @@ def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, 
         if joined is None:
             continue
         _, others = explained(((constant,), joined))
-        if depends_beyond(y, monomial, groups, others):
+        if depends_beyond(y, monomial, groups, others, settings):
             scores = unexplained([alone, ((constant,), joined)], y, explained, relative=True)
-            if scores[1] <= score_rise * scores[0]:
+            if scores[1] <= settings.units_joined_score_rise * scores[0]:
                 return (constant,), joined
     return alone
 

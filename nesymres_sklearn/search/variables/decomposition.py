@@ -185,7 +185,7 @@ def decomposed_candidates(
         if deadline is not None and deadline.passed():
             return []
         part = Problem(problem.X[:, group], decomposition.part(problem.X, group))
-        kept = kept_fits(solve(part), part)
+        kept = kept_fits(solve(part), part, settings.parts_complexity_penalty)
         if not kept:
             return []
         per_part.append([(on_features(skeleton, np.array(group)), constants) for skeleton, constants, _ in kept])

@@ -10,15 +10,15 @@ data:
 2. Each column's departure from a power law is how much the error of a line of
    ``log|y|`` on the ``log|x_j|`` drops when ``x_j`` also gets the terms ``x_j``,
    ``x_j**2`` and ``log|x_j|**2``. ``B`` is the columns that cannot be in ``A`` and those
-   that depart more than ``MIN_DEPARTURE`` of that error, the largest first, up to the
-   network's variables.
+   that depart more than ``power_factor_min_departure`` of that error, the largest
+   first, up to the network's variables.
 3. The exponents of ``A`` come from one least-squares fit of ``log|y|`` on the
    ``log|x_a|`` and a cubic polynomial in the standardised ``x_B``. Columns that are
    independent in the data leave the exponents unbiased whatever ``f`` is. The fit
    must explain ``power_factor_min_r2`` of the variance of ``log|y|``, and every exponent
    must lie within ``power_factor_exponent_tolerance`` of a multiple of one half (the
-   signature of a power law; an arbitrary dependence rarely gives that for every column;
-   both are :class:`..settings.SearchSettings` fields).
+   signature of a power law; an arbitrary dependence rarely gives that for every column).
+   The three are :class:`..settings.SearchSettings` fields.
 
 Where ``y`` changes sign (``v1*(v2 - v3)*v4/v5``: the rest crosses zero, and its log has
 no cubic), or the cubic does not follow the rest, the exponents come from pairs of
@@ -50,16 +50,13 @@ from ..scaling import TARGET_BAND, power_of_ten
 from ..settings import SearchSettings
 from .power_law import MAX_EXPONENT, keeps_one_sign
 
-MIN_DEPARTURE = 0.05
 # Points per coefficient of the exponents' fit, at least.
 POINTS_PER_TERM = 3
 # With y changing sign, the columns are chosen without this share of the smallest |y|.
 SMALL_SHARE = 0.1
-# The neighbours' split (neighbour_split): the share of pairs kept in each of its rounds,
-# and the share of the variance of y over the factor that a neighbour may leave unexplained.
+# The neighbours' split (neighbour_split): the share of pairs kept in each of its rounds.
 NEIGHBOUR_KEPT = 0.8
 NEIGHBOUR_ROUNDS = 3
-NEIGHBOUR_UNEXPLAINED = 0.1
 
 
 @dataclass(frozen=True)
@@ -111,20 +108,20 @@ def power_factor(
     n_variables: int,
     weights: np.ndarray | None = None,
     deadline: Deadline | None = None,
-    min_r2: float = SearchSettings.power_factor_min_r2,
-    exponent_tolerance: float = SearchSettings.power_factor_exponent_tolerance,
+    settings: SearchSettings | None = None,
 ) -> PowerFactor | None:
     """The split of ``(X, y)`` into a power-law factor and at most ``n_variables``
     columns for the network (``weights``: sample weights, mean 1), or ``None`` when
     the data show no such split, or when ``deadline`` passes before one is found: by
-    the exponents' fit in logs (explaining at least ``min_r2`` of ``log|y|``'s variance),
-    else (``y`` changing sign, or a rest the cubic does not follow) by
-    :func:`neighbour_split`; exponents within ``exponent_tolerance`` of halves."""
+    the exponents' fit in logs, else (``y`` changing sign, or a rest the cubic does not
+    follow) by :func:`neighbour_split`, by the ``settings``' knobs (default
+    :class:`.SearchSettings`; see the module docstring)."""
+    settings = SearchSettings() if settings is None else settings
     n, d = X.shape
     if d <= n_variables:
         return None
     try:
-        chosen = _columns(X, y, n_variables, weights, deadline)
+        chosen = _columns(X, y, n_variables, weights, deadline, settings.power_factor_min_departure)
     except _OutOfTime:
         return None
     if chosen is None:
@@ -133,13 +130,13 @@ def power_factor(
     rest = sorted(forced + ranked[:departing])
     factor = sorted(j for j in ranked if j not in rest)
     fitted = keeps_one_sign(y) and rest and factor
-    split = _fitted_split(X, y, rest, factor, weights, min_r2, exponent_tolerance) if fitted else None
+    split = _fitted_split(X, y, rest, factor, weights, settings) if fitted else None
     for size in range(departing, n_variables - len(forced) + 1):  # the next columns may belong to the rest
         if split is not None or (deadline is not None and deadline.passed()):
             break
         rest = sorted(forced + ranked[:size])
         factor = sorted(j for j in ranked if j not in rest)
-        split = neighbour_split(X, y, rest, factor, exponent_tolerance) if rest and factor else None
+        split = neighbour_split(X, y, rest, factor, settings) if rest and factor else None
     if split is None:
         return None
     with np.errstate(all="ignore"):
@@ -150,11 +147,11 @@ def power_factor(
 
 
 def _columns(
-    X: np.ndarray, y: np.ndarray, n_variables: int, weights, deadline: Deadline | None = None
+    X: np.ndarray, y: np.ndarray, n_variables: int, weights, deadline: Deadline | None, min_departure: float
 ) -> tuple[list[int], list[int], int] | None:
     """Steps 1 and 2 of the module docstring: the columns that must be in the rest, the
     others by their departure from a power law, largest first, and how many of those
-    depart more than ``MIN_DEPARTURE`` (up to the network's variables); with ``y``
+    depart more than ``min_departure`` of its error (up to the network's variables); with ``y``
     changing sign, on the points outside the smallest ``SMALL_SHARE`` of ``|y|``, near
     the rest's zeros. ``None`` when there is no such split; raises :class:`_OutOfTime`
     when ``deadline`` passes between two columns."""
@@ -186,7 +183,7 @@ def _columns(
         extra = np.column_stack([standard[:, j], standard[:, j] ** 2, logs[j] ** 2])
         departures[j] = error - _sse(np.column_stack([base, extra]), target, root)[0]
     ranked = sorted(usable, key=lambda j: -departures[j])
-    departing = sum(departures[j] > MIN_DEPARTURE * error for j in usable)
+    departing = sum(departures[j] > min_departure * error for j in usable)
     return forced, ranked, min(departing, n_variables - len(forced))
 
 
@@ -195,9 +192,7 @@ def _standardised(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
 
 
-def _fitted_split(
-    X, y, rest: list[int], factor: list[int], weights, min_r2: float, tolerance: float
-) -> PowerFactor | None:
+def _fitted_split(X, y, rest: list[int], factor: list[int], weights, settings: SearchSettings) -> PowerFactor | None:
     """Step 3 of the module docstring: the exponents of ``factor`` from one fit in logs."""
     n = len(y)
     root = np.ones(n) if weights is None else np.sqrt(weights)
@@ -209,9 +204,9 @@ def _fitted_split(
     if n < POINTS_PER_TERM * design.shape[1]:
         return None
     residual, coefficients = _sse(design, target, root)
-    if residual > (1 - min_r2) * total:
+    if residual > (1 - settings.power_factor_min_r2) * total:
         return None
-    return _rounded_split(coefficients[1 : 1 + len(factor)], rest, factor, tolerance)
+    return _rounded_split(coefficients[1 : 1 + len(factor)], rest, factor, settings.power_factor_exponent_tolerance)
 
 
 def _rounded_split(exponents: np.ndarray, rest: list[int], factor: list[int], tolerance: float) -> PowerFactor | None:
@@ -232,7 +227,7 @@ def neighbour_split(
     y: np.ndarray,
     rest: list[int],
     factor: list[int],
-    exponent_tolerance: float = SearchSettings.power_factor_exponent_tolerance,
+    settings: SearchSettings | None = None,
 ) -> PowerFactor | None:
     """The split of ``y = x_A**b_A * f(x_B)`` (``A``: ``factor``, ``B``: ``rest``) from
     pairs of nearest neighbours in ``x_B`` (the logs of one-sign columns, standardised):
@@ -240,8 +235,10 @@ def neighbour_split(
     ``b_A . log|x_A|``, fitted by least squares with the ``1 - NEIGHBOUR_KEPT`` largest
     residuals set aside, ``NEIGHBOUR_ROUNDS`` times (they hold the pairs across a zero
     of ``f``). Checked: ``y / x_A**b_A`` must be a function of ``x_B`` alone, its
-    nearest neighbour's value leaving at most ``NEIGHBOUR_UNEXPLAINED`` of its
-    variance unexplained; exponents within ``exponent_tolerance`` of halves."""
+    nearest neighbour's value leaving at most ``power_factor_neighbour_unexplained`` of
+    its variance unexplained; exponents within ``power_factor_exponent_tolerance`` of
+    halves (the ``settings``, default :class:`.SearchSettings`)."""
+    settings = SearchSettings() if settings is None else settings
     if len(y) < POINTS_PER_TERM * (len(factor) + 1):
         return None
     rest_values = np.column_stack([np.log(np.abs(X[:, j])) if keeps_one_sign(X[:, j]) else X[:, j] for j in rest])
@@ -260,7 +257,7 @@ def neighbour_split(
         exponents = np.linalg.lstsq(steps[kept], differences[kept], rcond=None)[0]
         residuals = np.abs(differences - steps @ exponents)
         kept &= residuals <= np.quantile(residuals[kept], NEIGHBOUR_KEPT)
-    split = _rounded_split(exponents, rest, factor, exponent_tolerance)
+    split = _rounded_split(exponents, rest, factor, settings.power_factor_exponent_tolerance)
     if split is None:
         return None
     with np.errstate(all="ignore"):
@@ -268,4 +265,4 @@ def neighbour_split(
     if not np.all(np.isfinite(divided)) or np.var(divided) == 0:
         return None
     unexplained = np.mean((divided - divided[neighbour]) ** 2) / 2
-    return split if unexplained <= NEIGHBOUR_UNEXPLAINED * np.var(divided) else None
+    return split if unexplained <= settings.power_factor_neighbour_unexplained * np.var(divided) else None

@@ -144,10 +144,7 @@ def route(
     fitting keep the rest."""
     n_features = problem.X.shape[1]
     end = None if network_end is None else network_end.halfway()
-    split = power_factor(
-        problem.X, problem.y, n_variables, problem.weights, end,
-        settings.power_factor_min_r2, settings.power_factor_exponent_tolerance,
-    )  # fmt: skip
+    split = power_factor(problem.X, problem.y, n_variables, problem.weights, end, settings)
     if split is not None:
         seen = Problem(problem.X[:, split.rest], split.target(problem.X, problem.y), problem.weights)
         return Route(seen, split.rest, n_features, split=split)
