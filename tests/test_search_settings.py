@@ -96,6 +96,11 @@ def test_every_field_is_documented_in_the_class_docstring(settings_class):
         ("units_dependence_sigmas", -3.0, "non-negative"),
         ("units_typical_share", 0.0, r"in \(0, 1\]"),
         ("units_typical_share", 1.5, r"in \(0, 1\]"),
+        ("start_range", -5.0, "non-negative"),
+        ("power_factor_small_share", 1.0, r"in \[0, 1\)"),
+        ("power_factor_neighbour_kept", 0.0, r"in \(0, 1\]"),
+        ("units_neighbours", 0, "an integer of at least 1"),
+        ("units_neighbours", 5.0, "an integer of at least 1"),
     ],
 )
 def test_a_knob_out_of_its_range_is_refused_by_name(name, value, expected):

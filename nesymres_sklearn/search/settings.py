@@ -199,6 +199,10 @@ class SearchSettings:
         constants would pass the test and be written as false fractions). 1.5: the
         estimate lies within 1.5x of the truth or above it on the validation sets
         (``benchmarks/studies/noise_level.py``), so a law's own row passes.
+    start_range : float, default=5.0
+        The constant fitting's first start is all ones, each further start uniform in
+        ``[-start_range, start_range]`` (:func:`.fitting.constants.fit_constants`). Not
+        tuned; set with the first constant fitting (commit a35d836).
     scaled_min_gain : float, default=0.1
         A candidate's outer scaling ``a*f + b`` (:mod:`.linear_scaling`) is fitted as
         ``c + c*f`` only where its closed form lowers the candidate's mean squared error
@@ -254,6 +258,11 @@ class SearchSettings:
         (:func:`.variables.power_factor.neighbour_split`, where ``y`` changes sign)
         stands when each point's nearest neighbour leaves at most this share of the
         variance of ``y`` over the factor unexplained. Not tuned.
+    power_factor_small_share, power_factor_neighbour_kept : float, default=0.1, 0.8
+        Where ``y`` changes sign, the split's columns are chosen without the points of
+        the smallest ``power_factor_small_share`` of ``|y|`` (near the rest's zeros), and
+        each round of the neighbours' fit keeps this share of the pairs, the rest (the
+        pairs across a zero) set aside. Not tuned; set with the split (commit 17c8994).
     decompose_min_r2, decompose_tolerance : float, default=0.95, 0.05
         With ``decompose``, no decomposition unless its surrogate explains at least
         ``decompose_min_r2`` of ``y``'s variance on left-out points, and two features
@@ -284,11 +293,17 @@ class SearchSettings:
         groups' neighbours (:func:`nesymres_sklearn.units.constants.depends_beyond`): the
         largest lie where the law crosses zero between neighbours, and hide a
         dependence. Not tuned; set with that reading (commit 10cf63e).
+    units_neighbours : int, default=5
+        With units, the mean of a point's this many nearest neighbours in the groups'
+        logs predicts its ``log|y/m|``, which says which known constants the data support
+        and whether one joins the groups (:func:`nesymres_sklearn.units.constants.unexplained`).
+        Not tuned; set with the known constants (commit 9cd52d6).
     """
 
     first_beam: int = 8
     n_scaled: int = 8
     lm_x_scale: float | str = "jac"
+    start_range: float = 5.0
     constant_optimizer: str = "operon"
     network_share: float = 0.5
     reserve_share: float = 0.2
@@ -331,6 +346,8 @@ class SearchSettings:
     power_factor_exponent_tolerance: float = 0.05
     power_factor_min_departure: float = 0.05
     power_factor_neighbour_unexplained: float = 0.1
+    power_factor_small_share: float = 0.1
+    power_factor_neighbour_kept: float = 0.8
     decompose_min_r2: float = 0.95
     decompose_tolerance: float = 0.05
     parts_complexity_penalty: float = 0.01
@@ -338,6 +355,7 @@ class SearchSettings:
     units_min_dependence: float = 0.1
     units_dependence_sigmas: float = 3.0
     units_typical_share: float = 0.9
+    units_neighbours: int = 5
 
     def __post_init__(self):
         steps = self.continuation_steps
@@ -354,6 +372,7 @@ class SearchSettings:
             ("identity_ending_degree", 0),
             ("noise_max_terms", 1),
             ("held_out_folds", 0),
+            ("units_neighbours", 1),
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
@@ -372,6 +391,7 @@ class SearchSettings:
             "power_factor_min_departure",
             "power_factor_neighbour_unexplained",
             "parts_complexity_penalty",
+            "start_range",
             "decompose_tolerance",
             "units_joined_score_rise",
             "units_dependence_sigmas",
@@ -384,6 +404,7 @@ class SearchSettings:
             ("power_factor_min_r2", 0, 1),
             ("decompose_min_r2", 0, 1),
             ("units_min_dependence", 0, 1),
+            ("power_factor_small_share", 0, 1),
             ("power_factor_exponent_tolerance", 0, 0.25),
         ):
             if not low <= getattr(self, name) < high:
@@ -393,10 +414,9 @@ class SearchSettings:
                 f"SearchSettings.information_criterion must be one of {INFORMATION_CRITERIA}, "
                 f"got {self.information_criterion!r}."
             )
-        if not 0 < self.units_typical_share <= 1:
-            raise ValueError(
-                f"SearchSettings.units_typical_share must lie in (0, 1], got {self.units_typical_share!r}."
-            )
+        for name in ("units_typical_share", "power_factor_neighbour_kept"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"SearchSettings.{name} must lie in (0, 1], got {getattr(self, name)!r}.")
         if not self.information_per_token >= 0:
             raise ValueError(
                 f"SearchSettings.information_per_token must be non-negative, got {self.information_per_token!r}."

@@ -181,15 +181,24 @@ def closing_constants(
     return closing_target
 
 
-def best_explained(candidates: list, y: np.ndarray, explained) -> int:
+def best_explained(
+    candidates: list, y: np.ndarray, explained, neighbours: int = SearchSettings.units_neighbours
+) -> int:
     """The index of the candidate whose ``explained(candidate)`` -- ``(m, Z)``, the
     monomial with ``y``'s units and the groups on the points -- leaves the least of
     ``log|y/m|`` unexplained by its nearest neighbours in the groups' logs (the law
-    ``y = m * f(Z)`` holds for the right constants, and not for the others)."""
-    return int(np.argmin(unexplained(candidates, y, explained)))
+    ``y = m * f(Z)`` holds for the right constants, and not for the others); the mean of
+    ``neighbours`` predicts a point (:attr:`.SearchSettings.units_neighbours`)."""
+    return int(np.argmin(unexplained(candidates, y, explained, neighbours=neighbours)))
 
 
-def unexplained(candidates: list, y: np.ndarray, explained, relative: bool = False) -> np.ndarray:
+def unexplained(
+    candidates: list,
+    y: np.ndarray,
+    explained,
+    relative: bool = False,
+    neighbours: int = SearchSettings.units_neighbours,
+) -> np.ndarray:
     """For each candidate, what its groups leave unexplained of ``log|y/m|`` (see
     :func:`best_explained`): the mean squared difference from its nearest neighbours',
     ``relative`` to the variance of ``log|y/m|`` (for candidates of different monomials)."""
@@ -201,10 +210,10 @@ def unexplained(candidates: list, y: np.ndarray, explained, relative: bool = Fal
             logs = np.log(np.abs(groups))
         usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1)
         signs = np.sign(groups[usable])
-        if usable.sum() <= NEIGHBOURS:
+        if usable.sum() <= neighbours:
             scores.append(np.inf)
             continue
-        score = _unexplained(rest[usable], logs[usable], signs)
+        score = _unexplained(rest[usable], logs[usable], signs, neighbours)
         scores.append(score / max(float(np.var(rest[usable])), np.finfo(float).tiny) if relative else score)
     return np.array(scores)
 
@@ -223,9 +232,8 @@ def joining_constants(features: Sequence[Dimensions], target: Dimensions, taken:
     return joining
 
 
-#: Neighbours whose mean predicts a point's ``log|y/m|`` in :func:`best_explained`, and
-#: the distance between points of groups of opposite signs (in standard deviations).
-NEIGHBOURS = 5
+#: The distance between points of groups of opposite signs (in standard deviations): no
+#: point's neighbours have other signs.
 SIGN_WEIGHT = 100.0
 #: Points below which :func:`depends_beyond` says no.
 MIN_BEYOND_POINTS = 100
@@ -236,22 +244,22 @@ MIN_BEYOND_POINTS = 100
 OWN_GROUPS = 1e-9
 
 
-def _unexplained(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> float:
-    """Mean squared difference of ``rest`` from the mean of its nearest neighbours in
+def _unexplained(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray, neighbours: int) -> float:
+    """Mean squared difference of ``rest`` from the mean of its ``neighbours`` nearest in
     ``logs`` (standardised; the point itself left out) of the same ``signs``; its
     variance without groups."""
-    return float(np.mean(_residuals(rest, logs, signs) ** 2))
+    return float(np.mean(_residuals(rest, logs, signs, neighbours) ** 2))
 
 
-def _residuals(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> np.ndarray:
+def _residuals(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray, neighbours: int) -> np.ndarray:
     """``rest`` less the mean of its nearest neighbours (see :func:`_unexplained`)."""
     if logs.shape[1] == 0:
         return rest - rest.mean()
     spread = logs.std(axis=0)
     points = (logs - logs.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
     points = np.hstack([points, SIGN_WEIGHT * signs])  # neighbours share the groups' signs
-    _, neighbours = cKDTree(points).query(points, k=NEIGHBOURS + 1)
-    return rest - rest[neighbours[:, 1:]].mean(axis=1)
+    _, nearest = cKDTree(points).query(points, k=neighbours + 1)
+    return rest - rest[nearest[:, 1:]].mean(axis=1)
 
 
 def depends_beyond(
@@ -271,7 +279,7 @@ def depends_beyond(
     usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1) & np.all(np.isfinite(others), axis=1)
     if usable.sum() < MIN_BEYOND_POINTS:  # neighbours too far apart to tell a law from its groups' sampling
         return False
-    residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]))
+    residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]), settings.units_neighbours)
     typical = np.abs(residuals) <= np.quantile(np.abs(residuals), settings.units_typical_share)
     columns = others[usable][typical]
     pairs = [columns[:, i] * columns[:, j] for i, j in itertools.combinations(range(columns.shape[1]), 2)]

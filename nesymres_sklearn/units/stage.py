@@ -123,10 +123,13 @@ class Units:
             )
             return None
         if candidates == [((), candidates[0][1])] and X is not None:  # the features close the units alone
-            alone = candidates[0]
-            found, groups = _joined(alone, columns, target, n_features, declared, taken, X, y, settings)
+            found, groups = _joined(candidates[0], columns, target, n_features, declared, taken, X, y, settings)
         else:
-            found, groups = candidates[0] if len(candidates) == 1 or X is None else _best(candidates, declared, X, y)
+            found, groups = (
+                candidates[0]
+                if len(candidates) == 1 or X is None
+                else _best(candidates, declared, X, y, settings.units_neighbours)
+            )
         law_constants = (*declared, *found)
         columns = [*columns, *(constant.dimensions for constant in found)]
         bases, rows = dimension_matrix(columns, target)
@@ -349,7 +352,7 @@ def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, 
             continue
         _, others = explained(((constant,), joined))
         if depends_beyond(y, monomial, groups, others, settings):
-            scores = unexplained([alone, ((constant,), joined)], y, explained, relative=True)
+            scores = unexplained([alone, ((constant,), joined)], y, explained, True, settings.units_neighbours)
             if scores[1] <= settings.units_joined_score_rise * scores[0]:
                 return (constant,), joined
     return alone
@@ -367,11 +370,10 @@ def _explainer(declared, X):
     return explained
 
 
-def _best(candidates: list, declared, X, y) -> tuple:
+def _best(candidates: list, declared, X, y, neighbours: int) -> tuple:
     """Which of ``candidates`` (constants and their groups) the data ``X``, ``y`` support
-    (:func:`.best_explained`)."""
-
-    return candidates[best_explained(candidates, y, _explainer(declared, X))]
+    (:func:`.best_explained`, by ``neighbours``)."""
+    return candidates[best_explained(candidates, y, _explainer(declared, X), neighbours)]
 
 
 def _padded(X: np.ndarray, n_columns: int) -> np.ndarray:

@@ -52,10 +52,7 @@ from .power_law import MAX_EXPONENT, keeps_one_sign
 
 # Points per coefficient of the exponents' fit, at least.
 POINTS_PER_TERM = 3
-# With y changing sign, the columns are chosen without this share of the smallest |y|.
-SMALL_SHARE = 0.1
-# The neighbours' split (neighbour_split): the share of pairs kept in each of its rounds.
-NEIGHBOUR_KEPT = 0.8
+# Rounds of the neighbours' split (neighbour_split).
 NEIGHBOUR_ROUNDS = 3
 
 
@@ -121,7 +118,7 @@ def power_factor(
     if d <= n_variables:
         return None
     try:
-        chosen = _columns(X, y, n_variables, weights, deadline, settings.power_factor_min_departure)
+        chosen = _columns(X, y, n_variables, weights, deadline, settings)
     except _OutOfTime:
         return None
     if chosen is None:
@@ -147,12 +144,13 @@ def power_factor(
 
 
 def _columns(
-    X: np.ndarray, y: np.ndarray, n_variables: int, weights, deadline: Deadline | None, min_departure: float
+    X: np.ndarray, y: np.ndarray, n_variables: int, weights, deadline: Deadline | None, settings: SearchSettings
 ) -> tuple[list[int], list[int], int] | None:
     """Steps 1 and 2 of the module docstring: the columns that must be in the rest, the
     others by their departure from a power law, largest first, and how many of those
-    depart more than ``min_departure`` of its error (up to the network's variables); with ``y``
-    changing sign, on the points outside the smallest ``SMALL_SHARE`` of ``|y|``, near
+    depart more than ``power_factor_min_departure`` of its error (up to the network's
+    variables); with ``y`` changing sign, on the points outside the smallest
+    ``power_factor_small_share`` of ``|y|`` (the ``settings``'), near
     the rest's zeros. ``None`` when there is no such split; raises :class:`_OutOfTime`
     when ``deadline`` passes between two columns."""
     usable = [j for j in range(X.shape[1]) if keeps_one_sign(X[:, j])]
@@ -160,7 +158,7 @@ def _columns(
     if len(forced) > n_variables:
         return None
     if not keeps_one_sign(y):
-        kept = np.abs(y) > np.quantile(np.abs(y), SMALL_SHARE)
+        kept = np.abs(y) > np.quantile(np.abs(y), settings.power_factor_small_share)
         X, y = X[kept], y[kept]
         weights = None if weights is None else weights[kept]
     n = len(y)
@@ -183,7 +181,7 @@ def _columns(
         extra = np.column_stack([standard[:, j], standard[:, j] ** 2, logs[j] ** 2])
         departures[j] = error - _sse(np.column_stack([base, extra]), target, root)[0]
     ranked = sorted(usable, key=lambda j: -departures[j])
-    departing = sum(departures[j] > min_departure * error for j in usable)
+    departing = sum(departures[j] > settings.power_factor_min_departure * error for j in usable)
     return forced, ranked, min(departing, n_variables - len(forced))
 
 
@@ -232,7 +230,7 @@ def neighbour_split(
     """The split of ``y = x_A**b_A * f(x_B)`` (``A``: ``factor``, ``B``: ``rest``) from
     pairs of nearest neighbours in ``x_B`` (the logs of one-sign columns, standardised):
     between them ``f`` barely changes, so the differences of ``log|y|`` are those of
-    ``b_A . log|x_A|``, fitted by least squares with the ``1 - NEIGHBOUR_KEPT`` largest
+    ``b_A . log|x_A|``, fitted by least squares with the ``1 - power_factor_neighbour_kept`` largest
     residuals set aside, ``NEIGHBOUR_ROUNDS`` times (they hold the pairs across a zero
     of ``f``). Checked: ``y / x_A**b_A`` must be a function of ``x_B`` alone, its
     nearest neighbour's value leaving at most ``power_factor_neighbour_unexplained`` of
@@ -256,7 +254,7 @@ def neighbour_split(
     for _ in range(NEIGHBOUR_ROUNDS):
         exponents = np.linalg.lstsq(steps[kept], differences[kept], rcond=None)[0]
         residuals = np.abs(differences - steps @ exponents)
-        kept &= residuals <= np.quantile(residuals[kept], NEIGHBOUR_KEPT)
+        kept &= residuals <= np.quantile(residuals[kept], settings.power_factor_neighbour_kept)
     split = _rounded_split(exponents, rest, factor, settings.power_factor_exponent_tolerance)
     if split is None:
         return None
