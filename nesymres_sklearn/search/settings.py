@@ -22,10 +22,11 @@ RECIPROCAL_LOOKS = (True, "units", False)
 class SearchSettings:
     """The search's tuning knobs (the estimator's ``search_settings``). The defaults
     were chosen on the validation sets (``benchmarks/studies/search_settings.py``).
-    Every value of the search that changes which equation a fit returns and that was
-    chosen is one of the fields listed below, each with what chose it; the numeric
-    module constants that remain (``tests/module_constants.txt``) are true constants.
-    A bad value raises a ``ValueError`` that names the field and the range it takes.
+    A value of the search that changes which equation a fit returns and that someone
+    chose is one of the fields listed below (Attributes), each with what chose it; the
+    numeric module constants that remain are listed by kind in the repository's
+    ``tests/module_constants.txt``. A bad value raises a ``ValueError`` that names the
+    field and the range it takes.
 
     Attributes
     ----------

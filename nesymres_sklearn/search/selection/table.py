@@ -60,6 +60,7 @@ def add_pruned(
     (default :class:`.SearchSettings`) give the pruning's ``pruning_score_rise`` and
     the test's ``support_gain_ratio``."""
     settings = SearchSettings() if settings is None else settings
+    rise, ratio = settings.pruning_score_rise, settings.support_gain_ratio
     evaluations = Evaluations(SELECTION_EVALUATIONS, deadline)
     for _ in range(MAX_SUPPORT_ROUNDS):
         kept = [i for i in range(len(rows)) if not rows.is_set_aside(i)]
@@ -72,7 +73,7 @@ def add_pruned(
             complexity_penalty,
             problem.weights,
             evaluations,
-            settings.pruning_score_rise,
+            rise,
         )
         if pruned is not None:
             row, fitted = pruned
@@ -85,12 +86,10 @@ def add_pruned(
         )
         if not (unsupported or problem.is_exact(loss) or evaluations.spent):
             unsupported = unsupported_variables(
-                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations,
-                settings.support_gain_ratio,
-            )  # fmt: skip
+                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations, ratio
+            )
         if not unsupported:
             return
-        rise = settings.pruning_score_rise
         reduced = _without(rows, best, unsupported, problem, complexity_penalty, evaluations, rise)
         if reduced is None:
             return
