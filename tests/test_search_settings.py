@@ -78,6 +78,7 @@ def test_every_field_is_documented_in_the_class_docstring(settings_class):
         ("selection_margin", -0.01, "non-negative"),
         ("pruning_score_rise", -1.0, "non-negative"),
         ("support_gain_ratio", float("nan"), "non-negative"),
+        ("support_max_gain", -0.1, "non-negative"),
         ("reduction_min_seconds", -0.4, "non-negative"),
         ("reduction_min_r2", 1.5, r"in \[0, 1\)"),
         ("reduction_max_error_ratio", -0.5, "non-negative"),

@@ -3,6 +3,7 @@ without loading the network)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -226,6 +227,11 @@ class SearchSettings:
         (:mod:`.selection.variable_support`). Chosen with
         ``benchmarks/studies/spurious_variables.py`` (1 to 0 fits of 100 that select an
         unused column, ``benchmarks/results/spurious-variables/after.md``).
+    support_max_gain : float, default=log(1.5)
+        A variable whose gain exceeds this is supported whatever its shuffled copies
+        gain: it lowers the mean squared error by more than a third, and shuffles of a
+        column that an approximate form uses in an odd way can gain by chance too. Not
+        tuned; set with the refitted comparison (commit 9d30a3b).
     reduction_min_seconds : float, default=0.4
         With ``max_time``, the reduction to combinations of the features
         (:mod:`.variables.reduction`) starts only with this many seconds for it: one
@@ -337,6 +343,7 @@ class SearchSettings:
     selection_margin: float = 0.02
     pruning_score_rise: float = 1.0
     support_gain_ratio: float = 4.0
+    support_max_gain: float = math.log(1.5)
     reduction_min_seconds: float = 0.4
     reduction_min_r2: float = 0.99
     reduction_max_error_ratio: float = 0.5
@@ -384,6 +391,7 @@ class SearchSettings:
             "selection_margin",
             "pruning_score_rise",
             "support_gain_ratio",
+            "support_max_gain",
             "reduction_min_seconds",
             "reduction_max_error_ratio",
             "reduction_left_out_slack",

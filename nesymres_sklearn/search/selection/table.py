@@ -58,9 +58,9 @@ def add_pruned(
     ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read but the
     ``deadline`` of a fit with ``max_time`` (:class:`.Evaluations`). The ``settings``
     (default :class:`.SearchSettings`) give the pruning's ``pruning_score_rise`` and
-    the test's ``support_gain_ratio``."""
+    the test's ``support_gain_ratio`` and ``support_max_gain``."""
     settings = SearchSettings() if settings is None else settings
-    rise, ratio = settings.pruning_score_rise, settings.support_gain_ratio
+    rise, ratio, gain = settings.pruning_score_rise, settings.support_gain_ratio, settings.support_max_gain
     evaluations = Evaluations(SELECTION_EVALUATIONS, deadline)
     for _ in range(MAX_SUPPORT_ROUNDS):
         kept = [i for i in range(len(rows)) if not rows.is_set_aside(i)]
@@ -86,7 +86,16 @@ def add_pruned(
         )
         if not (unsupported or problem.is_exact(loss) or evaluations.spent):
             unsupported = unsupported_variables(
-                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations, ratio
+                skeleton,
+                constants,
+                problem.X,
+                problem.y,
+                problem.scale,
+                problem.weights,
+                seed,
+                evaluations,
+                ratio,
+                gain,
             )
         if not unsupported:
             return
