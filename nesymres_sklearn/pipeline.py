@@ -159,6 +159,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             operon_settings,
             calibration,
             timings,
+            noise,
         )
         done = plan(stages)
         sources = (
@@ -211,7 +212,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
     table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
-    reach = settings.snap_noise_ratio * noise if np.isfinite(noise) else 0.0
+    reach = settings.noise_ratio * noise if np.isfinite(noise) else 0.0
     table = write_selected(table, problem, writer, budget.end, settings.snap_level, reach, settings.selection_margin)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
@@ -233,8 +234,8 @@ class Stages:
     """What the plan's stages read: the ``network`` (the estimator's ``model``), the ``problem`` in the search's units
     (``scaling``), the ``request``, the ``budget``, the ``units`` (or ``None``), the
     features' ``symbols``, the user's ``guesses`` and ``restrictions``, the ``operon``
-    stage (or ``None``) with its ``operon_settings``, the fit's ``calibration`` and the
-    ``timings`` they fill in."""
+    stage (or ``None``) with its ``operon_settings``, the fit's ``calibration``, the
+    ``timings`` they fill in and the estimated ``noise`` level (search's units)."""
 
     network: object
     model: str
@@ -250,6 +251,7 @@ class Stages:
     operon_settings: OperonSettings
     calibration: Calibration
     timings: dict
+    noise: float = float("nan")
 
 
 def plan(stages: Stages) -> Plan:
@@ -261,7 +263,10 @@ def plan(stages: Stages) -> Plan:
     if stages.request.settings.identities:
         moment, started = time.perf_counter(), budget.clock()
         ending_degree = stages.request.settings.identity_ending_degree
-        identities, ending = identity_rows(problem, ending_degree, budget.network_end)
+        settings = stages.request.settings
+        level, noise = settings.noisy_identity_level, stages.noise
+        reach = settings.noise_ratio * noise if level is not None and noise > level * np.sqrt(problem.scale) else 0.0
+        identities, ending = identity_rows(problem, ending_degree, budget.network_end, reach)
         if isinstance(groups, Dimensionless) and not len(identities):  # the groups' identity (angles by sine, cosine)
             identities = groups.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
         stages.timings["identities"] = time.perf_counter() - moment

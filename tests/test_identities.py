@@ -8,7 +8,7 @@ from clocks import TickingClock
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.identities import exact_identity, identity_rows
+from nesymres_sklearn.search.identities import exact_identity, identity_rows, noisy_identity
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.settings import SearchSettings
@@ -262,3 +262,42 @@ def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the
         np.testing.assert_allclose(predicted, law(fresh), rtol=1e-8)
         # in other units the search's units are the same, and so is the law
         assert identity_rows(problem_of(X * 1e-3, law(X))[0], 2)[0].best_first()[0][0] == skeleton
+
+
+def _noisy(law, level=0.01, seed=0, n=500):
+    """``law`` on ``n`` points of [1, 5]^3 with Gaussian noise of ``level`` times its
+    standard deviation, the noise-free targets and the noise's standard deviation."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(1, 5, (n, 3))
+    clean = law(X)
+    sd = level * np.std(clean)
+    return Problem(X, clean + rng.normal(0.0, sd, n)), clean, sd
+
+
+@pytest.mark.parametrize(
+    "law, most_constants",
+    [
+        (lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1), 2),
+        (lambda X: (X[:, 0] + X[:, 1]) / (X[:, 0] * X[:, 2]), 2),
+        (lambda X: 3 * X[:, 0] * X[:, 1] / X[:, 2], 1),
+    ],
+)
+def test_under_noise_the_rational_law_comes_back_with_its_terms_only(law, most_constants):
+    problem, clean, sd = _noisy(law)
+    found = noisy_identity(problem)
+    assert found.skeleton.n_constants <= most_constants  # the terms the law has, no more
+    with np.errstate(all="ignore"):
+        predicted = found.skeleton.program(problem.X, found.constants)
+    assert np.mean((predicted - clean) ** 2) < 0.02 * sd**2  # far closer to the law than the noise
+    assert np.isclose(found.loss, np.mean((predicted - problem.y) ** 2))
+
+
+def test_the_noisy_identity_is_a_row_only_where_its_misfit_is_the_noise_s():
+    problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
+    assert len(identity_rows(problem, 2)[0]) == 0  # no noise level: the exact identities only
+    rows, ending = identity_rows(problem, 2, noise=1.5 * sd)
+    assert len(rows) == 1 and not ending
+    assert len(identity_rows(problem, 2, noise=0.5 * sd)[0]) == 0  # a misfit above the noise given
+    # a law that no rational function of low degree follows to the noise
+    wavy, _, sd = _noisy(lambda X: np.sin(3 * X[:, 0]) * np.exp(X[:, 1]) + X[:, 2], level=0.001)
+    assert len(identity_rows(wavy, 2, noise=1.5 * sd)[0]) == 0

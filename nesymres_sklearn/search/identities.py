@@ -42,6 +42,7 @@ from ..shared_setting import one_blas_thread
 from .budget import Deadline
 from .exactness import is_exact_to_rounding
 from .fitted import CandidateRows, Fitted, mse
+from .fitting.constants import least_squares_run
 from .fitting.polynomial import monomials_of_degree
 from .problem import Problem
 from .variables.power_law import log_line
@@ -64,6 +65,10 @@ MAX_POWER = 5
 #: A column is read as an angle (:func:`angle_identity`) only where it spans at least this
 #: many radians: on a narrower range its sine and cosine are nearly polynomials.
 ANGLE_SPAN = 1.0
+#: Rounds of the reweighted fit of a rational law under noise (:func:`_rational_fit`).
+RATIONAL_ROUNDS = 3
+#: Unknowns of the systems that :func:`noisy_identity` fits, at most.
+NOISY_UNKNOWNS = 64
 #: Columns within one turn of 0 are read as angles first; where that gives no identity,
 #: also those within this many turns (``cos(w*t)`` over ``w*t`` on [-100, 100]).
 WIDE_TURNS = 100
@@ -82,16 +87,23 @@ class Identity(NamedTuple):
         return self.degree <= max_degree
 
 
-def identity_rows(problem: Problem, ending_degree: int, deadline: Deadline | None = None) -> tuple[CandidateRows, bool]:
+def identity_rows(
+    problem: Problem, ending_degree: int, deadline: Deadline | None = None, noise: float = 0.0
+) -> tuple[CandidateRows, bool]:
     """The law of ``problem`` that an identity gives (:func:`exact_identity`; where none
     holds, with the columns that may be angles also read by their cosine and sine,
     :func:`angle_identity`, in the search's units as the network reads them, so that the
     features' units change no skeleton) as a row of origin ``"identity"`` (no row when
     there is none), and whether it ends the search (:meth:`Identity.ends_search` at
-    ``ending_degree``)."""
+    ``ending_degree``). With a ``noise`` level above 0 and no exact identity, the law of
+    :func:`noisy_identity` is a row (of origin ``"identity"``, ending nothing) where its
+    root mean squared error is at most ``noise``."""
     rows = CandidateRows()
     with one_blas_thread():
         found = identity_with_angles(problem, np.ones(problem.X.shape[1]), deadline, (WIDE_TURNS,), replaced=False)
+        law = noisy_identity(problem, deadline) if found is None and noise > 0 else None
+        if law is not None and law.loss <= noise**2:
+            rows.add(law, origin="identity")
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and found.ends_search(ending_degree)
@@ -251,6 +263,112 @@ def _exact_identity(
     return None
 
 
+def noisy_identity(problem: Problem, deadline: Deadline | None = None) -> Fitted | None:
+    """Under noise, where no identity is exact: the law ``P/Q`` whose degrees and terms
+    the Bayesian information criterion ``n log(mse) + k log(n)`` (``k`` its constants)
+    prefers, on the points that :func:`exact_identity` reads. Each pair of degrees
+    (smallest systems first) is fitted by :func:`_rational_fit`; the pair of the lowest
+    criterion then loses its terms of the smallest shares, the most at once that leave
+    the criterion no larger, until none can go; the law is refitted on every point, its
+    constants then by least squares (:func:`.fitting.constants.least_squares_run`). A
+    candidate, not a law: the selection weighs it against the other rows. ``None``
+    without a pair, or when ``deadline`` passes before the first."""
+    read = np.unique(np.linspace(0, len(problem.y) - 1, min(len(problem.y), SVD_POINTS)).astype(int))
+    points = Problem(problem.X[read], problem.y[read], None if problem.weights is None else problem.weights[read])
+    unknowns = min(len(read) // OVERDETERMINED, NOISY_UNKNOWNS)
+    exponents = basis_exponents(problem.X.shape[1], unknowns)
+    counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
+    pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))
+    with np.errstate(all="ignore"):
+        basis = _values(problem.X, exponents)
+    if not np.all(np.isfinite(basis)):
+        return None
+
+    def fitted(terms: _Terms, on: Problem, rows) -> tuple[float, Fitted | None, np.ndarray]:
+        coefficients, shares = _rational_fit(basis[rows], on.y, terms)
+        found = None if coefficients is None else _law_of(on, exponents, terms, coefficients, shares)
+        if found is None or not np.isfinite(found.loss):
+            return np.inf, None, shares
+        n = len(on.y)
+        return n * np.log(max(found.loss, np.finfo(float).tiny)) + found.skeleton.n_constants * np.log(n), found, shares
+
+    def passed() -> bool:
+        return deadline is not None and deadline.passed()
+
+    best = (np.inf, None, None, None)
+    for p, q in pairs:
+        if passed():
+            break
+        terms = _Terms(np.arange(counts[p]), np.arange(counts[q]), root=False)
+        score, found, shares = fitted(terms, points, read)
+        if score < best[0]:
+            best = (score, found, shares, terms)
+    score, found, shares, terms = best
+    while found is not None and not passed():
+        n_p = len(terms.numerator)
+        order = np.argsort(shares, kind="stable")
+        for m in _halving(len(order) - 2):
+            dropped = order[:m]
+            fewer = _Terms(
+                np.delete(terms.numerator, dropped[dropped < n_p]),
+                np.delete(terms.denominator, dropped[dropped >= n_p] - n_p),
+                root=False,
+            )
+            if not len(fewer.numerator) or not len(fewer.denominator):
+                continue
+            trial = fitted(fewer, points, read)
+            if trial[0] <= score:
+                score, found, shares, terms = (*trial, fewer)
+                break
+        else:
+            break
+    found = None if found is None else fitted(terms, problem, slice(None))[1]
+    if found is None:
+        return None
+    constants = least_squares_run(
+        found.skeleton.program, problem.X, problem.y, found.constants, deadline=deadline, weights=problem.weights
+    )
+    loss = (
+        np.inf if constants is None else mse(found.skeleton.program, problem.X, problem.y, constants, problem.weights)
+    )
+    return Fitted(found.skeleton, constants, loss) if loss < found.loss else found
+
+
+def _halving(most: int) -> list[int]:
+    """``most``, half of it, a quarter, ... down to 1: how many terms to drop at once."""
+    sizes = []
+    while most >= 1:
+        sizes.append(most)
+        most //= 2
+    return sizes
+
+
+def _rational_fit(basis: np.ndarray, y: np.ndarray, terms: _Terms) -> tuple[np.ndarray | None, np.ndarray]:
+    """The coefficients of ``P``'s and then ``Q``'s monomials (columns of ``basis``) that
+    fit ``y = P/Q``, and their terms' shares: the null vector of ``[P, -y Q] / |Q|``
+    (Sanathanan and Koerner's iteration: the weights of the equation's error by the
+    previous ``1/|Q|`` turn it into the law's error), from ``Q = 1``, ``RATIONAL_ROUNDS``
+    rounds; ``None`` where the fit is not finite."""
+    numerator, denominator = basis[:, terms.numerator], basis[:, terms.denominator]
+    weights = np.ones(len(y))
+    coefficients, shares = None, np.zeros(len(terms.numerator) + len(terms.denominator))
+    for _ in range(RATIONAL_ROUNDS):
+        with np.errstate(all="ignore"):
+            matrix = np.hstack([numerator, -y[:, None] * denominator]) * weights[:, None]
+            norms = np.linalg.norm(matrix, axis=0)
+            norms = np.where(norms > 0, norms, 1.0)
+        if not np.all(np.isfinite(matrix)):
+            return None, shares
+        vector = np.linalg.svd(matrix / norms, full_matrices=False)[2][-1]
+        coefficients, shares = vector / norms, np.abs(vector)
+        with np.errstate(all="ignore"):
+            q = np.abs(denominator @ coefficients[len(terms.numerator) :])
+        if not np.all(np.isfinite(q)) or np.any(q == 0):
+            break
+        weights = 1.0 / q
+    return coefficients, shares
+
+
 def basis_exponents(n_features: int, unknowns: int, sines: frozenset = frozenset()) -> np.ndarray:
     """The exponents (rows) of the monomials of ``n_features`` variables, the constant
     first and then by total degree, up to the largest degree at which they are fewer than
@@ -391,9 +509,14 @@ def _law(problem: Problem, exponents: np.ndarray, terms: _Terms, part=slice(None
     constant and ``c`` holds the scale and the sign; ``None`` where those points do not
     determine it (:func:`_coefficients`) or ``P`` or ``Q`` is 0."""
     fitted = _coefficients(problem, exponents, terms, part)
-    if fitted is None:
-        return None
-    coefficients, shares = fitted
+    return None if fitted is None else _law_of(problem, exponents, terms, *fitted)
+
+
+def _law_of(
+    problem: Problem, exponents: np.ndarray, terms: _Terms, coefficients: np.ndarray, shares: np.ndarray
+) -> Fitted | None:
+    """:func:`_law` from the ``coefficients`` of ``P``'s and then ``Q``'s monomials and
+    their terms' ``shares``."""
     n_p = len(terms.numerator)
     p_lead, q_lead = int(np.argmax(shares[:n_p])), int(np.argmax(shares[n_p:]))
     p, q = coefficients[:n_p], coefficients[n_p:]

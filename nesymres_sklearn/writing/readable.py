@@ -102,8 +102,10 @@ def plain(number: sympy.Expr) -> bool:
 def simple_numbers(value: float, plain_only: bool = False, spread: float | None = None) -> list[sympy.Expr]:
     """Exact numbers to try for ``value``, simplest first: 0 and 1 (a constant that
     does nothing), then the nearest small fraction and multiple of pi and of the named
-    numbers (:func:`plain` ones only, if asked) within ``MAX_RELATIVE_CHANGE`` of it,
-    or within ``spread`` (an error bar) where that is wider."""
+    numbers (:func:`plain` ones only, if asked) within ``MAX_RELATIVE_CHANGE`` of it;
+    with ``spread`` (an error bar, on noisy targets) also the fractions times a power of
+    ten and their multiples of pi, and the ``PHYSICAL`` constants times a power of ten,
+    within it."""
     close: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
     if not np.isfinite(value):
         return close
@@ -118,12 +120,20 @@ def simple_numbers(value: float, plain_only: bool = False, spread: float | None 
     for number in numbers:
         if plain_only and not (plain(number) or (noisy and plain(number / _decade(number)))):
             continue
-        if number not in close and abs(float(number) - value) <= reach:
+        distance = abs(float(number) - value)
+        if distance > MAX_RELATIVE_CHANGE * abs(value) and not _rational_or_of_pi(number):
+            continue  # within an error bar only fractions and their multiples of pi: a wide bar holds many named forms
+        if number not in close and distance <= reach:
             close.append(number)
     if noisy:
         physical_ = (_physical(value, constant) for constant in PHYSICAL)
         close += [number for number in physical_ if number is not None and abs(float(number) - value) <= reach]
     return close
+
+
+def _rational_or_of_pi(number: sympy.Expr) -> bool:
+    """Whether ``number`` is a fraction, or one times pi or over pi."""
+    return any(form.is_Rational for form in (number, number / sympy.pi, number * sympy.pi))
 
 
 def _physical(value: float, constant: float) -> sympy.Expr | None:

@@ -1,0 +1,117 @@
+"""Search settings compared on laws under noise, each fit of each variant on the same
+points (paired): the validation sets at noise levels (``level * RMS(y)``, SRBench's
+protocol), 500 training points, seed 0, scored on 1,000 noise-free iid points by the
+fraction of variance unexplained (recovered: ``FVU <= 1.19e-7``, float32's epsilon, as
+FastSRB scores; close: ``FVU <= 1e-4``).
+
+Variants (:data:`VARIANTS`): ``default`` (the package's settings) and one change each.
+
+Command line::
+
+    python -m benchmarks.studies.noise_variants --variants default noisy-identity \
+        --out benchmarks/results/noise-selection/noise-variants-1s.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.datasets import load_dataset
+from benchmarks.metrics import FVU_THRESHOLD, fvu
+from benchmarks.report import pipe_table
+from nesymres_sklearn.search.settings import SearchSettings
+
+SETS = ("validation-nc", "validation-wc")
+N_TRAIN, N_TEST = 500, 1000
+CLOSE_FVU = 1e-4
+#: Name -> the search settings of a variant.
+VARIANTS = {
+    "default": SearchSettings(),
+    "noisy-identity": SearchSettings(noisy_identity_level=1e-4),
+    "no-snap": SearchSettings(snap_level=0.0),
+    "no-gate": SearchSettings(information_criterion=None),
+}
+
+
+def fits(sets, levels, variants, budget: float, max_equations: int | None) -> pd.DataFrame:
+    from nesymres_sklearn import NeSymReSRegressor
+
+    rows = []
+    for name in sets:
+        for equation in load_dataset(name)[:max_equations]:
+            X_test, y_test = equation.sample_test("iid", N_TEST)
+            finite = np.isfinite(y_test)
+            for level in levels:
+                X, y = equation.sample_train(N_TRAIN, 0, level)
+                for variant in variants:
+                    started = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        reg = NeSymReSRegressor(max_time=budget, random_state=0, search_settings=VARIANTS[variant])
+                        reg.fit(X, y)
+                        value = fvu(y_test[finite], reg.predict(X_test[finite]))
+                    seconds = time.perf_counter() - started
+                    rows.append(
+                        dict(set=name, problem=equation.name, level=level, variant=variant, fvu=value, seconds=seconds,
+                             expression=str(reg.expression_))
+                    )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def paired_interval(differences: np.ndarray, n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
+    """The mean of paired ``differences`` and its 95% bootstrap interval."""
+    rng = np.random.default_rng(seed)
+    means = rng.choice(differences, (n_resamples, len(differences))).mean(axis=1)
+    return float(differences.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def summary(frame: pd.DataFrame, variants) -> str:
+    frame = frame.assign(recovered=100.0 * (frame["fvu"] <= FVU_THRESHOLD), close=100.0 * (frame["fvu"] <= CLOSE_FVU))
+    table = (
+        frame.groupby(["set", "level", "variant"])
+        .agg(n=("fvu", "size"), recovered=("recovered", "mean"), close=("close", "mean"), seconds=("seconds", "median"))
+        .round(2)
+        .reset_index()
+    )
+    text = pipe_table(table)
+    first = variants[0]
+    for other in variants[1:]:
+        for (name, level), group in frame.groupby(["set", "level"]):
+            for metric in ("recovered", "close"):
+                wide = group.pivot_table(index="problem", columns="variant", values=metric)
+                mean, low, high = paired_interval((wide[first] - wide[other]).to_numpy())
+                text += f"\n\n{name} at {level:g}, {metric}, {first} - {other}: {mean:+.1f} [{low:+.1f}, {high:+.1f}]"
+    return text
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--levels", type=float, nargs="+", default=[0.01, 0.1])
+    parser.add_argument("--variants", nargs="+", default=["default", "noisy-identity"], choices=sorted(VARIANTS))
+    parser.add_argument("--budget", type=float, default=1.0)
+    parser.add_argument("--max-equations", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="Markdown; the CSV beside it")
+    args = parser.parse_args(argv)
+    frame = fits(args.sets.split(","), args.levels, args.variants, args.budget, args.max_equations)
+    command = " ".join(sys.argv[1:] if argv is None else argv)
+    text = (
+        f"Variants on the same points, max_time={args.budget}. "
+        f"Command: `python -m benchmarks.studies.noise_variants {command}`\n\n" + summary(frame, args.variants) + "\n"
+    )
+    print(text)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        frame.to_csv(args.out.with_suffix(".csv"), index=False)
+
+
+if __name__ == "__main__":
+    main()
