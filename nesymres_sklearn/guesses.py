@@ -59,7 +59,7 @@ class Guesses:
             if skeleton.n_constants == 0:
                 candidates.append((skeleton.with_constants_attached(), np.empty(0)))
             for candidate, start in candidates:
-                fit = _fitted(candidate, start, problem, request.n_restarts, rng)
+                fit = _fitted(candidate, start, problem, request, rng)
                 rows.add(Fitted(candidate, fit.constants, fit.mse), origin="guess")
         return rows
 
@@ -121,13 +121,16 @@ def _in_search_units(expression: sympy.Expr, scaling: Scaling) -> sympy.Expr:
     return scaled if scaling.y_scale == 1.0 else scaled / sympy.Float(scaling.y_scale)
 
 
-def _fitted(skeleton: Skeleton, start: np.ndarray, problem: Problem, n_restarts: int, rng) -> ConstantFit:
+def _fitted(skeleton: Skeleton, start: np.ndarray, problem: Problem, request: SearchRequest, rng) -> ConstantFit:
     """The constants of ``skeleton`` fitted from ``start`` (the guess's numbers), then
-    from the starts of any candidate (:func:`.fit_constants`); the best kept."""
+    from the starts of any candidate (:func:`.fit_constants`, the ``request``'s); the best kept."""
     X, y, weights = problem.X, problem.y, problem.weights
     previous = None
     if len(start):
         found = least_squares_run(skeleton.program, X, y, start, weights=weights)
         constants = found if found is not None and np.all(np.isfinite(found)) else start
         previous = ConstantFit(constants, mse(skeleton.program, X, y, constants, weights), 0)
-    return fit_constants(skeleton.program, X, y, n_restarts, rng, None, weights, previous=previous)
+    n_restarts, start_range = request.n_restarts, request.settings.start_range
+    return fit_constants(
+        skeleton.program, X, y, n_restarts, rng, None, weights, previous=previous, start_range=start_range
+    )

@@ -191,7 +191,7 @@ def decomposed_rows(
     def solve(part: Problem) -> list[Fitted]:
         return propose_and_fit(network, part, request, fixed_work).fitted()
 
-    parts = decomposed_candidates(problem, n_variables, request.seed, solve, budget.network_end)
+    parts = decomposed_candidates(problem, n_variables, request.seed, solve, budget.network_end, request.settings)
     for fitted in parts:
         rows.add(fitted, origin="decomposed")
     return rows, time.perf_counter() - moment

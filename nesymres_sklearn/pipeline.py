@@ -125,7 +125,8 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     searches = operon is not None  # Operon's islands may run in the continuation
     if operon is not None and not holds_operon(budget, operon_settings, len(y), calibration):
         operon, budget = None, replace(budget, refinement_seconds=0.0)
-    units = Units.parse(X_units, y_units, len(names), constants, names, X, y)  # within max_time
+    # within max_time
+    units = Units.parse(X_units, y_units, len(names), constants, names, X, y, settings)
     if np.ptp(y) == 0:
         return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
     scaling = Scaling.for_data(X, y, settings.offset_ratio) if restrictions.rescales else Scaling.identity(len(names))
@@ -212,7 +213,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     started = budget.clock()
     table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
     reach = settings.noise_ratio * noise if np.isfinite(noise) else 0.0
-    table = write_selected(table, problem, writer, budget.end, settings.snap_level, reach)
+    table = write_selected(table, problem, writer, budget.end, settings.snap_level, reach, settings.selection_margin)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
         units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)
@@ -324,7 +325,7 @@ def network_search(stages: Stages, groups: View):
     views = Chain.of(problem).then(groups)
     searched = views.problem
     started = budget.clock()
-    seen = route(searched, n_variables, request.seed, request.settings.reduce, budget.network_end)
+    seen = route(searched, n_variables, request.seed, request.settings, budget.network_end)
     budget.record("route", budget.clock() - started)
     views = views.then(seen)
     message = seen.warning(groups.symbols(stages.symbols), stages.model, n_variables, refined=stages.operon is not None)

@@ -535,7 +535,7 @@ def test_the_residual_is_searched_with_and_without_a_budget(tiny_model, monkeypa
 
     calls = []
 
-    def recording(problem, first, read, n_variables, seed, solve, deadline=None, runner=None):
+    def recording(problem, first, read, n_variables, seed, solve, deadline=None, runner=None, penalty=None):
         calls.append((first, read, n_variables))
         X, y = problem.X, problem.y
         skeleton = Skeleton(("add", "mul", "c", "x_1", "add", "mul", "c", "x_6", "c"))
@@ -573,7 +573,7 @@ def test_a_look_starts_after_the_decodings_while_the_time_left_holds_one(
 
     started, moments = manual_clock.perf_counter(), []
 
-    def recording(problem, first, read, n_variables, seed, solve, deadline=None, runner=None):
+    def recording(problem, first, read, n_variables, seed, solve, deadline=None, runner=None, penalty=None):
         moments.append(manual_clock.perf_counter() - started)
         return []
 
@@ -615,7 +615,7 @@ def test_one_over_y_is_searched_with_and_without_a_budget(
 
     calls = []
 
-    def recording(problem, solve, deadline=None, runner=None):
+    def recording(problem, solve, deadline=None, runner=None, penalty=None):
         calls.append(problem)
         skeleton = Skeleton(("div", "c", "x_1"))
         constants = np.array([np.mean(problem.y * problem.X[:, 0])])

@@ -6,6 +6,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 import nesymres_sklearn.search.variables.power_factor as power_factor_module
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.search.variables.power_factor import power_factor
 
 original_sse = power_factor_module._sse
@@ -111,3 +112,10 @@ def test_a_fit_runs_its_least_squares_on_one_blas_thread(tiny_model, monkeypatch
         regressor.fit(X, law(X))
         assert all(pool["num_threads"] == 2 for pool in threadpool_info() if pool["user_api"] == "blas")
     assert threads and set(threads) == {1}
+
+
+def test_the_settings_tolerance_of_the_exponents_decides_the_split():
+    """Fitted exponents are never exactly halves: with no tolerance no split stands."""
+    law = X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (np.sin(X[:, 3]) + 2)
+    assert power_factor(X, law, 3, settings=SearchSettings()).exponents == {0: 1.0, 1: 1.0, 2: -2.0}
+    assert power_factor(X, law, 3, settings=SearchSettings(power_factor_exponent_tolerance=0.0)) is None

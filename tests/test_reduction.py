@@ -138,3 +138,13 @@ def test_a_deadline_stops_the_gaussian_process_while_it_is_fitted():
     # read during the fit (not only before and after it), and only until the deadline:
     # the first few of the optimiser's 20 steps or so
     assert 4 <= len(readings) <= 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("knob", [{"reduction_max_left_out": 0.0}, {"reduction_min_r2": 1 - 1e-9}])
+def test_the_settings_bounds_decide_which_combinations_are_verified(knob):
+    """A basis that leaves out nothing of the gradients, or a surrogate that explains
+    all of y to 1e-9, is more than the data give: no reduction."""
+    y = np.exp(X[:, 0] * X[:, 1] / 10) + X[:, 2] / X[:, 3] + X[:, 4]
+    assert written(reduction(X, y, 3, seed=0, settings=SearchSettings())) == {"x0*x1", "x2/x3", "x4"}
+    assert reduction(X, y, 3, seed=0, settings=SearchSettings(**knob)) is None

@@ -5,6 +5,7 @@ from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.fitted import Fitted, mse
 from nesymres_sklearn.search.looks.residual import residual_candidates
 from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.variables.assembly import kept_fits
 
 # x4*x5 - x3 + x0*x1 + sin(x2) on U(-3, 3): the network, reading x3, x4, x5, writes the
 # first two terms; the rest depends on x0, x1, x2 only.
@@ -74,3 +75,11 @@ def test_nothing_is_searched_when_the_first_fit_is_not_finite_everywhere(value):
     fitted = (broken, constants, np.inf)
     assert residual_candidates(problem, fitted, np.array([3, 4, 5]), 3, 0, solve) == []
     assert solve.parts == []
+
+
+def test_the_parts_penalty_decides_whether_a_shorter_second_fit_is_kept():
+    problem = _problem()
+    longer = Fitted(REST, np.array([0.9]), 0.5 * problem.scale)
+    shorter = Fitted(Skeleton(("sin", "x_3")), np.array([]), 0.6 * problem.scale)
+    assert kept_fits([longer, shorter], problem, penalty=0.0) == [longer]
+    assert kept_fits([longer, shorter], problem, penalty=0.1) == [longer, shorter]

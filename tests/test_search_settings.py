@@ -1,11 +1,15 @@
-"""The search's knobs (:mod:`nesymres_sklearn.search.settings`): the bound of the beam."""
+"""The search's knobs (:mod:`nesymres_sklearn.search.settings`): the bound of the beam, every
+field documented, a knob out of its range refused by name."""
 
+import re
 import warnings
+from dataclasses import fields
 
 import numpy as np
 import pytest
 
 from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.operon.settings import OperonSettings
 from nesymres_sklearn.search.settings import SearchSettings
 
 BUNDLED_BYTES_PER_BEAM = 3 * 2 * 60 * 128 * 4  # the bundled model's decoder: layers, keys and values, length, width
@@ -54,3 +58,67 @@ def test_the_estimator_decodes_the_bounded_beam(tiny_model):
         regressor.fit(X, X[:, 0] * np.sin(X[:, 1]))
     decoded = [unit for unit in regressor.plan_["unit"] if unit.startswith("decode")]
     assert decoded == ["decode 4", "decode 6"]
+
+
+@pytest.mark.parametrize("settings_class", [SearchSettings, OperonSettings])
+def test_every_field_is_documented_in_the_class_docstring(settings_class):
+    """Each knob says what it does and what chose its value (issue 66): an entry of the
+    docstring's Attributes names it (``name : type`` or ``a, b : type``)."""
+    entries = re.findall(r"^    (\w+(?:, \w+)*) : ", settings_class.__doc__, flags=re.MULTILINE)
+    documented = {name for entry in entries for name in entry.split(", ")}
+    assert {field.name for field in fields(settings_class)} - documented == set()
+    assert documented - {field.name for field in fields(settings_class)} == set()
+
+
+@pytest.mark.parametrize(
+    "name, value, expected",
+    [
+        ("scaled_min_gain", 1.0, r"in \[0, 1\)"),
+        ("scaled_min_gain", -0.1, r"in \[0, 1\)"),
+        ("selection_margin", -0.01, "non-negative"),
+        ("pruning_score_rise", -1.0, "non-negative"),
+        ("support_gain_ratio", float("nan"), "non-negative"),
+        ("support_max_gain", -0.1, "non-negative"),
+        ("reduction_min_seconds", -0.4, "non-negative"),
+        ("reduction_min_r2", 1.5, r"in \[0, 1\)"),
+        ("reduction_max_error_ratio", -0.5, "non-negative"),
+        ("reduction_left_out_slack", -1.0, "non-negative"),
+        ("reduction_left_out_floor", -0.01, "non-negative"),
+        ("reduction_max_left_out", -0.1, "non-negative"),
+        ("power_factor_min_r2", 1.0, r"in \[0, 1\)"),
+        ("power_factor_exponent_tolerance", 0.25, r"in \[0, 0.25\)"),
+        ("power_factor_min_departure", -0.05, "non-negative"),
+        ("power_factor_neighbour_unexplained", -0.1, "non-negative"),
+        ("decompose_min_r2", -0.1, r"in \[0, 1\)"),
+        ("decompose_tolerance", -0.05, "non-negative"),
+        ("parts_complexity_penalty", -0.01, "non-negative"),
+        ("units_joined_score_rise", -1.5, "non-negative"),
+        ("units_min_dependence", 1.0, r"in \[0, 1\)"),
+        ("units_dependence_sigmas", -3.0, "non-negative"),
+        ("units_typical_share", 0.0, r"in \(0, 1\]"),
+        ("units_typical_share", 1.5, r"in \(0, 1\]"),
+        ("start_range", -5.0, "non-negative"),
+        ("power_factor_small_share", 1.0, r"in \[0, 1\)"),
+        ("power_factor_neighbour_kept", 0.0, r"in \(0, 1\]"),
+        ("units_neighbours", 0, "an integer of at least 1"),
+        ("units_neighbours", 5.0, "an integer of at least 1"),
+    ],
+)
+def test_a_knob_out_of_its_range_is_refused_by_name(name, value, expected):
+    with pytest.raises(ValueError, match=rf"SearchSettings\.{name} must .*{expected}"):
+        SearchSettings(**{name: value})
+
+
+@pytest.mark.parametrize("value", [0, 2.0])
+def test_operon_growth_must_be_a_positive_integer(value):
+    with pytest.raises(ValueError, match="OperonSettings.max_growth must be a positive integer"):
+        OperonSettings(max_growth=value)
+
+
+def test_the_knobs_at_their_edges_are_accepted():
+    edges = SearchSettings(
+        scaled_min_gain=0.0, selection_margin=0.0, reduction_min_r2=0.0, power_factor_exponent_tolerance=0.0,
+        units_typical_share=1.0, units_min_dependence=0.0, units_dependence_sigmas=0.0,
+    )  # fmt: skip
+    assert (edges.units_typical_share, edges.power_factor_exponent_tolerance) == (1.0, 0.0)
+    assert OperonSettings(max_growth=1).max_growth == 1

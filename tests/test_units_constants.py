@@ -238,3 +238,10 @@ def test_an_exact_law_with_a_known_constant_is_selected_with_units_where_the_fea
     reg = NeSymReSRegressor(random_state=0, refine=None).fit(X, y, X_units=["m/s", "m/s"], y_units="m/s")
     assert reg.equations_.loc[0, "origin"] == "identity"
     assert np.allclose(reg.predict(X * 0.5), ((X[:, 0] + X[:, 1]) / 2) / (1 + X[:, 0] * X[:, 1] / (4 * C**2)))
+
+
+def test_the_settings_thresholds_of_dependence_decide_it():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, 500)
+    assert depends(rng.normal(size=500), x, minimum=0.0, sigmas=0.0)  # any correlation counts
+    assert not depends(np.exp(x), x, minimum=1.01, sigmas=0.0)  # no correlation is that strong

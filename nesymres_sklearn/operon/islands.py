@@ -26,9 +26,6 @@ from ..search.problem import Problem
 from .refine import Refinement, refine
 from .settings import OperonSettings, minimum_seconds
 
-#: A turn's islands run Operon's generations times 2**turn, up to this factor.
-MAX_GROWTH = 8
-
 
 def refinement_rows(refined: Refinement, problem: Problem) -> CandidateRows:
     """Operon's models as rows of origin ``"operon"``, their losses on ``problem``."""
@@ -70,7 +67,8 @@ class OperonIslands:
         return int(np.random.SeedSequence([self.seed, turn, worker]).generate_state(1)[0] % 2**31)
 
     def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
-        settings = replace(self.settings, generations=self.settings.generations * min(2**turn, MAX_GROWTH))
+        growth = min(2**turn, self.settings.max_growth)
+        settings = replace(self.settings, generations=self.settings.generations * growth)
         seeds = rows.best_first()
         if self.n_workers == 1:  # in this process, on the fit's own clock
             refined = [

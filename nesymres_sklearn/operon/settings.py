@@ -57,6 +57,11 @@ class OperonSettings:
         At most this share of the population is seeded with the network's candidates:
         more seeds crowd out the diversity that the search needs (measured on the
         prototype: equations Operon alone solved were lost when seeds took over).
+    max_growth : int, default=8
+        In the continuation after the plan (``max_time``), turn ``t``'s islands run
+        ``generations`` times ``2**t``, up to this factor: later turns search longer,
+        and one turn's work stays bounded. Not tuned; it was set with the continuation
+        (commit b0becb8) and bounds work that only ``max_time`` allows.
     """
 
     population_size: int = 1000
@@ -65,9 +70,17 @@ class OperonSettings:
     max_length: int = 50
     max_chunk_generations: int = 10
     max_seed_share: float = 0.1
+    max_growth: int = 8
 
     def __post_init__(self):
-        for name in ("population_size", "generations", "optimizer_iterations", "max_length", "max_chunk_generations"):
+        for name in (
+            "population_size",
+            "generations",
+            "optimizer_iterations",
+            "max_length",
+            "max_chunk_generations",
+            "max_growth",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"OperonSettings.{name} must be a positive integer, got {value!r}.")

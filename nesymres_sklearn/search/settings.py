@@ -3,6 +3,7 @@ without loading the network)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,11 @@ RECIPROCAL_LOOKS = (True, "units", False)
 class SearchSettings:
     """The search's tuning knobs (the estimator's ``search_settings``). The defaults
     were chosen on the validation sets (``benchmarks/studies/search_settings.py``).
+    A value of the search that changes which equation a fit returns and that someone
+    chose is one of the fields listed below (Attributes), each with what chose it; the
+    numeric module constants that remain are listed by kind in the repository's
+    ``tests/module_constants.txt``. A bad value raises a ``ValueError`` that names the
+    field and the range it takes.
 
     Attributes
     ----------
@@ -207,11 +213,116 @@ class SearchSettings:
         points of "close" (FVU <= 1e-4) on each set but lost a recovered law, as it runs
         before the network within the network's time, and its rational approximations
         of laws that are not rational (an ``exp(exp(x))``) won selections.
+    start_range : float, default=5.0
+        The constant fitting's first start is all ones, each further start uniform in
+        ``[-start_range, start_range]`` (:func:`.fitting.constants.fit_constants`). Not
+        tuned; set with the first constant fitting (commit a35d836).
+    scaled_min_gain : float, default=0.1
+        A candidate's outer scaling ``a*f + b`` (:mod:`.linear_scaling`) is fitted as
+        ``c + c*f`` only where its closed form lowers the candidate's mean squared error
+        by at least this share. Not tuned: ``benchmarks/studies/linear_scaling.py``
+        (commit 5f3b6ff, since removed) compared the scaling on and off on validation,
+        not this share.
+    selection_margin : float, default=0.02
+        With ``max_time``, the selection's pruning stops this many seconds before the
+        time it keeps for writing the rows, and the readable constants this many
+        seconds before the fit's end (:mod:`.selection.final`). Not tuned; a margin for
+        the scheduler's jitter, which no fit without ``max_time`` reads.
+    pruning_score_rise : float, default=1.0
+        The pruning of the best row (:mod:`.selection.pruning`) refits no part or
+        variable whose replacement alone raises the row's score by more than this (a
+        factor ``e`` of the unexplained variance at 1.0). Not tuned; a bound on the
+        refits' work, which the shared evaluations bound too.
+    support_gain_ratio : float, default=4.0
+        A variable of an approximate best row is supported when its gain in the score
+        exceeds this many times the largest gain of a shuffled copy of its column
+        (:mod:`.selection.variable_support`). Chosen with
+        ``benchmarks/studies/spurious_variables.py`` (1 to 0 fits of 100 that select an
+        unused column, ``benchmarks/results/spurious-variables/after.md``).
+    support_max_gain : float, default=log(1.5)
+        A variable whose gain exceeds this is supported whatever its shuffled copies
+        gain: it lowers the mean squared error by more than a third, and shuffles of a
+        column that an approximate form uses in an odd way can gain by chance too. Not
+        tuned; set with the refitted comparison (commit 9d30a3b).
+    reduction_min_seconds : float, default=0.4
+        With ``max_time``, the reduction to combinations of the features
+        (:mod:`.variables.reduction`) starts only with this many seconds for it: one
+        that found its combinations took 0.39 s (6 features) and 0.54 s (20 features,
+        300 points) on the 2-core development machine (commit ab74038); with less it
+        runs out of time and its work is lost.
+    reduction_min_r2, reduction_max_error_ratio : float, default=0.99, 0.5
+        The reduction's combinations are kept when their leave-one-out surrogate
+        explains at least ``reduction_min_r2`` of ``y``'s variance and leaves at most
+        ``reduction_max_error_ratio`` times the share that all the features leave (or
+        are exact). Not tuned; set with the reduction (commit b8a94bb), on the laws of
+        its tests.
+    reduction_left_out_slack, reduction_left_out_floor, reduction_max_left_out : float, default=1.5, 0.01, 0.1
+        The reduction verifies the rounded bases of the gradients' span that leave out
+        at most ``reduction_left_out_slack`` times the least share of the gradients'
+        length plus ``reduction_left_out_floor`` (they fit them about equally well; the
+        simplest is tried first), and never more than ``reduction_max_left_out`` (no
+        combination of that many explains them). Not tuned; set with the reduction
+        (commit b8a94bb).
+    power_factor_min_r2, power_factor_exponent_tolerance : float, default=0.99, 0.05
+        A power-law factor of some features splits off (:mod:`.variables.power_factor`)
+        when the log fit explains at least ``power_factor_min_r2`` of the variance of
+        ``log|y|`` and every exponent lies within ``power_factor_exponent_tolerance`` of
+        a multiple of one half. Not tuned; set with the split (commit 17c8994).
+    power_factor_min_departure : float, default=0.05
+        The columns that the network reads beside a power-law factor are those whose
+        extra terms lower the log fit's error by more than this share of it (the rest
+        may be in the factor). Not tuned; set with the split (commit 17c8994).
+    power_factor_neighbour_unexplained : float, default=0.1
+        The split found from pairs of nearest neighbours
+        (:func:`.variables.power_factor.neighbour_split`, where ``y`` changes sign)
+        stands when each point's nearest neighbour leaves at most this share of the
+        variance of ``y`` over the factor unexplained. Not tuned.
+    power_factor_small_share, power_factor_neighbour_kept : float, default=0.1, 0.8
+        Where ``y`` changes sign, the split's columns are chosen without the points of
+        the smallest ``power_factor_small_share`` of ``|y|`` (near the rest's zeros), and
+        each round of the neighbours' fit keeps this share of the pairs, the rest (the
+        pairs across a zero) set aside. Not tuned; set with the split (commit 17c8994).
+    decompose_min_r2, decompose_tolerance : float, default=0.95, 0.05
+        With ``decompose``, no decomposition unless its surrogate explains at least
+        ``decompose_min_r2`` of ``y``'s variance on left-out points, and two features
+        interact when their mixed difference exceeds ``decompose_tolerance`` times the
+        spread of ``y`` (:mod:`.variables.decomposition`). Not tuned: ``decompose`` is
+        off by default.
+    parts_complexity_penalty : float, default=0.01
+        Per token, in the score that picks a part's second candidate beside its best fit
+        when equations are assembled from parts (the residual and reciprocal looks, the
+        inverted groups, ``decompose``; :func:`.variables.assembly.kept_fits`). Not
+        tuned: the default of the estimator's ``complexity_penalty``.
+    units_joined_score_rise : float, default=1.5
+        With units, a known constant that joins the features' dimensionless groups may
+        leave at most this multiple of the share of ``y`` they leave unexplained
+        (:mod:`nesymres_sklearn.units.stage`; its groups are more, and their neighbours
+        farther apart). Not tuned; set with the rule (commit ce087ce) so that no
+        electron mass joins beside a mass.
+    units_min_dependence, units_dependence_sigmas : float, default=0.1, 3.0
+        With units, ``y`` (or what the features' groups leave of it) depends on a column
+        when their rank correlation, or that with the column's magnitude, is at least
+        ``units_min_dependence`` and ``units_dependence_sigmas`` standard errors
+        (:func:`nesymres_sklearn.units.constants.depends`): such a feature must take
+        part in the law, and such a known constant joins the groups. Not tuned; set with
+        the known constants (commit 9cd52d6), three standard errors as a test at about
+        0.3%.
+    units_typical_share : float, default=0.9
+        The test of a joining constant reads this share of the smallest residuals of the
+        groups' neighbours (:func:`nesymres_sklearn.units.constants.depends_beyond`): the
+        largest lie where the law crosses zero between neighbours, and hide a
+        dependence. Not tuned; set with that reading (commit 10cf63e).
+    units_neighbours : int, default=5
+        With units, the mean of a point's this many nearest neighbours in the groups'
+        logs predicts its ``log|y/m|``, which says which known constants the data support
+        and whether one joins the groups (:func:`nesymres_sklearn.units.constants.unexplained`).
+        Not tuned; set with the known constants (commit 9cd52d6).
     """
 
     first_beam: int = 8
     n_scaled: int = 8
     lm_x_scale: float | str = "jac"
+    start_range: float = 5.0
     constant_optimizer: str = "operon"
     network_share: float = 0.5
     reserve_share: float = 0.2
@@ -241,6 +352,31 @@ class SearchSettings:
     noisy_identity_level: float | None = None
     information_criterion: str | None = "aic"
     information_per_token: float = 0.0
+    scaled_min_gain: float = 0.1
+    selection_margin: float = 0.02
+    pruning_score_rise: float = 1.0
+    support_gain_ratio: float = 4.0
+    support_max_gain: float = math.log(1.5)
+    reduction_min_seconds: float = 0.4
+    reduction_min_r2: float = 0.99
+    reduction_max_error_ratio: float = 0.5
+    reduction_left_out_slack: float = 1.5
+    reduction_left_out_floor: float = 0.01
+    reduction_max_left_out: float = 0.1
+    power_factor_min_r2: float = 0.99
+    power_factor_exponent_tolerance: float = 0.05
+    power_factor_min_departure: float = 0.05
+    power_factor_neighbour_unexplained: float = 0.1
+    power_factor_small_share: float = 0.1
+    power_factor_neighbour_kept: float = 0.8
+    decompose_min_r2: float = 0.95
+    decompose_tolerance: float = 0.05
+    parts_complexity_penalty: float = 0.01
+    units_joined_score_rise: float = 1.5
+    units_min_dependence: float = 0.1
+    units_dependence_sigmas: float = 3.0
+    units_typical_share: float = 0.9
+    units_neighbours: int = 5
 
     def __post_init__(self):
         steps = self.continuation_steps
@@ -257,18 +393,52 @@ class SearchSettings:
             ("identity_ending_degree", 0),
             ("noise_max_terms", 1),
             ("held_out_folds", 0),
+            ("units_neighbours", 1),
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
                 raise ValueError(f"SearchSettings.{name} must be an integer of at least {minimum}, got {value!r}.")
-        for name in ("held_out_standard_errors", "held_out_noise_errors"):
+        for name in (
+            "held_out_standard_errors",
+            "held_out_noise_errors",
+            "selection_margin",
+            "pruning_score_rise",
+            "support_gain_ratio",
+            "support_max_gain",
+            "reduction_min_seconds",
+            "reduction_max_error_ratio",
+            "reduction_left_out_slack",
+            "reduction_left_out_floor",
+            "reduction_max_left_out",
+            "power_factor_min_departure",
+            "power_factor_neighbour_unexplained",
+            "parts_complexity_penalty",
+            "start_range",
+            "decompose_tolerance",
+            "units_joined_score_rise",
+            "units_dependence_sigmas",
+        ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"SearchSettings.{name} must be non-negative, got {getattr(self, name)!r}.")
+        for name, low, high in (
+            ("scaled_min_gain", 0, 1),
+            ("reduction_min_r2", 0, 1),
+            ("power_factor_min_r2", 0, 1),
+            ("decompose_min_r2", 0, 1),
+            ("units_min_dependence", 0, 1),
+            ("power_factor_small_share", 0, 1),
+            ("power_factor_exponent_tolerance", 0, 0.25),
+        ):
+            if not low <= getattr(self, name) < high:
+                raise ValueError(f"SearchSettings.{name} must lie in [{low}, {high}), got {getattr(self, name)!r}.")
         if self.information_criterion not in INFORMATION_CRITERIA:
             raise ValueError(
                 f"SearchSettings.information_criterion must be one of {INFORMATION_CRITERIA}, "
                 f"got {self.information_criterion!r}."
             )
+        for name in ("units_typical_share", "power_factor_neighbour_kept"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"SearchSettings.{name} must lie in (0, 1], got {getattr(self, name)!r}.")
         if not self.information_per_token >= 0:
             raise ValueError(
                 f"SearchSettings.information_per_token must be non-negative, got {self.information_per_token!r}."

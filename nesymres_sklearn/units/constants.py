@@ -29,6 +29,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
+from ..search.settings import SearchSettings
 from .groups import dimension_matrix
 from .parsing import MAX_DENOMINATOR, Dimensions, parse_unit, unit_registry
 
@@ -47,10 +48,6 @@ KNOWN_CONSTANTS = {
 }
 #: Most known constants that one law is given.
 MAX_CONSTANTS = 3
-#: ``y`` depends on a feature when their rank correlation (or with its magnitude) is at
-#: least this, and at least ``DEPENDENCE_SIGMAS`` times its spread without dependence.
-MIN_DEPENDENCE = 0.1
-DEPENDENCE_SIGMAS = 3.0
 
 
 @dataclass(frozen=True)
@@ -136,13 +133,19 @@ def takes_part(features: Sequence[Dimensions], target: Dimensions) -> np.ndarray
     return np.array([_rank(np.delete(matrix, j, axis=1)) == rank for j in range(n)])
 
 
-def depends(y: np.ndarray, column: np.ndarray) -> bool:
+def depends(
+    y: np.ndarray,
+    column: np.ndarray,
+    minimum: float = SearchSettings.units_min_dependence,
+    sigmas: float = SearchSettings.units_dependence_sigmas,
+) -> bool:
     """Whether ``y`` depends on ``column``: their rank correlation, or that with the
-    column's magnitude (for laws even in it), is at least :data:`MIN_DEPENDENCE` and
-    :data:`DEPENDENCE_SIGMAS` standard errors."""
+    column's magnitude (for laws even in it), is at least ``minimum`` and ``sigmas``
+    standard errors (:attr:`.SearchSettings.units_min_dependence`,
+    :attr:`.SearchSettings.units_dependence_sigmas`)."""
     if np.ptp(y) == 0 or np.ptp(column) == 0:
         return False
-    threshold = max(MIN_DEPENDENCE, DEPENDENCE_SIGMAS / np.sqrt(len(y)))
+    threshold = max(minimum, sigmas / np.sqrt(len(y)))
     ranks = rankdata(y)
     for values in (column, np.abs(column)):
         if np.ptp(values) > 0 and abs(np.corrcoef(ranks, rankdata(values))[0, 1]) >= threshold:
@@ -178,15 +181,24 @@ def closing_constants(
     return closing_target
 
 
-def best_explained(candidates: list, y: np.ndarray, explained) -> int:
+def best_explained(
+    candidates: list, y: np.ndarray, explained, neighbours: int = SearchSettings.units_neighbours
+) -> int:
     """The index of the candidate whose ``explained(candidate)`` -- ``(m, Z)``, the
     monomial with ``y``'s units and the groups on the points -- leaves the least of
     ``log|y/m|`` unexplained by its nearest neighbours in the groups' logs (the law
-    ``y = m * f(Z)`` holds for the right constants, and not for the others)."""
-    return int(np.argmin(unexplained(candidates, y, explained)))
+    ``y = m * f(Z)`` holds for the right constants, and not for the others); the mean of
+    ``neighbours`` predicts a point (:attr:`.SearchSettings.units_neighbours`)."""
+    return int(np.argmin(unexplained(candidates, y, explained, neighbours=neighbours)))
 
 
-def unexplained(candidates: list, y: np.ndarray, explained, relative: bool = False) -> np.ndarray:
+def unexplained(
+    candidates: list,
+    y: np.ndarray,
+    explained,
+    relative: bool = False,
+    neighbours: int = SearchSettings.units_neighbours,
+) -> np.ndarray:
     """For each candidate, what its groups leave unexplained of ``log|y/m|`` (see
     :func:`best_explained`): the mean squared difference from its nearest neighbours',
     ``relative`` to the variance of ``log|y/m|`` (for candidates of different monomials)."""
@@ -198,10 +210,10 @@ def unexplained(candidates: list, y: np.ndarray, explained, relative: bool = Fal
             logs = np.log(np.abs(groups))
         usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1)
         signs = np.sign(groups[usable])
-        if usable.sum() <= NEIGHBOURS:
+        if usable.sum() <= neighbours:
             scores.append(np.inf)
             continue
-        score = _unexplained(rest[usable], logs[usable], signs)
+        score = _unexplained(rest[usable], logs[usable], signs, neighbours)
         scores.append(score / max(float(np.var(rest[usable])), np.finfo(float).tiny) if relative else score)
     return np.array(scores)
 
@@ -220,15 +232,11 @@ def joining_constants(features: Sequence[Dimensions], target: Dimensions, taken:
     return joining
 
 
-#: Neighbours whose mean predicts a point's ``log|y/m|`` in :func:`best_explained`, and
-#: the distance between points of groups of opposite signs (in standard deviations).
-NEIGHBOURS = 5
+#: The distance between points of groups of opposite signs (in standard deviations): no
+#: point's neighbours have other signs.
 SIGN_WEIGHT = 100.0
 #: Points below which :func:`depends_beyond` says no.
 MIN_BEYOND_POINTS = 100
-#: The share of the smallest residuals that :func:`depends_beyond` reads: the largest lie
-#: where the law crosses zero between neighbours, and hide a dependence.
-TYPICAL_SHARE = 0.9
 
 
 #: A column whose log the groups' logs leave less than this share of is their product
@@ -236,42 +244,48 @@ TYPICAL_SHARE = 0.9
 OWN_GROUPS = 1e-9
 
 
-def _unexplained(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> float:
-    """Mean squared difference of ``rest`` from the mean of its nearest neighbours in
+def _unexplained(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray, neighbours: int) -> float:
+    """Mean squared difference of ``rest`` from the mean of its ``neighbours`` nearest in
     ``logs`` (standardised; the point itself left out) of the same ``signs``; its
     variance without groups."""
-    return float(np.mean(_residuals(rest, logs, signs) ** 2))
+    return float(np.mean(_residuals(rest, logs, signs, neighbours) ** 2))
 
 
-def _residuals(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray) -> np.ndarray:
+def _residuals(rest: np.ndarray, logs: np.ndarray, signs: np.ndarray, neighbours: int) -> np.ndarray:
     """``rest`` less the mean of its nearest neighbours (see :func:`_unexplained`)."""
     if logs.shape[1] == 0:
         return rest - rest.mean()
     spread = logs.std(axis=0)
     points = (logs - logs.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
     points = np.hstack([points, SIGN_WEIGHT * signs])  # neighbours share the groups' signs
-    _, neighbours = cKDTree(points).query(points, k=NEIGHBOURS + 1)
-    return rest - rest[neighbours[:, 1:]].mean(axis=1)
+    _, nearest = cKDTree(points).query(points, k=neighbours + 1)
+    return rest - rest[nearest[:, 1:]].mean(axis=1)
 
 
-def depends_beyond(y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, others: np.ndarray) -> bool:
+def depends_beyond(
+    y: np.ndarray, monomial: np.ndarray, groups: np.ndarray, others: np.ndarray, settings: SearchSettings | None = None
+) -> bool:
     """Whether ``log|y/m|``, less what its nearest neighbours in the ``groups`` explain,
     still depends (:func:`depends`) on one of the ``others`` (columns on the same points),
     or on a product of two of them (their ratios are the features' groups):
     ``(u + v)/(1 + u*v/c**2)`` over ``u`` is no function of ``v/u`` alone, and what
-    ``v/u`` leaves follows ``u*v/c**2``."""
+    ``v/u`` leaves follows ``u*v/c**2``. Only the ``settings``' ``units_typical_share``
+    of the smallest residuals is read: the largest lie where the law crosses zero
+    between neighbours, and hide a dependence (``settings``: default :class:`.SearchSettings`)."""
+    settings = SearchSettings() if settings is None else settings
     with np.errstate(all="ignore"):
         rest = np.log(np.abs(y / monomial))
         logs = np.log(np.abs(groups))
     usable = np.isfinite(rest) & np.all(np.isfinite(logs), axis=1) & np.all(np.isfinite(others), axis=1)
     if usable.sum() < MIN_BEYOND_POINTS:  # neighbours too far apart to tell a law from its groups' sampling
         return False
-    residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]))
-    typical = np.abs(residuals) <= np.quantile(np.abs(residuals), TYPICAL_SHARE)  # not across f's zeros
+    residuals = _residuals(rest[usable], logs[usable], np.sign(groups[usable]), settings.units_neighbours)
+    typical = np.abs(residuals) <= np.quantile(np.abs(residuals), settings.units_typical_share)
     columns = others[usable][typical]
     pairs = [columns[:, i] * columns[:, j] for i, j in itertools.combinations(range(columns.shape[1]), 2)]
     own = logs[usable][typical]
-    return any(depends(residuals[typical], _beyond(column, own)) for column in [*columns.T, *pairs])
+    minimum, sigmas = settings.units_min_dependence, settings.units_dependence_sigmas
+    return any(depends(residuals[typical], _beyond(column, own), minimum, sigmas) for column in [*columns.T, *pairs])
 
 
 def _beyond(column: np.ndarray, logs: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from ..search.fitted import CandidateRows, Fitted, mse
 from ..search.identities import identity_with_angles
 from ..search.problem import Problem
 from ..search.scaling import FEATURE_BAND, TARGET_BAND, power_of_ten
+from ..search.settings import SearchSettings
 from ..search.views import Identity, View, back_rows
 from ..shared_setting import one_blas_thread
 from .consistency import TOLERANCE, InconsistentError, is_consistent, sympy_dimension
@@ -50,10 +51,6 @@ from .constants import (
 )
 from .groups import PiGroups, dimension_matrix, pi_groups, written
 from .parsing import MAX_DENOMINATOR, parse_units, units_by_column
-
-#: A constant that joins the features' groups may leave at most this multiple of the
-#: share they leave unexplained (its groups are more, and their neighbours farther apart).
-JOINED_SCORE_RISE = 1.5
 
 
 @dataclass(frozen=True)
@@ -74,13 +71,27 @@ class Units:
     n_declared: int = 0
 
     @classmethod
-    def parse(cls, X_units, y_units, n_features: int, constants=None, feature_names=(), X=None, y=None) -> Units | None:
+    def parse(
+        cls,
+        X_units,
+        y_units,
+        n_features: int,
+        constants=None,
+        feature_names=(),
+        X=None,
+        y=None,
+        settings: SearchSettings | None = None,
+    ) -> Units | None:
         """The units of a problem with ``n_features`` features, with the ``constants`` a
         user declares (:func:`.declared_constants`) and the known ones that close the
         rest (:func:`.closing_constants`: ``y``'s units, and the features that the data
         ``X``, ``y`` say ``y`` depends on); ``None`` when no units are given, or, with a
         warning, when no constant closes ``y``'s. Raises a ``ValueError`` that names
-        the problem with bad units; ``X_units`` may map ``feature_names`` to units."""
+        the problem with bad units; ``X_units`` may map ``feature_names`` to units. The
+        ``settings`` (default :class:`.SearchSettings`) give the knobs of the tests on
+        the data (``units_min_dependence``, ``units_dependence_sigmas``,
+        ``units_typical_share``, ``units_joined_score_rise``)."""
+        settings = SearchSettings() if settings is None else settings
         X_units = units_by_column(X_units, feature_names)
         parsed = parse_units(X_units, y_units, n_features)
         if parsed is None:
@@ -94,7 +105,7 @@ class Units:
         declared = declared_constants(constants, [str(name) for name in feature_names])
         columns = [*features, *(constant.dimensions for constant in declared)]
         taken = {*map(str, feature_names), *(constant.symbol for constant in declared)}
-        needed = _needed(columns, target, n_features, X, y)
+        needed = _needed(columns, target, n_features, X, y, settings)
         candidates = []  # (constants found, the groups and monomial with them)
         for found in closing_constants(columns, target, needed, taken):
             groups = _groups(columns, found, target, n_features, len(declared))
@@ -112,9 +123,13 @@ class Units:
             )
             return None
         if candidates == [((), candidates[0][1])] and X is not None:  # the features close the units alone
-            found, groups = _joined(candidates[0], columns, target, n_features, declared, taken, X, y)
+            found, groups = _joined(candidates[0], columns, target, n_features, declared, taken, X, y, settings)
         else:
-            found, groups = candidates[0] if len(candidates) == 1 or X is None else _best(candidates, declared, X, y)
+            found, groups = (
+                candidates[0]
+                if len(candidates) == 1 or X is None
+                else _best(candidates, declared, X, y, settings.units_neighbours)
+            )
         law_constants = (*declared, *found)
         columns = [*columns, *(constant.dimensions for constant in found)]
         bases, rows = dimension_matrix(columns, target)
@@ -292,7 +307,7 @@ def fitted_attributes(units: Units | None, symbols) -> tuple[list[str] | None, s
     return list(units.X_units), units.y_units, units.groups.describe(units.symbols(symbols)), constants
 
 
-def _needed(columns, target, n_features: int, X, y) -> np.ndarray:
+def _needed(columns, target, n_features: int, X, y, settings: SearchSettings) -> np.ndarray:
     """Which features must take part in the law: none without data; those that take no
     part in the groups of ``columns`` but that ``y`` depends on beyond a power law of
     the features that do (``log|y|`` less its least-squares fit in their logs)."""
@@ -308,7 +323,7 @@ def _needed(columns, target, n_features: int, X, y) -> np.ndarray:
     design = np.column_stack([np.ones(usable.sum()), logs[usable, 1:]])
     rest = logs[usable, 0] - design @ np.linalg.lstsq(design, logs[usable, 0], rcond=None)[0]
     for j in np.flatnonzero(~part):
-        needed[j] = depends(rest, X[usable, j])
+        needed[j] = depends(rest, X[usable, j], settings.units_min_dependence, settings.units_dependence_sigmas)
     return needed
 
 
@@ -323,12 +338,12 @@ def _groups(columns, found, target, n_features: int, n_declared: int) -> PiGroup
     return _with_features(groups, n_features)
 
 
-def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, y) -> tuple:
+def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, y, settings: SearchSettings) -> tuple:
     """``alone`` (no constant and the groups of the features), or the first known
     constant that joins a group with them, with its groups, when what the features'
     groups leave unexplained of ``y`` depends on its groups (:func:`.depends_beyond`:
     ``(u + v)/(1 + u*v/c**2)`` is no function of ``v/u`` alone) and its groups leave at
-    most ``JOINED_SCORE_RISE`` times the share unexplained (:func:`.unexplained`)."""
+    most ``settings.units_joined_score_rise`` times the share unexplained (:func:`.unexplained`)."""
     explained = _explainer(declared, X)
     monomial, groups = explained(alone)
     for constant in joining_constants(columns, target, taken):
@@ -336,9 +351,9 @@ def _joined(alone: tuple, columns, target, n_features: int, declared, taken, X, 
         if joined is None:
             continue
         _, others = explained(((constant,), joined))
-        if depends_beyond(y, monomial, groups, others):
-            scores = unexplained([alone, ((constant,), joined)], y, explained, relative=True)
-            if scores[1] <= JOINED_SCORE_RISE * scores[0]:
+        if depends_beyond(y, monomial, groups, others, settings):
+            scores = unexplained([alone, ((constant,), joined)], y, explained, True, settings.units_neighbours)
+            if scores[1] <= settings.units_joined_score_rise * scores[0]:
                 return (constant,), joined
     return alone
 
@@ -355,11 +370,10 @@ def _explainer(declared, X):
     return explained
 
 
-def _best(candidates: list, declared, X, y) -> tuple:
+def _best(candidates: list, declared, X, y, neighbours: int) -> tuple:
     """Which of ``candidates`` (constants and their groups) the data ``X``, ``y`` support
-    (:func:`.best_explained`)."""
-
-    return candidates[best_explained(candidates, y, _explainer(declared, X))]
+    (:func:`.best_explained`, by ``neighbours``)."""
+    return candidates[best_explained(candidates, y, _explainer(declared, X), neighbours)]
 
 
 def _padded(X: np.ndarray, n_columns: int) -> np.ndarray:

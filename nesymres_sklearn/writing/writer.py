@@ -17,8 +17,8 @@ from ..search.fitted import mse
 from ..search.fitting.constants import Evaluations
 from ..search.problem import Problem
 from ..search.scaling import Scaling
-from ..search.selection.final import SELECTION_MARGIN
 from ..search.selection.table import CandidateTable
+from ..search.settings import SearchSettings
 from .export import evaluate, to_latex
 from .folding import folded
 from .readable import (
@@ -101,16 +101,17 @@ def write_selected(
     end: Deadline | None = None,
     level: float = 0.0,
     noise: float = 0.0,
+    margin: float = SearchSettings.selection_margin,
 ) -> CandidateTable:
     """``table`` (from :func:`..search.selection.final.select`) with its selected row
     written: its constants re-spelled exactly where the fit allows (:func:`.readable.exact_constants`,
     on noisy targets within their error bars at ``level`` where the row's misfit is at most
-    ``noise``; with ``max_time``, they stop in time to finish by the fit's ``end``), its ``|f|``
+    ``noise``; with ``max_time``, they stop ``margin`` seconds before the fit's ``end``), its ``|f|``
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
     ``predict`` runs that skeleton), its loss and its expression by ``writer``."""
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
-    readable_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock)
+    readable_end = None if end is None else Deadline(end.at - margin, end.clock)
     evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
     exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations, level, noise)
     skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)

@@ -97,6 +97,7 @@ def fit_candidates(
             request.settings.lm_x_scale,
             previous,
             runner,
+            request.settings.start_range,
         )
 
     def run(jobs: list[tuple[int, int, ConstantFit | None]]) -> list[ConstantFit | None]:

@@ -47,13 +47,13 @@ from ..budget import Deadline
 from ..exactness import EXACT_FIT, is_exact, is_near_exact
 from ..fitted import mse
 from ..problem import variance
+from ..settings import SearchSettings
 
 # Residual given to points where the skeleton is undefined (in units of std(y)).
 UNDEFINED_RESIDUAL = 1e3
 # Evaluations per start: skeletons that do not fit by then rarely win.
 MAX_EVALUATIONS = 100
 TOLERANCE = 1e-10
-START_RANGE = 5.0
 # A compiled run's near-exact fit is polished in float64 in at most this many Gauss-Newton steps.
 POLISH_STEPS = 4
 # An evaluation of a program with its Jacobian costs about its tokens times its free
@@ -217,10 +217,11 @@ def fit_constants(
     x_scale: float | str = "jac",
     previous: ConstantFit | None = None,
     runner: StartRunner | None = None,
+    start_range: float = SearchSettings.start_range,
 ) -> ConstantFit:
     """Fit the constants of ``program`` to ``(X, y)`` from up to ``n_restarts`` starts
     (``weights``, mean 1, weight the squared errors; ``x_scale``: see
-    :func:`least_squares_run`).
+    :func:`least_squares_run`): all ones, then uniform in ``[-start_range, start_range]``.
 
     ``previous`` continues an earlier call's fit of the same program: its starts are not
     run again, and ``rng`` must be the generator that drew them, as they left it (so a
@@ -239,7 +240,7 @@ def fit_constants(
     for restart in range(best.n_restarts_run, max(1, n_restarts)):
         if is_exact(best.mse / scale) or (restart and deadline is not None and deadline.passed()):
             break
-        start = np.ones(k) if restart == 0 else rng.uniform(-START_RANGE, START_RANGE, size=k)
+        start = np.ones(k) if restart == 0 else rng.uniform(-start_range, start_range, size=k)
         found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner, scale)
         if loss < best.mse or not np.isfinite(best.mse):
             best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)

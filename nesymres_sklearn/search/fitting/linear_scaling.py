@@ -4,7 +4,8 @@ A skeleton can have the right shape but no room for an outer factor or offset
 (``sin(c*x)`` for data ``2*sin(x) + 1``). For the ``n_scaled`` best fitted candidates
 of a decoding that are not exact, the weighted least-squares ``a`` and ``b`` for
 ``a*f(x) + b`` come in closed form from the fitted values of ``f``. Where that
-lowers the fraction of variance unexplained by at least ``MIN_GAIN`` (relative), the
+lowers the fraction of variance unexplained by at least ``scaled_min_gain`` (relative, a
+:class:`.SearchSettings` field), the
 skeleton ``c + c*f`` is fitted by one Levenberg-Marquardt run started from
 ``(b, a, f's constants)`` and joins the candidates (origin ``"scaled"``); selection's
 complexity term decides whether the two extra constants are worth it, and readable
@@ -23,8 +24,6 @@ from ..problem import Problem
 from ..settings import SearchSettings
 from .candidates import Candidate
 from .constants import ConstantFit, StartRunner, run_start
-
-MIN_GAIN = 0.1
 
 
 def outer_scaling(f: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float] | None:
@@ -73,7 +72,7 @@ def scaled_candidates(
         a, b = outer
         with np.errstate(all="ignore"):
             closed_form = float(np.average((a * f + b - y) ** 2, weights=weights))
-        if not closed_form < (1 - MIN_GAIN) * fit.mse:
+        if not closed_form < (1 - settings.scaled_min_gain) * fit.mse:
             continue
         skeleton = Skeleton(("add", CONSTANT, "mul", CONSTANT, *candidate.skeleton.tokens))
         if skeleton.key in seen:

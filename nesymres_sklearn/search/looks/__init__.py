@@ -87,9 +87,9 @@ def _residual(context: LookContext) -> list[Fitted]:
     route, problem = context.route, context.problem
     fitted = route.back(best, problem)
     runner = context.runner_for(problem)
-    seed = context.request.seed
+    seed, penalty = context.request.seed, context.request.settings.parts_complexity_penalty
     return residual_candidates(
-        problem, fitted, route.columns, context.n_variables, seed, context.solve, context.deadline, runner
+        problem, fitted, route.columns, context.n_variables, seed, context.solve, context.deadline, runner, penalty
     )
 
 
@@ -103,7 +103,8 @@ def _reciprocal(context: LookContext) -> list[Fitted]:
     if not context.first_inexact():
         return []
     read = context.route.problem
-    return reciprocal_candidates(read, context.solve, context.deadline, context.runner_for(read))
+    penalty = context.request.settings.parts_complexity_penalty
+    return reciprocal_candidates(read, context.solve, context.deadline, context.runner_for(read), penalty)
 
 
 def _inverted(context: LookContext) -> list[Fitted]:
@@ -113,11 +114,12 @@ def _inverted(context: LookContext) -> list[Fitted]:
     if not context.first_inexact():
         return []
     reciprocal = _reciprocal_applies(context.route, context.request)
+    penalty = context.request.settings.parts_complexity_penalty
 
     def solve_inverted(part: Problem) -> list[Fitted]:
-        found = kept_fits(context.solve(part), part)
+        found = kept_fits(context.solve(part), part, penalty)
         if reciprocal:
-            found += reciprocal_candidates(part, context.solve, context.deadline, context.runner_for(part))
+            found += reciprocal_candidates(part, context.solve, context.deadline, context.runner_for(part), penalty)
         return found
 
     return inverted_candidates(context.route.problem, solve_inverted)

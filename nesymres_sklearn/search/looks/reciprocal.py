@@ -23,6 +23,7 @@ from ..fitted import Fitted
 from ..fitting.constants import StartRunner
 from ..problem import Problem
 from ..scaling import TARGET_BAND, power_of_ten
+from ..settings import SearchSettings
 from ..variables.assembly import kept_fits, refit
 from ..variables.power_law import keeps_one_sign
 
@@ -32,10 +33,12 @@ def reciprocal_candidates(
     solve: Callable[[Problem], list[Fitted]],
     deadline: Deadline | None = None,
     runner: StartRunner | None = None,
+    penalty: float = SearchSettings.parts_complexity_penalty,
 ) -> list[Fitted]:
     """Candidates ``c/g`` for ``problem`` (see the module docstring); ``solve``: a
     ``Problem`` -> fitted skeletons over its columns; ``deadline`` and ``runner``: the
-    refits' (:func:`.variables.assembly.refit`). None when ``y`` does not keep one sign."""
+    refits' (:func:`.variables.assembly.refit`); ``penalty``: :func:`.kept_fits`'. None
+    when ``y`` does not keep one sign."""
     if not keeps_one_sign(problem.y):
         return []
     flipped = 1.0 / problem.y
@@ -43,5 +46,5 @@ def reciprocal_candidates(
     upside_down = Problem(problem.X, flipped / scale, problem.weights)
     return [
         refit(Skeleton(("div", CONSTANT, *g.tokens)), np.append(1.0 / scale, constants), problem, deadline, runner)
-        for g, constants, _ in kept_fits(solve(upside_down), upside_down)
+        for g, constants, _ in kept_fits(solve(upside_down), upside_down, penalty)
     ]

@@ -27,6 +27,7 @@ from ..budget import Deadline
 from ..fitted import Fitted
 from ..fitting.constants import StartRunner
 from ..problem import Problem
+from ..settings import SearchSettings
 from ..variables.assembly import kept_fits, refitted
 from ..variables.features import on_features, relevant_features
 
@@ -40,12 +41,13 @@ def residual_candidates(
     solve: Callable[[Problem], list[Fitted]],
     deadline: Deadline | None = None,
     runner: StartRunner | None = None,
+    penalty: float = SearchSettings.parts_complexity_penalty,
 ) -> list[Fitted]:
     """Candidates ``f + g + c`` over all features of ``problem`` (see the module
     docstring) from the ``first`` fit ``f`` (skeleton over all features, constants,
     mean squared error); ``read``: the columns the network read; ``solve``: a ``Problem`` over some columns ->
     fitted skeletons over them; ``deadline`` and ``runner``: the refits' (see
-    :func:`.assembly.refitted`)."""
+    :func:`.assembly.refitted`); ``penalty``: :func:`.assembly.kept_fits`'."""
     skeleton, constants, loss = first
     if problem.is_exact(loss):
         return []
@@ -59,5 +61,5 @@ def residual_candidates(
     part = Problem(problem.X[:, columns], residual, problem.weights)
     return [
         refitted("add", [(skeleton, constants), (on_features(g, columns), g_constants)], problem, deadline, runner)
-        for g, g_constants, _ in kept_fits(solve(part), part)
+        for g, g_constants, _ in kept_fits(solve(part), part, penalty)
     ]

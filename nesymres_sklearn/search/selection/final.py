@@ -22,11 +22,10 @@ from .table import CandidateTable, add_pruned, tabulate, without_restatements
 # With max_time, the pruning stops in time to write the rows: WRITING_SECONDS plus
 # WRITING_SECONDS_PER_TOKEN for each token of the rows before the fit's end (twice the
 # 2 ms and 20 us measured on the 2-core development machine over 28 tables of 37-62
-# rows), and SELECTION_MARGIN before that; the readable constants stop SELECTION_MARGIN
-# before the end.
+# rows), and SearchSettings.selection_margin before that; the readable constants stop
+# that margin before the end (:func:`..writing.writer.write_selected`).
 WRITING_SECONDS = 0.005
 WRITING_SECONDS_PER_TOKEN = 4e-5
-SELECTION_MARGIN = 0.02
 # The selected row's constants get one float64 Levenberg-Marquardt run of at most this
 # many evaluations: a row fitted in float32 (Operon's runs and models) ends at float64's
 # optimum, as a user comparing them with a least-squares fit of the same equation expects.
@@ -88,9 +87,13 @@ def select(
     the same rows always give the same equation; but with ``max_time``, the fit's
     ``end`` stops the pruning in time to write the rows (``writer`` writes each).
     With ``settings`` and no exact row, held-out folds choose among the Pareto front's
-    rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units)."""
-    pruning_end = None if end is None else Deadline(end.at - writing_seconds(rows) - SELECTION_MARGIN, end.clock)
-    add_pruned(rows, problem, complexity_penalty, seed, pruning_end)
+    rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units);
+    without, the knobs of the pruning and the variable test are :class:`.SearchSettings`'
+    defaults."""
+    knobs = SearchSettings() if settings is None else settings
+    margin = writing_seconds(rows) + knobs.selection_margin
+    pruning_end = None if end is None else Deadline(end.at - margin, end.clock)
+    add_pruned(rows, problem, complexity_penalty, seed, pruning_end, knobs)
     if keep is not None:
         rows = keep(rows)
     rows = without_restatements(rows, problem, complexity_penalty)

@@ -13,7 +13,8 @@ tried as its least-squares line in it, refitted with the rest: over the data's r
 A change is kept when the row's selection score (:mod:`.scores`) does not get worse,
 so neutral parts always go, and a small term of an approximate fit goes when its
 tokens cost more than the error it removes. Parts and variables whose replacement
-alone raises the score by more than ``MAX_SCORE_RISE`` are not refitted.
+alone raises the score by more than ``max_score_rise``
+(:attr:`.SearchSettings.pruning_score_rise`) are not refitted.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from ...expression.tokens import CONSTANT, token_arity, variable_index
 from ..fitted import Fitted, mse
 from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import variance
+from ..settings import SearchSettings
 from .scores import log_fvu, lowest, scores
 
-MAX_SCORE_RISE = 1.0
 # Refits tried per pruned row, at most.
 MAX_REFITS = 24
 # Tokens of a line, ``c*x + c``: longer parts in one variable are tried as one.
@@ -184,10 +185,12 @@ def prune(
     complexity_penalty: float,
     weights: np.ndarray | None = None,
     evaluations: Evaluations | None = None,
+    max_score_rise: float = SearchSettings.pruning_score_rise,
 ) -> Fitted:
     """``skeleton`` and ``constants`` with the parts that do not pay for their tokens
     removed, and the MSE on ``(X, y)`` (``weights``, mean 1, weight the errors); stops
-    trying once the refits have spent the shared ``evaluations``."""
+    trying once the refits have spent the shared ``evaluations``; a replacement that
+    raises the score by more than ``max_score_rise`` alone is not refitted."""
     scale = variance(y, weights) or 1.0
 
     def score(tokens, values):  # trials are scored once: evaluated, not compiled
@@ -216,7 +219,7 @@ def prune(
             if trial_score > best:
                 if refits >= MAX_REFITS or not len(trial_values):
                     continue
-                if trial_score > best + MAX_SCORE_RISE and i >= len(removals):
+                if trial_score > best + max_score_rise and i >= len(removals):
                     continue
                 refits += 1
                 refitted = least_squares_run(
@@ -241,11 +244,12 @@ def prune_best(
     complexity_penalty: float,
     weights: np.ndarray | None = None,
     evaluations: Evaluations | None = None,
+    max_score_rise: float = SearchSettings.pruning_score_rise,
 ) -> tuple[int, Fitted] | None:
     """The row with the lowest selection score, pruned (:func:`prune`): its index and
     its pruned fit; ``None`` when nothing could be removed."""
     variances = variance(y, weights) or 1.0
     complexity = [len(skeleton) for skeleton in skeletons]
     row = lowest(scores(log_fvu(np.asarray(losses, dtype=np.float64), variances), complexity, complexity_penalty))
-    pruned = prune(skeletons[row], constants[row], X, y, complexity_penalty, weights, evaluations)
+    pruned = prune(skeletons[row], constants[row], X, y, complexity_penalty, weights, evaluations, max_score_rise)
     return None if len(pruned.skeleton) == len(skeletons[row]) else (row, pruned)

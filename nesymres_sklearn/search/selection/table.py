@@ -17,6 +17,7 @@ from ..exactness import is_restatement, restatement_reach
 from ..fitted import CandidateRows, Fitted
 from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import Problem
+from ..settings import SearchSettings
 from .pruning import prune, prune_best, variable_replaced
 from .scores import best_index, candidate_table, log_fvu, lowest, scores
 from .variable_support import negligible_variables, unsupported_variables
@@ -40,7 +41,14 @@ class CandidateTable:
     best_index: int
 
 
-def add_pruned(rows: CandidateRows, problem: Problem, complexity_penalty: float, seed: int = 0, deadline=None) -> None:
+def add_pruned(
+    rows: CandidateRows,
+    problem: Problem,
+    complexity_penalty: float,
+    seed: int = 0,
+    deadline=None,
+    settings: SearchSettings | None = None,
+) -> None:
     """The best-scoring row with the parts that do not pay for their tokens dropped
     (:func:`.pruning.prune_best`), as a row of the same origin. While that best row
     fits only approximately and uses a variable that the data do not support
@@ -48,7 +56,11 @@ def add_pruned(rows: CandidateRows, problem: Problem, complexity_penalty: float,
     use it are set aside and the row with the variable replaced by its mean
     (refitted, pruned) joins. The refits share
     ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read but the
-    ``deadline`` of a fit with ``max_time`` (:class:`.Evaluations`)."""
+    ``deadline`` of a fit with ``max_time`` (:class:`.Evaluations`). The ``settings``
+    (default :class:`.SearchSettings`) give the pruning's ``pruning_score_rise`` and
+    the test's ``support_gain_ratio`` and ``support_max_gain``."""
+    settings = SearchSettings() if settings is None else settings
+    rise, ratio, gain = settings.pruning_score_rise, settings.support_gain_ratio, settings.support_max_gain
     evaluations = Evaluations(SELECTION_EVALUATIONS, deadline)
     for _ in range(MAX_SUPPORT_ROUNDS):
         kept = [i for i in range(len(rows)) if not rows.is_set_aside(i)]
@@ -61,6 +73,7 @@ def add_pruned(rows: CandidateRows, problem: Problem, complexity_penalty: float,
             complexity_penalty,
             problem.weights,
             evaluations,
+            rise,
         )
         if pruned is not None:
             row, fitted = pruned
@@ -73,11 +86,20 @@ def add_pruned(rows: CandidateRows, problem: Problem, complexity_penalty: float,
         )
         if not (unsupported or problem.is_exact(loss) or evaluations.spent):
             unsupported = unsupported_variables(
-                skeleton, constants, problem.X, problem.y, problem.scale, problem.weights, seed, evaluations
+                skeleton,
+                constants,
+                problem.X,
+                problem.y,
+                problem.scale,
+                problem.weights,
+                seed,
+                evaluations,
+                ratio,
+                gain,
             )
         if not unsupported:
             return
-        reduced = _without(rows, best, unsupported, problem, complexity_penalty, evaluations)
+        reduced = _without(rows, best, unsupported, problem, complexity_penalty, evaluations, rise)
         if reduced is None:
             return
         rows.set_aside.update(unsupported)
@@ -123,9 +145,9 @@ def _lowest_score(rows: CandidateRows, kept: list[int], complexity_penalty: floa
     return lowest(scores(log_fvu(losses, variance), [len(rows.skeletons[i]) for i in kept], complexity_penalty))
 
 
-def _without(rows: CandidateRows, row, variables, problem, complexity_penalty, evaluations) -> Fitted | None:
-    """Row ``row`` with ``variables`` replaced by their means, refitted and pruned;
-    ``None`` when it is not finite."""
+def _without(rows: CandidateRows, row, variables, problem, complexity_penalty, evaluations, rise) -> Fitted | None:
+    """Row ``row`` with ``variables`` replaced by their means, refitted and pruned
+    (``rise``: :func:`.pruning.prune`'s ``max_score_rise``); ``None`` when it is not finite."""
     tokens, values = list(rows.skeletons[row].tokens), rows.constants[row]
     for variable in variables:
         tokens, values = variable_replaced(tokens, values, variable, problem.X, problem.weights)
@@ -135,7 +157,7 @@ def _without(rows: CandidateRows, row, variables, problem, complexity_penalty, e
     )
     values = values if refitted is None else refitted
     pruned = prune(
-        Skeleton(tuple(tokens)), values, problem.X, problem.y, complexity_penalty, problem.weights, evaluations
+        Skeleton(tuple(tokens)), values, problem.X, problem.y, complexity_penalty, problem.weights, evaluations, rise
     )
     return pruned if np.isfinite(pruned.loss) else None
 

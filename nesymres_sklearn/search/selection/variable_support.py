@@ -7,8 +7,9 @@ in shuffled order gain in the same place. The gain is the drop in log error from
 equation with the variable replaced by its mean (constants refitted) to the equation
 itself; a shuffled copy's gain is the same drop with the column shuffled (constants
 refitted; the equation's own error is taken after a refit too). A variable is
-supported when its gain is more than ``MIN_GAIN_RATIO`` times the largest of
-``SHUFFLES`` shuffled gains, or more than ``MAX_SPURIOUS_GAIN``. A used variable's
+supported when its gain is more than ``gain_ratio`` (:attr:`.SearchSettings.support_gain_ratio`)
+times the largest of
+``SHUFFLES`` shuffled gains, or more than ``max_gain`` (``support_max_gain``). A used variable's
 gain dwarfs them (its column carries the signal); an unused one's is of their size,
 since shuffling a column that carries nothing changes nothing. The second bound keeps
 a variable whose removal would cost much accuracy: shuffles of a column that an
@@ -32,13 +33,11 @@ from ...expression.skeleton import Skeleton
 from ...expression.tokens import variable_index
 from ..fitted import mse
 from ..fitting.constants import Evaluations, least_squares_run
+from ..settings import SearchSettings
 from .pruning import variable_replaced, variables_of
 from .scores import log_fvu
 
 SHUFFLES = 5
-MIN_GAIN_RATIO = 4.0
-# A variable that lowers the error by more than this (log 1.5: by a third) is kept.
-MAX_SPURIOUS_GAIN = float(np.log(1.5))
 # Float64's rounding of values of the size of y's standard deviation, with room for the
 # rounding of a program's operations.
 ROUNDING = 1e3 * np.finfo(np.float64).eps
@@ -87,10 +86,12 @@ def unsupported_variables(
     weights: np.ndarray | None = None,
     seed: int = 0,
     evaluations: Evaluations | None = None,
+    gain_ratio: float = SearchSettings.support_gain_ratio,
+    max_gain: float = SearchSettings.support_max_gain,
 ) -> list[str]:
     """The variables (tokens such as ``x_3``) of ``skeleton`` with ``constants`` whose
-    gain on ``(X, y)`` is neither above ``MIN_GAIN_RATIO`` times that of any shuffled
-    copy of their column nor above ``MAX_SPURIOUS_GAIN``; ``scale`` is the variance of
+    gain on ``(X, y)`` is neither above ``gain_ratio`` times that of any shuffled
+    copy of their column nor above ``max_gain``; ``scale`` is the variance of
     ``y``. Variables not tested before the refits spent the shared ``evaluations`` count
     as supported."""
     tokens, constants = list(skeleton.tokens), np.asarray(constants, dtype=np.float64)
@@ -115,6 +116,6 @@ def unsupported_variables(
         floor, gains = log_fvu([without], scale)[0], log_fvu(shuffled_losses, scale)
         gain = floor - log_fvu([loss], scale)[0]
         shuffled_gain = max(0.0, float(np.max(floor - gains)))
-        if gain <= MAX_SPURIOUS_GAIN and not gain > MIN_GAIN_RATIO * shuffled_gain:
+        if gain <= max_gain and not gain > gain_ratio * shuffled_gain:
             unsupported.append(variable)
     return unsupported

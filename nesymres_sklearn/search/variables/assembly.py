@@ -11,9 +11,7 @@ from ..budget import Deadline
 from ..fitted import Fitted, mse
 from ..fitting.constants import StartRunner, run_start
 from ..problem import Problem
-
-#: Per token, in the score that picks a part's second candidate (beside its best fit).
-COMPLEXITY_PENALTY = 0.01
+from ..settings import SearchSettings
 
 
 def assemble(kind: str, parts: list[Skeleton]) -> Skeleton:
@@ -25,16 +23,17 @@ def assemble(kind: str, parts: list[Skeleton]) -> Skeleton:
     return Skeleton((*tokens, CONSTANT))
 
 
-def kept_fits(fits: list[Fitted], problem: Problem) -> list[Fitted]:
+def kept_fits(
+    fits: list[Fitted], problem: Problem, penalty: float = SearchSettings.parts_complexity_penalty
+) -> list[Fitted]:
     """The best fit and the best-scoring fit (log of the fraction of variance
-    unexplained plus ``COMPLEXITY_PENALTY`` per token) among finite ``fits``."""
+    unexplained plus ``penalty`` per token, :attr:`.SearchSettings.parts_complexity_penalty`)
+    among finite ``fits``."""
     finite = [fit for fit in fits if np.isfinite(fit.loss)]
     if not finite:
         return []
     best = min(finite, key=lambda fit: fit.loss)
-    scored = min(
-        finite, key=lambda fit: np.log(max(fit.loss / problem.scale, 1e-300)) + COMPLEXITY_PENALTY * len(fit.skeleton)
-    )
+    scored = min(finite, key=lambda fit: np.log(max(fit.loss / problem.scale, 1e-300)) + penalty * len(fit.skeleton))
     return [best] if scored is best else [best, scored]
 
 

@@ -12,9 +12,10 @@ The test needs ``f`` at points that are not in the data, so it runs on the smoot
 :class:`.Surrogate` (a Gaussian process) fitted to at most ``SURROGATE_POINTS`` of
 them; its leave-one-out error also sets the test's tolerance. A pair interacts when the
 root mean square of the mixed difference over ``N_PAIRS`` random triples exceeds
-``TOLERANCE`` times the spread of ``y``, or twice the surrogate's leave-one-out root mean
-square error when that is larger; no decomposition is offered when the surrogate
-explains less than ``MIN_SURROGATE_R2`` of ``y``'s variance on left-out points.
+``decompose_tolerance`` times the spread of ``y``, or twice the surrogate's leave-one-out
+root mean square error when that is larger; no decomposition is offered when the
+surrogate explains less than ``decompose_min_r2`` of ``y``'s variance on left-out points
+(both are :class:`..settings.SearchSettings` fields).
 
 Each group's part is the surrogate's partial function: the surrogate on the data with
 the other features held at their medians (its exponential for multiplicative
@@ -36,6 +37,7 @@ from ...shared_setting import one_blas_thread
 from ..budget import Deadline
 from ..fitted import Fitted
 from ..problem import Problem
+from ..settings import SearchSettings
 from .assembly import kept_fits, refitted
 from .features import on_features
 from .power_law import keeps_one_sign
@@ -45,10 +47,6 @@ from .surrogate import Surrogate
 SURROGATE_POINTS = 256
 #: Random triples of points per pair of features.
 N_PAIRS = 128
-#: A pair interacts when its mixed difference exceeds this share of the spread of y.
-TOLERANCE = 0.05
-#: Below this share of y's variance explained on left-out points, no decomposition.
-MIN_SURROGATE_R2 = 0.95
 
 
 def interactions(surrogate: Callable, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -117,17 +115,23 @@ class Decomposition:
 
 
 def _separation(
-    X: np.ndarray, target: np.ndarray, kind: str, max_group: int, rng: np.random.Generator
+    X: np.ndarray,
+    target: np.ndarray,
+    kind: str,
+    max_group: int,
+    rng: np.random.Generator,
+    min_r2: float,
+    tolerance: float,
 ) -> Decomposition | None:
     """The finest separation of ``target`` (``y``, or ``log|y|`` for ``"mul"``) when
-    the surrogate is good enough, it has at least two groups and none is larger than
-    ``max_group``."""
+    the surrogate explains ``min_r2`` of it, it has at least two groups and none is
+    larger than ``max_group`` (``tolerance``: see the module docstring)."""
     sample = rng.choice(len(X), min(len(X), SURROGATE_POINTS), replace=False)
     surrogate = Surrogate(X[sample], target[sample], int(rng.integers(2**31)))
-    if not surrogate.error < 1 - MIN_SURROGATE_R2:
+    if not surrogate.error < 1 - min_r2:
         return None
     spread = float(np.std(target))
-    threshold = max(TOLERANCE, 2 * np.sqrt(surrogate.error)) * spread
+    threshold = max(tolerance, 2 * np.sqrt(surrogate.error)) * spread
     groups = separable_groups(interactions(surrogate, X, rng), threshold)
     if len(groups) < 2 or max(map(len, groups)) > max_group:
         return None
@@ -138,14 +142,22 @@ def _separation(
     return Decomposition(kind, effective, surrogate, decomposition.reference)
 
 
-def decompose(X: np.ndarray, y: np.ndarray, max_group: int, seed: int) -> Decomposition | None:
+def decompose(
+    X: np.ndarray,
+    y: np.ndarray,
+    max_group: int,
+    seed: int,
+    min_r2: float = SearchSettings.decompose_min_r2,
+    tolerance: float = SearchSettings.decompose_tolerance,
+) -> Decomposition | None:
     """The additive separation of ``y`` into groups of at most ``max_group`` features,
-    else the multiplicative one when ``y`` keeps one sign, else ``None``."""
+    else the multiplicative one when ``y`` keeps one sign, else ``None`` (``min_r2``,
+    ``tolerance``: the module docstring's ``decompose_min_r2`` and ``decompose_tolerance``)."""
     rng = np.random.default_rng(seed)
     with one_blas_thread():
-        found = _separation(X, y, "add", max_group, rng)
+        found = _separation(X, y, "add", max_group, rng, min_r2, tolerance)
         if found is None and keeps_one_sign(y):
-            found = _separation(X, np.log(np.abs(y)), "mul", max_group, rng)
+            found = _separation(X, np.log(np.abs(y)), "mul", max_group, rng, min_r2, tolerance)
     return found
 
 
@@ -155,13 +167,17 @@ def decomposed_candidates(
     seed: int,
     solve: Callable[[Problem], list[Fitted]],
     deadline: Deadline | None,
+    settings: SearchSettings | None = None,
 ) -> list[Fitted]:
     """Whole-equation candidates (skeleton over all features, constants refitted on
     ``problem``, mean squared error) assembled from the parts that ``solve`` fits
     (a part's ``Problem`` over its group's columns -> fitted skeletons over them); none
-    when ``y`` does not separate or the ``deadline`` passes before every part is
-    solved."""
-    decomposition = decompose(problem.X, problem.y, max_group, seed)
+    when ``y`` does not separate (by the ``settings``' knobs, default
+    :class:`.SearchSettings`) or the ``deadline`` passes before every part is solved."""
+    settings = SearchSettings() if settings is None else settings
+    decomposition = decompose(
+        problem.X, problem.y, max_group, seed, settings.decompose_min_r2, settings.decompose_tolerance
+    )
     if decomposition is None:
         return []
     per_part = []
@@ -169,7 +185,7 @@ def decomposed_candidates(
         if deadline is not None and deadline.passed():
             return []
         part = Problem(problem.X[:, group], decomposition.part(problem.X, group))
-        kept = kept_fits(solve(part), part)
+        kept = kept_fits(solve(part), part, settings.parts_complexity_penalty)
         if not kept:
             return []
         per_part.append([(on_features(skeleton, np.array(group)), constants) for skeleton, constants, _ in kept])

@@ -10,14 +10,15 @@ data:
 2. Each column's departure from a power law is how much the error of a line of
    ``log|y|`` on the ``log|x_j|`` drops when ``x_j`` also gets the terms ``x_j``,
    ``x_j**2`` and ``log|x_j|**2``. ``B`` is the columns that cannot be in ``A`` and those
-   that depart more than ``MIN_DEPARTURE`` of that error, the largest first, up to the
-   network's variables.
+   that depart more than ``power_factor_min_departure`` of that error, the largest
+   first, up to the network's variables.
 3. The exponents of ``A`` come from one least-squares fit of ``log|y|`` on the
    ``log|x_a|`` and a cubic polynomial in the standardised ``x_B``. Columns that are
    independent in the data leave the exponents unbiased whatever ``f`` is. The fit
-   must explain ``MIN_R2`` of the variance of ``log|y|``, and every exponent must lie
-   within ``EXPONENT_TOLERANCE`` of a multiple of one half (the signature of a power
-   law; an arbitrary dependence rarely gives that for every column).
+   must explain ``power_factor_min_r2`` of the variance of ``log|y|``, and every exponent
+   must lie within ``power_factor_exponent_tolerance`` of a multiple of one half (the
+   signature of a power law; an arbitrary dependence rarely gives that for every column).
+   The three are :class:`..settings.SearchSettings` fields.
 
 Where ``y`` changes sign (``v1*(v2 - v3)*v4/v5``: the rest crosses zero, and its log has
 no cubic), or the cubic does not follow the rest, the exponents come from pairs of
@@ -46,20 +47,13 @@ from ...expression.tokens import CONSTANT
 from ..budget import Deadline
 from ..exactness import is_power_law
 from ..scaling import TARGET_BAND, power_of_ten
+from ..settings import SearchSettings
 from .power_law import MAX_EXPONENT, keeps_one_sign
 
-MIN_DEPARTURE = 0.05
-MIN_R2 = 0.99
-EXPONENT_TOLERANCE = 0.05
 # Points per coefficient of the exponents' fit, at least.
 POINTS_PER_TERM = 3
-# With y changing sign, the columns are chosen without this share of the smallest |y|.
-SMALL_SHARE = 0.1
-# The neighbours' split (neighbour_split): the share of pairs kept in each of its rounds,
-# and the share of the variance of y over the factor that a neighbour may leave unexplained.
-NEIGHBOUR_KEPT = 0.8
+# Rounds of the neighbours' split (neighbour_split).
 NEIGHBOUR_ROUNDS = 3
-NEIGHBOUR_UNEXPLAINED = 0.1
 
 
 @dataclass(frozen=True)
@@ -111,17 +105,20 @@ def power_factor(
     n_variables: int,
     weights: np.ndarray | None = None,
     deadline: Deadline | None = None,
+    settings: SearchSettings | None = None,
 ) -> PowerFactor | None:
     """The split of ``(X, y)`` into a power-law factor and at most ``n_variables``
     columns for the network (``weights``: sample weights, mean 1), or ``None`` when
     the data show no such split, or when ``deadline`` passes before one is found: by
     the exponents' fit in logs, else (``y`` changing sign, or a rest the cubic does not
-    follow) by :func:`neighbour_split`."""
+    follow) by :func:`neighbour_split`, by the ``settings``' knobs (default
+    :class:`.SearchSettings`; see the module docstring)."""
+    settings = SearchSettings() if settings is None else settings
     n, d = X.shape
     if d <= n_variables:
         return None
     try:
-        chosen = _columns(X, y, n_variables, weights, deadline)
+        chosen = _columns(X, y, n_variables, weights, deadline, settings)
     except _OutOfTime:
         return None
     if chosen is None:
@@ -129,13 +126,14 @@ def power_factor(
     forced, ranked, departing = chosen
     rest = sorted(forced + ranked[:departing])
     factor = sorted(j for j in ranked if j not in rest)
-    split = _fitted_split(X, y, rest, factor, weights) if keeps_one_sign(y) and rest and factor else None
+    fitted = keeps_one_sign(y) and rest and factor
+    split = _fitted_split(X, y, rest, factor, weights, settings) if fitted else None
     for size in range(departing, n_variables - len(forced) + 1):  # the next columns may belong to the rest
         if split is not None or (deadline is not None and deadline.passed()):
             break
         rest = sorted(forced + ranked[:size])
         factor = sorted(j for j in ranked if j not in rest)
-        split = neighbour_split(X, y, rest, factor) if rest and factor else None
+        split = neighbour_split(X, y, rest, factor, settings) if rest and factor else None
     if split is None:
         return None
     with np.errstate(all="ignore"):
@@ -146,12 +144,13 @@ def power_factor(
 
 
 def _columns(
-    X: np.ndarray, y: np.ndarray, n_variables: int, weights, deadline: Deadline | None = None
+    X: np.ndarray, y: np.ndarray, n_variables: int, weights, deadline: Deadline | None, settings: SearchSettings
 ) -> tuple[list[int], list[int], int] | None:
     """Steps 1 and 2 of the module docstring: the columns that must be in the rest, the
     others by their departure from a power law, largest first, and how many of those
-    depart more than ``MIN_DEPARTURE`` (up to the network's variables); with ``y``
-    changing sign, on the points outside the smallest ``SMALL_SHARE`` of ``|y|``, near
+    depart more than ``power_factor_min_departure`` of its error (up to the network's
+    variables); with ``y`` changing sign, on the points outside the smallest
+    ``power_factor_small_share`` of ``|y|`` (the ``settings``'), near
     the rest's zeros. ``None`` when there is no such split; raises :class:`_OutOfTime`
     when ``deadline`` passes between two columns."""
     usable = [j for j in range(X.shape[1]) if keeps_one_sign(X[:, j])]
@@ -159,7 +158,7 @@ def _columns(
     if len(forced) > n_variables:
         return None
     if not keeps_one_sign(y):
-        kept = np.abs(y) > np.quantile(np.abs(y), SMALL_SHARE)
+        kept = np.abs(y) > np.quantile(np.abs(y), settings.power_factor_small_share)
         X, y = X[kept], y[kept]
         weights = None if weights is None else weights[kept]
     n = len(y)
@@ -182,7 +181,7 @@ def _columns(
         extra = np.column_stack([standard[:, j], standard[:, j] ** 2, logs[j] ** 2])
         departures[j] = error - _sse(np.column_stack([base, extra]), target, root)[0]
     ranked = sorted(usable, key=lambda j: -departures[j])
-    departing = sum(departures[j] > MIN_DEPARTURE * error for j in usable)
+    departing = sum(departures[j] > settings.power_factor_min_departure * error for j in usable)
     return forced, ranked, min(departing, n_variables - len(forced))
 
 
@@ -191,7 +190,7 @@ def _standardised(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
 
 
-def _fitted_split(X, y, rest: list[int], factor: list[int], weights) -> PowerFactor | None:
+def _fitted_split(X, y, rest: list[int], factor: list[int], weights, settings: SearchSettings) -> PowerFactor | None:
     """Step 3 of the module docstring: the exponents of ``factor`` from one fit in logs."""
     n = len(y)
     root = np.ones(n) if weights is None else np.sqrt(weights)
@@ -203,17 +202,17 @@ def _fitted_split(X, y, rest: list[int], factor: list[int], weights) -> PowerFac
     if n < POINTS_PER_TERM * design.shape[1]:
         return None
     residual, coefficients = _sse(design, target, root)
-    if residual > (1 - MIN_R2) * total:
+    if residual > (1 - settings.power_factor_min_r2) * total:
         return None
-    return _rounded_split(coefficients[1 : 1 + len(factor)], rest, factor)
+    return _rounded_split(coefficients[1 : 1 + len(factor)], rest, factor, settings.power_factor_exponent_tolerance)
 
 
-def _rounded_split(exponents: np.ndarray, rest: list[int], factor: list[int]) -> PowerFactor | None:
+def _rounded_split(exponents: np.ndarray, rest: list[int], factor: list[int], tolerance: float) -> PowerFactor | None:
     """The split with ``exponents`` rounded to multiples of one half, when every one lies
-    within ``EXPONENT_TOLERANCE`` of its multiple and below ``MAX_EXPONENT``, one not 0."""
+    within ``tolerance`` of its multiple and below ``MAX_EXPONENT``, one not 0."""
     rounded = np.round(2 * exponents) / 2
     if (
-        np.any(np.abs(exponents - rounded) > EXPONENT_TOLERANCE)
+        np.any(np.abs(exponents - rounded) > tolerance)
         or np.any(np.abs(rounded) > MAX_EXPONENT)
         or not np.any(rounded != 0)
     ):
@@ -221,15 +220,23 @@ def _rounded_split(exponents: np.ndarray, rest: list[int], factor: list[int]) ->
     return PowerFactor({j: float(b) for j, b in zip(factor, rounded) if b != 0}, np.array(rest), 1.0)
 
 
-def neighbour_split(X: np.ndarray, y: np.ndarray, rest: list[int], factor: list[int]) -> PowerFactor | None:
+def neighbour_split(
+    X: np.ndarray,
+    y: np.ndarray,
+    rest: list[int],
+    factor: list[int],
+    settings: SearchSettings | None = None,
+) -> PowerFactor | None:
     """The split of ``y = x_A**b_A * f(x_B)`` (``A``: ``factor``, ``B``: ``rest``) from
     pairs of nearest neighbours in ``x_B`` (the logs of one-sign columns, standardised):
     between them ``f`` barely changes, so the differences of ``log|y|`` are those of
-    ``b_A . log|x_A|``, fitted by least squares with the ``1 - NEIGHBOUR_KEPT`` largest
+    ``b_A . log|x_A|``, fitted by least squares with the ``1 - power_factor_neighbour_kept`` largest
     residuals set aside, ``NEIGHBOUR_ROUNDS`` times (they hold the pairs across a zero
     of ``f``). Checked: ``y / x_A**b_A`` must be a function of ``x_B`` alone, its
-    nearest neighbour's value leaving at most ``NEIGHBOUR_UNEXPLAINED`` of its
-    variance unexplained."""
+    nearest neighbour's value leaving at most ``power_factor_neighbour_unexplained`` of
+    its variance unexplained; exponents within ``power_factor_exponent_tolerance`` of
+    halves (the ``settings``, default :class:`.SearchSettings`)."""
+    settings = SearchSettings() if settings is None else settings
     if len(y) < POINTS_PER_TERM * (len(factor) + 1):
         return None
     rest_values = np.column_stack([np.log(np.abs(X[:, j])) if keeps_one_sign(X[:, j]) else X[:, j] for j in rest])
@@ -247,8 +254,8 @@ def neighbour_split(X: np.ndarray, y: np.ndarray, rest: list[int], factor: list[
     for _ in range(NEIGHBOUR_ROUNDS):
         exponents = np.linalg.lstsq(steps[kept], differences[kept], rcond=None)[0]
         residuals = np.abs(differences - steps @ exponents)
-        kept &= residuals <= np.quantile(residuals[kept], NEIGHBOUR_KEPT)
-    split = _rounded_split(exponents, rest, factor)
+        kept &= residuals <= np.quantile(residuals[kept], settings.power_factor_neighbour_kept)
+    split = _rounded_split(exponents, rest, factor, settings.power_factor_exponent_tolerance)
     if split is None:
         return None
     with np.errstate(all="ignore"):
@@ -256,4 +263,4 @@ def neighbour_split(X: np.ndarray, y: np.ndarray, rest: list[int], factor: list[
     if not np.all(np.isfinite(divided)) or np.var(divided) == 0:
         return None
     unexplained = np.mean((divided - divided[neighbour]) ** 2) / 2
-    return split if unexplained <= NEIGHBOUR_UNEXPLAINED * np.var(divided) else None
+    return split if unexplained <= settings.power_factor_neighbour_unexplained * np.var(divided) else None

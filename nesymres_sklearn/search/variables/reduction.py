@@ -16,12 +16,14 @@ with respect to ``t`` lies in the row space of ``W``. So, in each coordinate sys
 3. A simple basis of that span: for every choice of ``r`` pivot columns, the basis that
    is the identity there, its entries rounded to multiples of one half (products of
    powers) or to integers (sums), at most ``MAX_EXPONENT`` in magnitude. Of the bases
-   that leave out about the least share of the gradients' length (and at most
-   ``MAX_LEFT_OUT``), the simplest (smallest sum of magnitudes) come first.
+   that leave out about the least share of the gradients' length (within
+   ``reduction_left_out_slack`` times it plus ``reduction_left_out_floor``, and at most
+   ``reduction_max_left_out``), the simplest (smallest sum of magnitudes) come first.
 4. The first ``CANDIDATES_PER_RANK`` are verified: a Gaussian process on the ``r``
    combinations must predict ``y`` at left-out points (leave-one-out, in closed form)
-   with at least ``MIN_R2`` of its variance explained and at most ``MAX_ERROR_RATIO``
-   of the error of the one on all features (or both exact). A wrong combination loses
+   with at least ``reduction_min_r2`` of its variance explained and at most
+   ``reduction_max_error_ratio`` of the error of the one on all features (or both
+   exact; both are :class:`..settings.SearchSettings` fields). A wrong combination loses
    information and predicts worse; a right one predicts better, having fewer inputs.
    Of those that pass, the simplest that predicts about as well as the best; then its
    halves rounded toward zero, if that predicts better still.
@@ -52,6 +54,7 @@ from ...shared_setting import one_blas_thread
 from ..budget import Deadline
 from ..exactness import SURROGATE, is_exact_surrogate
 from ..scaling import FEATURE_BAND, power_of_ten
+from ..settings import SearchSettings
 from .power_law import MAX_EXPONENT, keeps_one_sign
 from .surrogate import OutOfTime, Surrogate
 
@@ -61,18 +64,6 @@ SURROGATE_POINTS = 128
 MIN_POINTS = 20
 #: Rounded bases verified for each number of combinations.
 CANDIDATES_PER_RANK = 2
-#: Leave-one-out share of y's variance the combinations must explain.
-MIN_R2 = 0.99
-#: Their unexplained share, at most this times that of all the features, or exact
-#: (:func:`..exactness.is_exact_surrogate`).
-MAX_ERROR_RATIO = 0.5
-#: Rounded bases within this factor of the best share of the gradients left out
-#: (plus the floor) count as fitting them equally well; the simplest is tried first.
-LEFT_OUT_SLACK = 1.5
-LEFT_OUT_FLOOR = 0.01
-#: Bases that leave out more of the gradients' length are not verified (no
-#: combination of that many explains them).
-MAX_LEFT_OUT = 0.1
 #: Pivots are chosen among this many columns, those that weigh most in the span.
 PIVOT_COLUMNS = 8
 #: Pivot blocks this close to singular give no basis.
@@ -169,20 +160,27 @@ def _left_out(unit_gradients: np.ndarray, basis: np.ndarray) -> float:
     return float(1 - np.sum(inside**2) / np.sum(unit_gradients**2))
 
 
-def _simplest(bases: list[np.ndarray], unit_gradients: np.ndarray) -> list[np.ndarray]:
-    """``bases`` that leave out at most ``LEFT_OUT_SLACK`` times the least share of the
-    gradients' length (plus ``LEFT_OUT_FLOOR``), the simplest (smallest sum of
+def _simplest(bases: list[np.ndarray], unit_gradients: np.ndarray, settings: SearchSettings) -> list[np.ndarray]:
+    """``bases`` that leave out at most ``reduction_left_out_slack`` times the least share of the
+    gradients' length (plus ``reduction_left_out_floor``), the simplest (smallest sum of
     magnitudes) first; the gradients' errors make closer fits than that noise."""
     left_out = [_left_out(unit_gradients, basis) for basis in bases]
     if not bases:
         return []
-    bound = min(LEFT_OUT_SLACK * min(left_out) + LEFT_OUT_FLOOR, MAX_LEFT_OUT)
+    slack, floor = settings.reduction_left_out_slack, settings.reduction_left_out_floor
+    bound = min(slack * min(left_out) + floor, settings.reduction_max_left_out)
     kept = [(np.abs(basis).sum(), share, i) for i, (basis, share) in enumerate(zip(bases, left_out)) if share <= bound]
     return [bases[i] for _, _, i in sorted(kept)]
 
 
 def _reduce(
-    T: np.ndarray, target: np.ndarray, most: int, step: float, seed: int, deadline: Deadline | None
+    T: np.ndarray,
+    target: np.ndarray,
+    most: int,
+    step: float,
+    seed: int,
+    deadline: Deadline | None,
+    settings: SearchSettings,
 ) -> tuple[tuple | None, float]:
     """The fewest verified combinations (rows, at most ``most``) of the columns of
     ``T`` and their leave-one-out error, or ``None`` (also once ``deadline`` passed);
@@ -191,13 +189,21 @@ def _reduce(
     moment = clock()
     full = Surrogate(T, target, seed, deadline)
     seconds = clock() - moment
-    return _verified(T, target, full, most, step, seed, deadline), seconds
+    return _verified(T, target, full, most, step, seed, deadline, settings), seconds
 
 
 def _verified(
-    T: np.ndarray, target: np.ndarray, full: Surrogate, most: int, step: float, seed: int, deadline: Deadline | None
+    T: np.ndarray,
+    target: np.ndarray,
+    full: Surrogate,
+    most: int,
+    step: float,
+    seed: int,
+    deadline: Deadline | None,
+    settings: SearchSettings,
 ) -> tuple | None:
-    """The proposals from ``full``'s gradients, verified (see ``_reduce``)."""
+    """The proposals from ``full``'s gradients, verified (see ``_reduce``) against the
+    ``settings``' ``reduction_min_r2`` and ``reduction_max_error_ratio``."""
     if deadline is not None and deadline.passed():
         return None
     gradients = full.gradients()
@@ -209,11 +215,12 @@ def _verified(
     directions = np.linalg.svd(unit, full_matrices=False)[2]
     for r in range(1, min(most, T.shape[1] - 1) + 1):
         passed = []
-        for basis in _simplest(_rounded_bases(directions[:r], step), unit)[:CANDIDATES_PER_RANK]:
+        for basis in _simplest(_rounded_bases(directions[:r], step), unit, settings)[:CANDIDATES_PER_RANK]:
             if deadline is not None and deadline.passed():
                 return None
             error = Surrogate(T @ basis.T, target, seed, deadline).error
-            if error <= 1 - MIN_R2 and (error <= MAX_ERROR_RATIO * full.error or is_exact_surrogate(error)):
+            good = error <= 1 - settings.reduction_min_r2
+            if good and (error <= settings.reduction_max_error_ratio * full.error or is_exact_surrogate(error)):
                 passed.append((error, basis))
                 if is_exact_surrogate(error):
                     break
@@ -238,11 +245,18 @@ def _toward_zero(T: np.ndarray, target: np.ndarray, basis: np.ndarray, error: fl
 
 
 def reduction(
-    X: np.ndarray, y: np.ndarray, n_variables: int, seed: int, deadline: Deadline | None = None
+    X: np.ndarray,
+    y: np.ndarray,
+    n_variables: int,
+    seed: int,
+    deadline: Deadline | None = None,
+    settings: SearchSettings | None = None,
 ) -> Reduction | None:
     """At most ``n_variables`` combinations of the columns of ``X`` that ``y`` depends
-    on (see the module docstring), or ``None`` when the data show none or ``deadline``
+    on (see the module docstring; ``settings``, default :class:`.SearchSettings`, say how
+    well they must predict ``y``), or ``None`` when the data show none or ``deadline``
     passes first."""
+    settings = SearchSettings() if settings is None else settings
     if X.shape[1] <= n_variables:
         return None
     # repeated points would predict themselves when one is left out
@@ -261,7 +275,7 @@ def reduction(
                 break
             T = np.log(X[sample]) if logarithmic else X[sample]
             try:
-                result, seconds = _reduce(T, target, most, step, seed, deadline)
+                result, seconds = _reduce(T, target, most, step, seed, deadline, settings)
             except OutOfTime:
                 break
             if result is not None:

@@ -7,7 +7,7 @@ In order of preference:
    works on the rest of them, with ``y`` divided by the factor, and its skeletons come
    back times the factor;
 2. ``y`` depends on at most the network's variables' worth of combinations of the
-   features (:mod:`.reduction`, when ``reduce``): the network works on those, and its
+   features (:mod:`.reduction`, with ``SearchSettings.reduce``): the network works on those, and its
    skeletons come back with them substituted;
 3. else the most relevant features (:mod:`.features`).
 
@@ -27,15 +27,11 @@ import numpy as np
 from ..budget import Deadline
 from ..fitted import CandidateRows, Fitted, mse
 from ..problem import Problem
+from ..settings import SearchSettings
 from .features import linear_candidate, on_features, relevant_features
 from .power_factor import PowerFactor, power_factor
 from .power_law import power_law
 from .reduction import Reduction, reduction
-
-# The reduction starts only with this many seconds for it: one that found its
-# combinations took 0.39 s (6 features) and 0.54 s (20 features, 300 points) on the
-# 2-core development machine; with less it runs out of time and its work is lost.
-MIN_REDUCTION_SECONDS = 0.4
 
 
 @dataclass(frozen=True)
@@ -138,22 +134,26 @@ class Route:
         )
 
 
-def route(problem: Problem, n_variables: int, seed: int, reduce: bool, network_end: Deadline | None) -> Route:
-    """What the network reads of ``problem`` (see the module docstring). The power-law
-    split and the reduction have half of the time left until ``network_end`` (the
-    reduction is tried only when that is at least ``MIN_REDUCTION_SECONDS``); decoding
-    and fitting keep the rest."""
+def route(
+    problem: Problem, n_variables: int, seed: int, settings: SearchSettings, network_end: Deadline | None
+) -> Route:
+    """What the network reads of ``problem`` (see the module docstring), by the
+    ``settings``' knobs of the split and the reduction. The power-law split and the
+    reduction have half of the time left until ``network_end`` (the reduction is tried
+    only when that is at least ``settings.reduction_min_seconds``); decoding and
+    fitting keep the rest."""
     n_features = problem.X.shape[1]
     end = None if network_end is None else network_end.halfway()
-    split = power_factor(problem.X, problem.y, n_variables, problem.weights, end)
+    split = power_factor(problem.X, problem.y, n_variables, problem.weights, end, settings)
     if split is not None:
         seen = Problem(problem.X[:, split.rest], split.target(problem.X, problem.y), problem.weights)
         return Route(seen, split.rest, n_features, split=split)
     seconds, combined = 0.0, None
     end = None if network_end is None else network_end.halfway()
-    if reduce and n_features > n_variables and (end is None or end.left() >= MIN_REDUCTION_SECONDS):
+    enough = end is None or end.left() >= settings.reduction_min_seconds
+    if settings.reduce and n_features > n_variables and enough:
         moment = time.perf_counter()
-        combined = reduction(problem.X, problem.y, n_variables, seed, end)
+        combined = reduction(problem.X, problem.y, n_variables, seed, end, settings)
         seconds = time.perf_counter() - moment
     if combined is not None:
         seen = Problem(combined.features(problem.X), problem.y, problem.weights)
