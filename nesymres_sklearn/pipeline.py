@@ -34,7 +34,7 @@ from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget, Calibration
 from .search.fitted import CandidateRows, Fitted
-from .search.identities import identity_rows
+from .search.identities import NoisyIdentity, identity_rows
 from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
 from .search.problem import Problem
@@ -159,7 +159,6 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             operon_settings,
             calibration,
             timings,
-            noise,
         )
         done = plan(stages)
         sources = (
@@ -173,6 +172,9 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
                 problem, operon_settings, request.seed, restrictions.operators, n_islands, calibration
             )
             sources.insert(0, islands)
+        level = settings.noisy_identity_level
+        if settings.identities and level is not None and noise > level * np.sqrt(problem.scale):
+            sources.insert(0, NoisyIdentity(problem, settings.noise_ratio * noise))  # one cheap turn, first
         warm = ContinuationState(
             fingerprint,
             (X, y, weights),
@@ -234,8 +236,8 @@ class Stages:
     """What the plan's stages read: the ``network`` (the estimator's ``model``), the ``problem`` in the search's units
     (``scaling``), the ``request``, the ``budget``, the ``units`` (or ``None``), the
     features' ``symbols``, the user's ``guesses`` and ``restrictions``, the ``operon``
-    stage (or ``None``) with its ``operon_settings``, the fit's ``calibration``, the
-    ``timings`` they fill in and the estimated ``noise`` level (search's units)."""
+    stage (or ``None``) with its ``operon_settings``, the fit's ``calibration`` and the
+    ``timings`` they fill in."""
 
     network: object
     model: str
@@ -251,7 +253,6 @@ class Stages:
     operon_settings: OperonSettings
     calibration: Calibration
     timings: dict
-    noise: float = float("nan")
 
 
 def plan(stages: Stages) -> Plan:
@@ -263,10 +264,7 @@ def plan(stages: Stages) -> Plan:
     if stages.request.settings.identities:
         moment, started = time.perf_counter(), budget.clock()
         ending_degree = stages.request.settings.identity_ending_degree
-        settings = stages.request.settings
-        level, noise = settings.noisy_identity_level, stages.noise
-        reach = settings.noise_ratio * noise if level is not None and noise > level * np.sqrt(problem.scale) else 0.0
-        identities, ending = identity_rows(problem, ending_degree, budget.network_end, reach)
+        identities, ending = identity_rows(problem, ending_degree, budget.network_end)
         if isinstance(groups, Dimensionless) and not len(identities):  # the groups' identity (angles by sine, cosine)
             identities = groups.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
         stages.timings["identities"] = time.perf_counter() - moment

@@ -1,6 +1,8 @@
 """Polynomial identities (search/identities.py): rational laws of many variables and their
 square roots, exact to rounding or none."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import sympy
@@ -8,7 +10,8 @@ from clocks import TickingClock
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.identities import exact_identity, identity_rows, noisy_identity
+from nesymres_sklearn.search.fitted import CandidateRows
+from nesymres_sklearn.search.identities import NoisyIdentity, exact_identity, identity_rows, noisy_identity
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.settings import SearchSettings
@@ -292,12 +295,38 @@ def test_under_noise_the_rational_law_comes_back_with_its_terms_only(law, most_c
     assert np.isclose(found.loss, np.mean((predicted - problem.y) ** 2))
 
 
-def test_the_noisy_identity_is_a_row_only_where_its_misfit_is_the_noise_s():
+def test_the_noisy_identity_source_adds_the_law_once_where_its_misfit_is_the_noise_s():
     problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
-    assert len(identity_rows(problem, 2)[0]) == 0  # no noise level: the exact identities only
-    rows, ending = identity_rows(problem, 2, noise=1.5 * sd)
-    assert len(rows) == 1 and not ending
-    assert len(identity_rows(problem, 2, noise=0.5 * sd)[0]) == 0  # a misfit above the noise given
+    assert len(identity_rows(problem, 2)[0]) == 0  # the plan's identities: exact ones only
+    source = NoisyIdentity(problem, 1.5 * sd)
+    first = source.propose(CandidateRows(), 0, None)
+    assert len(first) == 1 and first.origins == ["identity"]
+    assert len(source.propose(first, 1, None)) == 0  # one turn's work: later turns add nothing
+    assert len(NoisyIdentity(problem, 0.5 * sd).propose(CandidateRows(), 0, None)) == 0  # above the noise given
     # a law that no rational function of low degree follows to the noise
     wavy, _, sd = _noisy(lambda X: np.sin(3 * X[:, 0]) * np.exp(X[:, 1]) + X[:, 2], level=0.001)
-    assert len(identity_rows(wavy, 2, noise=1.5 * sd)[0]) == 0
+    assert len(NoisyIdentity(wavy, 1.5 * sd).propose(CandidateRows(), 0, None)) == 0
+
+
+def test_the_noisy_identity_source_holds_a_turn_only_while_the_time_left_holds_its_pace():
+    problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
+    source = NoisyIdentity(problem, 1.5 * sd, seconds=0.5)
+
+    def clock():
+        return 0.0  # a stopped clock: the time left is the deadline's
+
+    assert source.holds(None)
+    assert source.holds(Deadline(1.0, clock))
+    assert not source.holds(Deadline(0.1, clock))
+
+
+def test_a_noisy_fit_with_a_budget_runs_the_noisy_identity_in_the_continuation(tiny_model):
+    problem, _, _ = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
+    settings = SearchSettings(noisy_identity_level=1e-4, continuation_steps=1)
+    reg = NeSymReSRegressor(model=tiny_model, random_state=0, search_settings=settings, refine=None)
+    reg.fit(problem.X, problem.y)
+    assert any(unit.startswith("continue: identity") for unit in reg.plan_["unit"])
+    off = NeSymReSRegressor(
+        model=tiny_model, random_state=0, refine=None, search_settings=replace(settings, noisy_identity_level=None)
+    )
+    assert not any(unit.startswith("continue: identity") for unit in off.fit(problem.X, problem.y).plan_["unit"])

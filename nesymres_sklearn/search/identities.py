@@ -30,6 +30,7 @@ decompositions run on one BLAS thread (:func:`..blas.one_blas_thread`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations, product
 from typing import NamedTuple
 
@@ -87,23 +88,16 @@ class Identity(NamedTuple):
         return self.degree <= max_degree
 
 
-def identity_rows(
-    problem: Problem, ending_degree: int, deadline: Deadline | None = None, noise: float = 0.0
-) -> tuple[CandidateRows, bool]:
+def identity_rows(problem: Problem, ending_degree: int, deadline: Deadline | None = None) -> tuple[CandidateRows, bool]:
     """The law of ``problem`` that an identity gives (:func:`exact_identity`; where none
     holds, with the columns that may be angles also read by their cosine and sine,
     :func:`angle_identity`, in the search's units as the network reads them, so that the
     features' units change no skeleton) as a row of origin ``"identity"`` (no row when
     there is none), and whether it ends the search (:meth:`Identity.ends_search` at
-    ``ending_degree``). With a ``noise`` level above 0 and no exact identity, the law of
-    :func:`noisy_identity` is a row (of origin ``"identity"``, ending nothing) where its
-    root mean squared error is at most ``noise``."""
+    ``ending_degree``)."""
     rows = CandidateRows()
     with one_blas_thread():
         found = identity_with_angles(problem, np.ones(problem.X.shape[1]), deadline, (WIDE_TURNS,), replaced=False)
-        law = noisy_identity(problem, deadline) if found is None and noise > 0 else None
-        if law is not None and law.loss <= noise**2:
-            rows.add(law, origin="identity")
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and found.ends_search(ending_degree)
@@ -261,6 +255,32 @@ def _exact_identity(
         if found is not None and problem.is_exact_to_rounding(found.loss) and _extrapolates(problem, exponents, terms):
             return Identity(found, int(exponents[np.concatenate([terms.numerator, terms.denominator])].max()))
     return None
+
+
+@dataclass
+class NoisyIdentity:
+    """The rational law under noise (:func:`noisy_identity`) as a source of the
+    continuation, where the plan's time is over and the budget idle: its first turn
+    fits the law, a row (origin ``"identity"``) where its root mean squared error is at
+    most ``noise`` (its misfit is the noise's); later turns add nothing, and the
+    scheduler retires it. A turn starts while the time left holds ``seconds``."""
+
+    problem: Problem
+    noise: float
+    seconds: float = 0.05
+    name: str = "identity"
+
+    def holds(self, deadline: Deadline | None) -> bool:
+        return deadline is None or deadline.holds(self.seconds)
+
+    def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
+        found = CandidateRows()
+        if turn == 0:
+            with one_blas_thread():
+                law = noisy_identity(self.problem, deadline)
+            if law is not None and law.loss <= self.noise**2:
+                found.add(law, origin=self.name)
+        return found
 
 
 def noisy_identity(problem: Problem, deadline: Deadline | None = None) -> Fitted | None:

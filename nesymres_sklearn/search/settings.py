@@ -203,16 +203,15 @@ class SearchSettings:
         noise a candidate. 1.5: the estimate lies within 1.5x of the truth or above it
         on the validation sets (``benchmarks/studies/noise_level.py``), so a law's own
         row passes.
-    noisy_identity_level : float or None, default=None
-        Where no identity is exact and the estimated noise level exceeds this fraction
-        of ``y``'s standard deviation (1e-4, say), the rational law that the information
-        criterion prefers among the identities' systems joins the candidates where its
-        misfit is the noise's (``noise_ratio``; :func:`.identities.noisy_identity`);
-        None never. Off by default: on validation-nc and -wc at noise 0.01 and 1 s
-        (60 laws each, ``benchmarks/studies/noise_variants.py``), 1e-4 brought 3.3
-        points of "close" (FVU <= 1e-4) on each set but lost a recovered law, as it runs
-        before the network within the network's time, and its rational approximations
-        of laws that are not rational (an ``exp(exp(x))``) won selections.
+    noisy_identity_level : float or None, default=1e-4
+        Where the estimated noise level exceeds this fraction of ``y``'s standard
+        deviation, the continuation (with ``max_time``, or ``continuation_steps``) has
+        a source that fits the rational law the information criterion prefers among the
+        identities' systems, a row where its misfit is the noise's (``noise_ratio``;
+        :class:`.identities.NoisyIdentity`); None never. In the plan, before the
+        network, it cost the network its time (validation-nc and -wc at noise 0.01 and
+        1 s, ``benchmarks/studies/noise_variants.py``: +3.3 points "close" on each set,
+        a law lost), so it runs where the budget is idle.
     start_range : float, default=5.0
         The constant fitting's first start is all ones, each further start uniform in
         ``[-start_range, start_range]`` (:func:`.fitting.constants.fit_constants`). Not
@@ -349,7 +348,7 @@ class SearchSettings:
     held_out_noise_errors: float = 3.0
     snap_level: float = 0.95
     noise_ratio: float = 1.5
-    noisy_identity_level: float | None = None
+    noisy_identity_level: float | None = 1e-4
     information_criterion: str | None = "aic"
     information_per_token: float = 0.0
     scaled_min_gain: float = 0.1
