@@ -9,7 +9,7 @@ Variants (:data:`VARIANTS`): ``default`` (the package's settings) and one change
 Command line::
 
     python -m benchmarks.studies.noise_variants --variants default noisy-identity \
-        --out benchmarks/results/noise-selection/noise-variants-1s.md
+        --out benchmarks/results/noise-search/noise-variants-1s.md
 """
 
 from __future__ import annotations

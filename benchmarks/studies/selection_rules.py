@@ -17,7 +17,7 @@ tables are cached (``--cache``), so that a rule added later replays without refi
 
 Command line::
 
-    python -m benchmarks.studies.selection_rules --out benchmarks/results/noise-selection/selection-rules.md
+    python -m benchmarks.studies.selection_rules --out benchmarks/results/noise-search/selection-rules.md
 """
 
 from __future__ import annotations
