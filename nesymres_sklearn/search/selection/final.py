@@ -154,7 +154,8 @@ def select(
     rows always give the same equation; but with ``max_time``, the fit's ``end`` stops
     the pruning in time to write the rows, and the readable constants in time to finish.
     With ``settings`` and no exact row, held-out folds choose among the Pareto front's
-    rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units)."""
+    rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units;
+    its refits stop halfway to the readable constants' end)."""
     pruning_end = None if end is None else Deadline(end.at - writing_seconds(rows) - SELECTION_MARGIN, end.clock)
     rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
@@ -166,7 +167,10 @@ def select(
     if settings is not None and not problem.is_exact(
         mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
     ):
-        row = table.best_index = held_out_choice(table, problem, settings, seed, noise)
+        # the rows are written: its refits may take half the time left to the readable constants
+        held_out_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock).halfway()
+        evaluations = Evaluations(settings.held_out_evaluations, held_out_end)
+        row = table.best_index = held_out_choice(table, problem, settings, seed, noise, evaluations)
         skeleton, constants, _ = table.fitted[row]
     constants = polished(skeleton, constants, problem)
     readable_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock)
