@@ -326,8 +326,12 @@ def test_report_counts_wild_misses_and_laws_reading_an_added_column():
     )
     (row,) = summary(frame).itertuples()
     assert row.wild == 2  # B (worse than the mean) and D (no prediction)
+    assert row.wild_constants == 0
     assert row.beyond == 2  # B reads v3 of a 2-variable law, C v12 of a 3-variable law
     assert uses_columns_beyond("sin(v10) + v1", 2) and not uses_columns_beyond("v1*v2", 2)
+    constant = frame.assign(expression=["v1*v2", "-8169.5", "v3*v12", None])
+    (row,) = summary(constant).itertuples()
+    assert row.wild == 2 and row.wild_constants == 1  # B prints a constant
 
 
 def test_irrelevant_columns_are_appended_at_fit_and_new_at_prediction():

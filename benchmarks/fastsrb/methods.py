@@ -130,11 +130,14 @@ def with_irrelevant_columns(method: Method, name: str, n_columns: int = IRRELEVA
     return Method(name, fit, method.preload)
 
 
+def columns_read(expression: str | None) -> set[int]:
+    """The columns (1 for ``v1``, ...) that ``expression`` reads; none for a failed fit."""
+    return set() if not isinstance(expression, str) else {int(i) for i in re.findall(r"\bv(\d+)\b", expression)}
+
+
 def uses_columns_beyond(expression: str | None, n_variables: int) -> bool:
     """Whether ``expression`` (over ``v1 .. vn``) reads a column beyond the law's ``n_variables``."""
-    if not isinstance(expression, str):
-        return False
-    return any(int(index) > n_variables for index in re.findall(r"\bv(\d+)\b", expression))
+    return any(index > n_variables for index in columns_read(expression))
 
 
 def _preload_operon() -> None:
