@@ -127,7 +127,6 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
     scaling = Scaling.for_data(X, y, settings.offset_ratio) if restrictions.rescales else Scaling.identity(len(names))
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y), weights)
-    noise = noise_std(problem, settings)  # in the search's units (search/noise.py)
     request = SearchRequest(
         params["decoding"],
         settings.bounded_beam(params["beam_size"], network.config.cache_bytes_per_beam),
@@ -206,6 +205,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
+    noise = noise_level(rows, problem, settings, budget)
     table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
@@ -220,6 +220,17 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     outcome.state = continued
     logger.info("Selected %s (%d candidates) in %.3fs", outcome.attributes.expression_, len(rows), budget.elapsed())
     return outcome
+
+
+def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings, budget: Budget) -> float:
+    """The noise level in the search's units: with an exact row, the root of its (weighted)
+    mean squared error (the points hold a law to rounding); else estimated
+    (:func:`.search.noise.noise_std`) until halfway to the fit's end, the selection keeping
+    the rest (only the held-out choice of an inexact row reads it)."""
+    exact = [loss for loss in rows.losses if problem.is_exact(loss)]
+    if exact:
+        return float(np.sqrt(min(exact)))
+    return noise_std(problem, settings, None if budget.end is None else budget.end.halfway())
 
 
 @dataclass(frozen=True)

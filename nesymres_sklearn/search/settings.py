@@ -143,6 +143,14 @@ class SearchSettings:
         The local fits of the noise estimate go up to degree 3 while their polynomial has
         at most this many coefficients (degree 3 in 3 features, 2 in 5): a fit of 56
         coefficients (degree 3 in 5 features) took 1.8 s on 500 points.
+    noise_points : int, default=1000
+        The noise estimate predicts at most this many points (drawn with a fixed seed),
+        each from its neighbours among all the points: on 10,000 points of 20 features
+        it took 0.2 s, more than ``max_time=0.1`` (issue 65's busy-machine grid). The
+        quartile of 1,000 Gaussian ratios puts a relative standard error of about 6% on
+        the estimate, and the smallest of such noisier quartiles runs a few percent
+        lower (0.89-0.98 of the truth against 0.94-1.00 from all 4,000 points of a
+        3-feature law, ``tests/test_noise.py``); not tuned further.
     held_out_folds : int, default=5
         When no candidate is exact, the selection refits the rows of the Pareto front on
         all of this many folds of the points but one (one Gauss-Newton step) and reads
@@ -201,6 +209,7 @@ class SearchSettings:
     noise_quantile: float = 0.25
     noise_neighbourhoods: tuple[float, ...] = (1.5, 2.0, 3.0)
     noise_max_terms: int = 20
+    noise_points: int = 1000
     held_out_folds: int = 5
     held_out_standard_errors: float = 0.5
     held_out_noise_errors: float = 3.0
@@ -221,6 +230,7 @@ class SearchSettings:
             ("max_beam", 1),
             ("identity_ending_degree", 0),
             ("noise_max_terms", 1),
+            ("noise_points", 1),
             ("held_out_folds", 0),
             ("held_out_evaluations", 0),
         ):
