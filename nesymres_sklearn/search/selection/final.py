@@ -154,13 +154,8 @@ def select(
     rows always give the same equation; but with ``max_time``, the fit's ``end`` stops
     the pruning in time to write the rows, and the readable constants in time to finish.
     With ``settings`` and no exact row, held-out folds choose among the Pareto front's
-    rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units):
-    the pruning then stops halfway to its end, and the held-out test of the chosen row's
-    columns has the time after the writing, up to the readable constants' end."""
+    rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units)."""
     pruning_end = None if end is None else Deadline(end.at - writing_seconds(rows) - SELECTION_MARGIN, end.clock)
-    held_out = settings is not None and not any(problem.is_exact(loss) for loss in rows.losses)
-    if held_out and pruning_end is not None:  # the held-out choice's test of the columns has the other half
-        pruning_end = pruning_end.halfway()
     rows.add_pruned(problem, complexity_penalty, seed, pruning_end)
     if keep is not None:
         rows = keep(rows)
@@ -168,14 +163,14 @@ def select(
     table = rows.table(complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
-    readable_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock)
-    if held_out and not problem.is_exact(mse(skeleton.program, problem.X, problem.y, constants, problem.weights)):
-        # the rows are written: its refits may take the time left to the readable constants
-        # (with no exact row, no exact constant is likely)
-        evaluations = Evaluations(settings.held_out_evaluations, readable_end)
+    if settings is not None and not problem.is_exact(
+        mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+    ):
+        evaluations = Evaluations(settings.held_out_evaluations)  # fixed work, as the held-out errors
         row = table.best_index = held_out_choice(table, problem, settings, seed, noise, evaluations)
         skeleton, constants, _ = table.fitted[row]
     constants = polished(skeleton, constants, problem)
+    readable_end = None if end is None else Deadline(end.at - SELECTION_MARGIN, end.clock)
     evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
     exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations)
     skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)

@@ -18,17 +18,14 @@ Gaussian noise, ``sqrt(2/n)`` of it, above the noise variance or above the lowes
 held-out error where that is lower) is chosen first: it explains the points down to
 the noise, and a longer row would fit the noise.
 
-A miss must still be a sane model, so only rows that are (:func:`sane_rows`) compete:
-rows whose held-out error is below that of the mean of the other folds (a row worse
-than the mean on points it was not fitted on, or whose errors are not finite, is never
-chosen: its errors' spread would also widen the margin it is judged by), and rows whose
-predictions at fresh points, drawn from the data's columns each resampled on its own
-(:func:`fresh_points`), spread no more than ``SearchSettings.held_out_spread`` times
-the variance of ``y`` about its mean: a pole or an exponential that the points happen
-to miss shows there. Then every variable of the chosen row must beat copies of its
-column in shuffled order on held-out points (:func:`unsupported_on_held_out`, the
-held-out form of :mod:`.variable_support`'s test, which reads the training error); the
-rows that use a variable that does not are left out and the choice is made again."""
+A miss must still be a sane model, so only rows whose held-out error is below that of
+the mean of the other folds compete (:func:`sane_rows`): a row worse than the mean on
+points it was not fitted on, or whose errors are not finite, is never chosen (its
+errors' spread would also widen the margin it is judged by). Then every variable of the
+chosen row must beat copies of its column in shuffled order on held-out points
+(:func:`unsupported_on_held_out`, the held-out form of :mod:`.variable_support`'s test,
+which reads the training error); the rows that use a variable that does not are left
+out and the choice is made again."""
 
 from __future__ import annotations
 
@@ -36,7 +33,6 @@ import dataclasses
 
 import numpy as np
 
-from ...expression.export import evaluate
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import variable_index
 from ..fitting.constants import Evaluations
@@ -89,12 +85,6 @@ def _fewer_constants(table: CandidateTable, front: list[int]) -> list[int]:
     return list(best.values())
 
 
-def fresh_points(X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """As many points as ``X`` has, each column drawn from its own values (with
-    replacement) independently of the others: new combinations within the data's ranges."""
-    return np.column_stack([rng.choice(column, size=len(column)) for column in X.T])
-
-
 def mean_held_out_errors(problem: Problem, folds: np.ndarray) -> np.ndarray:
     """Each point's (weighted) squared error when its fold is predicted by the mean of the others."""
     weights = np.ones(len(problem.y)) if problem.weights is None else problem.weights
@@ -105,28 +95,13 @@ def mean_held_out_errors(problem: Problem, folds: np.ndarray) -> np.ndarray:
     return errors
 
 
-def sane_rows(
-    table: CandidateTable, errors: dict, problem: Problem, folds: np.ndarray, settings: SearchSettings, seed: int
-) -> list[int]:
+def sane_rows(table: CandidateTable, errors: dict, problem: Problem, folds: np.ndarray) -> list[int]:
     """The rows of ``errors`` (their held-out errors) without variables, and those whose
-    mean held-out error is below the mean's (:func:`mean_held_out_errors`) and whose
-    predictions at :func:`fresh_points` are finite and spread about ``y``'s mean no more
-    than ``SearchSettings.held_out_spread`` times its variance."""
+    mean held-out error is below the mean's (:func:`mean_held_out_errors`)."""
     ceiling = float(np.mean(mean_held_out_errors(problem, folds)))
-    fresh = fresh_points(problem.X, np.random.default_rng(seed))
-    centre = float(np.average(problem.y, weights=problem.weights))
-    sane = []
-    for i in sorted(errors):
-        skeleton, constants = table.fitted[i][:2]
-        if variables_of(list(skeleton.tokens)):
-            if not np.mean(errors[i]) < ceiling:
-                continue
-            with np.errstate(all="ignore"):
-                spread = float(np.mean((evaluate(skeleton, constants, fresh) - centre) ** 2))
-            if not spread <= settings.held_out_spread * problem.scale:
-                continue
-        sane.append(i)
-    return sane
+    return [
+        i for i in sorted(errors) if not variables_of(list(table.fitted[i][0].tokens)) or np.mean(errors[i]) < ceiling
+    ]
 
 
 def unsupported_on_held_out(
@@ -211,7 +186,7 @@ def held_out_choice(
     folds = np.random.default_rng(seed).permutation(len(problem.y)) % n_folds
     complexity = table.equations["complexity"].to_numpy()
     errors = {i: held_out_errors(*table.fitted[i][:2], problem, folds) for i in {table.best_index, *front}}
-    errors = {i: errors[i] for i in sane_rows(table, errors, problem, folds, settings, seed)}
+    errors = {i: errors[i] for i in sane_rows(table, errors, problem, folds)}
     chosen, left_out = table.best_index, set()
     while errors:
         chosen = _choice(errors, complexity, table, len(problem.y), settings, noise)
