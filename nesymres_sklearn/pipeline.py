@@ -182,6 +182,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
         budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
     rows = warm.rows.copy()  # the selection adds its pruned rows
+    noise = noise_level(rows, problem, settings, budget)
     shares = deepcopy(warm.shares)  # a fit that raises leaves the previous search's shares
     writer = Writer(scaling, symbols, () if units is None else units.named(), restrictions.operators)
     moment = time.perf_counter()
@@ -205,7 +206,6 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
-    noise = noise_level(rows, problem, settings, budget)
     table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
@@ -223,14 +223,14 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
 
 
 def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings, budget: Budget) -> float:
-    """The noise level in the search's units: with an exact row, the root of its (weighted)
-    mean squared error (the points hold a law to rounding); else estimated
-    (:func:`.search.noise.noise_std`) until halfway to the fit's end, the selection keeping
-    the rest (only the held-out choice of an inexact row reads it)."""
+    """The noise level in the search's units, after the plan: with an exact row, the root
+    of its (weighted) mean squared error (the points hold a law to rounding); else
+    estimated (:func:`.search.noise.noise_std`) until the continuation's end, before it
+    (only the held-out choice of an inexact row reads it; the selection keeps its time)."""
     exact = [loss for loss in rows.losses if problem.is_exact(loss)]
     if exact:
         return float(np.sqrt(min(exact)))
-    return noise_std(problem, settings, None if budget.end is None else budget.end.halfway())
+    return noise_std(problem, settings, budget.refinement_end)
 
 
 @dataclass(frozen=True)
