@@ -262,3 +262,15 @@ def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the
         np.testing.assert_allclose(predicted, law(fresh), rtol=1e-8)
         # in other units the search's units are the same, and so is the law
         assert identity_rows(problem_of(X * 1e-3, law(X))[0], 2)[0].best_first()[0][0] == skeleton
+
+
+def test_an_odd_power_in_the_denominator_of_a_root_stays_inside_it():
+    """``sqrt(x0*x1/x2)``, as the law is written, not ``sqrt(x0*x1*x2)/x2``: equal on
+    positive data, but not where x2 < 0 and x0*x1 < 0 (a units fit lost AI-Feynman's
+    I.47.23 out of its support to that form)."""
+    X = np.random.default_rng(0).uniform(1, 5, (128, 3))
+    found = exact_identity(Problem(X, np.sqrt(X[:, 0] * X[:, 1] / X[:, 2]))).fitted
+    assert found.skeleton.tokens[:3] == ("mul", "c", "sqrt")  # one root, nothing outside it
+    below = np.array([[-2.0, 3.0, -1.5]])  # x0*x1/x2 > 0: the law is defined there
+    value = found.skeleton.program(below, found.constants)
+    assert np.allclose(value, np.sqrt(-2.0 * 3.0 / -1.5))
