@@ -175,7 +175,12 @@ class SearchSettings:
         The shuffled copies of columns that the held-out choice's test of the chosen
         row's variables refits at most (:func:`.selection.held_out.unsupported_on_held_out`;
         one Jacobian each, about 1.5 ms on 500 points of a 20-token row): fixed work that
-        reads no clock, as the held-out errors' own; 40 tests 8 variables.
+        reads no clock, as the held-out errors' own; 40 tests 8 variables; 0 turns the
+        test off. Its cost on black-box data, where weak columns fail it: diabetes' test
+        R² at 1 s 0.377-0.405 with it, 0.416-0.438 without (Friedman 1 and 3 within
+        0.01; ``benchmarks/studies/black_box.py``, on a loaded machine). Testing against
+        the copies' mean instead kept diabetes at 0.418 but let added columns through
+        on three of eight FastSRB laws that printed one before.
     """
 
     first_beam: int = 8
