@@ -100,8 +100,8 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     constants_std_ : ndarray
         Standard errors of the selected row's ``c_0, c_1, ...`` by the delta method (:mod:`.uncertainty`).
     noise_std_ : float
-        The noise's standard deviation in ``y``'s units, estimated from the data
-        (:mod:`.search.noise`; with ``sample_weight``, at the mean weight).
+        The noise's standard deviation in ``y``'s units (:mod:`.search.noise`, at the mean
+        weight; an exact row's RMS error; NaN when ``max_time`` ran out first).
     timings_ : dict
         Seconds of the last ``fit`` in ``loading`` (imports and the model, once per
         process; not in ``max_time``), ``identities``, ``encoding``, ``decoding``,

@@ -131,7 +131,6 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         return constant_fit(Problem(X, y, weights), symbols, timings, units, budget, params["complexity_penalty"])
     scaling = Scaling.for_data(X, y, settings.offset_ratio) if restrictions.rescales else Scaling.identity(len(names))
     problem = scaling.forward(Problem(X, y, weights))
-    noise = noise_std(problem, settings)  # in the search's units (search/noise.py)
     request = SearchRequest(
         params["decoding"],
         settings.bounded_beam(params["beam_size"], network.config.cache_bytes_per_beam),
@@ -172,9 +171,6 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
                 problem, operon_settings, request.seed, restrictions.operators, n_islands, calibration
             )
             sources.insert(0, islands)
-        level = settings.noisy_identity_level
-        if settings.identities and level is not None and noise > level * np.sqrt(problem.scale):
-            sources.insert(0, NoisyIdentity(problem, settings.noise_ratio * noise))  # one cheap turn, first
         warm = ContinuationState(
             fingerprint,
             (X, y, weights),
@@ -190,6 +186,11 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
         budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
     rows = warm.rows.copy()  # the selection adds its pruned rows
+    noise = noise_level(rows, problem, settings, budget)
+    level = settings.noisy_identity_level
+    noisy = level is not None and noise > level * np.sqrt(problem.scale)
+    if settings.identities and noisy and not any(isinstance(source, NoisyIdentity) for source in warm.sources):
+        warm.sources.insert(0, NoisyIdentity(problem, settings.noise_ratio * noise))  # one cheap turn, first
     shares = deepcopy(warm.shares)  # a fit that raises leaves the previous search's shares
     writer = Writer(scaling, symbols, () if units is None else units.named(), restrictions.operators)
     moment = time.perf_counter()
@@ -229,6 +230,17 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     outcome.state = continued
     logger.info("Selected %s (%d candidates) in %.3fs", outcome.attributes.expression_, len(rows), budget.elapsed())
     return outcome
+
+
+def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings, budget: Budget) -> float:
+    """The noise level in the search's units, after the plan: with an exact row, the root
+    of its (weighted) mean squared error (the points hold a law to rounding); else
+    estimated (:func:`.search.noise.noise_std`) until the continuation's end, before it
+    (only the held-out choice of an inexact row reads it; the selection keeps its time)."""
+    exact = [loss for loss in rows.losses if problem.is_exact(loss)]
+    if exact:
+        return float(np.sqrt(min(exact)))
+    return noise_std(problem, settings, budget.refinement_end)
 
 
 @dataclass(frozen=True)

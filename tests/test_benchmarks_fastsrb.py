@@ -8,7 +8,15 @@ import pytest
 
 from benchmarks.fastsrb import sampling
 from benchmarks.fastsrb.laws import LAWS_PATH, Law, Variable, get_law, load_laws, unit_string
-from benchmarks.fastsrb.methods import Fitted, Method, with_law_variables
+from benchmarks.fastsrb.methods import (
+    IRRELEVANT_COLUMNS,
+    IRRELEVANT_RANGE,
+    Fitted,
+    Method,
+    uses_columns_beyond,
+    with_irrelevant_columns,
+    with_law_variables,
+)
 from benchmarks.fastsrb.report import report_markdown, summary
 from benchmarks.fastsrb.runner import COLUMNS, plan_fits, read_results, run
 from benchmarks.fastsrb.sampling import draw_points, draw_variable, make_problem
@@ -292,7 +300,8 @@ def _frame(rows):
     keys = ["law", "n_variables", "problem", "method", "max_time", "noise", "status", "fit_time"]
     frame = pd.DataFrame([dict(zip(keys, row)) for row in rows])
     recovered = (frame["status"] == "ok") & (frame["fit_time"] < 5)
-    return frame.assign(numeric_recovery=recovered.astype(int), symbolic_recovery=0)
+    fvu = np.where(recovered, 0.0, 0.5)
+    return frame.assign(numeric_recovery=recovered.astype(int), symbolic_recovery=0, fvu=fvu, expression="v1")
 
 
 def test_report_summarises_per_method_and_pairs_the_methods():
@@ -309,3 +318,39 @@ def test_report_summarises_per_method_and_pairs_the_methods():
     text = report_markdown(frame, n_resamples=200)
     assert "| ours | 1 | 0 | 3 | 100.0 | 100.0 | 100.0 |" in text
     assert "## ours - operon, noise 0" in text and "+66.7" in text
+
+
+def test_report_counts_wild_misses_and_laws_reading_an_added_column():
+    rows = [(law, n, 0, "ours+irrelevant", 1.0, 0.0, "ok", 0.5) for law, n in (("A", 2), ("B", 2), ("C", 3), ("D", 1))]
+    frame = _frame(rows).assign(
+        fvu=[0.0, 3.0, 0.2, np.inf], expression=["v1*v2", "v1 + v3", "v3*v12", None], numeric_recovery=[1, 0, 0, 0]
+    )
+    (row,) = summary(frame).itertuples()
+    assert row.wild == 2  # B (worse than the mean) and D (no prediction)
+    assert row.wild_constants == 0
+    assert row.beyond == 2  # B reads v3 of a 2-variable law, C v12 of a 3-variable law
+    assert uses_columns_beyond("sin(v10) + v1", 2) and not uses_columns_beyond("v1*v2", 2)
+    constant = frame.assign(expression=["v1*v2", "-8169.5", "v3*v12", None])
+    (row,) = summary(constant).itertuples()
+    assert row.wild == 2 and row.wild_constants == 1  # B prints a constant
+
+
+def test_irrelevant_columns_are_appended_at_fit_and_new_at_prediction():
+    seen = []
+
+    def fit_spy(X, y, law, max_time, seed):
+        seen.append(X)
+        return Fitted(lambda X_new: seen.append(X_new) or X_new[:, 0], "v1")
+
+    method = with_irrelevant_columns(Method("spy", fit_spy), "spy+irrelevant")
+    X = np.arange(8.0).reshape(4, 2)
+    fitted = method.fit(X, X[:, 0], None, 1.0, 3)
+    assert np.array_equal(fitted.predict(X), X[:, 0]) and fitted.expression == "v1"
+    fitted_X, predicted_X = seen
+    assert fitted_X.shape == predicted_X.shape == (4, 2 + IRRELEVANT_COLUMNS)
+    assert np.array_equal(fitted_X[:, :2], X) and np.array_equal(predicted_X[:, :2], X)
+    added = fitted_X[:, 2:]
+    assert added.min() >= IRRELEVANT_RANGE[0] and added.max() <= IRRELEVANT_RANGE[1]
+    assert not np.allclose(added, predicted_X[:, 2:])  # fresh values: the law must not read them
+    method.fit(X, X[:, 0], None, 1.0, 3)
+    assert np.array_equal(seen[2], fitted_X)  # seeded by the fit's seed

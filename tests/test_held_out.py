@@ -10,11 +10,11 @@ from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
-from nesymres_sklearn.search.fitting.constants import least_squares_run
+from nesymres_sklearn.search.fitting.constants import Evaluations, least_squares_run
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.final import select
-from nesymres_sklearn.search.selection.held_out import held_out_choice, information_gate
+from nesymres_sklearn.search.selection.held_out import held_out_choice, information_gate, unsupported_on_held_out
 from nesymres_sklearn.search.selection.table import tabulate
 from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.search.variables.plain import plain_rows, quadratic_candidate
@@ -231,3 +231,50 @@ def test_an_overestimated_noise_level_does_not_hide_a_term_the_held_out_points_n
     for noise in (0.02, 1.0):  # the truth, and fifty times it
         chosen = held_out_choice(table, problem, SearchSettings(), 0, noise)
         assert table.fitted[chosen][0].tokens == tuple(law.split())
+
+
+def table_with(rows: list[tuple[str, np.ndarray]], problem: Problem):
+    """The table of rows with the constants given, not fitted (a wild row as a search may leave one)."""
+    candidates = CandidateRows()
+    candidates.add(fitted("c", problem), origin="baseline")
+    for tokens, constants in rows:
+        skeleton = Skeleton(tuple(tokens.split()))
+        loss = mse(skeleton.program, problem.X, problem.y, constants)
+        candidates.add(Fitted(skeleton, constants, loss), origin="beam")
+    return tabulate(candidates, 0.0, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
+
+
+def test_a_row_worse_than_the_mean_on_held_out_points_is_never_chosen():
+    """A row whose errors overflow their spread (so the margin it is judged by is
+    infinite) loses to a row that beats the mean. It competes as the front's length with
+    fewer constants, as such a row did on a law of 3 variables with 2 columns added."""
+    problem = noisy_problem(lambda X: 2 * X[:, 0] + np.sin(X[:, 1]))
+    wild = "add c exp mul 115 add x_1 sin sin x_2"  # as long as GOOD; up to 1e140: squared errors finite
+    table = table_with([(wild, np.array([0.0])), (GOOD, fitted(GOOD, problem).constants)], problem)
+    chosen = held_out_choice(table, problem, SearchSettings(), 0)
+    assert table.fitted[chosen][0].tokens == tuple(GOOD.split())
+
+
+def test_a_column_that_beats_no_shuffled_copy_of_itself_on_held_out_points_is_unsupported():
+    problem = noisy_problem(lambda X: 2 * X[:, 0] + 1, noise=0.5)
+    folds = np.random.default_rng(0).permutation(200) % 5
+    spurious = fitted("add add mul c x_1 c mul c x_3", problem)
+    assert unsupported_on_held_out(spurious.skeleton, spurious.constants, problem, folds, SearchSettings(), 0) == [
+        "x_3"
+    ]
+    line = fitted("add mul c x_1 c", problem)
+    assert unsupported_on_held_out(line.skeleton, line.constants, problem, folds, SearchSettings(), 0) == []
+
+
+def test_rows_with_an_unsupported_column_are_left_out_of_the_choice():
+    """The row with the unused x3 fits best on held-out points too, but x3 beats none of
+    its shuffled copies: the row without it is chosen."""
+    problem = noisy_problem(lambda X: 2 * X[:, 0] + 1, noise=0.5)
+    spurious, short = "add add mul c x_1 c mul c x_3", "mul c x_1"
+    table = table_of([spurious, short], problem)
+    chosen = held_out_choice(table, problem, SearchSettings(), 0)
+    assert table.fitted[chosen][0].tokens == tuple(short.split())
+    # with no refit left to test the columns, they count as supported
+    spent = Evaluations(0)
+    chosen = held_out_choice(table, problem, SearchSettings(), 0, evaluations=spent)
+    assert "x_3" in table.fitted[chosen][0].tokens

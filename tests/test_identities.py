@@ -330,3 +330,15 @@ def test_a_noisy_fit_with_a_budget_runs_the_noisy_identity_in_the_continuation(t
         model=tiny_model, random_state=0, refine=None, search_settings=replace(settings, noisy_identity_level=None)
     )
     assert not any(unit.startswith("continue: identity") for unit in off.fit(problem.X, problem.y).plan_["unit"])
+
+
+def test_an_odd_power_in_the_denominator_of_a_root_stays_inside_it():
+    """``sqrt(x0*x1/x2)``, as the law is written, not ``sqrt(x0*x1*x2)/x2``: equal on
+    positive data, but not where x2 < 0 and x0*x1 < 0 (a units fit lost AI-Feynman's
+    I.47.23 out of its support to that form)."""
+    X = np.random.default_rng(0).uniform(1, 5, (128, 3))
+    found = exact_identity(Problem(X, np.sqrt(X[:, 0] * X[:, 1] / X[:, 2]))).fitted
+    assert found.skeleton.tokens[:3] == ("mul", "c", "sqrt")  # one root, nothing outside it
+    below = np.array([[-2.0, 3.0, -1.5]])  # x0*x1/x2 > 0: the law is defined there
+    value = found.skeleton.program(below, found.constants)
+    assert np.allclose(value, np.sqrt(-2.0 * 3.0 / -1.5))

@@ -14,7 +14,7 @@ import time
 
 from ..backends import BACKENDS
 from .laws import load_laws
-from .methods import METHODS
+from .methods import DEFAULT_METHODS, METHODS
 from .report import write_report
 from .runner import run
 
@@ -25,7 +25,7 @@ def build_run_parser() -> argparse.ArgumentParser:
         description="Run methods on FastSRB, one CSV row per fit (resumable); "
         "'python -m benchmarks.fastsrb report CSV...' writes the report.",
     )
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=sorted(METHODS))
+    parser.add_argument("--methods", nargs="+", default=list(DEFAULT_METHODS), choices=sorted(METHODS))
     parser.add_argument("--max-time", type=float, nargs="+", default=[1.0], help="budgets in seconds")
     parser.add_argument("--problems", type=int, default=1, help="problems per law (0 .. N-1, also the seeds)")
     parser.add_argument("--noise", type=float, nargs="+", default=[0.0], help="levels, x std(y_support)")

@@ -7,7 +7,11 @@
   :class:`benchmarks.methods.operon.OperonAdapter` (one thread) with ``max_time=T``
   (Operon counts whole seconds: below 1 s it runs 1 s) and the settings of issue 52's
   first measurement: the package's operator set plus ``tanh``, ten iterations of local
-  optimisation of the constants, no limit but the time.
+  optimisation of the constants, no limit but the time;
+- ``ours+irrelevant``: ``ours`` with :data:`IRRELEVANT_COLUMNS` columns that the law does
+  not use appended to ``X`` (:func:`with_irrelevant_columns`): does a miss stay sane, and
+  does the printed law leave them out? The report counts the fits whose expression uses
+  a column beyond the law's (``v{n+1}`` ...).
 
 Each fit returns a :class:`Fitted`: ``predict(X)`` and its expression over ``v1 .. vn``.
 A method's ``preload`` imports its modules (and loads the network) once per worker, so
@@ -37,6 +41,9 @@ OPERON_OPTIONS = {
 OPERON_MAX_EVALUATIONS = 10**12
 #: Decimals of the constants in Operon's model string.
 OPERON_DECIMALS = 50
+#: Columns the law does not use that ``ours+irrelevant`` appends, and their uniform range.
+IRRELEVANT_COLUMNS = 2
+IRRELEVANT_RANGE = (1.0, 5.0)
 
 
 def with_law_variables(expression: str, offset: int) -> str:
@@ -104,6 +111,35 @@ def fit_ours_units(X, y, law: Law, max_time: float, seed: int) -> Fitted:
     return _fitted_ours(model.fit(X, y, X_units=law.X_units, y_units=law.y_units))
 
 
+def with_irrelevant_columns(method: Method, name: str, n_columns: int = IRRELEVANT_COLUMNS) -> Method:
+    """``method`` fitted with ``n_columns`` columns drawn from U(:data:`IRRELEVANT_RANGE`)
+    appended to ``X`` (seeded by the fit's seed); its predictions at new points draw new
+    such columns, from a stream of their own: the law does not read them."""
+
+    def columns(n_rows: int, seed: int, purpose: int) -> np.ndarray:
+        return np.random.default_rng([seed, purpose]).uniform(*IRRELEVANT_RANGE, (n_rows, n_columns))
+
+    def fit(X, y, law: Law, max_time: float, seed: int) -> Fitted:
+        fitted = method.fit(np.column_stack([X, columns(len(X), seed, 0)]), y, law, max_time, seed)
+
+        def predict(X_new):
+            return fitted.predict(np.column_stack([X_new, columns(len(X_new), seed, 1)]))
+
+        return Fitted(predict, fitted.expression)
+
+    return Method(name, fit, method.preload)
+
+
+def columns_read(expression: str | None) -> set[int]:
+    """The columns (1 for ``v1``, ...) that ``expression`` reads; none for a failed fit."""
+    return set() if not isinstance(expression, str) else {int(i) for i in re.findall(r"\bv(\d+)\b", expression)}
+
+
+def uses_columns_beyond(expression: str | None, n_variables: int) -> bool:
+    """Whether ``expression`` (over ``v1 .. vn``) reads a column beyond the law's ``n_variables``."""
+    return any(index > n_variables for index in columns_read(expression))
+
+
 def _preload_operon() -> None:
     import pyoperon.sklearn  # noqa: F401
 
@@ -126,11 +162,15 @@ def operon_expression(model, n_features: int) -> str:
     return str(expression.xreplace({number: sympy.Float(float(number)) for number in expression.atoms(sympy.Float)}))
 
 
+_OURS = Method("ours", fit_ours, _preload_ours)
 METHODS = {
     method.name: method
     for method in (
-        Method("ours", fit_ours, _preload_ours),
+        _OURS,
         Method("ours-units", fit_ours_units, _preload_ours),
         Method("operon", fit_operon, _preload_operon),
+        with_irrelevant_columns(_OURS, "ours+irrelevant"),
     )
 }
+#: The methods a run fits unless told otherwise (the peers' comparison).
+DEFAULT_METHODS = ("ours", "ours-units", "operon")

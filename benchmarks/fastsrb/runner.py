@@ -35,7 +35,7 @@ from ..isolation import default_start_method, run_in_child
 from ..metrics import FVU_THRESHOLD, fvu
 from ..results import append_rows, drop_incomplete_row, locked, machine_info, portable_command
 from .laws import get_law, load_laws
-from .methods import METHODS, Method
+from .methods import DEFAULT_METHODS, METHODS, Method
 from .sampling import make_problem
 from .scoring import symbolic_recovery
 
@@ -197,7 +197,7 @@ def run_fit(
 def run(
     out: str | Path,
     law_names: Iterable[str] | None = None,
-    methods: Iterable[str] = tuple(METHODS),
+    methods: Iterable[str] = DEFAULT_METHODS,
     max_times: Iterable[float] = (1.0,),
     problems: int = 1,
     noises: Iterable[float] = (0.0,),

@@ -9,10 +9,14 @@ those whose name holds one of the words given), each at every ``--budgets`` valu
 the default estimator (``refine="auto"``) and the network alone, after one warm-up fit
 that loads the model (not counted against ``max_time``, see ``timings_["loading"]``).
 ``--busy N`` keeps N CPU-bound processes running meanwhile, as on a shared machine.
+``--grid`` fits issue 65's grid instead: 1, 3, 6 and 20 features (``x0*sin(2*x0) + x0**2``
+on U(-3, 3), ``x0*x1/x2`` on U(1, 5), the 6-feature law, ``x3*sin(x7) + x12/x15`` on
+U(1, 5)) on 100 and on 10,000 points.
 
     python -m benchmarks.studies.time_contract --out benchmarks/results/time-contract/idle.md
     python -m benchmarks.studies.time_contract --busy 2 --out benchmarks/results/time-contract/busy.md
     python -m benchmarks.studies.time_contract --budgets 0.1 0.3 0.5 --out benchmarks/results/time-contract/small.md
+    python -m benchmarks.studies.time_contract --grid --busy 1 --refine auto --out busy-grid.md
 """
 
 from __future__ import annotations
@@ -58,6 +62,23 @@ def _cases() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     }
 
 
+def _grid_cases() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Issue 65's grid: each law of 1, 3, 6 and 20 features on 100 and on 10,000 points."""
+    laws = {
+        1: ((-3, 3), lambda X: X[:, 0] * np.sin(2 * X[:, 0]) + X[:, 0] ** 2),
+        3: ((1, 5), lambda X: X[:, 0] * X[:, 1] / X[:, 2]),
+        6: ((-3, 3), lambda X: X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] * X[:, 5]),
+        20: ((1, 5), lambda X: X[:, 3] * np.sin(X[:, 7]) + X[:, 12] / X[:, 15]),
+    }
+    rng = np.random.default_rng(0)
+    cases = {}
+    for n_features, (support, law) in laws.items():
+        for n_points in (100, 10_000):
+            X = rng.uniform(*support, (n_points, n_features))
+            cases[f"{n_features} features, {n_points:,} points"] = (X, law(X))
+    return cases
+
+
 def _spin(seconds: float) -> None:
     end = time.time() + seconds
     while time.time() < end:
@@ -70,11 +91,14 @@ def main(argv=None) -> None:
     parser.add_argument("--refine", nargs="+", default=["auto", "none"])
     parser.add_argument("--busy", type=int, default=0, help="CPU-bound processes running meanwhile")
     parser.add_argument("--cases", nargs="+", help="only the cases whose name contains one of these (default: all)")
+    parser.add_argument("--grid", action="store_true", help="issue 65's grid of features and points instead")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     cases = _cases()
     X, y = cases["x0*sin(x1)"]
+    if args.grid:
+        cases = _grid_cases()
     if args.cases is not None:
         cases = {name: case for name, case in cases.items() if any(word in name for word in args.cases)}
     loading = NeSymReSRegressor(random_state=0).fit(X, y).timings_["loading"]

@@ -67,9 +67,10 @@ def search(
     seen: set | None = None,
 ) -> SearchResult:
     """Candidates and their fits for the ``problem`` encoded as ``points``, until the
-    ``budget``'s ``network_end``; a ``runner`` runs the constant fitting's starts in
-    compiled code first (:func:`.fitting.constants.run_start`). Skeletons whose keys are
-    in ``seen`` are not fitted again (it gains the new ones)."""
+    ``budget``'s ``network_end`` (none once it has passed, the first decoding included);
+    a ``runner`` runs the constant fitting's starts in compiled code first
+    (:func:`.fitting.constants.run_start`). Skeletons whose keys are in ``seen`` are not
+    fitted again (it gains the new ones)."""
     end = budget.network_end
     n_features = problem.X.shape[1]
     seen = set() if seen is None else seen
@@ -82,17 +83,23 @@ def search(
     widths = beam_widths(request.size, request.settings.first_beam)
     seconds_per_beam = 0.0
     for step, width in enumerate(widths):
-        if step > 0 and end is not None and not end.holds(seconds_per_beam * width):
+        # the first decoding runs unless the network's time has already passed (the identities
+        # and the route took it: the baseline and the exact polynomial then stand alone);
+        # later ones while the time left holds them
+        late = end is not None and end.passed()
+        if step > 0 and end is not None and (late or not end.holds(seconds_per_beam * width)):
             steps.append(Step(f"decode {width}", 0.0, "skipped: no time"))
             break
         moment, started = time.perf_counter(), budget.clock()
-        if request.decoding == "beam":
+        if late:
+            hypotheses = []
+        elif request.decoding == "beam":
             hypotheses = decode(model, points, width, n_features)
         else:
             hypotheses = decode(model, points, width, n_features, "sample", seed=request.seed + step)
         seconds["decoding"] += time.perf_counter() - moment
         seconds_per_beam = (budget.clock() - started) / width
-        steps.append(Step(f"decode {width}", budget.clock() - started, "done"))
+        steps.append(Step(f"decode {width}", budget.clock() - started, "skipped: no time" if late else "done"))
         new = skeleton_candidates(hypotheses, request.decoding, seen)
         for candidate in extra if step == 0 else ():
             if candidate.skeleton.key not in seen:

@@ -548,8 +548,10 @@ def _law_of(
     if terms.root:
         # sqrt(x**2) is x where x keeps one sign; where y changes sign, the monomial
         # outside the root must carry it (y = x0*sqrt(x1**2 + x2**2)), as the loss checks
+        # (rounded towards 0: an odd power in the denominator stays in the root, sqrt(x0/x1)
+        # and not sqrt(x0*x1)/x1, which differs from the law where x1 < 0 and x0 < 0)
         one_sign = np.all(problem.X >= 0, axis=0) | np.all(problem.X <= 0, axis=0) | _changes_sign(problem.y)
-        outside = np.where(one_sign, factor // 2, 2 * (factor // 4))
+        outside = np.where(one_sign, np.fix(factor / 2), 2 * np.fix(factor / 4)).astype(int)
         inside = factor - 2 * outside
     else:
         outside, inside = factor, 0 * factor

@@ -10,7 +10,10 @@ local fits of degrees 1 to 3 (while they have at most
 ``SearchSettings.noise_max_terms`` coefficients) and a few neighbourhood sizes of a quantile of
 ``r_i**2 / v_i``, divided by that quantile of the chi-square law of one degree of
 freedom (Gaussian noise). A law that varies faster than the points resolve (``sin(x**3)``
-over several periods) reads as noise.
+over several periods) reads as noise. On more than ``SearchSettings.noise_points``
+points, that many of them (drawn with a fixed seed) are predicted, each by its
+neighbours among all the points: the work is bounded, the neighbourhoods as close. With
+a deadline, the local fits made before it count (NaN when none was).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import chi2
 
+from .budget import Deadline
 from .fitting.polynomial import monomials
 from .problem import Problem
 from .settings import SearchSettings
@@ -33,9 +37,12 @@ def _standardised(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / spread
 
 
-def _local_ratios(Z: np.ndarray, y: np.ndarray, weights: np.ndarray, neighbours: np.ndarray, degree: int) -> np.ndarray:
-    """``r_i**2 / v_i`` of each point's local fit of ``degree`` on its ``neighbours``."""
-    offsets = Z[neighbours] - Z[:, None, :]  # (n, k, d)
+def _local_ratios(
+    Z: np.ndarray, y: np.ndarray, weights: np.ndarray, centres: np.ndarray, neighbours: np.ndarray, degree: int
+) -> np.ndarray:
+    """``r_i**2 / v_i`` of each of the points ``centres``' local fit of ``degree`` on its
+    ``neighbours`` (a row of indices per centre)."""
+    offsets = Z[neighbours] - Z[centres][:, None, :]  # (m, k, d)
     powers = [np.ones_like(offsets), offsets, offsets * offsets, offsets * offsets * offsets][: degree + 1]
     columns = [np.ones(offsets.shape[:2])]
     for exponents in monomials(Z.shape[1], degree):
@@ -53,15 +60,16 @@ def _local_ratios(Z: np.ndarray, y: np.ndarray, weights: np.ndarray, neighbours:
     first[:, 0] = 1.0
     # the intercept (the fit at the point) is e_1' G^-1 A'W y: with G symmetric, u = G^-1 e_1
     smoother = np.einsum("np,npk->nk", np.linalg.solve(gram + ridge, first[:, :, None])[:, :, 0], weighted)
-    residuals = y - np.einsum("nk,nk->n", smoother, y[neighbours])
-    variances = 1.0 / weights + np.einsum("nk,nk->n", smoother**2, 1.0 / w)
+    residuals = y[centres] - np.einsum("nk,nk->n", smoother, y[neighbours])
+    variances = 1.0 / weights[centres] + np.einsum("nk,nk->n", smoother**2, 1.0 / w)
     return residuals**2 / variances
 
 
-def noise_std(problem: Problem, settings: SearchSettings) -> float:
+def noise_std(problem: Problem, settings: SearchSettings, deadline: Deadline | None = None) -> float:
     """The standard deviation of the noise of ``problem.y`` at a point of weight 1 (the
     weights have mean 1), in the units of ``problem.y``; 0 for a constant ``y``, NaN
-    with too few points for a local line (fewer than the features plus 6)."""
+    with too few points for a local line (fewer than the features plus 6) or when the
+    ``deadline`` passed before the first local fit."""
     X, y = problem.X, problem.y
     n, d = X.shape
     magnitude = float(np.max(np.abs(y)))
@@ -80,16 +88,21 @@ def noise_std(problem: Problem, settings: SearchSettings) -> float:
             k = int(max(factor * size, size + 4))
             if k <= n - 1 and (degree == 1 or k <= (n - 1) / 2):
                 sizes.append((degree, k))
-    if not sizes:
+    if not sizes or (deadline is not None and deadline.passed()):
         return float("nan")
-    found = cKDTree(Z).query(Z, max(k for _, k in sizes) + 1)[1]
+    centres = np.arange(n)
+    if n > settings.noise_points:
+        centres = np.sort(np.random.default_rng(0).choice(n, settings.noise_points, replace=False))
+    found = cKDTree(Z).query(Z[centres], max(k for _, k in sizes) + 1)[1]
     # nearest first, the point itself (or a duplicate of it) left out
-    found = np.take_along_axis(found, np.argsort(found == np.arange(n)[:, None], axis=1, kind="stable"), axis=1)
+    found = np.take_along_axis(found, np.argsort(found == centres[:, None], axis=1, kind="stable"), axis=1)
     level = chi2.ppf(settings.noise_quantile, 1)
     estimates = []
     for degree, k in sizes:
+        if deadline is not None and deadline.passed():
+            break
         with np.errstate(all="ignore"):
-            ratios = _local_ratios(Z, normalised, weights, found[:, :k], degree)
+            ratios = _local_ratios(Z, normalised, weights, centres, found[:, :k], degree)
         if np.all(np.isfinite(ratios)):
             estimates.append(np.quantile(ratios, settings.noise_quantile) / level)
     return float(np.sqrt(min(estimates)) * spread * magnitude) if estimates else float("nan")

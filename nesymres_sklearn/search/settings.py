@@ -150,6 +150,14 @@ class SearchSettings:
         The local fits of the noise estimate go up to degree 3 while their polynomial has
         at most this many coefficients (degree 3 in 3 features, 2 in 5): a fit of 56
         coefficients (degree 3 in 5 features) took 1.8 s on 500 points.
+    noise_points : int, default=1000
+        The noise estimate predicts at most this many points (drawn with a fixed seed),
+        each from its neighbours among all the points: on 10,000 points of 20 features
+        it took 0.2 s, more than ``max_time=0.1`` (issue 65's busy-machine grid). The
+        quartile of 1,000 Gaussian ratios puts a relative standard error of about 6% on
+        the estimate, and the smallest of such noisier quartiles runs a few percent
+        lower (0.89-0.98 of the truth against 0.94-1.00 from all 4,000 points of a
+        3-feature law, ``tests/test_noise.py``); not tuned further.
     held_out_folds : int, default=5
         When no candidate is exact, the selection refits the rows of the Pareto front on
         all of this many folds of the points but one (one Gauss-Newton step) and reads
@@ -316,6 +324,16 @@ class SearchSettings:
         logs predicts its ``log|y/m|``, which says which known constants the data support
         and whether one joins the groups (:func:`nesymres_sklearn.units.constants.unexplained`).
         Not tuned; set with the known constants (commit 9cd52d6).
+    held_out_evaluations : int, default=40
+        The shuffled copies of columns that the held-out choice's test of the chosen
+        row's variables refits at most (:func:`.selection.held_out.unsupported_on_held_out`;
+        one Jacobian each, about 1.5 ms on 500 points of a 20-token row): fixed work that
+        reads no clock, as the held-out errors' own; 40 tests 8 variables; 0 turns the
+        test off. Its cost on black-box data, where weak columns fail it: diabetes' test
+        R² at 1 s 0.377-0.405 with it, 0.416-0.438 without (Friedman 1 and 3 within
+        0.01; ``benchmarks/studies/black_box.py``, on a loaded machine). Testing against
+        the copies' mean instead kept diabetes at 0.418 but let added columns through
+        on three of eight FastSRB laws that printed one before.
     """
 
     first_beam: int = 8
@@ -343,6 +361,7 @@ class SearchSettings:
     noise_quantile: float = 0.25
     noise_neighbourhoods: tuple[float, ...] = (1.5, 2.0, 3.0)
     noise_max_terms: int = 20
+    noise_points: int = 1000
     held_out_folds: int = 5
     held_out_standard_errors: float = 0.5
     held_out_noise_errors: float = 3.0
@@ -376,6 +395,7 @@ class SearchSettings:
     units_dependence_sigmas: float = 3.0
     units_typical_share: float = 0.9
     units_neighbours: int = 5
+    held_out_evaluations: int = 40
 
     def __post_init__(self):
         steps = self.continuation_steps
@@ -391,8 +411,10 @@ class SearchSettings:
             ("max_beam", 1),
             ("identity_ending_degree", 0),
             ("noise_max_terms", 1),
+            ("noise_points", 1),
             ("held_out_folds", 0),
             ("units_neighbours", 1),
+            ("held_out_evaluations", 0),
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:

@@ -103,7 +103,8 @@ def select(
     if settings is not None and not problem.is_exact(
         mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
     ):
-        row = table.best_index = held_out_choice(table, problem, settings, seed, noise)
+        evaluations = Evaluations(settings.held_out_evaluations)  # fixed work, as the held-out errors
+        row = table.best_index = held_out_choice(table, problem, settings, seed, noise, evaluations)
         skeleton, constants, _ = table.fitted[row]
     table.fitted[row] = (skeleton, polished(skeleton, constants, problem), None)
     return table

@@ -16,17 +16,32 @@ models compete too, on the front or not. With the estimated noise level (``noise
 (within ``SearchSettings.held_out_noise_errors`` standard errors of a mean of squared
 Gaussian noise, ``sqrt(2/n)`` of it, above the noise variance or above the lowest
 held-out error where that is lower) is chosen first: it explains the points down to
-the noise, and a longer row would fit the noise."""
+the noise, and a longer row would fit the noise.
+
+A miss must still be a sane model, so only rows whose held-out error is below that of
+the mean of the other folds compete (:func:`sane_rows`): a row worse than the mean on
+points it was not fitted on, or whose errors are not finite, is never chosen (its
+errors' spread would also widen the margin it is judged by). Then every variable of the
+chosen row must beat copies of its column in shuffled order on held-out points
+(:func:`unsupported_on_held_out`, the held-out form of :mod:`.variable_support`'s test,
+which reads the training error); the rows that use a variable that does not are left
+out and the choice is made again."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from ...expression.skeleton import Skeleton
+from ...expression.tokens import variable_index
 from ..fitted import mse
+from ..fitting.constants import Evaluations
 from ..problem import Problem
 from ..settings import SearchSettings
+from .pruning import variables_of
 from .table import CandidateTable
+from .variable_support import SHUFFLES
 
 #: The plain models' origins (:mod:`..variables.plain`): they compete on held-out points
 #: even off the front, where rows that fitted the training points closer hide them.
@@ -71,13 +86,98 @@ def _fewer_constants(table: CandidateTable, front: list[int]) -> list[int]:
     return list(best.values())
 
 
+def mean_held_out_errors(problem: Problem, folds: np.ndarray) -> np.ndarray:
+    """Each point's (weighted) squared error when its fold is predicted by the mean of the others."""
+    weights = np.ones(len(problem.y)) if problem.weights is None else problem.weights
+    errors = np.empty(len(problem.y))
+    for fold in np.unique(folds):
+        test = folds == fold
+        errors[test] = weights[test] * (problem.y[test] - np.average(problem.y[~test], weights=weights[~test])) ** 2
+    return errors
+
+
+def sane_rows(table: CandidateTable, errors: dict, problem: Problem, folds: np.ndarray) -> list[int]:
+    """The rows of ``errors`` (their held-out errors) without variables, and those whose
+    mean held-out error is below the mean's (:func:`mean_held_out_errors`)."""
+    ceiling = float(np.mean(mean_held_out_errors(problem, folds)))
+    return [
+        i for i in sorted(errors) if not variables_of(list(table.fitted[i][0].tokens)) or np.mean(errors[i]) < ceiling
+    ]
+
+
+def unsupported_on_held_out(
+    skeleton: Skeleton,
+    constants: np.ndarray,
+    problem: Problem,
+    folds: np.ndarray,
+    settings: SearchSettings,
+    seed: int,
+    evaluations: Evaluations | None = None,
+) -> list[str]:
+    """The variables of the row whose mean held-out error is not below that of the best of
+    :data:`.variable_support.SHUFFLES` copies with the variable's column shuffled (each
+    refitted as the folds are: one Gauss-Newton step from ``constants``) by more than
+    ``SearchSettings.held_out_standard_errors`` standard errors of their paired
+    differences: what the variable adds on points it was not fitted on, a column of
+    noise adds as well. Each copy takes one of ``evaluations``; variables not tested
+    before they are spent count as supported."""
+    errors = held_out_errors(skeleton, constants, problem, folds)
+    rng = np.random.default_rng(seed)
+    unsupported = []
+    for variable in variables_of(list(skeleton.tokens)):
+        column, best = variable_index(variable), None
+        for _ in range(SHUFFLES):
+            if evaluations is not None and not evaluations.take():
+                return unsupported
+            X = problem.X.copy()
+            X[:, column] = rng.permutation(X[:, column])
+            copy = held_out_errors(skeleton, constants, dataclasses.replace(problem, X=X), folds)
+            if best is None or np.mean(copy) < np.mean(best):
+                best = copy
+        with np.errstate(all="ignore"):
+            gain = float(np.mean(best) - np.mean(errors))
+            margin = settings.held_out_standard_errors * float(np.std(best - errors)) / np.sqrt(len(errors))
+        if not gain > margin:
+            unsupported.append(variable)
+    return unsupported
+
+
+def _choice(errors: dict, complexity: np.ndarray, table: CandidateTable, n: int, settings, noise: float) -> int:
+    """Among the rows with ``errors``: the simplest consistent with the noise, else the
+    simplest within the margin of the lowest (see the module docstring)."""
+    means = {i: float(np.mean(e)) for i, e in errors.items()}
+    leader = min(means, key=lambda i: (means[i], complexity[i]))
+    # the noise variance, or the lowest held-out error where that is lower (a law that varies
+    # faster than the points resolve inflates the estimate); nan without an estimate
+    bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
+    consistent = [i for i in errors if means[i] <= bound]
+    if consistent:  # explained down to the noise: the simplest such row
+        return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+    within = []
+    for i, e in errors.items():
+        with np.errstate(all="ignore"):
+            margin = settings.held_out_standard_errors * float(np.std(e - errors[leader])) / np.sqrt(len(e))
+        if np.isfinite(means[i]) and means[i] - means[leader] <= margin:
+            within.append(i)
+    return min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+
+
 def held_out_choice(
-    table: CandidateTable, problem: Problem, settings: SearchSettings, seed: int, noise: float = float("nan")
+    table: CandidateTable,
+    problem: Problem,
+    settings: SearchSettings,
+    seed: int,
+    noise: float = float("nan"),
+    evaluations: Evaluations | None = None,
 ) -> int:
-    """The row of ``table`` that the held-out folds choose among the rows of its Pareto
-    front, the plain models (:data:`PLAIN_ORIGINS`) and the front's lengths with fewer
-    constants (``table.best_index`` with fewer than two folds or rows to compare);
-    ``noise``: the estimated noise level in the units of ``problem.y`` (NaN: none)."""
+    """The row of ``table`` that the held-out folds choose among the sane rows
+    (:func:`sane_rows`) of its Pareto front, the plain models (:data:`PLAIN_ORIGINS`) and
+    the front's lengths with fewer constants that pass the information gate
+    (:func:`information_gate`, ``SearchSettings.information_criterion``), without the variables that do not beat
+    their shuffled copies on held-out points (:func:`unsupported_on_held_out`, refits
+    sharing ``evaluations``); ``table.best_index`` with fewer than two folds or rows to
+    compare, or none sane; ``noise``: the estimated noise level in the units of
+    ``problem.y`` (NaN: none)."""
     losses = table.equations["loss"].to_numpy()
     competing = table.equations["pareto"].to_numpy() | table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()
     front = [int(i) for i in np.flatnonzero(competing) if np.isfinite(losses[i])]
@@ -93,24 +193,17 @@ def held_out_choice(
     folds = np.random.default_rng(seed).permutation(len(problem.y)) % n_folds
     complexity = table.equations["complexity"].to_numpy()
     errors = {i: held_out_errors(*table.fitted[i][:2], problem, folds) for i in front}
-    means = {i: float(np.mean(e)) for i, e in errors.items()}
-    leader = min(means, key=lambda i: (means[i], complexity[i]))
-    if not np.isfinite(means[leader]):
-        return table.best_index
-    n = len(problem.y)
-    # the noise variance, or the lowest held-out error where that is lower (a law that varies
-    # faster than the points resolve inflates the estimate); nan without an estimate
-    bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
-    consistent = [i for i in errors if means[i] <= bound]
-    if consistent:  # explained down to the noise: the simplest such row
-        return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
-    within = []
-    for i, e in errors.items():
-        with np.errstate(all="ignore"):
-            margin = settings.held_out_standard_errors * float(np.std(e - errors[leader])) / np.sqrt(len(e))
-        if np.isfinite(means[i]) and means[i] - means[leader] <= margin:
-            within.append(i)
-    return min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+    errors = {i: errors[i] for i in sane_rows(table, errors, problem, folds)}
+    chosen, left_out = table.best_index, set()
+    while errors:
+        chosen = _choice(errors, complexity, table, len(problem.y), settings, noise)
+        skeleton, constants = table.fitted[chosen][:2]
+        unsupported = unsupported_on_held_out(skeleton, constants, problem, folds, settings, seed, evaluations)
+        if not unsupported:
+            return chosen
+        left_out.update(unsupported)
+        errors = {i: e for i, e in errors.items() if not left_out & set(table.fitted[i][0].tokens)}
+    return chosen
 
 
 def information_gate(
