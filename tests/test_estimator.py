@@ -398,9 +398,16 @@ def test_the_deadline_only_cuts_the_fixed_sequence_of_fits_short(tiny_model, xy,
     # every fitted row in the table: a larger budget's better row may make a smaller one's a restatement
     monkeypatch.setattr(final, "without_restatements", lambda rows, *args: rows)
     X, y = xy
+    plan_only = SearchSettings(continuation_steps=0)  # the plan's sequence alone: no continuation after it
     fits = [
         NeSymReSRegressor(
-            model=str(tiny_model), beam_size=8, max_time=budget, refine=None, n_restarts=2, random_state=0
+            model=str(tiny_model),
+            beam_size=8,
+            max_time=budget,
+            refine=None,
+            n_restarts=2,
+            random_state=0,
+            search_settings=plan_only,
         ).fit(X, y + 0.01 * X[:, 0] ** 3)
         for budget in (14.0, 20.0, 40.0, None)
     ]
