@@ -173,6 +173,8 @@ def test_the_power_law_monomial_is_read_where_log_y_is_mostly_a_power_law():
     assert power_law_monomial(X, X[:, 0] * X[:, 1] ** 2 / X[:, 2] ** 3 * (2 + np.sin(X[:, 1]))) == [1, 2, -3]
     assert power_law_monomial(X, np.sin(X[:, 0]) + np.cos(X[:, 1])) is None  # no power law
     assert power_law_monomial(X, 3.0 + 0 * X[:, 0]) is None  # a constant: every exponent 0
+    # SearchSettings.identity_power_law_r2: the (2 + sin) factor leaves 0.18% of log|y| unexplained
+    assert power_law_monomial(X, X[:, 0] * X[:, 1] ** 2 / X[:, 2] ** 3 * (2 + np.sin(X[:, 1])), 0.999) is None
 
 
 def test_a_law_of_high_degree_is_found_over_its_power_law_monomial():
@@ -205,6 +207,9 @@ def test_angle_columns_are_those_within_one_turn_that_span_a_radian():
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.uniform(0, 2 * np.pi, 64), rng.uniform(0, 0.5, 64), rng.uniform(1, 30, 64)])
     assert angle_columns(X, np.ones(3)) == {0: 1.0}
+    assert angle_columns(X, np.ones(3), min_span=0.4) == {0: 1.0, 1: 1.0}  # identity_angle_span
+    assert angle_columns(X, np.ones(3), min_span=7.0) == {}  # wider than one turn
+    assert angle_columns(X, np.ones(3), turns=5.0) == {0: 1.0, 2: 1.0}  # within 5 turns (identity_wide_turns)
     X[:, 0] /= 10
     assert angle_columns(X, np.array([10.0, 1.0, 1.0])) == {0: 10.0}  # a scaled column, and its multiplier
 

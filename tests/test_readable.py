@@ -19,6 +19,13 @@ def test_simple_numbers_are_tried_simplest_first():
     assert simple_numbers(np.inf) == [0, 1]
 
 
+def test_the_reach_of_the_simple_numbers_and_the_plain_ones_are_settings():
+    wide = SearchSettings(readable_max_change=1e-2)  # 3/pi is 0.955: within 1%
+    assert 3 / sympy.pi in simple_numbers(0.95, settings=wide) and 3 / sympy.pi not in simple_numbers(0.95)
+    assert simple_numbers(1.5000001, plain_only=True) == [0, 1, sympy.Rational(3, 2)]
+    assert simple_numbers(1.5000001, plain_only=True, settings=SearchSettings(readable_max_plain=2)) == [0, 1]
+
+
 def test_exact_fits_get_exact_constants():
     skeleton = Skeleton(("mul", "c", "mul", "x_1", "pow", "x_2", "2"))
     y = np.pi * X[:, 0] * X[:, 1] ** 2
