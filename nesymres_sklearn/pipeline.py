@@ -190,7 +190,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     level = settings.noisy_identity_level
     noisy = level is not None and noise > level * np.sqrt(problem.scale)
     if settings.identities and noisy and not any(isinstance(source, NoisyIdentity) for source in warm.sources):
-        warm.sources.insert(0, NoisyIdentity(problem, settings.noise_ratio * noise))  # one cheap turn, first
+        warm.sources.insert(0, NoisyIdentity(problem, settings.noise_ratio * noise, settings=settings))  # first
     shares = deepcopy(warm.shares)  # a fit that raises leaves the previous search's shares
     writer = Writer(scaling, symbols, () if units is None else units.named(), restrictions.operators)
     moment = time.perf_counter()
@@ -216,7 +216,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     started = budget.clock()
     table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
     reach = settings.noise_ratio * noise if np.isfinite(noise) else 0.0
-    table = write_selected(table, problem, writer, budget.end, settings.snap_level, reach, settings.selection_margin)
+    table = write_selected(table, problem, writer, budget.end, reach, settings)
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
         units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)
@@ -275,10 +275,10 @@ def plan(stages: Stages) -> Plan:
     identities, ending = CandidateRows(), False
     if stages.request.settings.identities:
         moment, started = time.perf_counter(), budget.clock()
-        ending_degree = stages.request.settings.identity_ending_degree
-        identities, ending = identity_rows(problem, ending_degree, budget.network_end)
+        settings = stages.request.settings
+        identities, ending = identity_rows(problem, settings, budget.network_end)
         if isinstance(groups, Dimensionless) and not len(identities):  # the groups' identity (angles by sine, cosine)
-            identities = groups.identity_rows(problem, budget.network_end, stages.scaling.x_scales)
+            identities = groups.identity_rows(problem, budget.network_end, stages.scaling.x_scales, settings)
         stages.timings["identities"] = time.perf_counter() - moment
         budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
     n_variables = stages.network.config.n_variables

@@ -4,6 +4,7 @@ import sympy
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.expression.skeleton import Skeleton
+from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.writing.readable import exact_constants, simple_numbers, tidy_numbers, whole_roots
 
 X = np.random.default_rng(0).uniform(1, 5, size=(100, 2))
@@ -16,6 +17,13 @@ def test_simple_numbers_are_tried_simplest_first():
     assert 3 / sympy.pi not in simple_numbers(0.95)  # 3/pi is 0.955: beyond 0.1%
     assert simple_numbers(1.23456) == [0, 1]  # no small fraction or multiple of pi or e within 0.1%
     assert simple_numbers(np.inf) == [0, 1]
+
+
+def test_the_reach_of_the_simple_numbers_and_the_plain_ones_are_settings():
+    wide = SearchSettings(readable_max_change=1e-2)  # 3/pi is 0.955: within 1%
+    assert 3 / sympy.pi in simple_numbers(0.95, settings=wide) and 3 / sympy.pi not in simple_numbers(0.95)
+    assert simple_numbers(1.5000001, plain_only=True) == [0, 1, sympy.Rational(3, 2)]
+    assert simple_numbers(1.5000001, plain_only=True, settings=SearchSettings(readable_max_plain=2)) == [0, 1]
 
 
 def test_exact_fits_get_exact_constants():
@@ -187,16 +195,17 @@ def test_a_noisy_constant_becomes_the_plain_number_within_its_error_bar():
     skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
     X_, y, fitted, sd = _noisy_fit(0.5, 0.01)
     assert fitted[0] != 0.5 and abs(fitted[0] - 0.5) > 1e-5  # the noise moved it
-    assert exact_constants(skeleton, fitted, X_, y, level=0.95, noise=1.5 * sd) == [sympy.Rational(1, 2)]
-    assert exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd) == [float(fitted[0])]  # level 0: as fitted
+    assert exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd) == [sympy.Rational(1, 2)]
+    at_zero = SearchSettings(snap_level=0.0)
+    assert exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd, settings=at_zero) == [float(fitted[0])]  # as fitted
     # a misfit well above the noise level is an approximate law's: its constants stay
-    assert exact_constants(skeleton, fitted, X_, y, level=0.95, noise=0.5 * sd) == [float(fitted[0])]
+    assert exact_constants(skeleton, fitted, X_, y, noise=0.5 * sd) == [float(fitted[0])]
 
 
 def test_a_noisy_constant_far_from_a_plain_number_stays_as_fitted():
     skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
     X_, y, fitted, sd = _noisy_fit(0.52, 0.001)  # 1/2 lies many error bars away
-    assert exact_constants(skeleton, fitted, X_, y, level=0.95, noise=1.5 * sd) == [float(fitted[0])]
+    assert exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd) == [float(fitted[0])]
 
 
 def test_a_noisy_constant_within_its_error_bar_of_a_physical_constant_becomes_it():
@@ -205,5 +214,5 @@ def test_a_noisy_constant_within_its_error_bar_of_a_physical_constant_becomes_it
     skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
     X_, y, fitted, sd = _noisy_fit(constants.k * 1e20, 0.01)  # Boltzmann's constant, times a power of ten
     assert abs(fitted[0] / (constants.k * 1e20) - 1) > 1e-6
-    (snapped,) = exact_constants(skeleton, fitted, X_, y, level=0.95, noise=1.5 * sd)
+    (snapped,) = exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd)
     assert float(snapped) == pytest.approx(constants.k * 1e20, rel=1e-12)

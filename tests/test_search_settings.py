@@ -102,6 +102,16 @@ def test_every_field_is_documented_in_the_class_docstring(settings_class):
         ("power_factor_neighbour_kept", 0.0, r"in \(0, 1\]"),
         ("units_neighbours", 0, "an integer of at least 1"),
         ("units_neighbours", 5.0, "an integer of at least 1"),
+        ("identity_overdetermined", 0, "an integer of at least 1"),
+        ("identity_overdetermined", 2.0, "an integer of at least 1"),
+        ("identity_power_law_r2", 1.0, r"in \[0, 1\)"),
+        ("identity_power_law_r2", -0.1, r"in \[0, 1\)"),
+        ("identity_angle_span", -1.0, "non-negative"),
+        ("identity_wide_turns", 0.5, "at least 1"),
+        ("identity_wide_turns", float("nan"), "at least 1"),
+        ("readable_max_change", -1e-3, "non-negative"),
+        ("readable_max_change", float("nan"), "non-negative"),
+        ("readable_max_plain", 0, "an integer of at least 1"),
     ],
 )
 def test_a_knob_out_of_its_range_is_refused_by_name(name, value, expected):
@@ -119,6 +129,9 @@ def test_the_knobs_at_their_edges_are_accepted():
     edges = SearchSettings(
         scaled_min_gain=0.0, selection_margin=0.0, reduction_min_r2=0.0, power_factor_exponent_tolerance=0.0,
         units_typical_share=1.0, units_min_dependence=0.0, units_dependence_sigmas=0.0,
+        identity_overdetermined=1, identity_power_law_r2=0.0, identity_angle_span=0.0, identity_wide_turns=1,
+        readable_max_change=0.0, readable_max_plain=1,
     )  # fmt: skip
     assert (edges.units_typical_share, edges.power_factor_exponent_tolerance) == (1.0, 0.0)
+    assert (edges.identity_wide_turns, edges.readable_max_plain) == (1, 1)
     assert OperonSettings(max_growth=1).max_growth == 1

@@ -36,7 +36,7 @@ def timed(X: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
     scaling = Scaling.for_data(X, y)
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y))
     started = time.perf_counter()
-    rows, _ = identity_rows(problem, SearchSettings().identity_ending_degree)
+    rows, _ = identity_rows(problem, SearchSettings())
     return time.perf_counter() - started, len(rows) > 0
 
 

@@ -106,7 +106,12 @@ def _replayed(reg, X, y, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     skeleton, constants = chosen[SNAPPED_RULE]
     for level in SNAP_LEVELS:
         snapped = exact_constants(
-            skeleton, np.asarray(constants, float), problem.X, problem.y, level=level, noise=1.5 * noise
+            skeleton,
+            np.asarray(constants, float),
+            problem.X,
+            problem.y,
+            noise=1.5 * noise,
+            settings=SearchSettings(snap_level=level),
         )
         chosen[f"{SNAPPED_RULE}+snap{level:g}"] = (skeleton, np.array([float(c) for c in snapped]))
     return chosen

@@ -15,7 +15,8 @@ rounding's share of the sum of squares of its terms
 The systems are tried smallest first (``t = y`` before ``t = y**2`` at equal size;
 where ``y`` changes sign, a root's law holds only when the monomial outside the root
 carries the sign, ``y = x0*sqrt(x1**2 + x2**2)``), on at most ``SVD_POINTS`` points spread over
-the data, with at most ``1/OVERDETERMINED`` as many unknowns as points, so no null
+the data, with at most ``1/identity_overdetermined`` as many unknowns as points (a
+:class:`.settings.SearchSettings` field, as are the identities' other knobs), so no null
 vector comes from interpolation. An identity of degrees ``(d_P, d_Q)`` holds at every
 larger pair too: the largest pairs are decomposed first, and only the pairs below one
 that holds are searched. A pair where more than one identity holds (a common factor of
@@ -30,7 +31,7 @@ decompositions run on one BLAS thread (:func:`..blas.one_blas_thread`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations, product
 from typing import NamedTuple
 
@@ -46,33 +47,23 @@ from .fitted import CandidateRows, Fitted, mse
 from .fitting.constants import least_squares_run
 from .fitting.polynomial import monomials_of_degree
 from .problem import Problem
+from .settings import SearchSettings
 from .variables.power_law import log_line
 
 #: The total degree of ``P`` and of ``Q``, at most (integer powers up to 5 are tokens).
 MAX_DEGREE = 5
 #: The singular value decompositions read at most this many points, spread over the data.
 SVD_POINTS = 256
-#: The points they read are at least this many times the unknowns.
-OVERDETERMINED = 2
 #: Where ``y`` changes sign, the features that change sign whose products are compared
 #: with it, at most (2**8 products).
 MAX_SIGN_FEATURES = 8
-#: The identity of ``y`` over its power-law monomial is tried where a least-squares fit
-#: of ``log|y|`` in the features' logs explains at least this share of its variance (the
-#: law is mostly a power law: ``v1*v2*sqrt(v4**2 + v5**2)/v3**5``), with exponents of
-#: magnitude up to ``MAX_POWER`` (the tokens' integer powers).
-POWER_LAW_R2 = 0.9
+#: The identity of ``y`` over its power-law monomial has exponents of magnitude up to
+#: this (the tokens' integer powers).
 MAX_POWER = 5
-#: A column is read as an angle (:func:`angle_identity`) only where it spans at least this
-#: many radians: on a narrower range its sine and cosine are nearly polynomials.
-ANGLE_SPAN = 1.0
 #: Rounds of the reweighted fit of a rational law under noise (:func:`_rational_fit`).
 RATIONAL_ROUNDS = 3
 #: Unknowns of the systems that :func:`noisy_identity` fits, at most.
 NOISY_UNKNOWNS = 64
-#: Columns within one turn of 0 are read as angles first; where that gives no identity,
-#: also those within this many turns (``cos(w*t)`` over ``w*t`` on [-100, 100]).
-WIDE_TURNS = 100
 
 
 class Identity(NamedTuple):
@@ -88,38 +79,48 @@ class Identity(NamedTuple):
         return self.degree <= max_degree
 
 
-def identity_rows(problem: Problem, ending_degree: int, deadline: Deadline | None = None) -> tuple[CandidateRows, bool]:
+def identity_rows(
+    problem: Problem, settings: SearchSettings, deadline: Deadline | None = None
+) -> tuple[CandidateRows, bool]:
     """The law of ``problem`` that an identity gives (:func:`exact_identity`; where none
-    holds, with the columns that may be angles also read by their cosine and sine,
-    :func:`angle_identity`, in the search's units as the network reads them, so that the
-    features' units change no skeleton) as a row of origin ``"identity"`` (no row when
-    there is none), and whether it ends the search (:meth:`Identity.ends_search` at
-    ``ending_degree``)."""
+    holds, with the columns within ``settings.identity_wide_turns`` turns also read by
+    their cosine and sine, :func:`angle_identity`, in the search's units as the network
+    reads them, so that the features' units change no skeleton) as a row of origin
+    ``"identity"`` (no row when there is none), and whether it ends the search
+    (:meth:`Identity.ends_search` at ``settings.identity_ending_degree``)."""
     rows = CandidateRows()
     with one_blas_thread():
-        found = identity_with_angles(problem, np.ones(problem.X.shape[1]), deadline, (WIDE_TURNS,), replaced=False)
+        found = identity_with_angles(
+            problem, np.ones(problem.X.shape[1]), deadline, settings, (settings.identity_wide_turns,), replaced=False
+        )
     if found is not None:
         rows.add(found.fitted, origin="identity")
-    return rows, found is not None and found.ends_search(ending_degree)
+    return rows, found is not None and found.ends_search(settings.identity_ending_degree)
 
 
-def exact_identity(problem: Problem, deadline: Deadline | None = None) -> Identity | None:
+def exact_identity(
+    problem: Problem, deadline: Deadline | None = None, settings: SearchSettings | None = None
+) -> Identity | None:
     """The law ``P/Q`` or ``±sqrt(P/Q)`` of the smallest identity that is exact to rounding
     on every point of ``problem`` and beyond the points it is fitted on (see the module
     docstring), or ``None``; no further system is decomposed once ``deadline`` has passed.
     Where there is none and ``y`` is mostly a power law of the features, the identity of
-    ``y / m`` for its monomial ``m`` (:func:`power_law_monomial`), times ``m``."""
-    found = _exact_identity(problem, deadline)
+    ``y / m`` for its monomial ``m`` (:func:`power_law_monomial`), times ``m``.
+    ``settings`` (default :class:`.SearchSettings`) give the knobs."""
+    settings = SearchSettings() if settings is None else settings
+    found = _exact_identity(problem, settings.identity_overdetermined, deadline)
     if found is not None or (deadline is not None and deadline.passed()):
         return found
-    powers = power_law_monomial(problem.X, problem.y)
+    powers = power_law_monomial(problem.X, problem.y, settings.identity_power_law_r2)
     if powers is None:
         return None
     with np.errstate(all="ignore"):
         monomial = np.prod(problem.X ** np.array(powers, dtype=np.float64), axis=1)
     if not np.all(np.isfinite(monomial)) or np.any(monomial == 0):
         return None
-    divided = _exact_identity(Problem(problem.X, problem.y / monomial, problem.weights), deadline)
+    divided = _exact_identity(
+        Problem(problem.X, problem.y / monomial, problem.weights), settings.identity_overdetermined, deadline
+    )
     if divided is None:
         return None
     tokens = ("mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}), *divided.fitted.skeleton.tokens)
@@ -134,45 +135,54 @@ def identity_with_angles(
     problem: Problem,
     multipliers: np.ndarray,
     deadline: Deadline | None = None,
-    turns: tuple[float, ...] = (1, WIDE_TURNS),
+    settings: SearchSettings | None = None,
+    turns: tuple[float, ...] | None = None,
     replaced: bool = True,
 ) -> Identity | None:
     """:func:`exact_identity`, or else :func:`angle_identity` with the columns that may be
     angles (:func:`angle_columns`, in radians once times ``multipliers``) within each of
-    ``turns`` turns in turn, a set of columns already tried not tried again; none once
-    ``deadline`` has passed."""
-    found = exact_identity(problem, deadline)
+    ``turns`` turns in turn (default: 1, then ``settings.identity_wide_turns``), a set
+    of columns already tried not tried again; none once ``deadline`` has passed."""
+    settings = SearchSettings() if settings is None else settings
+    found = exact_identity(problem, deadline, settings)
     tried: dict[int, float] = {}
-    for within in turns:
+    for within in (1, settings.identity_wide_turns) if turns is None else turns:
         if found is not None or (deadline is not None and deadline.passed()):
             break
-        angles = angle_columns(problem.X, multipliers, within)
+        angles = angle_columns(problem.X, multipliers, within, settings.identity_angle_span)
         if angles != tried:
-            found, tried = angle_identity(problem, angles, deadline, replaced), angles
+            found, tried = angle_identity(problem, angles, deadline, replaced, settings.identity_overdetermined), angles
     return found
 
 
-def angle_columns(X: np.ndarray, multipliers: np.ndarray, turns: float = 1.0) -> dict[int, float]:
+def angle_columns(
+    X: np.ndarray, multipliers: np.ndarray, turns: float = 1.0, min_span: float = SearchSettings.identity_angle_span
+) -> dict[int, float]:
     """The columns ``j`` of ``X`` whose values times ``multipliers[j]`` may be angles:
-    within ``turns`` turns of 0 either way, and spanning at least ``ANGLE_SPAN`` radians;
+    within ``turns`` turns of 0 either way, and spanning at least ``min_span`` radians;
     each with its multiplier."""
     found = {}
     for j in range(X.shape[1]):
         values = X[:, j] * multipliers[j]
-        if np.max(np.abs(values)) <= 2 * np.pi * turns * (1 + 1e-12) and np.ptp(values) >= ANGLE_SPAN:
+        if np.max(np.abs(values)) <= 2 * np.pi * turns * (1 + 1e-12) and np.ptp(values) >= min_span:
             found[j] = float(multipliers[j])
     return found
 
 
 def angle_identity(
-    problem: Problem, angles: dict[int, float], deadline: Deadline | None = None, replaced: bool = True
+    problem: Problem,
+    angles: dict[int, float],
+    deadline: Deadline | None = None,
+    replaced: bool = True,
+    overdetermined: int = SearchSettings.identity_overdetermined,
 ) -> Identity | None:
     """The law of the smallest identity (:func:`exact_identity`, without the power-law
     monomial) in which each column ``j`` of ``angles`` enters only by ``cos(a*x_j)`` and
     ``sin(a*x_j)``, ``a = angles[j]``: ``(cos(t) - b)/(1 - b*cos(t))``, or
     ``1 + g*sin(t)``; the sine to a power of at most 1, so that ``sin**2 + cos**2 = 1``
     makes no second identity; with ``replaced=False`` the angles also enter as
-    themselves (``x + sin(x) + sin(2*x)``). ``None`` without angles or where none holds."""
+    themselves (``x + sin(x) + sin(2*x)``). ``None`` without angles or where none holds.
+    ``overdetermined``: :attr:`.SearchSettings.identity_overdetermined`."""
     if not angles:
         return None
     kept = [j for j in range(problem.X.shape[1]) if not (replaced and j in angles)]
@@ -180,7 +190,7 @@ def angle_identity(
     with np.errstate(all="ignore"):
         columns = [problem.X[:, kept], *(getattr(np, f)(a * problem.X[:, [j]]) for j, a, f in turned)]
     sines = frozenset(len(kept) + k for k, (_, _, function) in enumerate(turned) if function == "sin")
-    found = _exact_identity(Problem(np.hstack(columns), problem.y, problem.weights), deadline, sines)
+    found = _exact_identity(Problem(np.hstack(columns), problem.y, problem.weights), overdetermined, deadline, sines)
     if found is None:
         return None
 
@@ -197,31 +207,35 @@ def angle_identity(
     return Identity(Fitted(skeleton, constants, loss), found.degree)
 
 
-def power_law_monomial(X: np.ndarray, y: np.ndarray) -> list[int] | None:
+def power_law_monomial(
+    X: np.ndarray, y: np.ndarray, min_r2: float = SearchSettings.identity_power_law_r2
+) -> list[int] | None:
     """The integer exponents of the monomial that a least-squares fit of ``log|y|`` in
-    the ``log|x_j|`` rounds to, where that fit explains at least ``POWER_LAW_R2`` of the
-    variance of ``log|y|`` and some exponent is not 0; else ``None``."""
+    the ``log|x_j|`` rounds to, where that fit explains at least ``min_r2`` of the
+    variance of ``log|y|`` and some exponent is not 0 nor any beyond ``MAX_POWER``;
+    else ``None``."""
     with np.errstate(all="ignore"):
         usable = np.all(np.isfinite(np.log(np.abs(np.column_stack([y, X])))), axis=1)
     if usable.sum() <= X.shape[1] + 1:
         return None
     slopes, unexplained = log_line(X[usable], y[usable])
-    if unexplained > 1 - POWER_LAW_R2:
+    if unexplained > 1 - min_r2:
         return None
     powers = [int(round(b)) for b in slopes]
     return powers if any(powers) and max(abs(b) for b in powers) <= MAX_POWER else None
 
 
 def _exact_identity(
-    problem: Problem, deadline: Deadline | None = None, sines: frozenset = frozenset()
+    problem: Problem, overdetermined: int, deadline: Deadline | None = None, sines: frozenset = frozenset()
 ) -> Identity | None:
-    """:func:`exact_identity` without the power-law monomial; a column in ``sines`` (a
-    sine beside its cosine) is in no monomial to a power above 1 (``sin**2 = 1 - cos**2``)."""
+    """:func:`exact_identity` without the power-law monomial, on systems of at least
+    ``overdetermined`` points per unknown; a column in ``sines`` (a sine beside its
+    cosine) is in no monomial to a power above 1 (``sin**2 = 1 - cos**2``)."""
     X, y = problem.X, problem.y
     read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
-    exponents = basis_exponents(X.shape[1], len(read) // OVERDETERMINED, sines)
+    exponents = basis_exponents(X.shape[1], len(read) // overdetermined, sines)
     counts = np.cumsum(np.bincount(exponents.sum(axis=1)))  # the basis's degrees only
-    pairs = degree_pairs(counts, len(read) // OVERDETERMINED)
+    pairs = degree_pairs(counts, len(read) // overdetermined)
     if not pairs:
         return None
     with np.errstate(all="ignore"):
@@ -263,12 +277,14 @@ class NoisyIdentity:
     continuation, where the plan's time is over and the budget idle: its first turn
     fits the law, a row (origin ``"identity"``) where its root mean squared error is at
     most ``noise`` (its misfit is the noise's); later turns add nothing, and the
-    scheduler retires it. A turn starts while the time left holds ``seconds``."""
+    scheduler retires it. A turn starts while the time left holds ``seconds``;
+    ``settings`` give the identities' knobs."""
 
     problem: Problem
     noise: float
     seconds: float = 0.05
     name: str = "identity"
+    settings: SearchSettings = field(default_factory=SearchSettings)
 
     def holds(self, deadline: Deadline | None) -> bool:
         return deadline is None or deadline.holds(self.seconds)
@@ -277,13 +293,15 @@ class NoisyIdentity:
         found = CandidateRows()
         if turn == 0:
             with one_blas_thread():
-                law = noisy_identity(self.problem, deadline)
+                law = noisy_identity(self.problem, deadline, self.settings.identity_overdetermined)
             if law is not None and law.loss <= self.noise**2:
                 found.add(law, origin=self.name)
         return found
 
 
-def noisy_identity(problem: Problem, deadline: Deadline | None = None) -> Fitted | None:
+def noisy_identity(
+    problem: Problem, deadline: Deadline | None = None, overdetermined: int = SearchSettings.identity_overdetermined
+) -> Fitted | None:
     """Under noise, where no identity is exact: the law ``P/Q`` whose degrees and terms
     the Bayesian information criterion ``n log(mse) + k log(n)`` (``k`` its constants)
     prefers, on the points that :func:`exact_identity` reads. Each pair of degrees
@@ -292,10 +310,11 @@ def noisy_identity(problem: Problem, deadline: Deadline | None = None) -> Fitted
     the criterion no larger, until none can go; the law is refitted on every point, its
     constants then by least squares (:func:`.fitting.constants.least_squares_run`). A
     candidate, not a law: the selection weighs it against the other rows. ``None``
-    without a pair, or when ``deadline`` passes before the first."""
+    without a pair, or when ``deadline`` passes before the first. ``overdetermined``:
+    :attr:`.SearchSettings.identity_overdetermined`."""
     read = np.unique(np.linspace(0, len(problem.y) - 1, min(len(problem.y), SVD_POINTS)).astype(int))
     points = Problem(problem.X[read], problem.y[read], None if problem.weights is None else problem.weights[read])
-    unknowns = min(len(read) // OVERDETERMINED, NOISY_UNKNOWNS)
+    unknowns = min(len(read) // overdetermined, NOISY_UNKNOWNS)
     exponents = basis_exponents(problem.X.shape[1], unknowns)
     counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
     pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))

@@ -220,6 +220,38 @@ class SearchSettings:
         network, it cost the network its time (validation-nc and -wc at noise 0.01 and
         1 s, ``benchmarks/studies/noise_variants.py``: +3.3 points "close" on each set,
         a law lost), so it runs where the budget is idle.
+    identity_overdetermined : int, default=2
+        The identities' systems (:mod:`.identities`) read at least this many points per
+        unknown, so that no null vector comes from interpolation: fewer and larger
+        systems are searched at a higher value. Not tuned; set with the identities
+        (commit f40102e).
+    identity_power_law_r2 : float, default=0.9
+        Where no identity holds, that of ``y`` over its power-law monomial is tried
+        when a least-squares fit of ``log|y|`` in the features' logs explains at least
+        this share of its variance (:func:`.identities.power_law_monomial`). Not tuned;
+        set with that identity (commit a1d126c).
+    identity_angle_span : float, default=1.0
+        A column is read as an angle, by its cosine and sine
+        (:func:`.identities.angle_columns`), only where it spans at least this many
+        radians: on a narrower range they are nearly polynomials. Not tuned; set with
+        the angles (commit 65ba0cd).
+    identity_wide_turns : float, default=100
+        Columns within one turn of 0 are read as angles first; where that gives no
+        identity, also those within this many turns (``cos(w*t)`` over ``w*t`` on
+        [-100, 100]); without units only these. Not tuned; set with the wide angles
+        (commits e755898 with units, 4134992 without).
+    readable_max_change : float, default=1e-3
+        The selected row's constants are re-spelled as a simple number (a small
+        fraction, such a multiple of pi, a multiple of a named number) only within this
+        relative distance of the fitted value, and only where the fit stays as good
+        (:func:`nesymres_sklearn.writing.readable.simple_numbers`). Not tuned; set with
+        the readable constants (commit 05d942c).
+    readable_max_plain : int, default=12
+        An inexact fit's constants are re-spelled only as plain numbers: rationals (or
+        such multiples of pi, ``1/pi`` or a named number) whose numerator and
+        denominator are at most this (``3/2``, not ``464/11``;
+        :func:`nesymres_sklearn.writing.readable.plain`). Not tuned; set with that rule
+        (commit a729126).
     start_range : float, default=5.0
         The constant fitting's first start is all ones, each further start uniform in
         ``[-start_range, start_range]`` (:func:`.fitting.constants.fit_constants`). Not
@@ -368,6 +400,12 @@ class SearchSettings:
     snap_level: float = 0.95
     noise_ratio: float = 1.5
     noisy_identity_level: float | None = 1e-4
+    identity_overdetermined: int = 2
+    identity_power_law_r2: float = 0.9
+    identity_angle_span: float = 1.0
+    identity_wide_turns: float = 100
+    readable_max_change: float = 1e-3
+    readable_max_plain: int = 12
     information_criterion: str | None = "aic"
     information_per_token: float = 0.0
     scaled_min_gain: float = 0.1
@@ -415,6 +453,8 @@ class SearchSettings:
             ("held_out_folds", 0),
             ("units_neighbours", 1),
             ("held_out_evaluations", 0),
+            ("identity_overdetermined", 1),
+            ("readable_max_plain", 1),
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
@@ -438,6 +478,8 @@ class SearchSettings:
             "decompose_tolerance",
             "units_joined_score_rise",
             "units_dependence_sigmas",
+            "identity_angle_span",
+            "readable_max_change",
         ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"SearchSettings.{name} must be non-negative, got {getattr(self, name)!r}.")
@@ -446,6 +488,7 @@ class SearchSettings:
             ("reduction_min_r2", 0, 1),
             ("power_factor_min_r2", 0, 1),
             ("decompose_min_r2", 0, 1),
+            ("identity_power_law_r2", 0, 1),
             ("units_min_dependence", 0, 1),
             ("power_factor_small_share", 0, 1),
             ("power_factor_exponent_tolerance", 0, 0.25),
@@ -460,6 +503,10 @@ class SearchSettings:
         for name in ("units_typical_share", "power_factor_neighbour_kept"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"SearchSettings.{name} must lie in (0, 1], got {getattr(self, name)!r}.")
+        if not self.identity_wide_turns >= 1:
+            raise ValueError(
+                f"SearchSettings.identity_wide_turns must be at least 1 (turns), got {self.identity_wide_turns!r}."
+            )
         if not self.information_per_token >= 0:
             raise ValueError(
                 f"SearchSettings.information_per_token must be non-negative, got {self.information_per_token!r}."

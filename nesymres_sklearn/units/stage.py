@@ -449,21 +449,23 @@ class Dimensionless:
         powers = [float(b) for b in exponents[self.units.n_features :]]
         return float(np.prod([c.value**b for c, b in zip(self.units.constants, powers)]))
 
-    def identity_rows(self, whole: Problem, deadline: Deadline | None = None, x_scales=None) -> CandidateRows:
+    def identity_rows(
+        self, whole: Problem, deadline: Deadline | None = None, x_scales=None, settings: SearchSettings | None = None
+    ) -> CandidateRows:
         """The law of an exact identity of ``y / m(x)`` over the groups, or else over the
         groups with those that take the values of angles read by their cosine and sine
         (:func:`.identities.identity_with_angles`: ``q*(E + B*v*sin(t))`` is ``1 + g*sin(t)``
         over ``g = B*v/E`` and ``t``), those within one turn first and then within
-        ``WIDE_TURNS``, as a row of ``whole`` (the problem this one was made from) of
-        origin ``"identity"``; no row where none holds. ``x_scales``: what the features
-        of ``whole`` were divided by (:class:`.scaling.Scaling`), so that an angle is read
-        in radians."""
+        ``settings.identity_wide_turns`` (default :class:`.SearchSettings`), as a row of
+        ``whole`` (the problem this one was made from) of origin ``"identity"``; no row
+        where none holds. ``x_scales``: what the features of ``whole`` were divided by
+        (:class:`.scaling.Scaling`), so that an angle is read in radians."""
         n_features = self.units.n_features
         features = np.ones(n_features) if x_scales is None else np.asarray(x_scales, dtype=np.float64)
         radians = self.scales * np.prod(features ** self.groups.exponents[:, :n_features], axis=1)
         rows = CandidateRows()
         with one_blas_thread():
-            found = identity_with_angles(self.problem, radians, deadline)
+            found = identity_with_angles(self.problem, radians, deadline, settings)
         if found is not None:
             rows.add(self.back(found.fitted, whole), origin="identity")
         return rows

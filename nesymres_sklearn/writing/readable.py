@@ -2,7 +2,8 @@
 
 Each fitted constant is tried, in turn, as 0, as 1 (a constant that does nothing; the
 other free constants divided by it too, for a scale that a ratio's constants share), and
-as the nearest "simple" number within ``MAX_RELATIVE_CHANGE``: a fraction with a
+as the nearest "simple" number within ``readable_max_change`` (relative; this and
+``readable_max_plain`` are :class:`..search.settings.SearchSettings` fields): a fraction with a
 denominator up to ``MAX_DENOMINATOR`` (integers included), such a multiple of pi, a
 fraction of pi with a denominator up to ``MAX_DENOMINATOR_OVER_PI`` (``1/(2*pi)``, the
 ``h/(2*pi)`` of a law written with Planck's ``h``), or a multiple with a denominator up
@@ -13,7 +14,7 @@ variance unexplained does not grow beyond ``FVU_TOLERANCE`` (relative) or the se
 floor, so an exact fit stays exact and ``2.0000000013*x`` becomes ``2*x``. An inexact
 fit (:func:`..exactness.is_readable_exactly`) barely moves when one
 constant moves by a part in a thousand, so there only plain numbers are tried
-(:func:`plain`: numerators and denominators up to ``MAX_PLAIN``), never a fraction such
+(:func:`plain`: numerators and denominators up to ``readable_max_plain``), never a fraction such
 as ``464/11`` that the data do not pin down. Constants that become 0 or 1 in additive or
 multiplicative places then vanish when the equation is written with SymPy's automatic
 evaluation, which splits ``1/sqrt(2*pi)`` into ``sqrt(2)/(2*sqrt(pi))``: the written
@@ -39,7 +40,11 @@ from ..search.exactness import FVU_FLOOR, is_readable_exactly
 from ..search.fitted import mse
 from ..search.fitting.constants import Evaluations, least_squares_run
 from ..search.problem import variance
+from ..search.settings import SearchSettings
 
+#: The simple numbers (the vocabulary of the written law's exact numbers, which
+#: :func:`tidy_numbers` and :func:`named_constants` read too): fractions with denominators
+#: up to this, and such multiples of pi.
 MAX_DENOMINATOR = 12
 # Fractions of pi are dense enough with small denominators (1/(2*pi), 3/(4*pi)).
 MAX_DENOMINATOR_OVER_PI = 4
@@ -56,13 +61,11 @@ PHYSICAL = tuple(
     getattr(physical, name)
     for name in ("k", "h", "hbar", "c", "G", "e", "m_e", "m_p", "epsilon_0", "mu_0", "N_A", "R", "sigma", "g")
 ) + (1 / (4 * np.pi * physical.epsilon_0),)
-#: The largest numerator and denominator of a plain number's rational part.
-MAX_PLAIN = 12
 # Larger constants stay floats: an integer such as 9061438163468778 is not readable.
 MAX_READABLE_MAGNITUDE = 1e4
+#: How much (relative) a re-spelled constant may raise an exact fit's fraction of variance
+#: unexplained: rounding's share, so that an exact fit stays exact.
 FVU_TOLERANCE = 1e-9
-# A constant is only re-spelled when the simple number is this close (relative).
-MAX_RELATIVE_CHANGE = 1e-3
 # Residual evaluations that the refits of one equation's constants share (a bound on the
 # work, not on the clock: the same row always gets the same constants).
 READABLE_EVALUATIONS = 400
@@ -91,25 +94,30 @@ def nearest_simple_numbers(value: float) -> list[sympy.Expr]:
     return found
 
 
-def plain(number: sympy.Expr) -> bool:
+def plain(number: sympy.Expr, max_plain: int = SearchSettings.readable_max_plain) -> bool:
     """Whether ``number`` is a rational (or a rational times pi, ``1/pi`` or a ``NAMED``
-    number) whose numerator and denominator are at most ``MAX_PLAIN``: ``3/2``, ``2*pi``,
+    number) whose numerator and denominator are at most ``max_plain``: ``3/2``, ``2*pi``,
     not ``943/2`` or ``464/11``."""
     rational = number.as_coeff_Mul()[0]
-    return rational.is_Rational and abs(rational.p) <= MAX_PLAIN and rational.q <= MAX_PLAIN
+    return rational.is_Rational and abs(rational.p) <= max_plain and rational.q <= max_plain
 
 
-def simple_numbers(value: float, plain_only: bool = False, spread: float | None = None) -> list[sympy.Expr]:
+def simple_numbers(
+    value: float, plain_only: bool = False, spread: float | None = None, settings: SearchSettings | None = None
+) -> list[sympy.Expr]:
     """Exact numbers to try for ``value``, simplest first: 0 and 1 (a constant that
     does nothing), then the nearest small fraction and multiple of pi and of the named
-    numbers (:func:`plain` ones only, if asked) within ``MAX_RELATIVE_CHANGE`` of it;
+    numbers (:func:`plain` ones only, at ``settings.readable_max_plain``, if asked)
+    within ``settings.readable_max_change`` of it (default :class:`.SearchSettings`);
     with ``spread`` (an error bar, on noisy targets) also the fractions times a power of
     ten and their multiples of pi, and the ``PHYSICAL`` constants times a power of ten,
     within it."""
+    settings = SearchSettings() if settings is None else settings
     close: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
     if not np.isfinite(value):
         return close
-    reach = MAX_RELATIVE_CHANGE * abs(value)
+    max_change, max_plain = settings.readable_max_change, settings.readable_max_plain
+    reach = max_change * abs(value)
     numbers = nearest_simple_numbers(value)
     noisy = spread is not None and np.isfinite(spread)
     if noisy:
@@ -118,10 +126,10 @@ def simple_numbers(value: float, plain_only: bool = False, spread: float | None 
             decade = sympy.Integer(10) ** power
             numbers += [number * decade for number in nearest_simple_numbers(value / float(decade))]
     for number in numbers:
-        if plain_only and not (plain(number) or (noisy and plain(number / _decade(number)))):
+        if plain_only and not (plain(number, max_plain) or (noisy and plain(number / _decade(number), max_plain))):
             continue
         distance = abs(float(number) - value)
-        if distance > MAX_RELATIVE_CHANGE * abs(value) and not _rational_or_of_pi(number):
+        if distance > max_change * abs(value) and not _rational_or_of_pi(number):
             continue  # within an error bar only fractions and their multiples of pi: a wide bar holds many named forms
         if number not in close and distance <= reach:
             close.append(number)
@@ -185,8 +193,8 @@ def exact_constants(
     y: np.ndarray,
     weights: np.ndarray | None = None,
     evaluations: Evaluations | None = None,
-    level: float = 0.0,
     noise: float = 0.0,
+    settings: SearchSettings | None = None,
 ) -> list:
     """``constants`` with each one replaced by a simple exact number where that keeps
     the fit (the constants not yet replaced are re-fitted around it; plain numbers only
@@ -194,14 +202,18 @@ def exact_constants(
     ``weights`` (mean 1) weight the squared errors; once the refits have spent the
     ``evaluations`` (default: ``READABLE_EVALUATIONS``), each constant left is only
     tried as 0 as it stands (one evaluation), so that a term the fit left at rounding's
-    level (``+ 5.6e-18``) still vanishes. With ``level`` above 0 and an inexact fit
-    whose root mean squared error is at most ``noise`` (the noise level, times the
-    settings' ratio: the misfit is the noise's, not an approximate law's), a constant is
-    also tried as the plain number (times a power of ten) or physical constant nearest to it within
+    level (``+ 5.6e-18``) still vanishes. ``settings`` (default :class:`.SearchSettings`)
+    give the knobs: the simple numbers' reach (:func:`simple_numbers`) and ``level``, the
+    ``snap_level``. With ``level`` above 0 and an inexact fit whose root mean squared
+    error is at most ``noise`` (the noise level, times the settings' ratio: the misfit is
+    the noise's, not an approximate law's; 0, the default, never), a constant is also
+    tried as the plain number (times a power of ten) or physical constant nearest to it within
     its error bar (the ``level`` quantile of the normal law times its standard error),
     and the numbers are kept while the likelihood-ratio test at ``level`` holds:
     ``n log(mse / mse_fitted)`` at most the chi-square quantile of as many degrees of
     freedom as constants replaced."""
+    settings = SearchSettings() if settings is None else settings
+    level = settings.snap_level
     evaluations = Evaluations(READABLE_EVALUATIONS) if evaluations is None else evaluations
     scale = variance(y, weights) or 1.0
 
@@ -237,7 +249,8 @@ def exact_constants(
         if spent:
             numbers = [sympy.Integer(0)]
         else:
-            numbers = simple_numbers(float(values[i]), plain_only=inexact, spread=None if spread is None else spread[i])
+            spread_i = None if spread is None else spread[i]
+            numbers = simple_numbers(float(values[i]), plain_only=inexact, spread=spread_i, settings=settings)
         for number in numbers:
             trial = values.copy()
             trial[i] = float(number)

@@ -99,21 +99,22 @@ def write_selected(
     problem: Problem,
     writer: Writer,
     end: Deadline | None = None,
-    level: float = 0.0,
     noise: float = 0.0,
-    margin: float = SearchSettings.selection_margin,
+    settings: SearchSettings | None = None,
 ) -> CandidateTable:
     """``table`` (from :func:`..search.selection.final.select`) with its selected row
-    written: its constants re-spelled exactly where the fit allows (:func:`.readable.exact_constants`,
-    on noisy targets within their error bars at ``level`` where the row's misfit is at most
-    ``noise``; with ``max_time``, they stop ``margin`` seconds before the fit's ``end``), its ``|f|``
+    written: its constants re-spelled exactly where the fit allows (:func:`.readable.exact_constants`
+    with ``settings``, default :class:`.SearchSettings`: on noisy targets within their error
+    bars where the row's misfit is at most ``noise``; with ``max_time``, they stop
+    ``settings.selection_margin`` seconds before the fit's ``end``), its ``|f|``
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
     ``predict`` runs that skeleton), its loss and its expression by ``writer``."""
+    settings = SearchSettings() if settings is None else settings
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
-    readable_end = None if end is None else Deadline(end.at - margin, end.clock)
+    readable_end = None if end is None else Deadline(end.at - settings.selection_margin, end.clock)
     evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
-    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations, level, noise)
+    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations, noise, settings)
     skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)
     table.fitted[row] = (skeleton, values, exact)
     table.equations.loc[row, "skeleton"] = skeleton.sympy
