@@ -235,12 +235,13 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
 def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings, budget: Budget) -> float:
     """The noise level in the search's units, after the plan: with an exact row, the root
     of its (weighted) mean squared error (the points hold a law to rounding); else
-    estimated (:func:`.search.noise.noise_std`) until the continuation's end, before it
-    (only the held-out choice of an inexact row reads it; the selection keeps its time)."""
+    estimated (:func:`.search.noise.noise_std`) until halfway to the fit's end (the plan
+    may have used the time before the selection's reserve; the held-out choice, the
+    snapped constants and the rational law under noise read it)."""
     exact = [loss for loss in rows.losses if problem.is_exact(loss)]
     if exact:
         return float(np.sqrt(min(exact)))
-    return noise_std(problem, settings, budget.refinement_end)
+    return noise_std(problem, settings, None if budget.end is None else budget.end.halfway())
 
 
 @dataclass(frozen=True)
