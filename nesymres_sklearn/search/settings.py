@@ -153,7 +153,7 @@ class SearchSettings:
     noise_points : int, default=1000
         The noise estimate predicts at most this many points (drawn with a fixed seed),
         each from its neighbours among all the points: on 10,000 points of 20 features
-        it took 0.2 s, more than ``max_time=0.1`` (issue 65's busy-machine grid). The
+        it took 0.2 s, more than ``max_time=0.1`` on a machine with a busy core. The
         quartile of 1,000 Gaussian ratios puts a relative standard error of about 6% on
         the estimate, and the smallest of such noisier quartiles runs a few percent
         lower (0.89-0.98 of the truth against 0.94-1.00 from all 4,000 points of a
@@ -364,8 +364,8 @@ class SearchSettings:
         test off. Its cost on black-box data, where weak columns fail it: diabetes' test
         R² at 1 s 0.377-0.405 with it, 0.416-0.438 without (Friedman 1 and 3 within
         0.01; ``benchmarks/studies/black_box.py``, on a loaded machine). Testing against
-        the copies' mean instead kept diabetes at 0.418 but let added columns through
-        on three of eight FastSRB laws that printed one before.
+        the copies' mean instead kept diabetes at 0.418 but let irrelevant added
+        columns back into three of eight printed laws that had shed them.
     """
 
     first_beam: int = 8

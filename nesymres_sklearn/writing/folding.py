@@ -29,7 +29,7 @@ A fifth form moves a monomial into a root in the numerator beside it
 (``pi*sqrt(1 - x**2)`` as ``sqrt(pi**2 - pi**2*x**2)`` when shorter) and even powers of
 the features (``x0**2*sqrt(A)`` as ``sqrt(x0**4*A)``). An odd power moves only where
 the feature is positive (``x0*sqrt(A)`` is ``sqrt(x0**2*A)`` for ``x0 > 0`` alone), which
-would change the law outside the data, so it stays outside (issue 53). A root in the
+would change the law outside the data, so it stays outside. A root in the
 denominator keeps its group, as the Lorentz factor ``1/sqrt(1 - v**2/c**2)`` is written.
 
 Where the equation holds more than one sine or cosine, two more forms write sums of

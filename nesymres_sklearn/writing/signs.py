@@ -5,7 +5,7 @@ A fitted program can hold ``abs(f)`` or ``sqrt(f**2)`` (Operon's ``abs``, the ne
 sign on every training point: there the law is ``f`` (or ``-f``), and ``|f|`` is only a
 different law where ``f`` changes sign, outside the data. :func:`signed` rewrites the
 selected row's skeleton so, and the estimator predicts with the rewritten skeleton: the
-printed law and ``predict`` stay one law (issue 53). Fixed work, no clock.
+printed law and ``predict`` stay one law. Fixed work, no clock.
 """
 
 from __future__ import annotations

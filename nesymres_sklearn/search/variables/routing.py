@@ -96,7 +96,7 @@ class Route:
         and ``"power"``), when the network does not see them all; the linear one holds
         the features that pay for their tokens at ``complexity_penalty``. When it sees
         them all, the power law only where it is exact: the network seldom writes high
-        powers (``x0**5/x1**3``, issue 53), and a closed-form line in logs finds them."""
+        powers (``x0**5/x1**3``), and a closed-form line in logs finds them."""
         rows = CandidateRows()
         power = power_law(whole.X, whole.y, whole.weights)
         if self.sees_all:
