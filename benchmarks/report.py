@@ -243,6 +243,16 @@ def _least_noise(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary["noise"] == summary["noise"].min()]
 
 
+def write_study(text: str, rows: pd.DataFrame, out: Path | None) -> None:
+    """A study's report: ``text`` printed and, with ``out``, written there (Markdown)
+    with its ``rows`` in a CSV beside it."""
+    print(text)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        rows.to_csv(out.with_suffix(".csv"), index=False)
+
+
 def pipe_table(frame: pd.DataFrame) -> str:
     """``frame`` as a Markdown pipe table (numbers right-aligned), without ``tabulate``."""
     numeric = [pd.api.types.is_numeric_dtype(frame[column]) for column in frame.columns]

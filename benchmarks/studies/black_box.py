@@ -30,7 +30,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from benchmarks.methods.operon import OperonTimedAdapter
-from benchmarks.report import pipe_table
+from benchmarks.report import pipe_table, write_study
 
 SETS = ("diabetes", "friedman1", "friedman3")
 METHODS = ("ours", "operon", "linear")
@@ -121,11 +121,7 @@ def main(argv=None) -> None:
     text = markdown(
         results, "python -m benchmarks.studies.black_box " + " ".join(sys.argv[1:] if argv is None else argv)
     )
-    print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        results.to_csv(args.out.with_suffix(".csv"), index=False)
+    write_study(text, results, args.out)
 
 
 if __name__ == "__main__":

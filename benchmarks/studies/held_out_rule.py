@@ -28,7 +28,7 @@ import pandas as pd
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
-from benchmarks.report import pipe_table
+from benchmarks.report import pipe_table, write_study
 from benchmarks.studies.black_box import SETS, black_box_set
 
 RULES = (0.0, 0.25, 0.5, 1.0)
@@ -115,11 +115,7 @@ def main(argv=None) -> None:
         f"Test R² (median of 5 splits) of the row each rule chooses from the same table, max_time={args.budget}. "
         f"Command: `python -m benchmarks.studies.held_out_rule {command}`\n\n" + pipe_table(medians)
     )
-    print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        results.to_csv(args.out.with_suffix(".csv"), index=False)
+    write_study(text, results, args.out)
 
 
 if __name__ == "__main__":

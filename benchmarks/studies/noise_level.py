@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.datasets import load_dataset
-from benchmarks.report import pipe_table
+from benchmarks.report import pipe_table, write_study
 from nesymres_sklearn.search.noise import noise_std
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchSettings
@@ -82,11 +82,7 @@ def main(argv=None) -> None:
         + pipe_table(summary(table))
         + "\n"
     )
-    print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        table.to_csv(args.out.with_suffix(".csv"), index=False)
+    write_study(text, table, args.out)
 
 
 if __name__ == "__main__":

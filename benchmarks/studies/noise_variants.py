@@ -25,7 +25,8 @@ import pandas as pd
 
 from benchmarks.datasets import load_dataset
 from benchmarks.metrics import FVU_THRESHOLD, fvu
-from benchmarks.report import pipe_table
+from benchmarks.report import pipe_table, write_study
+from benchmarks.studies.paired_difference import bootstrap_interval
 from nesymres_sklearn.search.settings import SearchSettings
 
 SETS = ("validation-nc", "validation-wc")
@@ -65,13 +66,6 @@ def fits(sets, levels, variants, budget: float, max_equations: int | None) -> pd
     return pd.DataFrame(rows)
 
 
-def paired_interval(differences: np.ndarray, n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
-    """The mean of paired ``differences`` and its 95% bootstrap interval."""
-    rng = np.random.default_rng(seed)
-    means = rng.choice(differences, (n_resamples, len(differences))).mean(axis=1)
-    return float(differences.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
-
-
 def summary(frame: pd.DataFrame, variants) -> str:
     frame = frame.assign(recovered=100.0 * (frame["fvu"] <= FVU_THRESHOLD), close=100.0 * (frame["fvu"] <= CLOSE_FVU))
     table = (
@@ -86,7 +80,8 @@ def summary(frame: pd.DataFrame, variants) -> str:
         for (name, level), group in frame.groupby(["set", "level"]):
             for metric in ("recovered", "close"):
                 wide = group.pivot_table(index="problem", columns="variant", values=metric)
-                mean, low, high = paired_interval((wide[first] - wide[other]).to_numpy())
+                differences = (wide[first] - wide[other]).to_numpy()
+                mean, (low, high) = differences.mean(), bootstrap_interval(differences, np.random.default_rng(0))
                 text += f"\n\n{name} at {level:g}, {metric}, {first} - {other}: {mean:+.1f} [{low:+.1f}, {high:+.1f}]"
     return text
 
@@ -106,11 +101,7 @@ def main(argv=None) -> None:
         f"Variants on the same points, max_time={args.budget}. "
         f"Command: `python -m benchmarks.studies.noise_variants {command}`\n\n" + summary(frame, args.variants) + "\n"
     )
-    print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        frame.to_csv(args.out.with_suffix(".csv"), index=False)
+    write_study(text, frame, args.out)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,13 @@ from benchmarks.results import with_noise
 KEYS = ["dataset", "equation", "seed", "value", "noise"]
 
 
+def bootstrap_interval(differences: np.ndarray, rng: np.random.Generator, n_resamples: int = 10_000):
+    """The 95% bootstrap interval of the mean of paired ``differences``."""
+    draws = rng.integers(0, len(differences), size=(n_resamples, len(differences)))
+    low, high = np.percentile(differences[draws].mean(axis=1), [2.5, 97.5])
+    return float(low), float(high)
+
+
 def paired_table(results: pd.DataFrame, first: str, second: str, metric: str, n_resamples=10_000, seed=0):
     """One row per dataset and value: mean metric of each method, the mean paired
     difference and its 95% bootstrap interval (percent), and the number of pairs."""
@@ -45,8 +52,7 @@ def paired_table(results: pd.DataFrame, first: str, second: str, metric: str, n_
     rows = []
     for (dataset, value), group in pairs.groupby(["dataset", "value"], sort=True):
         per_equation = (group["score_first"] - group["score_second"]).groupby(group["equation"]).mean().to_numpy()
-        draws = rng.integers(0, len(per_equation), size=(n_resamples, len(per_equation)))
-        low, high = np.percentile(per_equation[draws].mean(axis=1), [2.5, 97.5])
+        low, high = bootstrap_interval(per_equation, rng, n_resamples)
         rows.append(
             dict(
                 dataset=dataset,

@@ -35,7 +35,7 @@ from sklearn.model_selection import train_test_split
 
 from benchmarks.datasets import load_dataset
 from benchmarks.metrics import FVU_THRESHOLD, fvu
-from benchmarks.report import pipe_table
+from benchmarks.report import pipe_table, write_study
 from benchmarks.studies.black_box import SETS as BLACK_BOX_SETS
 from benchmarks.studies.black_box import black_box_set
 from nesymres_sklearn.search.noise import noise_std
@@ -93,8 +93,8 @@ def _fit(X, y, budget: float, seed: int, cache: Path | None, key: str):
 
 
 def _replayed(reg, X, y, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The predictions of each rule's row at ``X``... as a function: rule -> (skeleton
-    and constants of the row), the snapped variants included."""
+    """Each rule's row of the fit's table, as ``rule -> (skeleton, constants)``, and the
+    row of :data:`SNAPPED_RULE` with its constants snapped at each of :data:`SNAP_LEVELS`."""
     scaling = reg._writer.scaling
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y))
     table = CandidateTable(reg.equations_, reg._fitted, reg.best_index_)
@@ -189,11 +189,7 @@ def main(argv=None) -> None:
         + pipe_table(box_table)
         + "\n"
     )
-    print(text)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        frame.to_csv(args.out.with_suffix(".csv"), index=False)
+    write_study(text, frame, args.out)
 
 
 if __name__ == "__main__":
