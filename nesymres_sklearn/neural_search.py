@@ -30,6 +30,7 @@ from .search.fitted import CandidateRows, Fitted
 from .search.looks import LookContext, take_looks
 from .search.looks.exhaustive import library
 from .search.looks.residual import residual_candidates
+from .search.noise import smoothed
 from .search.problem import Problem
 from .search.scheduler import row_scores
 from .search.settings import SearchRequest
@@ -146,7 +147,8 @@ def network_rows(
     those of the second looks that apply, taken after its first decodings; the steps
     that ran go to the ``budget``'s plan."""
     moment = time.perf_counter()
-    found = propose_and_fit(network, route.problem, request, budget)
+    reads = smoothed(route.problem, request.settings) if request.settings.network_reads_smoothed else None
+    found = propose_and_fit(network, route.problem, request, budget, reads)
     budget.plan.extend(found.steps)
     encoding = max(0.0, time.perf_counter() - moment - found.decoding_seconds - found.fitting_seconds)
 

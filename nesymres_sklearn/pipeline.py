@@ -25,6 +25,7 @@ from sklearn.utils import check_random_state
 from . import neural_search
 from .attributes import FittedAttributes, timed_stages
 from .expression.skeleton import Skeleton
+from .expression.tokens import variable_index
 from .guesses import Guesses
 from .inputs import subsample, warn_explains_little, warn_few_points
 from .neural_search import NetworkSampler, ResidualLook
@@ -207,6 +208,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         shares=shares,
     )
     rows.extend(scheduler.run(rows))
+    noise = float(np.fmin(noise, residual_noise(rows, len(problem.y))))  # the continuation's rows too
     timings["continuation"] = time.perf_counter() - moment
     pace = warm.calibration.operon_seconds_per_evaluation_point
     budget.record("calibration", 0.0, f"Operon: {pace:.3g} s per model and point")
@@ -237,11 +239,28 @@ def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings,
     of its (weighted) mean squared error (the points hold a law to rounding); else
     estimated (:func:`.search.noise.noise_std`) until halfway to the fit's end (the plan
     may have used the time before the selection's reserve; the held-out choice, the
-    snapped constants and the rational law under noise read it)."""
+    snapped constants and the rational law under noise read it), and at most the
+    residual of the candidates (:func:`residual_noise`)."""
     exact = [loss for loss in rows.losses if problem.is_exact(loss)]
     if exact:
         return float(np.sqrt(min(exact)))
-    return noise_std(problem, settings, None if budget.end is None else budget.end.halfway())
+    estimate = noise_std(problem, settings, None if budget.end is None else budget.end.halfway())
+    return float(np.fmin(estimate, residual_noise(rows, len(problem.y))))
+
+
+def residual_noise(rows: CandidateRows, n: int) -> float:
+    """The smallest root mean squared error of the rows, each corrected for its fitted
+    constants (``mse * n / (n - k)``, unbiased for a row that holds the law): a row's
+    residual holds the noise plus its own misfit, so it bounds the noise from above where
+    the local fits of :func:`.search.noise.noise_std` read a law's curvature as noise; NaN
+    without a row that reads a feature (a constant's residual is ``y``'s spread) and has
+    fewer than ``n / 2`` constants."""
+    variances = [
+        loss * n / (n - len(constants))
+        for skeleton, constants, loss in zip(rows.skeletons, rows.constants, rows.losses)
+        if np.isfinite(loss) and len(constants) < n / 2 and any(variable_index(t) is not None for t in skeleton.tokens)
+    ]
+    return float(np.sqrt(min(variances))) if variances else float("nan")
 
 
 @dataclass(frozen=True)

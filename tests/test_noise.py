@@ -158,3 +158,17 @@ def test_with_an_exact_row_the_noise_is_its_rms_error_and_a_spent_budget_leaves_
     with pytest.warns(UserWarning):
         spent.fit(X, np.sin(noisy))
     assert np.isnan(spent.noise_std_)
+
+
+def test_smoothed_targets_keep_a_quadratic_law_and_halve_the_noise():
+    from nesymres_sklearn.search.noise import smoothed
+
+    X, y = sampled(lambda x: 1.5 * x[0] ** 2 - x[0] * x[1] + 3.0, [(1.0, 5.0), (-2.0, 2.0)])
+    assert np.allclose(smoothed(Problem(X, y), SearchSettings()).y, y, rtol=1e-6)  # the ridge's share
+    X, y = sampled(lambda x: x[0] * np.sin(x[1]) + x[2] ** 2, [(1.0, 5.0), (1.0, 5.0), (1.0, 5.0)])
+    sigma = 0.1 * np.std(y)
+    noisy = y + np.random.default_rng(4).normal(0.0, sigma, len(y))
+    problem = Problem(X, noisy.copy())
+    shrunk = smoothed(problem, SearchSettings())
+    assert np.std(shrunk.y - y) < 0.6 * np.std(noisy - y)
+    assert shrunk.X is X and np.array_equal(problem.y, noisy)  # the features stay; the problem is a copy

@@ -216,3 +216,30 @@ def test_a_noisy_constant_within_its_error_bar_of_a_physical_constant_becomes_it
     assert abs(fitted[0] / (constants.k * 1e20) - 1) > 1e-6
     (snapped,) = exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd)
     assert float(snapped) == pytest.approx(constants.k * 1e20, rel=1e-12)
+
+
+def test_a_wide_error_bar_snaps_to_no_physical_constant_or_multiple_of_pi():
+    """At noise 0.3 the bar is about 2% wide: one of the 30 physical constants (and their
+    inverses) or of the 142 multiples of pi per decade lies within it by chance, and the
+    constant stays as fitted; ``snap_chance=1`` tries them all the same."""
+    from scipy import constants
+
+    skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
+    X_, y, fitted, sd = _noisy_fit(constants.h * 1e36, 0.3)  # Planck's constant, 662.607...
+    assert abs(fitted[0] / (constants.h * 1e36) - 1) > 1e-3
+    assert exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd) == [float(fitted[0])]
+    (snapped,) = exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd, settings=SearchSettings(snap_chance=1.0))
+    assert float(snapped) != float(fitted[0])
+
+
+def test_the_chance_of_a_match_grows_with_the_bar_and_the_family():
+    from nesymres_sklearn.writing.readable import chance_match, simple_numbers
+
+    assert chance_match(30, 1e-3, 1.0) == pytest.approx(30 * 2e-3 / np.log(10))
+    assert chance_match(30, 1e-3, -100.0) == pytest.approx(chance_match(30, 1e-5, 1.0))
+    assert chance_match(30, 1e-3, 0.0) == np.inf
+    # Boltzmann's constant within a bar of 3e-4 (relative), not within one of 3e-3
+    assert any(float(n) == pytest.approx(1.380649e-23, rel=1e-9, abs=0) for n in simple_numbers(1.3805e-23, True, 4e-27))
+    assert all(float(n) != pytest.approx(1.380649e-23, rel=1e-9, abs=0) for n in simple_numbers(1.3805e-23, True, 4e-26))
+    # a multiple of pi within the fitted value's own thousandth stays a candidate at any bar
+    assert 4 * sympy.pi in simple_numbers(12.57, True, 0.004)

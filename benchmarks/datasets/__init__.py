@@ -185,7 +185,7 @@ class Equation:
         ``level * RMS(y)`` (SRBench), seeded by the equation, ``seed`` and ``level``."""
         if level == 0:
             return np.zeros_like(y)
-        scale = level * np.sqrt(np.mean(np.square(y)))
+        scale = level * root_mean_square(y)
         return self._rng(seed, "noise", f"@{float(level)!r}").normal(0.0, scale, size=y.shape)
 
     def sample_test(self, kind: str = "iid", n_points: int = N_TEST_POINTS, seed: int = 0):
@@ -195,6 +195,12 @@ class Equation:
         supports = self.supports if kind == "iid" else self.ood_supports
         X = self._uniform(self._rng(seed, kind), supports, n_points)
         return X, self.evaluate(X)
+
+
+def root_mean_square(y: np.ndarray) -> float:
+    """``sqrt(mean(y**2))``, without overflow for values near the largest floats."""
+    largest = float(np.max(np.abs(y))) if len(y) else 0.0
+    return largest * float(np.sqrt(np.mean(np.square(y / largest)))) if largest > 0 else 0.0
 
 
 def _read_csv(path: Path) -> pd.DataFrame:

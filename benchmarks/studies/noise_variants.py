@@ -2,7 +2,9 @@
 points (paired): the validation sets at noise levels (``level * RMS(y)``, SRBench's
 protocol), 500 training points, seed 0, scored on 1,000 noise-free iid points by the
 fraction of variance unexplained (recovered: ``FVU <= 1.19e-7``, float32's epsilon, as
-FastSRB scores; close: ``FVU <= 1e-4``).
+FastSRB scores; close: ``FVU <= 1e-4``), and the estimated noise level over the true one:
+the fit's (``noise_std_``) and the data's alone (:func:`~nesymres_sklearn.search.noise.noise_std`
+on the training points), each counted within a factor of 1.5.
 
 Variants (:data:`VARIANTS`): ``default`` (the package's settings) and one change each.
 
@@ -23,10 +25,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.datasets import load_dataset
+from benchmarks.datasets import load_dataset, root_mean_square
 from benchmarks.metrics import FVU_THRESHOLD, fvu
 from benchmarks.report import pipe_table, write_study
 from benchmarks.studies.paired_difference import bootstrap_interval
+from nesymres_sklearn.search.noise import noise_std
+from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchSettings
 
 SETS = ("validation-nc", "validation-wc")
@@ -38,6 +42,8 @@ VARIANTS = {
     "noisy-identity": SearchSettings(noisy_identity_level=1e-4),
     "no-snap": SearchSettings(snap_level=0.0),
     "no-gate": SearchSettings(information_criterion=None),
+    "snap-any-chance": SearchSettings(snap_chance=1.0),
+    "smoothed": SearchSettings(network_reads_smoothed=True),
 }
 
 
@@ -51,6 +57,10 @@ def fits(sets, levels, variants, budget: float, max_equations: int | None) -> pd
             finite = np.isfinite(y_test)
             for level in levels:
                 X, y = equation.sample_train(N_TRAIN, 0, level)
+                truth = level * root_mean_square(equation.sample_train(N_TRAIN, 0)[1])
+                if not np.all(np.isfinite(y)):
+                    continue
+                data_ratio = noise_std(Problem(X, y), SearchSettings()) / truth if truth > 0 else np.nan
                 for variant in variants:
                     started = time.perf_counter()
                     with warnings.catch_warnings():
@@ -61,16 +71,26 @@ def fits(sets, levels, variants, budget: float, max_equations: int | None) -> pd
                     seconds = time.perf_counter() - started
                     rows.append(
                         dict(set=name, problem=equation.name, level=level, variant=variant, fvu=value, seconds=seconds,
-                             expression=str(reg.expression_))
+                             expression=str(reg.expression_), noise_ratio=reg.noise_std_ / truth if truth > 0 else np.nan,
+                             data_ratio=data_ratio)
                     )  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def summary(frame: pd.DataFrame, variants) -> str:
-    frame = frame.assign(recovered=100.0 * (frame["fvu"] <= FVU_THRESHOLD), close=100.0 * (frame["fvu"] <= CLOSE_FVU))
+    def within(ratios):
+        return 100.0 * ((ratios >= 1 / 1.5) & (ratios <= 1.5))
+
+    frame = frame.assign(
+        recovered=100.0 * (frame["fvu"] <= FVU_THRESHOLD),
+        close=100.0 * (frame["fvu"] <= CLOSE_FVU),
+        noise_within=within(frame["noise_ratio"]),
+        data_within=within(frame["data_ratio"]),
+    )
     table = (
         frame.groupby(["set", "level", "variant"])
-        .agg(n=("fvu", "size"), recovered=("recovered", "mean"), close=("close", "mean"), seconds=("seconds", "median"))
+        .agg(n=("fvu", "size"), recovered=("recovered", "mean"), close=("close", "mean"), seconds=("seconds", "median"),
+             noise_within=("noise_within", "mean"), data_within=("data_within", "mean"))  # fmt: skip
         .round(2)
         .reset_index()
     )

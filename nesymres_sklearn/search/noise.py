@@ -18,6 +18,8 @@ a deadline, the local fits made before it count (NaN when none was).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import chi2
@@ -37,11 +39,10 @@ def _standardised(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / spread
 
 
-def _local_ratios(
-    Z: np.ndarray, y: np.ndarray, weights: np.ndarray, centres: np.ndarray, neighbours: np.ndarray, degree: int
-) -> np.ndarray:
-    """``r_i**2 / v_i`` of each of the points ``centres``' local fit of ``degree`` on its
-    ``neighbours`` (a row of indices per centre)."""
+def _smoother(Z: np.ndarray, weights: np.ndarray, centres: np.ndarray, neighbours: np.ndarray, degree: int) -> np.ndarray:
+    """The weights (a row per centre) by which each of the points ``centres``' weighted
+    least-squares polynomial of ``degree`` on its ``neighbours`` (a row of indices per
+    centre) predicts the centre from the neighbours' targets."""
     offsets = Z[neighbours] - Z[centres][:, None, :]  # (m, k, d)
     powers = [np.ones_like(offsets), offsets, offsets * offsets, offsets * offsets * offsets][: degree + 1]
     columns = [np.ones(offsets.shape[:2])]
@@ -59,10 +60,38 @@ def _local_ratios(
     first = np.zeros(gram.shape[:2])
     first[:, 0] = 1.0
     # the intercept (the fit at the point) is e_1' G^-1 A'W y: with G symmetric, u = G^-1 e_1
-    smoother = np.einsum("np,npk->nk", np.linalg.solve(gram + ridge, first[:, :, None])[:, :, 0], weighted)
+    return np.einsum("np,npk->nk", np.linalg.solve(gram + ridge, first[:, :, None])[:, :, 0], weighted)
+
+
+def _local_ratios(
+    Z: np.ndarray, y: np.ndarray, weights: np.ndarray, centres: np.ndarray, neighbours: np.ndarray, degree: int
+) -> np.ndarray:
+    """``r_i**2 / v_i`` of each of the points ``centres``' local fit of ``degree`` on its
+    ``neighbours`` (a row of indices per centre)."""
+    smoother = _smoother(Z, weights, centres, neighbours, degree)
     residuals = y[centres] - np.einsum("nk,nk->n", smoother, y[neighbours])
-    variances = 1.0 / weights[centres] + np.einsum("nk,nk->n", smoother**2, 1.0 / w)
+    variances = 1.0 / weights[centres] + np.einsum("nk,nk->n", smoother**2, 1.0 / weights[neighbours])
     return residuals**2 / variances
+
+
+def smoothed(problem: Problem, settings: SearchSettings) -> Problem:
+    """``problem`` with each target replaced by its local fit: the polynomial of degree 2
+    (1 where that has more than ``SearchSettings.noise_max_terms`` coefficients) fitted by
+    weighted least squares to its nearest neighbours in the standardised features, the
+    point itself among them, three times as many as the coefficients (all the points at
+    most); the noise of ``y`` shrinks, a law's curvature beyond the polynomial's stays as
+    a bias."""
+    X, y = problem.X, problem.y
+    n, d = X.shape
+    degree = 2 if len(monomials(d, 2)) + 1 <= settings.noise_max_terms else 1
+    k = min(3 * (len(monomials(d, degree)) + 1), n)
+    weights = np.ones(n) if problem.weights is None else problem.weights
+    Z = _standardised(X)
+    neighbours = cKDTree(Z).query(Z, k)[1].reshape(n, k)
+    offset = np.mean(y)
+    with np.errstate(all="ignore"):
+        values = offset + np.einsum("nk,nk->n", _smoother(Z, weights, np.arange(n), neighbours, degree), y[neighbours] - offset)
+    return dataclasses.replace(problem, y=np.where(np.isfinite(values), values, y))
 
 
 def noise_std(problem: Problem, settings: SearchSettings, deadline: Deadline | None = None) -> float:

@@ -202,6 +202,19 @@ class SearchSettings:
         rows (``benchmarks/studies/selection_rules.py``): validation-nc recovered 12% ->
         18% at 0.01 and 0% -> 4% at 0.1 with 0.95 or 0.99; 0.95 moved fewer rows out of
         "close" (FVU <= 1e-4); validation-wc (arbitrary constants) unchanged.
+    network_reads_smoothed : bool, default=False
+        The network's first decoding reads each target replaced by its local polynomial
+        fit (:func:`.noise.smoothed`), less noisy than the measured one; the constants
+        are fitted to the measured targets. Measured on validation at noise 0.01 and 0.1
+        (``benchmarks/studies/noise_variants.py``).
+    snap_chance : float, default=0.05
+        Within an error bar a constant becomes a multiple of pi or a physical constant
+        (:func:`nesymres_sklearn.writing.readable.simple_numbers`) only where a number
+        drawn at random would lie as close to one of its kind (142 plain multiples of pi
+        and of ``1/pi`` per decade, 30 physical constants and inverses) with at most this
+        chance (:func:`~nesymres_sklearn.writing.readable.chance_match`): a wide bar holds
+        one of them by chance (``662.607015*x2``, Planck's constant, for a diabetes
+        coefficient of 650 +- 60). 1 tries them within every bar.
     noise_ratio : float, default=1.5
         A row's misfit is the noise's (not that of an approximate law) where its root
         mean squared error is at most this many times the estimated noise level
@@ -398,6 +411,8 @@ class SearchSettings:
     held_out_standard_errors: float = 0.5
     held_out_noise_errors: float = 3.0
     snap_level: float = 0.95
+    snap_chance: float = 0.05
+    network_reads_smoothed: bool = False
     noise_ratio: float = 1.5
     noisy_identity_level: float | None = 1e-4
     identity_overdetermined: int = 2

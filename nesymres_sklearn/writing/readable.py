@@ -23,6 +23,7 @@ equation holds it whole (:func:`whole_roots`).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -120,23 +121,44 @@ def simple_numbers(
     reach = max_change * abs(value)
     numbers = nearest_simple_numbers(value)
     noisy = spread is not None and np.isfinite(spread)
+    scaled: list[sympy.Expr] = []  # the numbers of other decades: 1.0006e-3 becomes 1e-3
     if noisy:
         reach = max(reach, spread)
-        if value != 0 and (power := math.floor(math.log10(abs(value)))) != 0:  # 1.0006e-3: 1e-3
+        if value != 0 and (power := math.floor(math.log10(abs(value)))) != 0:
             decade = sympy.Integer(10) ** power
-            numbers += [number * decade for number in nearest_simple_numbers(value / float(decade))]
-    for number in numbers:
+            scaled = [number * decade for number in nearest_simple_numbers(value / float(decade))]
+    # a multiple of pi or a physical constant says more than a fraction: within an error bar
+    # (or another decade) it is tried only where a value drawn at random would rarely lie
+    # as close to one of its kind
+    pi_forms_rare = noisy and chance_match(_pi_forms_per_decade(max_plain), reach, value) <= settings.snap_chance
+    for number in numbers + scaled:
         if plain_only and not (plain(number, max_plain) or (noisy and plain(number / _decade(number), max_plain))):
             continue
         distance = abs(float(number) - value)
-        if distance > max_change * abs(value) and not _rational_or_of_pi(number):
-            continue  # within an error bar only fractions and their multiples of pi: a wide bar holds many named forms
+        if not number.is_Rational and (distance > max_change * abs(value) or number not in numbers):
+            if not (_rational_or_of_pi(number) and pi_forms_rare):
+                continue  # a wide bar holds many named forms and multiples of pi
         if number not in close and distance <= reach:
             close.append(number)
-    if noisy:
+    if noisy and chance_match(2 * len(PHYSICAL), reach, value) <= settings.snap_chance:
         physical_ = (_physical(value, constant) for constant in PHYSICAL)
         close += [number for number in physical_ if number is not None and abs(float(number) - value) <= reach]
     return close
+
+
+def chance_match(per_decade: int, reach: float, value: float) -> float:
+    """The expected number of a family's numbers (``per_decade`` of them in each decade,
+    spread evenly on a log scale) within ``reach`` of ``value``: the chance that a value
+    drawn at random lies that close to one of them."""
+    return per_decade * 2 * reach / (abs(value) * math.log(10)) if value != 0 else math.inf
+
+
+@functools.lru_cache
+def _pi_forms_per_decade(max_plain: int) -> int:
+    """How many plain multiples of pi and of ``1/pi`` (:func:`plain`) lie in one decade."""
+    fractions = {Fraction(p, q) for p in range(1, max_plain + 1) for q in range(1, max_plain + 1)}
+    mantissas = {round(math.log10(float(f) * factor) % 1, 12) for f in fractions for factor in (math.pi, 1 / math.pi)}
+    return len(mantissas)
 
 
 def _rational_or_of_pi(number: sympy.Expr) -> bool:
