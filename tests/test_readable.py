@@ -221,14 +221,14 @@ def test_a_noisy_constant_within_its_error_bar_of_a_physical_constant_becomes_it
 def test_a_wide_error_bar_snaps_to_no_physical_constant_or_multiple_of_pi():
     """At noise 0.3 the bar is about 2% wide: one of the 30 physical constants (and their
     inverses) or of the 142 multiples of pi per decade lies within it by chance, and the
-    constant stays as fitted; ``snap_chance=1`` tries them all the same."""
+    constant stays as fitted; ``snap_chance=inf`` tries them all the same."""
     from scipy import constants
 
     skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
     X_, y, fitted, sd = _noisy_fit(constants.h * 1e36, 0.3)  # Planck's constant, 662.607...
     assert abs(fitted[0] / (constants.h * 1e36) - 1) > 1e-3
     assert exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd) == [float(fitted[0])]
-    (snapped,) = exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd, settings=SearchSettings(snap_chance=1.0))
+    (snapped,) = exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd, settings=SearchSettings(snap_chance=np.inf))
     assert float(snapped) != float(fitted[0])
 
 
@@ -239,7 +239,20 @@ def test_the_chance_of_a_match_grows_with_the_bar_and_the_family():
     assert chance_match(30, 1e-3, -100.0) == pytest.approx(chance_match(30, 1e-5, 1.0))
     assert chance_match(30, 1e-3, 0.0) == np.inf
     # Boltzmann's constant within a bar of 3e-4 (relative), not within one of 3e-3
-    assert any(float(n) == pytest.approx(1.380649e-23, rel=1e-9, abs=0) for n in simple_numbers(1.3805e-23, True, 4e-27))
-    assert all(float(n) != pytest.approx(1.380649e-23, rel=1e-9, abs=0) for n in simple_numbers(1.3805e-23, True, 4e-26))
+    boltzmann = pytest.approx(1.380649e-23, rel=1e-9, abs=0)
+    assert any(float(n) == boltzmann for n in simple_numbers(1.3805e-23, True, 4e-27))
+    assert all(float(n) != boltzmann for n in simple_numbers(1.3805e-23, True, 4e-26))
     # a multiple of pi within the fitted value's own thousandth stays a candidate at any bar
     assert 4 * sympy.pi in simple_numbers(12.57, True, 0.004)
+
+
+def test_a_fraction_times_a_power_of_ten_must_be_a_short_decimal_or_a_rare_match():
+    """Under noise, ``3/2000`` (a short decimal) and ``600`` are plain; ``6000/11`` for
+    545.3 +- 50 is one of 71 plain fractions per decade that a wide bar holds by chance."""
+    from nesymres_sklearn.writing.readable import simple_numbers
+
+    assert sympy.Rational(3, 2000) in simple_numbers(0.0015003, True, 2e-6)
+    assert sympy.Integer(600) in simple_numbers(603.0, True, 50.0)
+    assert simple_numbers(545.3, True, 50.0) == [0, 1]
+    assert sympy.Rational(6000, 11) in simple_numbers(545.3, True, 50.0, SearchSettings(snap_chance=np.inf))
+    assert sympy.Rational(3, 11) in simple_numbers(0.27275, True, 2e-4)  # its own decade: as before

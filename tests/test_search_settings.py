@@ -112,6 +112,8 @@ def test_every_field_is_documented_in_the_class_docstring(settings_class):
         ("readable_max_change", -1e-3, "non-negative"),
         ("readable_max_change", float("nan"), "non-negative"),
         ("readable_max_plain", 0, "an integer of at least 1"),
+        ("snap_chance", -0.05, "non-negative"),
+        ("snap_chance", float("nan"), "non-negative"),
     ],
 )
 def test_a_knob_out_of_its_range_is_refused_by_name(name, value, expected):

@@ -42,7 +42,7 @@ VARIANTS = {
     "noisy-identity": SearchSettings(noisy_identity_level=1e-4),
     "no-snap": SearchSettings(snap_level=0.0),
     "no-gate": SearchSettings(information_criterion=None),
-    "snap-any-chance": SearchSettings(snap_chance=1.0),
+    "snap-any-chance": SearchSettings(snap_chance=float("inf")),
     "smoothed": SearchSettings(network_reads_smoothed=True),
 }
 
@@ -69,10 +69,10 @@ def fits(sets, levels, variants, budget: float, max_equations: int | None) -> pd
                         reg.fit(X, y)
                         value = fvu(y_test[finite], reg.predict(X_test[finite]))
                     seconds = time.perf_counter() - started
+                    noise_ratio = reg.noise_std_ / truth if truth > 0 else np.nan
                     rows.append(
                         dict(set=name, problem=equation.name, level=level, variant=variant, fvu=value, seconds=seconds,
-                             expression=str(reg.expression_), noise_ratio=reg.noise_std_ / truth if truth > 0 else np.nan,
-                             data_ratio=data_ratio)
+                             expression=str(reg.expression_), noise_ratio=noise_ratio, data_ratio=data_ratio)
                     )  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -89,8 +89,14 @@ def summary(frame: pd.DataFrame, variants) -> str:
     )
     table = (
         frame.groupby(["set", "level", "variant"])
-        .agg(n=("fvu", "size"), recovered=("recovered", "mean"), close=("close", "mean"), seconds=("seconds", "median"),
-             noise_within=("noise_within", "mean"), data_within=("data_within", "mean"))  # fmt: skip
+        .agg(
+            n=("fvu", "size"),
+            recovered=("recovered", "mean"),
+            close=("close", "mean"),
+            seconds=("seconds", "median"),
+            noise_within=("noise_within", "mean"),
+            data_within=("data_within", "mean"),
+        )  # fmt: skip
         .round(2)
         .reset_index()
     )

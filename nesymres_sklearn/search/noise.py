@@ -39,7 +39,9 @@ def _standardised(X: np.ndarray) -> np.ndarray:
     return (X - X.mean(axis=0)) / spread
 
 
-def _smoother(Z: np.ndarray, weights: np.ndarray, centres: np.ndarray, neighbours: np.ndarray, degree: int) -> np.ndarray:
+def _smoother(
+    Z: np.ndarray, weights: np.ndarray, centres: np.ndarray, neighbours: np.ndarray, degree: int
+) -> np.ndarray:
     """The weights (a row per centre) by which each of the points ``centres``' weighted
     least-squares polynomial of ``degree`` on its ``neighbours`` (a row of indices per
     centre) predicts the centre from the neighbours' targets."""
@@ -90,7 +92,8 @@ def smoothed(problem: Problem, settings: SearchSettings) -> Problem:
     neighbours = cKDTree(Z).query(Z, k)[1].reshape(n, k)
     offset = np.mean(y)
     with np.errstate(all="ignore"):
-        values = offset + np.einsum("nk,nk->n", _smoother(Z, weights, np.arange(n), neighbours, degree), y[neighbours] - offset)
+        smoother = _smoother(Z, weights, np.arange(n), neighbours, degree)
+        values = offset + np.einsum("nk,nk->n", smoother, y[neighbours] - offset)
     return dataclasses.replace(problem, y=np.where(np.isfinite(values), values, y))
 
 

@@ -205,16 +205,22 @@ class SearchSettings:
     network_reads_smoothed : bool, default=False
         The network's first decoding reads each target replaced by its local polynomial
         fit (:func:`.noise.smoothed`), less noisy than the measured one; the constants
-        are fitted to the measured targets. Measured on validation at noise 0.01 and 0.1
-        (``benchmarks/studies/noise_variants.py``).
+        are fitted to the measured targets. Off: on validation-nc, -wc and -fc (40 laws
+        each, 500 points, 1 s) it changed recovery by at most one law a set and "close"
+        (FVU <= 1e-4) by -7.5 to +5 points, each interval holding 0
+        (``benchmarks/results/noise-search/network-smoothed-1s.md``).
     snap_chance : float, default=0.05
         Within an error bar a constant becomes a multiple of pi or a physical constant
         (:func:`nesymres_sklearn.writing.readable.simple_numbers`) only where a number
         drawn at random would lie as close to one of its kind (142 plain multiples of pi
         and of ``1/pi`` per decade, 30 physical constants and inverses) with at most this
-        chance (:func:`~nesymres_sklearn.writing.readable.chance_match`): a wide bar holds
-        one of them by chance (``662.607015*x2``, Planck's constant, for a diabetes
-        coefficient of 650 +- 60). 1 tries them within every bar.
+        chance (:func:`~nesymres_sklearn.writing.readable.chance_match`), and so does a
+        fraction that is not a short decimal times a power of ten (``6000/11``; 71 per
+        decade): a wide bar holds one of them by chance (``662.607015*x2``, Planck's
+        constant, for a diabetes coefficient of 650 +- 60). ``inf`` tries them within
+        every bar. 0.05, the test's level: on validation-nc, -wc, -fc and -many at noise
+        0.01 and 0.1 (40 laws each, 1 s) recovery moved by one law, within the run's
+        spread (``benchmarks/results/noise-search/snap-chance-1s.md``).
     noise_ratio : float, default=1.5
         A row's misfit is the noise's (not that of an approximate law) where its root
         mean squared error is at most this many times the estimated noise level
@@ -495,6 +501,7 @@ class SearchSettings:
             "units_dependence_sigmas",
             "identity_angle_span",
             "readable_max_change",
+            "snap_chance",
         ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"SearchSettings.{name} must be non-negative, got {getattr(self, name)!r}.")

@@ -127,17 +127,21 @@ def simple_numbers(
         if value != 0 and (power := math.floor(math.log10(abs(value)))) != 0:
             decade = sympy.Integer(10) ** power
             scaled = [number * decade for number in nearest_simple_numbers(value / float(decade))]
-    # a multiple of pi or a physical constant says more than a fraction: within an error bar
-    # (or another decade) it is tried only where a value drawn at random would rarely lie
-    # as close to one of its kind
+    # a multiple of pi, a physical constant or a fraction times a power of ten says more than
+    # a fraction: within an error bar (or another decade) it is tried only where a value drawn
+    # at random would rarely lie as close to one of its kind
     pi_forms_rare = noisy and chance_match(_pi_forms_per_decade(max_plain), reach, value) <= settings.snap_chance
+    fractions_rare = chance_match(_fractions_per_decade(max_plain), reach, value) <= settings.snap_chance
     for number in numbers + scaled:
         if plain_only and not (plain(number, max_plain) or (noisy and plain(number / _decade(number), max_plain))):
             continue
         distance = abs(float(number) - value)
-        if not number.is_Rational and (distance > max_change * abs(value) or number not in numbers):
-            if not (_rational_or_of_pi(number) and pi_forms_rare):
-                continue  # a wide bar holds many named forms and multiples of pi
+        wide = distance > max_change * abs(value) or number not in numbers
+        if not number.is_Rational and wide and not (_rational_or_of_pi(number) and pi_forms_rare):
+            continue  # a wide bar holds many named forms and multiples of pi
+        decade = _decade(number)
+        if noisy and number.is_Rational and decade != 1 and not _decimal(number / decade) and not fractions_rare:
+            continue  # 6000/11 for 545 +- 50: a fraction times a power of ten, by chance
         if number not in close and distance <= reach:
             close.append(number)
     if noisy and chance_match(2 * len(PHYSICAL), reach, value) <= settings.snap_chance:
@@ -154,11 +158,20 @@ def chance_match(per_decade: int, reach: float, value: float) -> float:
 
 
 @functools.lru_cache
-def _pi_forms_per_decade(max_plain: int) -> int:
-    """How many plain multiples of pi and of ``1/pi`` (:func:`plain`) lie in one decade."""
+def _fractions_per_decade(max_plain: int, factors: tuple[float, ...] = (1.0,)) -> int:
+    """How many plain fractions (:func:`plain`) times each of ``factors`` lie in one decade."""
     fractions = {Fraction(p, q) for p in range(1, max_plain + 1) for q in range(1, max_plain + 1)}
-    mantissas = {round(math.log10(float(f) * factor) % 1, 12) for f in fractions for factor in (math.pi, 1 / math.pi)}
-    return len(mantissas)
+    return len({round(math.log10(float(f) * factor) % 1, 12) for f in fractions for factor in factors})
+
+
+def _pi_forms_per_decade(max_plain: int) -> int:
+    """How many plain multiples of pi and of ``1/pi`` lie in one decade."""
+    return _fractions_per_decade(max_plain, (math.pi, 1 / math.pi))
+
+
+def _decimal(fraction: sympy.Rational) -> bool:
+    """Whether ``fraction`` is a short decimal (its denominator divides a power of ten: 3/2, 3/4, not 6/11)."""
+    return set(sympy.factorint(fraction.q)) <= {2, 5}
 
 
 def _rational_or_of_pi(number: sympy.Expr) -> bool:
