@@ -4,10 +4,9 @@ rows of the Pareto front.
 The points are split into ``SearchSettings.held_out_folds`` folds (seeded); each row of
 the front has its constants refitted on all folds but one and its squared errors read
 on the fold left out. The refit is one Gauss-Newton step from the row's fitted
-constants (exact for a row linear in its constants, such as the plain models), damped
-until the row, evaluated, fits the folds it is refitted on no worse
-(:func:`refitted_on`): one Jacobian per row and small least-squares solves per fold,
-so it costs milliseconds and reads no clock. The row with the lowest held-out mean squared error leads; the simplest
+constants (exact for a row linear in its constants, such as the plain models): one
+Jacobian per row and a small least-squares solve per fold, so it costs milliseconds and
+reads no clock. The row with the lowest held-out mean squared error leads; the simplest
 row whose held-out error exceeds it by at most ``SearchSettings.held_out_standard_errors``
 standard errors of the paired differences is chosen (1: the one-standard-error rule;
 among equally long rows, the one with fewer constants):
@@ -51,57 +50,22 @@ PLAIN_ORIGINS = ("linear", "polynomial")
 
 def held_out_errors(skeleton: Skeleton, constants: np.ndarray, problem: Problem, folds: np.ndarray) -> np.ndarray:
     """Each point's (weighted) squared error when its fold is left out of the fit of
-    ``constants`` (:func:`refitted_on`); inf where it is not finite."""
+    ``constants`` (one Gauss-Newton step); inf where it is not finite."""
     root = np.ones(len(problem.y)) if problem.weights is None else np.sqrt(problem.weights)
     with np.errstate(all="ignore"):
         values, jacobian = skeleton.program.value_and_jacobian(problem.X, constants)
+        residuals = problem.y - values
         errors = np.full(len(problem.y), np.inf)
         if not (np.all(np.isfinite(values)) and np.all(np.isfinite(jacobian))):
             return errors
         for fold in np.unique(folds):
             train, test = folds != fold, folds == fold
-            predicted = values
+            step = np.zeros(skeleton.n_constants)
             if skeleton.n_constants:
-                predicted = refitted_on(skeleton, constants, problem, train, values, jacobian, root)
-            errors[test] = ((problem.y[test] - predicted[test]) * root[test]) ** 2
+                weighted = jacobian[train] * root[train, None]
+                step = np.linalg.lstsq(weighted, residuals[train] * root[train], rcond=None)[0]
+            errors[test] = ((residuals[test] - jacobian[test] @ step) * root[test]) ** 2
     return np.where(np.isfinite(errors), errors, np.inf)
-
-
-def refitted_on(
-    skeleton: Skeleton,
-    constants: np.ndarray,
-    problem: Problem,
-    train: np.ndarray,
-    values: np.ndarray,
-    jacobian: np.ndarray,
-    root: np.ndarray,
-) -> np.ndarray:
-    """The row's values with ``constants`` (``values`` and ``jacobian`` there; ``root``:
-    the square roots of the weights) refitted on the ``train`` points: one Gauss-Newton
-    step, damped as Levenberg-Marquardt's (none, then Marquardt's customary 1e-3 of the
-    Jacobian's column scales, raised tenfold) until the row, evaluated, fits those points
-    no worse than before it; ``values`` where no step that still moves the constants
-    does. The undamped step is exact for a row linear in its constants; for a row that
-    is not, its linearisation can run far along a direction that the training points
-    hardly determine (an extreme point held out) and credit the row with a fit it
-    cannot make."""
-    residuals = (problem.y - values) * root
-    weighted = jacobian[train] * root[train, None]
-    before = float(np.sum(residuals[train] ** 2))
-    scale = np.sqrt(np.sum(weighted**2, axis=0))
-    target = np.concatenate([residuals[train], np.zeros(len(scale))])
-    damping = 0.0
-    while np.isfinite(damping):
-        design = np.vstack([weighted, np.diag(np.sqrt(damping) * scale)])
-        step = np.linalg.lstsq(design, target, rcond=None)[0]
-        if not np.any(constants + step != constants):
-            break
-        stepped = skeleton.program(problem.X, constants + step)
-        after = float(np.sum(((problem.y[train] - stepped[train]) * root[train]) ** 2))
-        if after <= before:  # False where not finite
-            return stepped
-        damping = 1e-3 if damping == 0.0 else 10 * damping
-    return values
 
 
 def _fewer_constants(table: CandidateTable, front: list[int]) -> list[int]:
