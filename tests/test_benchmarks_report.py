@@ -75,8 +75,14 @@ def test_committed_results_and_labels_use_the_registered_method_names():
     results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
     fastsrb = results / "fastsrb"  # its own runner, rows and methods (benchmarks/fastsrb)
     # studies' own rows: one per setting, split or law (benchmarks/studies/search_settings, black_box,
-    # noise_level, selection_rules, noise_variants)
-    studies = {results / "search-settings", results / "black-box", results / "noise-level", results / "noise-search"}
+    # noise_level, selection_rules, noise_variants, wild_misses)
+    studies = {
+        results / "search-settings",
+        results / "black-box",
+        results / "noise-level",
+        results / "noise-search",
+        results / "wild-misses",
+    }
     paths = sorted(path for path in results.rglob("*.csv") if not ({fastsrb} | studies) & set(path.parents))
     assert paths
     for path in paths:

@@ -730,3 +730,22 @@ def test_noise_level_study_counts_the_estimates_within_a_factor_of_one_and_a_hal
     rows = summary(table)
     assert rows.loc[rows["set"] == "a", ["within", "low", "high"]].to_numpy().tolist() == [[0.5, 0.25, 0.25]]
     assert rows.loc[rows["set"] == "all", "n"].tolist() == [4]
+
+
+def test_wild_misses_summary_counts_misses_worse_than_the_mean_their_constants_and_added_columns():
+    from benchmarks.studies.wild_misses import summary
+
+    frame = pd.DataFrame(
+        {
+            "law": ["a", "b", "c", "a", "b", "c"],
+            "variant": ["ours"] * 6,
+            "rule": ["held-out"] * 3 + ["score"] * 3,
+            "fvu": [1.5, 0.2, 1.0, 2.0, 3.0, np.inf],
+            "constant": [True, False, False, False, True, False],
+            "beyond": [False, True, False, False, False, True],
+        }
+    )
+    table = summary(frame).set_index("rule")
+    # FVU exactly 1 is the mean's own: not wild
+    assert table.loc["held-out", ["wild", "wild_constant", "beyond"]].tolist() == [1, 1, 1]
+    assert table.loc["score", ["wild", "wild_constant", "beyond"]].tolist() == [3, 1, 1]

@@ -13,6 +13,7 @@ from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
 from nesymres_sklearn.search.fitting.constants import Evaluations, least_squares_run
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
+from nesymres_sklearn.search.selection import held_out
 from nesymres_sklearn.search.selection.final import select
 from nesymres_sklearn.search.selection.held_out import held_out_choice, information_gate, unsupported_on_held_out
 from nesymres_sklearn.search.selection.table import tabulate
@@ -278,3 +279,19 @@ def test_rows_with_an_unsupported_column_are_left_out_of_the_choice():
     spent = Evaluations(0)
     chosen = held_out_choice(table, problem, SearchSettings(), 0, evaluations=spent)
     assert "x_3" in table.fitted[chosen][0].tokens
+
+
+def test_a_row_whose_every_variable_fails_leaves_alone(monkeypatch):
+    """Heavy-tailed points (a few values hold the variance) let no column of a row beat
+    its shuffled copies: that rules out the row, not each of its columns in every other
+    row, so a shorter row over one of them is chosen, not the constant."""
+    problem = noisy_problem(lambda X: 2 * X[:, 0] + np.sin(X[:, 1]))
+    line = "add mul c x_1 c"
+    table = table_with([(GOOD, fitted(GOOD, problem).constants), (line, fitted(line, problem).constants)], problem)
+
+    def unsupported(skeleton, *args, **kwargs):
+        return ["x_1", "x_2"] if skeleton.tokens == tuple(GOOD.split()) else []
+
+    monkeypatch.setattr(held_out, "unsupported_on_held_out", unsupported)
+    chosen = held_out_choice(table, problem, SearchSettings(), 0)
+    assert table.fitted[chosen][0].tokens == tuple(line.split())

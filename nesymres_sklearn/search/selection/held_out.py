@@ -25,7 +25,11 @@ errors' spread would also widen the margin it is judged by). Then every variable
 chosen row must beat copies of its column in shuffled order on held-out points
 (:func:`unsupported_on_held_out`, the held-out form of :mod:`.variable_support`'s test,
 which reads the training error); the rows that use a variable that does not are left
-out and the choice is made again."""
+out and the choice is made again. Where no variable of the chosen row passes, only that
+row is left out: a few extreme values that hold the variance (``y`` over decades) let
+no column of a row beat its shuffled copies, which rules out the row as a whole, not
+each of its columns in every other row (the constant would then win whatever the others
+explain on held-out points)."""
 
 from __future__ import annotations
 
@@ -175,7 +179,8 @@ def held_out_choice(
     the front's lengths with fewer constants that pass the information gate
     (:func:`information_gate`, ``SearchSettings.information_criterion``), without the variables that do not beat
     their shuffled copies on held-out points (:func:`unsupported_on_held_out`, refits
-    sharing ``evaluations``); ``table.best_index`` with fewer than two folds or rows to
+    sharing ``evaluations``; a chosen row none of whose variables do is left out alone);
+    ``table.best_index`` with fewer than two folds or rows to
     compare, or none sane; ``noise``: the estimated noise level in the units of
     ``problem.y`` (NaN: none)."""
     losses = table.equations["loss"].to_numpy()
@@ -201,6 +206,9 @@ def held_out_choice(
         unsupported = unsupported_on_held_out(skeleton, constants, problem, folds, settings, seed, evaluations)
         if not unsupported:
             return chosen
+        if set(unsupported) == set(variables_of(list(skeleton.tokens))):
+            errors.pop(chosen)
+            continue
         left_out.update(unsupported)
         errors = {i: e for i, e in errors.items() if not left_out & set(table.fitted[i][0].tokens)}
     return chosen
