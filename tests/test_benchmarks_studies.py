@@ -725,11 +725,14 @@ def test_noise_level_study_counts_the_estimates_within_a_factor_of_one_and_a_hal
     from benchmarks.studies.noise_level import summary
 
     table = pd.DataFrame(
-        dict(set=["a", "a", "a", "a"], equation=list("pqrs"), level=0.01, ratio=[1.0, 1.4, 1.6, 0.5], seconds=0.01)
-    )
+        dict(set=["a", "a", "a", "a"], equation=list("pqrs"), level=0.01, ratio=[1.0, 1.4, 1.6, 0.5], seconds=0.01,
+             resolved=[True, True, False, False])
+    )  # fmt: skip
     rows = summary(table)
     assert rows.loc[rows["set"] == "a", ["within", "low", "high"]].to_numpy().tolist() == [[0.5, 0.25, 0.25]]
     assert rows.loc[rows["set"] == "all", "n"].tolist() == [4]
+    # the laws the points resolve, apart: both within
+    assert rows.loc[rows["set"] == "all, resolved laws", ["n", "within"]].to_numpy().tolist() == [[2, 1.0]]
 
 
 def test_wild_misses_summary_counts_misses_worse_than_the_mean_their_constants_and_added_columns():
