@@ -300,6 +300,50 @@ def test_under_noise_the_rational_law_comes_back_with_its_terms_only(law, most_c
     assert np.isclose(found.loss, np.mean((predicted - problem.y) ** 2))
 
 
+@pytest.mark.parametrize(
+    "law",
+    [
+        lambda X: X[:, 0] * np.sqrt(X[:, 1] ** 2 + X[:, 2] ** 2),
+        lambda X: 2.5 * np.sqrt((X[:, 0] + X[:, 1]) / X[:, 2]),
+    ],
+)
+def test_under_noise_the_root_of_a_rational_law_comes_back_and_not_without_its_form(law):
+    problem, clean, sd = _noisy(law)
+    found = noisy_identity(problem)
+    assert "sqrt" in found.skeleton.tokens
+    with np.errstate(all="ignore"):
+        predicted = found.skeleton.program(problem.X, found.constants)
+    assert np.mean((predicted - clean) ** 2) < 0.02 * sd**2
+    rational = noisy_identity(problem, forms=("rational",))
+    # without roots, a longer rational approximation that fits worse
+    assert "sqrt" not in rational.skeleton.tokens and rational.loss > found.loss
+    assert rational.skeleton.n_constants > found.skeleton.n_constants
+
+
+def test_under_noise_a_law_over_its_power_law_monomial_comes_back_times_it():
+    """``x0**2*x1**2*x2/(x3 + x4)``: of degree 5 in five variables, beyond the rational
+    systems' unknowns; over the monomial that ``log|y|`` is mostly linear in
+    (``x0**2*x1**2*x2/x4``), ``x4/(x3 + x4)`` is a small rational law."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, (500, 5))
+    clean = X[:, 0] ** 2 * X[:, 1] ** 2 * X[:, 2] / (X[:, 3] + X[:, 4])
+    sd = 0.01 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    found = noisy_identity(problem)
+    with np.errstate(all="ignore"):
+        predicted = found.skeleton.program(problem.X, found.constants)
+    assert np.mean((predicted - clean) ** 2) < 0.02 * sd**2
+    assert found.skeleton.tokens[:3] == ("mul", "div", "mul")  # the monomial's factor leads
+    assert noisy_identity(problem, forms=("rational", "root")).loss > 10 * sd**2  # not without it
+
+
+def test_the_forms_of_the_law_under_noise_are_named():
+    with pytest.raises(ValueError, match="noisy_identity_forms must be a tuple of"):
+        SearchSettings(noisy_identity_forms=("rational", "log"))
+    with pytest.raises(ValueError, match="noisy_identity_forms must be a tuple of"):
+        SearchSettings(noisy_identity_forms="rational")
+
+
 def test_the_noisy_identity_source_adds_the_law_once_where_its_misfit_is_the_noise_s():
     problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
     assert len(identity_rows(problem, SearchSettings())[0]) == 0  # the plan's identities: exact ones only

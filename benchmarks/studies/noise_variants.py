@@ -44,6 +44,7 @@ VARIANTS = {
     "no-gate": SearchSettings(information_criterion=None),
     "snap-any-chance": SearchSettings(snap_chance=float("inf")),
     "smoothed": SearchSettings(network_reads_smoothed=True),
+    "rational-only": SearchSettings(noisy_identity_forms=("rational",)),
 }
 
 

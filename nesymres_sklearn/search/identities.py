@@ -293,40 +293,99 @@ class NoisyIdentity:
         found = CandidateRows()
         if turn == 0:
             with one_blas_thread():
-                law = noisy_identity(self.problem, deadline, self.settings.identity_overdetermined)
+                law = noisy_identity(
+                    self.problem,
+                    deadline,
+                    self.settings.identity_overdetermined,
+                    self.settings.noisy_identity_forms,
+                    self.settings.identity_power_law_r2,
+                )
             if law is not None and law.loss <= self.noise**2:
                 found.add(law, origin=self.name)
         return found
 
 
 def noisy_identity(
-    problem: Problem, deadline: Deadline | None = None, overdetermined: int = SearchSettings.identity_overdetermined
+    problem: Problem,
+    deadline: Deadline | None = None,
+    overdetermined: int = SearchSettings.identity_overdetermined,
+    forms: tuple[str, ...] = SearchSettings.noisy_identity_forms,
+    min_r2: float = SearchSettings.identity_power_law_r2,
 ) -> Fitted | None:
-    """Under noise, where no identity is exact: the law ``P/Q`` whose degrees and terms
-    the Bayesian information criterion ``n log(mse) + k log(n)`` (``k`` its constants)
-    prefers, on the points that :func:`exact_identity` reads. Each pair of degrees
-    (smallest systems first) is fitted by :func:`_rational_fit`; the pair of the lowest
-    criterion then loses its terms of the smallest shares, the most at once that leave
-    the criterion no larger, until none can go; the law is refitted on every point, its
-    constants then by least squares (:func:`.fitting.constants.least_squares_run`). A
-    candidate, not a law: the selection weighs it against the other rows. ``None``
-    without a pair, or when ``deadline`` passes before the first. ``overdetermined``:
+    """Under noise, where no identity is exact: the law of the lowest Bayesian
+    information criterion ``n log(mse) + k log(n)`` (``k`` its constants) among the
+    ``forms``: ``"rational"``, ``P/Q``; ``"root"``, ``±sqrt(P/Q)`` (where the features
+    can carry ``y``'s sign, :func:`_sign_carried`); and with ``"power"``, each of these
+    times the monomial that ``y`` mostly is a power law of (:func:`power_law_monomial`
+    at ``min_r2``), fitted to ``y`` over it. Each form is :func:`_noisy_law`, in that
+    order while ``deadline`` holds. A candidate, not a law: the selection weighs it
+    against the other rows. ``None`` without a fit. ``overdetermined``:
     :attr:`.SearchSettings.identity_overdetermined`."""
-    read = np.unique(np.linspace(0, len(problem.y) - 1, min(len(problem.y), SVD_POINTS)).astype(int))
-    points = Problem(problem.X[read], problem.y[read], None if problem.weights is None else problem.weights[read])
+    monomials: list[list[int] | None] = [None]
+    if "power" in forms:
+        powers = power_law_monomial(problem.X, problem.y, min_r2)
+        if powers is not None:
+            monomials.append(powers)
+    best, best_score = None, np.inf
+    for powers, root in product(monomials, (False, True)):
+        if (root and "root" not in forms) or (not root and "rational" not in forms):
+            continue
+        if deadline is not None and deadline.passed():
+            break
+        found = _noisy_law(problem, powers, root, deadline, overdetermined)
+        if found is None or not np.isfinite(found.loss):
+            continue
+        n = len(problem.y)
+        score = n * np.log(max(found.loss, np.finfo(float).tiny)) + found.skeleton.n_constants * np.log(n)
+        if score < best_score:
+            best, best_score = found, score
+    return best
+
+
+def _noisy_law(
+    problem: Problem, powers: list[int] | None, root: bool, deadline: Deadline | None, overdetermined: int
+) -> Fitted | None:
+    """The law ``m * P/Q`` (``m * sqrt(P/Q)`` with ``root``; ``m`` the monomial of
+    ``powers``, 1 without) whose degrees and terms the Bayesian information criterion
+    prefers, on the points that :func:`exact_identity` reads: each pair of degrees
+    (smallest systems first) is fitted by :func:`_rational_fit` to ``t = (y/m)**k``,
+    ``k`` 1 or 2, its equation's errors weighed by ``|dt/dy|`` (so that each point's
+    noise counts as measured); the pair of the lowest criterion then loses its terms of
+    the smallest shares, the most at once that leave the criterion no larger, until none
+    can go; the law is refitted on every point, its constants then by least squares
+    (:func:`.fitting.constants.least_squares_run`). ``None`` without a pair, when the
+    sign of ``y`` cannot be a root's, or when ``deadline`` passes before the first."""
+    X, y = problem.X, problem.y
+    if root and not _sign_carried(X, y):
+        return None
+    with np.errstate(all="ignore"):
+        monomial = np.ones(len(y)) if powers is None else np.prod(X ** np.array(powers, dtype=np.float64), axis=1)
+        over = y / monomial
+        t = over * over if root else over
+        spread = (2 * np.abs(over) if root else np.ones(len(y))) / np.abs(monomial)
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(spread)) and np.all(spread > 0)):
+        return None
+    read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
+    points = Problem(X[read], y[read], None if problem.weights is None else problem.weights[read])
     unknowns = min(len(read) // overdetermined, NOISY_UNKNOWNS)
-    exponents = basis_exponents(problem.X.shape[1], unknowns)
+    exponents = basis_exponents(X.shape[1], unknowns)
     counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
     pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))
     with np.errstate(all="ignore"):
-        basis = _values(problem.X, exponents)
+        basis = _values(X, exponents)
     if not np.all(np.isfinite(basis)):
         return None
+    head = () if powers is None else ("mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}))
 
     def fitted(terms: _Terms, on: Problem, rows) -> tuple[float, Fitted | None, np.ndarray]:
-        coefficients, shares = _rational_fit(basis[rows], on.y, terms)
-        found = None if coefficients is None else _law_of(on, exponents, terms, coefficients, shares)
-        if found is None or not np.isfinite(found.loss):
+        coefficients, shares = _rational_fit(basis[rows], t[rows], terms, spread[rows])
+        part = Problem(X[rows], over[rows], None if problem.weights is None else problem.weights[rows])
+        law = None if coefficients is None else _law_of(part, exponents, terms, coefficients, shares)
+        if law is None:
+            return np.inf, None, shares
+        skeleton = Skeleton((*head, *law.skeleton.tokens))
+        found = Fitted(skeleton, law.constants, mse(skeleton.program, on.X, on.y, law.constants, on.weights))
+        if not np.isfinite(found.loss):
             return np.inf, None, shares
         n = len(on.y)
         return n * np.log(max(found.loss, np.finfo(float).tiny)) + found.skeleton.n_constants * np.log(n), found, shares
@@ -338,7 +397,7 @@ def noisy_identity(
     for p, q in pairs:
         if passed():
             break
-        terms = _Terms(np.arange(counts[p]), np.arange(counts[q]), root=False)
+        terms = _Terms(np.arange(counts[p]), np.arange(counts[q]), root=root)
         score, found, shares = fitted(terms, points, read)
         if score < best[0]:
             best = (score, found, shares, terms)
@@ -351,7 +410,7 @@ def noisy_identity(
             fewer = _Terms(
                 np.delete(terms.numerator, dropped[dropped < n_p]),
                 np.delete(terms.denominator, dropped[dropped >= n_p] - n_p),
-                root=False,
+                root=root,
             )
             if not len(fewer.numerator) or not len(fewer.denominator):
                 continue
@@ -365,11 +424,9 @@ def noisy_identity(
     if found is None:
         return None
     constants = least_squares_run(
-        found.skeleton.program, problem.X, problem.y, found.constants, deadline=deadline, weights=problem.weights
+        found.skeleton.program, X, y, found.constants, deadline=deadline, weights=problem.weights
     )
-    loss = (
-        np.inf if constants is None else mse(found.skeleton.program, problem.X, problem.y, constants, problem.weights)
-    )
+    loss = np.inf if constants is None else mse(found.skeleton.program, X, y, constants, problem.weights)
     return Fitted(found.skeleton, constants, loss) if loss < found.loss else found
 
 
@@ -382,14 +439,18 @@ def _halving(most: int) -> list[int]:
     return sizes
 
 
-def _rational_fit(basis: np.ndarray, y: np.ndarray, terms: _Terms) -> tuple[np.ndarray | None, np.ndarray]:
+def _rational_fit(
+    basis: np.ndarray, y: np.ndarray, terms: _Terms, spread: np.ndarray | None = None
+) -> tuple[np.ndarray | None, np.ndarray]:
     """The coefficients of ``P``'s and then ``Q``'s monomials (columns of ``basis``) that
     fit ``y = P/Q``, and their terms' shares: the null vector of ``[P, -y Q] / |Q|``
     (Sanathanan and Koerner's iteration: the weights of the equation's error by the
     previous ``1/|Q|`` turn it into the law's error), from ``Q = 1``, ``RATIONAL_ROUNDS``
-    rounds; ``None`` where the fit is not finite."""
+    rounds, each point's error also divided by its noise's ``spread`` (default 1);
+    ``None`` where the fit is not finite."""
     numerator, denominator = basis[:, terms.numerator], basis[:, terms.denominator]
-    weights = np.ones(len(y))
+    scale = np.ones(len(y)) if spread is None else 1.0 / spread
+    weights = scale
     coefficients, shares = None, np.zeros(len(terms.numerator) + len(terms.denominator))
     for _ in range(RATIONAL_ROUNDS):
         with np.errstate(all="ignore"):
@@ -404,7 +465,7 @@ def _rational_fit(basis: np.ndarray, y: np.ndarray, terms: _Terms) -> tuple[np.n
             q = np.abs(denominator @ coefficients[len(terms.numerator) :])
         if not np.all(np.isfinite(q)) or np.any(q == 0):
             break
-        weights = 1.0 / q
+        weights = scale / q
     return coefficients, shares
 
 

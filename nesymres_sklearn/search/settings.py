@@ -17,6 +17,8 @@ CONSTANT_OPTIMIZERS = ("operon", "minpack")
 INFORMATION_CRITERIA = ("bic", "aic", None)
 #: When the network also reads ``1/y`` (:attr:`SearchSettings.reciprocal`): always, with units only, never.
 RECIPROCAL_LOOKS = (True, "units", False)
+#: The forms of the law under noise (:attr:`SearchSettings.noisy_identity_forms`).
+NOISY_FORMS = frozenset({"rational", "root", "power"})
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,12 @@ class SearchSettings:
         network, it cost the network its time (validation-nc and -wc at noise 0.01 and
         1 s, ``benchmarks/studies/noise_variants.py``: +3.3 points "close" on each set,
         a law lost), so it runs where the budget is idle.
+    noisy_identity_forms : tuple of str, default=("rational", "root", "power")
+        The forms of the law under noise (:func:`.identities.noisy_identity`):
+        ``"rational"`` (``P/Q``), ``"root"`` (``sqrt(P/Q)``) and ``"power"`` (each times
+        the power-law monomial of ``y``, fitted to ``y`` over it). Chosen on
+        validation-nc and -wc at noise 0.01 and 0.1
+        (``benchmarks/results/noise-search/noisy-forms-10s.md``).
     identity_overdetermined : int, default=2
         The identities' systems (:mod:`.identities`) read at least this many points per
         unknown, so that no null vector comes from interpolation: fewer and larger
@@ -421,6 +429,7 @@ class SearchSettings:
     network_reads_smoothed: bool = False
     noise_ratio: float = 1.5
     noisy_identity_level: float | None = 1e-4
+    noisy_identity_forms: tuple[str, ...] = ("rational", "root", "power")
     identity_overdetermined: int = 2
     identity_power_law_r2: float = 0.9
     identity_angle_span: float = 1.0
@@ -532,6 +541,11 @@ class SearchSettings:
         if not self.information_per_token >= 0:
             raise ValueError(
                 f"SearchSettings.information_per_token must be non-negative, got {self.information_per_token!r}."
+            )
+        if not (isinstance(self.noisy_identity_forms, tuple) and set(self.noisy_identity_forms) <= NOISY_FORMS):
+            raise ValueError(
+                f"SearchSettings.noisy_identity_forms must be a tuple of {sorted(NOISY_FORMS)}, "
+                f"got {self.noisy_identity_forms!r}."
             )
         if self.noisy_identity_level is not None and not self.noisy_identity_level >= 0:
             raise ValueError(
