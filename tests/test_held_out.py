@@ -11,13 +11,14 @@ from nesymres_sklearn.expression.skeleton import Skeleton
 from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
 from nesymres_sklearn.search.fitting.constants import Evaluations, least_squares_run
+from nesymres_sklearn.search.fitting.polynomial import monomials
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.selection.final import select
 from nesymres_sklearn.search.selection.held_out import held_out_choice, information_gate, unsupported_on_held_out
 from nesymres_sklearn.search.selection.table import tabulate
 from nesymres_sklearn.search.settings import SearchSettings
-from nesymres_sklearn.search.variables.plain import plain_rows, quadratic_candidate
+from nesymres_sklearn.search.variables.plain import _monomials, plain_rows, quadratic_candidate
 from nesymres_sklearn.writing.writer import Writer, write_selected
 
 SYMBOLS = tuple(sympy.symbols("x0 x1 x2", real=True))
@@ -101,6 +102,19 @@ def test_the_quadratic_candidate_finds_a_centered_square_and_an_interaction():
     assert problem.is_exact(found.loss)
     assert {"x_1", "x_2", "x_3", "x_4"} <= set(found.skeleton.tokens)
     assert mse(found.skeleton.program, X, problem.y, found.constants) == pytest.approx(found.loss, abs=1e-20)
+
+
+def test_the_quadratic_basis_is_the_product_of_powers_bit_for_bit():
+    # the plain rows are fixed work: their basis is np.prod(X ** e) to the last bit,
+    # infinities and signs of zero included, for one column and for many
+    rng = np.random.default_rng(3)
+    for n_features in (1, 2, 5, 20):
+        X = rng.normal(size=(300, n_features)) * np.exp(rng.uniform(-30, 30, n_features))
+        X[0], X[1, 0] = np.inf, -0.0
+        terms = monomials(n_features, 2)
+        with np.errstate(all="ignore"):
+            expected = np.column_stack([np.prod(X ** np.array(e), axis=1) for e in terms])
+            assert _monomials(X, terms).tobytes() == expected.tobytes()
 
 
 def test_plain_rows_compete_only_when_no_row_is_exact():

@@ -27,6 +27,22 @@ def _below(exponents: tuple[int, ...]) -> list[tuple[int, ...]]:
     return [e for e in itertools.product(*ranges) if any(e)]
 
 
+def _monomials(X: np.ndarray, terms: list[tuple[int, ...]]) -> np.ndarray:
+    """The monomials ``terms`` (exponents of degree at most 2) at the points ``X``, one
+    column each, as ``np.prod(X ** exponents, axis=1)`` has them bit for bit: the powers
+    of every column computed once as that expression computes them (a power 0 is exactly
+    1, and a product of at most two other factors is the same in any order)."""
+    powers = {p: X ** np.full(X.shape[1], p) for p in {p for e in terms for p in e if p}}
+    columns = []
+    for exponents in terms:
+        column = np.ones(len(X))
+        for j, p in enumerate(exponents):
+            if p:
+                column = column * powers[p][:, j]
+        columns.append(column)
+    return np.column_stack(columns) if columns else np.empty((len(X), 0))
+
+
 def quadratic_candidate(problem: Problem, complexity_penalty: float) -> Fitted | None:
     """``c*m_1 + c*m_2 + ... + c`` over monomials of the features of degree 1 and 2:
     terms chosen forward among the monomials of the features less their (weighted)
@@ -36,7 +52,7 @@ def quadratic_candidate(problem: Problem, complexity_penalty: float) -> Fitted |
     terms = monomials(problem.X.shape[1], 2)
     centered = problem.X - np.average(problem.X, axis=0, weights=problem.weights)
     with np.errstate(all="ignore"):
-        basis = np.column_stack([np.prod(centered ** np.array(e), axis=1) for e in terms])
+        basis = _monomials(centered, terms)
     if not np.all(np.isfinite(basis)):
         return None
     written = {e: monomial_tokens({j: power for j, power in enumerate(e) if power}) for e in terms}
@@ -44,7 +60,7 @@ def quadratic_candidate(problem: Problem, complexity_penalty: float) -> Fitted |
     chosen = forward_terms(problem, basis, costs, complexity_penalty)
     kept = sorted({e for k in chosen for e in _below(terms[k])}, key=terms.index)
     with np.errstate(all="ignore"):
-        raw = np.column_stack([np.prod(problem.X ** np.array(e), axis=1) for e in kept] + [np.ones(len(problem.y))])
+        raw = np.column_stack([_monomials(problem.X, kept), np.ones(len(problem.y))])
     root = np.ones(len(problem.y)) if problem.weights is None else np.sqrt(problem.weights)
     norms = np.linalg.norm(raw * root[:, None], axis=0)
     norms[norms == 0] = 1.0
