@@ -43,6 +43,7 @@ from .search.scheduler import ContinuationState, Scheduler, Shares, StopConditio
 from .search.selection.final import select
 from .search.selection.table import CandidateTable, tabulate
 from .search.settings import SearchRequest, SearchSettings
+from .search.variables.features import least_squares_line, linear_skeleton
 from .search.variables.plain import plain_rows
 from .search.variables.routing import route
 from .search.views import Chain, Identity, View, back_rows
@@ -290,6 +291,10 @@ def plan(stages: Stages) -> Plan:
         logger.info("An exact identity: the route and the network are skipped")
         budget.record("network", 0.0, "skipped: an exact identity")
         rows, columns, inputs = identities, np.arange(0), []
+    elif budget.network_end is not None and not budget.network_end.holds(stages.request.settings.network_min_seconds):
+        budget.record("network", 0.0, "skipped: no time")  # the route and a first decoding would overrun
+        rows, columns, inputs = identities, np.arange(0), []
+        rows.add(Fitted(linear_skeleton([]), *least_squares_line(problem, [])), origin="baseline")  # a model still
     else:
         rows, columns, inputs, sampler = network_search(stages, groups)
         rows.extend(identities)

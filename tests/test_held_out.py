@@ -292,3 +292,12 @@ def test_rows_with_an_unsupported_column_are_left_out_of_the_choice():
     spent = Evaluations(0)
     chosen = held_out_choice(table, problem, SearchSettings(), 0, evaluations=spent)
     assert "x_3" in table.fitted[chosen][0].tokens
+
+
+def test_a_deadline_that_passes_before_the_rows_are_read_leaves_the_score_s_choice():
+    problem = noisy_problem(lambda X: X[:, 0] + 0.5 * X[:, 0] ** 2, noise=0.1)
+    line, square = "add mul c x_1 c", "add add mul c x_1 mul c pow x_1 2 c"
+    table = table_of([line, square], problem, complexity_penalty=1.0)  # the score prefers the line
+    ahead, passed = Deadline(10.0, lambda: 0.0), Deadline(0.0, lambda: 1.0)
+    assert held_out_choice(table, problem, SearchSettings(), 0, deadline=ahead) != table.best_index
+    assert held_out_choice(table, problem, SearchSettings(), 0, deadline=passed) == table.best_index

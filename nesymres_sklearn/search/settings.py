@@ -55,6 +55,18 @@ class SearchSettings:
     reserve_share, reserve_seconds : float, default=0.2, 0.3
         Kept at the end of ``max_time`` for the selection and the readable constants:
         this share of it, at most this many seconds.
+    network_min_seconds : float, default=0.06
+        With ``max_time``, the route and the network run only when the time left
+        before the network's end holds this many seconds (else ``plan_``'s
+        ``network`` is ``skipped: no time``, and the identities and plain rows stand
+        alone): the route, the narrow beam's decoding and its first fits of the
+        6-feature law on 100 points took 36 ms on the 2-core development machine, and
+        twice that beside a busy core (``benchmarks/studies/time_contract.py``).
+    first_decode_seconds : float, default=0.03
+        With ``max_time``, a search's first decoding starts only when the time left
+        before its deadline holds this many seconds (a decoding cannot be cut; the
+        later ones need what the first took per beam): the narrow beam of the 6-feature
+        law took 16 ms on the 2-core development machine, 44-90 ms beside a busy core.
     identities : bool, default=True
         Before the route and the network, look for a law that is a rational function of
         the features or the square root of one, exact to rounding, by the null vector
@@ -376,6 +388,8 @@ class SearchSettings:
     network_share: float = 0.5
     reserve_share: float = 0.2
     reserve_seconds: float = 0.3
+    network_min_seconds: float = 0.06
+    first_decode_seconds: float = 0.03
     identities: bool = True
     decompose: bool = False
     residual: bool = True
@@ -467,6 +481,8 @@ class SearchSettings:
             "support_gain_ratio",
             "support_max_gain",
             "reduction_min_seconds",
+            "network_min_seconds",
+            "first_decode_seconds",
             "reduction_max_error_ratio",
             "reduction_left_out_slack",
             "reduction_left_out_floor",

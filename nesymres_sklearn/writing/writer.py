@@ -108,14 +108,19 @@ def write_selected(
     bars where the row's misfit is at most ``noise``; with ``max_time``, they stop
     ``settings.selection_margin`` seconds before the fit's ``end``), its ``|f|``
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
-    ``predict`` runs that skeleton), its loss and its expression by ``writer``."""
+    ``predict`` runs that skeleton), its loss and its expression by ``writer``. Once
+    that moment has passed, the row is written as it was fitted, its floats unchanged."""
     settings = SearchSettings() if settings is None else settings
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
     readable_end = None if end is None else Deadline(end.at - settings.selection_margin, end.clock)
-    evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
-    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations, noise, settings)
-    skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)
+    if readable_end is not None and readable_end.passed():  # no time for the readable form: the row as fitted
+        values, exact = constants, None
+    else:
+        evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
+        X, y, weights = problem.X, problem.y, problem.weights
+        exact = exact_constants(skeleton, constants, X, y, weights, evaluations, noise, settings)
+        skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)
     table.fitted[row] = (skeleton, values, exact)
     table.equations.loc[row, "skeleton"] = skeleton.sympy
     with np.errstate(over="ignore"):

@@ -85,7 +85,8 @@ def select(
     float64 (:func:`polished`); :func:`..writing.writer.write_selected` then writes it.
     Fixed work that no clock cuts (each step's refits share a number of evaluations):
     the same rows always give the same equation; but with ``max_time``, the fit's
-    ``end`` stops the pruning in time to write the rows (``writer`` writes each).
+    ``end`` stops the pruning, the held-out choice (then the lowest score's row) and the
+    polish in time to write the rows (``writer`` writes each).
     With ``settings`` and no exact row, held-out folds choose among the Pareto front's
     rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units);
     without, the knobs of the pruning and the variable test are :class:`.SearchSettings`'
@@ -100,11 +101,13 @@ def select(
     table = tabulate(rows, complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
+    if pruning_end is not None and pruning_end.passed():
+        return table  # no time left for the held-out choice nor the polish: the best score, as fitted
     if settings is not None and not problem.is_exact(
         mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
     ):
-        evaluations = Evaluations(settings.held_out_evaluations)  # fixed work, as the held-out errors
-        row = table.best_index = held_out_choice(table, problem, settings, seed, noise, evaluations)
+        evaluations = Evaluations(settings.held_out_evaluations, pruning_end)  # fixed work, as the held-out errors
+        row = table.best_index = held_out_choice(table, problem, settings, seed, noise, evaluations, pruning_end)
         skeleton, constants, _ = table.fitted[row]
     table.fitted[row] = (skeleton, polished(skeleton, constants, problem), None)
     return table

@@ -1,0 +1,43 @@
+"""A budget that a slow machine spends early: the steps that cannot be cut start only
+when the time left holds them (issue 65, item 4), on the injected clock of the fit
+(``manual_clock``: decodings take 10 s of it, nothing else any time)."""
+
+import numpy as np
+
+from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.search.settings import SearchSettings
+
+
+def _fit(tiny_model, xy, max_time, settings=None, beam_size=8):
+    X, y = xy
+    return NeSymReSRegressor(
+        model=str(tiny_model), beam_size=beam_size, max_time=max_time, refine=None, random_state=0,
+        search_settings=settings,
+    ).fit(X, y)  # fmt: skip
+
+
+def _steps(fitted) -> dict[str, str]:
+    return dict(zip(fitted.plan_["unit"], fitted.plan_["status"]))
+
+
+def test_a_network_end_too_close_for_the_route_and_a_decoding_skips_the_network(tiny_model, xy, manual_clock):
+    # max_time 0.05: the network's end is 0.04 s after the start, under network_min_seconds
+    fitted = _fit(tiny_model, xy, 0.05)
+    steps = _steps(fitted)
+    assert steps["network"] == "skipped: no time"
+    assert not any(unit.startswith(("route", "decode")) for unit in steps)
+    assert np.all(np.isfinite(fitted.predict(xy[0])))  # a sane model still: the plain rows
+
+
+def test_the_network_runs_where_its_minimum_is_lowered(tiny_model, xy, manual_clock):
+    settings = SearchSettings(network_min_seconds=0.0, first_decode_seconds=0.0)
+    steps = _steps(_fit(tiny_model, xy, 0.05, settings))
+    assert "network" not in steps and steps["decode 8"] == "done"
+
+
+def test_a_first_decoding_that_the_time_left_cannot_hold_does_not_start_nor_a_wider_one(tiny_model, xy, manual_clock):
+    # the narrow beam of 8, then the full one of 16: with no first decoding, no pace to judge the second by
+    late = _steps(_fit(tiny_model, xy, 100.0, SearchSettings(first_decode_seconds=200.0), beam_size=16))
+    assert late["decode 8"] == late["decode 16"] == "skipped: no time"
+    in_time = _steps(_fit(tiny_model, xy, 100.0, beam_size=16))
+    assert in_time["decode 8"] == "done" and in_time["decode 16"] == "done"
