@@ -215,9 +215,10 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
-    table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
+    penalty = params["complexity_penalty"]
+    table = select(rows, problem, penalty, writer, request.seed, keep, budget.end, settings, noise, budget.pace())
     reach = settings.noise_ratio * noise if np.isfinite(noise) else 0.0
-    table = write_selected(table, problem, writer, budget.end, reach, settings)
+    table = write_selected(table, problem, writer, budget.end, reach, settings, budget.pace())
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
         units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)
@@ -291,7 +292,9 @@ def plan(stages: Stages) -> Plan:
         logger.info("An exact identity: the route and the network are skipped")
         budget.record("network", 0.0, "skipped: an exact identity")
         rows, columns, inputs = identities, np.arange(0), []
-    elif budget.network_end is not None and not budget.network_end.holds(stages.request.settings.network_min_seconds):
+    elif budget.network_end is not None and not budget.network_end.holds(
+        stages.request.settings.network_min_seconds * budget.pace()
+    ):
         budget.record("network", 0.0, "skipped: no time")  # the route and a first decoding would overrun
         rows, columns, inputs = identities, np.arange(0), []
         rows.add(Fitted(linear_skeleton([]), *least_squares_line(problem, [])), origin="baseline")  # a model still

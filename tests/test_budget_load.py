@@ -3,6 +3,7 @@ when the time left holds them (issue 65, item 4), on the injected clock of the f
 (``manual_clock``: decodings take 10 s of it, nothing else any time)."""
 
 import numpy as np
+import pytest
 
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.search.settings import SearchSettings
@@ -41,3 +42,40 @@ def test_a_first_decoding_that_the_time_left_cannot_hold_does_not_start_nor_a_wi
     assert late["decode 8"] == late["decode 16"] == "skipped: no time"
     in_time = _steps(_fit(tiny_model, xy, 100.0, beam_size=16))
     assert in_time["decode 8"] == "done" and in_time["decode 16"] == "done"
+
+
+class _BusyMachine:
+    """The budget's clocks (``time.perf_counter``, ``time.process_time``): the wall clock
+    moves ``pace`` times as fast as this process's CPU seconds when it works."""
+
+    def __init__(self, pace: float):
+        self.now, self.cpu, self.rate = 100.0, 0.0, pace
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def process_time(self) -> float:
+        return self.cpu
+
+    def work(self, seconds: float) -> None:
+        self.now += seconds
+        self.cpu += seconds / self.rate
+
+
+@pytest.mark.parametrize("pace, skipped", [(1.0, False), (2.0, True)])
+def test_the_network_s_minimum_is_judged_at_the_fit_s_pace(tiny_model, xy, monkeypatch, pace, skipped):
+    from nesymres_sklearn import pipeline
+    from nesymres_sklearn.search import budget
+
+    machine = _BusyMachine(pace)
+    monkeypatch.setattr(budget, "time", machine)
+    identities = pipeline.identity_rows
+
+    def slow_identities(*args, **kwargs):
+        machine.work(0.7)  # 0.1 s left before the network's end (0.8 s): 0.06 s fits, twice that does not
+        return identities(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "identity_rows", slow_identities)
+    steps = _steps(_fit(tiny_model, xy, 1.0))
+    assert (steps.get("network") == "skipped: no time") == skipped
+    assert ("decode 8" in steps) != skipped

@@ -69,7 +69,7 @@ def search(
 ) -> SearchResult:
     """Candidates and their fits for the ``problem`` encoded as ``points``, until the
     ``budget``'s ``network_end`` (no first decoding once the time left does not hold
-    ``settings.first_decode_seconds``);
+    ``settings.first_decode_seconds`` at the budget's :meth:`~.budget.Budget.pace`);
     a ``runner`` runs the constant fitting's starts in compiled code first
     (:func:`.fitting.constants.run_start`). Skeletons whose keys are in ``seen`` are not
     fitted again (it gains the new ones)."""
@@ -88,7 +88,9 @@ def search(
         # the first decoding runs while the time left holds first_decode_seconds (else the
         # identities and the route took it: the baseline and the exact polynomial then stand
         # alone); later ones while it holds them at the first one's pace
-        late = end is not None and not end.holds(request.settings.first_decode_seconds if step == 0 else 0.0)
+        late = end is not None and not end.holds(
+            request.settings.first_decode_seconds * budget.pace() if step == 0 else 0.0
+        )
         if step > 0 and end is not None and (late or undecoded or not end.holds(seconds_per_beam * width)):
             steps.append(Step(f"decode {width}", 0.0, "skipped: no time"))
             break

@@ -117,6 +117,7 @@ def write_selected(
     end: Deadline | None = None,
     noise: float = 0.0,
     settings: SearchSettings | None = None,
+    pace: float = 1.0,
 ) -> CandidateTable:
     """``table`` (from :func:`..search.selection.final.select`) with its selected row
     written: its constants re-spelled exactly where the fit allows (:func:`.readable.exact_constants`
@@ -126,13 +127,13 @@ def write_selected(
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
     ``predict`` runs that skeleton), its loss and its expression by ``writer``. Where
     the time left before the ``end`` does not hold :data:`READABLE_SECONDS_PER_TOKEN`
-    per token of the row, it is written as it was fitted (:meth:`Writer.as_fitted`),
-    its floats unchanged."""
+    per token of the row at the fit's ``pace`` (:meth:`..search.budget.Budget.pace`), it
+    is written as it was fitted (:meth:`Writer.as_fitted`), its floats unchanged."""
     settings = SearchSettings() if settings is None else settings
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
     readable_end = None if end is None else Deadline(end.at - settings.selection_margin, end.clock)
-    late = end is not None and not end.holds(READABLE_SECONDS_PER_TOKEN * len(skeleton))
+    late = end is not None and not end.holds(READABLE_SECONDS_PER_TOKEN * len(skeleton) * pace)
     if late:  # no time for the readable form (SymPy's, which no clock cuts): as fitted
         values, exact = constants, None
     else:

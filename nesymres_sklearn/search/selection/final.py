@@ -77,6 +77,7 @@ def select(
     end: Deadline | None = None,
     settings: SearchSettings | None = None,
     noise: float = float("nan"),
+    pace: float = 1.0,
 ) -> CandidateTable:
     """The table of ``rows``: the best row pruned, rows with variables the data do not
     support set aside (shuffled with ``seed``), then only the rows that ``keep`` returns
@@ -90,9 +91,10 @@ def select(
     With ``settings`` and no exact row, held-out folds choose among the Pareto front's
     rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units);
     without, the knobs of the pruning and the variable test are :class:`.SearchSettings`'
-    defaults."""
+    defaults. ``pace``: the fit's :meth:`.budget.Budget.pace`, by which the time kept for
+    writing the rows grows on a busy machine."""
     knobs = SearchSettings() if settings is None else settings
-    margin = writing_seconds(rows) + knobs.selection_margin
+    margin = writing_seconds(rows) * pace + knobs.selection_margin
     pruning_end = None if end is None else Deadline(end.at - margin, end.clock)
     add_pruned(rows, problem, complexity_penalty, seed, pruning_end, knobs)
     if keep is not None:
