@@ -243,7 +243,7 @@ def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings,
     exact = [loss for loss in rows.losses if problem.is_exact(loss)]
     if exact:
         return float(np.sqrt(min(exact)))
-    return noise_std(problem, settings, None if budget.end is None else budget.end.halfway())
+    return noise_std(problem, settings, None if budget.end is None else budget.end.halfway(), budget.pace())
 
 
 @dataclass(frozen=True)
