@@ -94,20 +94,23 @@ def noise_std(problem: Problem, settings: SearchSettings, deadline: Deadline | N
             k = int(max(factor * size, size + 4))
             if k <= n - 1 and (degree == 1 or k <= (n - 1) / 2):
                 sizes.append((degree, k, size))
-    if not sizes or (deadline is not None and deadline.passed()):
-        return float("nan")
     centres = np.arange(n)
     if n > settings.noise_points:
         centres = np.sort(np.random.default_rng(0).choice(n, settings.noise_points, replace=False))
+
+    def holds(k: int, size: int) -> bool:  # the time left holds a local fit (the neighbours' search: the first)
+        seconds = pace * NOISE_SECONDS_PER_UNIT * len(centres) * (k + size) * size**2
+        return deadline is None or deadline.holds(seconds)
+
+    if not sizes or not holds(*sizes[0][1:]):
+        return float("nan")
     found = cKDTree(Z).query(Z[centres], max(k for _, k, _ in sizes) + 1)[1]
     # nearest first, the point itself (or a duplicate of it) left out
     found = np.take_along_axis(found, np.argsort(found == centres[:, None], axis=1, kind="stable"), axis=1)
     level = chi2.ppf(settings.noise_quantile, 1)
     estimates = []
     for degree, k, size in sizes:
-        if deadline is not None and not deadline.holds(
-            pace * NOISE_SECONDS_PER_UNIT * len(centres) * (k + size) * size**2
-        ):
+        if not holds(k, size):
             break
         with np.errstate(all="ignore"):
             ratios = _local_ratios(Z, normalised, weights, centres, found[:, :k], degree)
