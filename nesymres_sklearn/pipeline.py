@@ -304,7 +304,7 @@ def plan(stages: Stages) -> Plan:
     rows.extend(stages.guesses.rows(problem, stages.scaling, stages.request))
     rows.extend(restrictions.plain_rows(problem))
     rows.extend(
-        plain_rows(rows, problem, stages.request.complexity_penalty, budget.end)
+        plain_rows(rows, problem, stages.request.complexity_penalty, budget.end, budget.pace())
     )  # none exact: linear, quadratic
     rows = restrictions.kept(rows)
     refinement = None

@@ -117,6 +117,19 @@ def test_the_quadratic_basis_is_the_product_of_powers_bit_for_bit():
             assert _monomials(X, terms).tobytes() == expected.tobytes()
 
 
+def test_the_quadratic_row_is_fitted_only_where_the_time_left_holds_it():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (200, 3))
+    problem = Problem(X, X[:, 0] ** 2 + X[:, 1] + rng.normal(0, 0.1, 200))
+    # 200 points times 9 monomials at 0.1 us each: 0.18 ms, twice that at pace 2
+    origins = {
+        (left, pace): set(plain_rows(CandidateRows(), problem, 0.01, Deadline(left, lambda: 0.0), pace).origins)
+        for left, pace in ((1.0, 1.0), (2.5e-4, 1.0), (2.5e-4, 2.0))
+    }
+    assert origins[(1.0, 1.0)] == origins[(2.5e-4, 1.0)] == {"linear", "polynomial"}
+    assert origins[(2.5e-4, 2.0)] == {"linear"}
+
+
 def test_plain_rows_compete_only_when_no_row_is_exact():
     problem = noisy_problem(lambda X: X[:, 0] * X[:, 1])
     noisy = CandidateRows()
