@@ -106,3 +106,15 @@ def test_a_passed_end_skips_the_polish_and_writes_the_selected_row_as_fitted():
     skeleton, constants, exact = table.fitted[table.best_index]
     assert constants.tolist() == [2.0000001] and exact is None
     assert table.equations.loc[table.best_index, "expression"] == sympy.Float(2.0000001) * sympy.Symbol("x0", real=True)
+
+
+def test_the_pruning_keeps_the_time_to_write_the_best_row_readably():
+    from nesymres_sklearn.search.selection.final import READABLE_SECONDS_PER_TOKEN, writing_seconds
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    rows, problem, writer = _rows_and_problem()  # the best row: 7 tokens, which the pruning shortens
+    kept = writing_seconds(rows) + SearchSettings().selection_margin
+    for left, pruned in ((1.0, True), (kept + 0.5 * READABLE_SECONDS_PER_TOKEN * 7, False)):
+        rows, problem, writer = _rows_and_problem()
+        table = select(rows, problem, 0.01, writer, seed=0, end=Deadline(left, _Clock(0.0)))
+        assert (len(table.equations) == 2) == pruned

@@ -17,6 +17,7 @@ from ..search.fitted import mse
 from ..search.fitting.constants import Evaluations
 from ..search.problem import Problem
 from ..search.scaling import Scaling
+from ..search.selection.final import READABLE_SECONDS_PER_TOKEN
 from ..search.selection.table import CandidateTable
 from ..search.settings import SearchSettings
 from .export import evaluate, to_latex
@@ -30,13 +31,6 @@ from .readable import (
     whole_roots,
 )
 from .signs import signed
-
-# With max_time, the selected row is written readably (its exact constants, tidied and
-# folded by SymPy: work that no clock cuts) only where the time left holds this per token
-# of the row before the fit's end: a 50-token row of 20 features took 32 ms on the 2-core
-# development machine (0.6 ms per token), and 2-5 times that beside a busy core or with
-# SymPy's cache cold (a fit's promise has 0.05 s of slack for that).
-READABLE_SECONDS_PER_TOKEN = 1e-3
 
 
 @dataclass(frozen=True)
