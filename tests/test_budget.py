@@ -156,6 +156,7 @@ def test_a_full_beam_the_budget_does_not_hold_is_not_decoded(tiny_model, monkeyp
         (1.0, 1.0, 1.0),
         (1.0, 2.0, 1.0),  # threads worked in parallel: never below 1
         (1.0, 0.0, 1.0),  # no work yet
+        (10.0, 1.0, 4.0),  # waiting for worker processes: at most MAX_PACE
     ],
 )
 def test_the_pace_is_the_wall_seconds_per_second_of_the_process_s_work(wall, cpu, pace):

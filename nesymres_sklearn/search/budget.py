@@ -21,6 +21,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+#: The fit's pace (:meth:`Budget.pace`) counts at most this: where the process waited for
+#: worker processes (``n_jobs``), their work is not its CPU time.
+MAX_PACE = 4.0
+
 
 def monotonic_clock() -> float:
     """The default clock: :func:`time.perf_counter`, the clock of the timings."""
@@ -126,12 +130,13 @@ class Budget:
         return self.clock() - self.started
 
     def pace(self) -> float:
-        """Seconds of the clock per second of this process's work since the start, at
-        least 1: about 2 where another process shares the core (the costs measured on an
-        idle machine, which the steps that no clock cuts are judged by, take that much
-        longer); 1 before any work, or where threads worked in parallel."""
+        """Seconds of the clock per second of this process's work since the start,
+        between 1 and :data:`MAX_PACE`: about 2 where another process shares the core
+        (the costs measured on an idle machine, which the steps that no clock cuts are
+        judged by, take that much longer); 1 before any work, or where threads worked in
+        parallel."""
         cpu = self.cpu_clock() - self.cpu_started
-        return max(1.0, self.elapsed() / cpu) if cpu > 0 else 1.0
+        return min(MAX_PACE, max(1.0, self.elapsed() / cpu)) if cpu > 0 else 1.0
 
     def _after(self, seconds: float) -> Deadline:
         return Deadline(self.started + seconds, self.clock)
