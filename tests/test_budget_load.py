@@ -79,3 +79,26 @@ def test_the_network_s_minimum_is_judged_at_the_fit_s_pace(tiny_model, xy, monke
     steps = _steps(_fit(tiny_model, xy, 1.0))
     assert (steps.get("network") == "skipped: no time") == skipped
     assert ("decode 8" in steps) != skipped
+
+
+@pytest.mark.parametrize("route_seconds, looked", [(0.0, True), (5.0, False)])
+def test_a_second_look_waits_for_the_time_of_a_decoding_and_of_the_route(
+    tiny_model, manual_clock, monkeypatch, route_seconds, looked
+):
+    from nesymres_sklearn import pipeline
+
+    route = pipeline.route
+
+    def slow_route(*args, **kwargs):  # ranking 5 features for the network's 3 variables
+        manual_clock.advance(route_seconds)
+        return route(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "route", slow_route)
+    X = np.random.default_rng(0).uniform(-3, 3, (64, 5))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) - X[:, 3] + X[:, 4] ** 2  # the network reads the 3 most relevant
+    # the network's end 27 s after the start (0.3 s kept for the selection); the first decoding
+    # takes 10 s: 17 s are then left after a quick route (a look's 10 s fit), 12 s after a
+    # 5-second one (the look's decoding and route, 15 s, do not)
+    fitted = NeSymReSRegressor(model=str(tiny_model), max_time=27.3, refine=None, random_state=0).fit(X, y)
+    steps = _steps(fitted)
+    assert (steps["residual"] != "skipped: no time") == looked
