@@ -144,8 +144,9 @@ def network_rows(
 ) -> NetworkRows:
     """The candidates of the network for what it reads of ``problem`` (``route``), over
     all features, with the linear and power-law ones when it does not see them all, and
-    those of the second looks that apply, taken after its first decodings; the steps
-    that ran go to the ``budget``'s plan."""
+    those of the second looks that apply, taken after its first decodings (each while
+    the time left holds their seconds and the route's); the steps that ran go to the
+    ``budget``'s plan."""
     moment = time.perf_counter()
     reads = smoothed(route.problem, request.settings) if request.settings.network_reads_smoothed else None
     found = propose_and_fit(network, route.problem, request, budget, reads)
@@ -162,7 +163,8 @@ def network_rows(
         problem, route, request, found.fitted(), solve, network.config.n_variables, budget.network_end, runner_for
     )
     decoding = sum(step.seconds for step in found.steps if step.unit.startswith("decode"))
-    looked, seconds = take_looks(context, budget, decoding)
+    routing = sum(step.seconds for step in budget.plan if step.unit == "route")  # a look ranks the features again
+    looked, seconds = take_looks(context, budget, decoding + routing)
     rows = CandidateRows()
     for candidate, fitted in zip(found.candidates, found.fitted()):
         rows.add(route.back(fitted, problem), log_prob=candidate.log_prob, origin=candidate.origin)

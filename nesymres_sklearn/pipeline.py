@@ -44,6 +44,7 @@ from .search.scheduler import ContinuationState, Scheduler, Shares, StopConditio
 from .search.selection.final import select
 from .search.selection.table import CandidateTable, tabulate
 from .search.settings import SearchRequest, SearchSettings
+from .search.variables.features import least_squares_line, linear_skeleton
 from .search.variables.plain import plain_rows
 from .search.variables.routing import route
 from .search.views import Chain, Identity, View, back_rows
@@ -216,9 +217,10 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
-    table = select(rows, problem, params["complexity_penalty"], writer, request.seed, keep, budget.end, settings, noise)
+    penalty = params["complexity_penalty"]
+    table = select(rows, problem, penalty, writer, request.seed, keep, budget.end, settings, noise, budget.pace())
     reach = settings.noise_ratio * noise if np.isfinite(noise) else 0.0
-    table = write_selected(table, problem, writer, budget.end, reach, settings)
+    table = write_selected(table, problem, writer, budget.end, reach, settings, budget.pace())
     budget.record("selection", budget.clock() - started, budget.status(budget.end))
     if units is not None:  # a warning when the law's units are not y's
         units = units.checked(table.equations.loc[table.best_index, "expression"], writer.symbols)
@@ -244,7 +246,7 @@ def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings,
     exact = [loss for loss in rows.losses if problem.is_exact(loss)]
     if exact:
         return float(np.sqrt(min(exact)))
-    estimate = noise_std(problem, settings, None if budget.end is None else budget.end.halfway())
+    estimate = noise_std(problem, settings, None if budget.end is None else budget.end.halfway(), budget.pace())
     return float(np.fmin(estimate, residual_noise(rows, len(problem.y))))
 
 
@@ -309,13 +311,19 @@ def plan(stages: Stages) -> Plan:
         logger.info("An exact identity: the route and the network are skipped")
         budget.record("network", 0.0, "skipped: an exact identity")
         rows, columns, inputs = identities, np.arange(0), []
+    elif budget.network_end is not None and not budget.network_end.holds(
+        stages.request.settings.network_min_seconds * budget.pace()
+    ):
+        budget.record("network", 0.0, "skipped: no time")  # the route and a first decoding would overrun
+        rows, columns, inputs = identities, np.arange(0), []
+        rows.add(Fitted(linear_skeleton([]), *least_squares_line(problem, [])), origin="baseline")  # a model still
     else:
         rows, columns, inputs, sampler = network_search(stages, groups)
         rows.extend(identities)
     rows.extend(stages.guesses.rows(problem, stages.scaling, stages.request))
     rows.extend(restrictions.plain_rows(problem))
     rows.extend(
-        plain_rows(rows, problem, stages.request.complexity_penalty, budget.end)
+        plain_rows(rows, problem, stages.request.complexity_penalty, budget.end, budget.pace())
     )  # none exact: linear, quadratic
     rows = restrictions.kept(rows)
     refinement = None

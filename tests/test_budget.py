@@ -125,7 +125,9 @@ def test_a_full_beam_the_budget_does_not_hold_is_not_decoded(tiny_model, monkeyp
     from nesymres_sklearn.search import anytime, budget
 
     clock = FixedClock(time.perf_counter())
-    monkeypatch.setattr(budget, "time", type("Time", (), {"perf_counter": staticmethod(clock)}))
+    monkeypatch.setattr(
+        budget, "time", type("Time", (), {"perf_counter": staticmethod(clock), "process_time": staticmethod(clock)})
+    )
     sizes, decode = [], anytime.decode
 
     def slow_decode(model, points, size, *args, **kwargs):
@@ -145,3 +147,22 @@ def test_a_full_beam_the_budget_does_not_hold_is_not_decoded(tiny_model, monkeyp
     assert fits[1.0][0] == [8]
     assert ("decode 1000", "skipped: no time") in set(zip(fits[1.0][1]["unit"], fits[1.0][1]["status"]))
     assert fits[None][0] == [8, 1000]  # fixed work: the beam asked for
+
+
+@pytest.mark.parametrize(
+    "wall, cpu, pace",
+    [
+        (2.0, 1.0, 2.0),  # another process had the core half the time
+        (1.0, 1.0, 1.0),
+        (1.0, 2.0, 1.0),  # threads worked in parallel: never below 1
+        (1.0, 0.0, 1.0),  # no work yet
+        (10.0, 1.0, 4.0),  # waiting for worker processes: at most MAX_PACE
+    ],
+)
+def test_the_pace_is_the_wall_seconds_per_second_of_the_process_s_work(wall, cpu, pace):
+    wall_clock, cpu_clock = FixedClock(10.0), FixedClock(3.0)
+    budget = SearchSettings().budget(1.0, clock=wall_clock, cpu_clock=cpu_clock)
+    assert budget.pace() == 1.0
+    wall_clock.now += wall
+    cpu_clock.now += cpu
+    assert budget.pace() == pace

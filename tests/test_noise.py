@@ -87,6 +87,20 @@ def test_a_deadline_ends_the_local_fits_and_none_made_is_nan():
     assert noise_std(Problem(X, noisy), SearchSettings(), Deadline(3.0, clock=lambda: 2.0)) == whole
 
 
+def test_a_local_fit_starts_only_while_the_time_left_holds_it_at_the_fit_s_pace(monkeypatch):
+    from nesymres_sklearn.search import noise
+    from nesymres_sklearn.search.budget import Deadline
+
+    X, y = sampled(lambda x: x[0] * np.sin(x[1]), [(1.0, 5.0), (1.0, 5.0)])
+    noisy = y + np.random.default_rng(3).normal(0.0, 0.1, len(y))
+    whole = noise_std(Problem(X, noisy), SearchSettings())
+    monkeypatch.setattr(noise, "NOISE_SECONDS_PER_UNIT", 1.0)  # every local fit costs far more than a second
+    ahead = Deadline(10.0, clock=lambda: 2.0)  # 8 s left, not a deadline passed
+    assert np.isnan(noise_std(Problem(X, noisy), SearchSettings(), ahead))
+    monkeypatch.setattr(noise, "NOISE_SECONDS_PER_UNIT", 0.0)
+    assert noise_std(Problem(X, noisy), SearchSettings(), ahead, pace=2.0) == whole
+
+
 def test_sample_weights_count_as_inverse_variances():
     X, y = sampled(lambda x: x[0] * np.sin(x[1]), [(1.0, 5.0), (1.0, 5.0)])
     rng = np.random.default_rng(1)

@@ -1,7 +1,8 @@
 import numpy as np
 
 from nesymres_sklearn.search.fitting.constants import fit_constants
-from nesymres_sklearn.search.fitting.polynomial import exact_polynomial, monomials
+from nesymres_sklearn.search.fitting.polynomial import count_monomials, exact_polynomial, monomials, monomials_of_degree
+from nesymres_sklearn.search.identities import basis_exponents
 
 rng = np.random.default_rng(0)
 
@@ -28,3 +29,18 @@ def test_no_candidate_when_no_polynomial_fits_exactly():
     noisy = X[:, 0] ** 2 + rng.normal(0, 0.01, size=100)
     assert exact_polynomial(X, noisy) is None
     assert exact_polynomial(X[:10], X[:10, 0] ** 2) is None  # more monomials than points
+
+
+def test_count_monomials_counts_the_listed_monomials_with_features_at_most_once():
+    for n_features in range(1, 7):
+        for degree in range(5):
+            listed = monomials_of_degree(n_features, degree)
+            for once in range(n_features + 1):
+                kept = [e for e in listed if all(e[j] <= 1 for j in range(once))]
+                assert count_monomials(n_features, degree, once) == len(kept)
+
+
+def test_the_identities_basis_stops_before_a_layer_too_large_without_listing_it():
+    exponents = basis_exponents(20, 300)
+    assert exponents.shape == (1 + 20 + 210, 20)  # the cubes (1,540) are counted, not kept
+    assert exponents.sum(axis=1).max() == 2

@@ -77,3 +77,28 @@ def test_the_selected_equation_holds_no_unused_column(seed, law, unused):
     assert np.allclose(y, law(X))
     expression = NeSymReSRegressor(random_state=seed).fit(X, y).expression_
     assert not unused & {str(symbol) for symbol in expression.free_symbols}
+
+
+def test_the_pruning_judges_no_trial_after_its_deadline(monkeypatch):
+    from nesymres_sklearn.search.budget import Deadline
+    from nesymres_sklearn.search.fitting.constants import Evaluations
+    from nesymres_sklearn.search.selection import pruning
+
+    class Ticking:  # each read of the clock is a second later
+        def __init__(self):
+            self.now = 0.0
+
+        def __call__(self):
+            self.now += 1.0
+            return self.now
+
+    X_positive = np.random.default_rng(0).uniform(1, 5, (200, 3))
+    target = X_positive[:, 0] * np.sin(X_positive[:, 1])
+    judged, mse = [], pruning.mse  # the pruning scores each row it judges by its mse
+    monkeypatch.setattr(pruning, "mse", lambda *args: judged.append(1) or mse(*args))
+    pruning.prune(DISGUISED, DISGUISED_CONSTANTS, X_positive, target, 0.01)
+    whole = len(judged)
+    judged.clear()
+    late = Evaluations(10**6, Deadline(4.0, Ticking()))  # passes at the clock's fourth read
+    pruned = pruning.prune(DISGUISED, DISGUISED_CONSTANTS, X_positive, target, 0.01, evaluations=late)
+    assert len(judged) <= 4 < whole and pruned.skeleton == DISGUISED  # the row itself, then three trials

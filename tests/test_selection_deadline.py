@@ -82,3 +82,39 @@ def test_only_a_run_on_enough_points_sets_the_fits_operon_pace(n_points, sets_th
     operon_refine.refine(X, X[:, 0] * X[:, 1], [], settings, 0, deadline, calibration=calibration)
     assert (calibration.operon_seconds_per_evaluation_point != 1.0) == sets_the_pace
     assert Calibration().operon_seconds_per_evaluation_point == 2.6e-7  # no process-wide pace changed
+
+
+def _fitted_row(constant: float):
+    X = np.random.default_rng(0).uniform(1, 5, size=(64, 1))
+    skeleton = Skeleton(("mul", "c", "x_1"))
+    rows = CandidateRows()
+    rows.add(Fitted(skeleton, np.array([constant]), float(np.mean((constant - 2) ** 2 * X[:, 0] ** 2))), origin="beam")
+    return rows, Problem(X, 2 * X[:, 0]), Writer(Scaling.identity(1), tuple(feature_symbols(["x0"])))
+
+
+def test_with_time_left_the_selected_row_is_polished_and_written_readably():
+    rows, problem, writer = _fitted_row(2.0000001)
+    end = Deadline(10.0, _Clock(0.0))
+    table = write_selected(select(rows, problem, 0.01, writer, seed=0, end=end), problem, writer, end)
+    assert table.equations.loc[table.best_index, "expression"] == 2 * sympy.Symbol("x0", real=True)
+
+
+def test_a_passed_end_skips_the_polish_and_writes_the_selected_row_as_fitted():
+    rows, problem, writer = _fitted_row(2.0000001)
+    end = Deadline(1.0, _Clock(5.0))
+    table = write_selected(select(rows, problem, 0.01, writer, seed=0, end=end), problem, writer, end)
+    skeleton, constants, exact = table.fitted[table.best_index]
+    assert constants.tolist() == [2.0000001] and exact is None
+    assert table.equations.loc[table.best_index, "expression"] == sympy.Float(2.0000001) * sympy.Symbol("x0", real=True)
+
+
+def test_the_pruning_keeps_the_time_to_write_the_best_row_readably():
+    from nesymres_sklearn.search.selection.final import READABLE_SECONDS_PER_TOKEN, writing_seconds
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    rows, problem, writer = _rows_and_problem()  # the best row: 7 tokens, which the pruning shortens
+    kept = writing_seconds(rows) + SearchSettings().selection_margin
+    for left, pruned in ((1.0, True), (kept + 0.5 * READABLE_SECONDS_PER_TOKEN * 7, False)):
+        rows, problem, writer = _rows_and_problem()
+        table = select(rows, problem, 0.01, writer, seed=0, end=Deadline(left, _Clock(0.0)))
+        assert (len(table.equations) == 2) == pruned

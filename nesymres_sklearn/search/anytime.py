@@ -7,8 +7,9 @@ polynomial of :mod:`.polynomial` when there is one, and the best fits of every s
 also tried with an outer linear scaling (:mod:`.linear_scaling`). Without a time budget
 that is all (fixed work). With one, the same steps run until the budget's
 ``network_end``: the fits stop there (first starts in order, then further starts, see
-:func:`.candidates.fit_candidates`), and the full beam is decoded only while the time
-left holds it at the pace of the narrow one (a decoding cannot be cut). So a budget
+:func:`.candidates.fit_candidates`), the narrow beam is decoded only while the time
+left holds ``first_decode_seconds`` and the full one only while it holds it at the pace
+of the narrow one (a decoding cannot be cut). So a budget
 that holds the plan runs all of it, and a smaller one a prefix: its candidates are a
 larger one's first ones, and selection over them never returns a better-scoring
 equation.
@@ -67,7 +68,8 @@ def search(
     seen: set | None = None,
 ) -> SearchResult:
     """Candidates and their fits for the ``problem`` encoded as ``points``, until the
-    ``budget``'s ``network_end`` (none once it has passed, the first decoding included);
+    ``budget``'s ``network_end`` (no first decoding once the time left does not hold
+    ``settings.first_decode_seconds`` at the budget's :meth:`~.budget.Budget.pace`);
     a ``runner`` runs the constant fitting's starts in compiled code first
     (:func:`.fitting.constants.run_start`). Skeletons whose keys are in ``seen`` are not
     fitted again (it gains the new ones)."""
@@ -81,13 +83,15 @@ def search(
     polynomial = exact_polynomial(problem.X, problem.y, problem.weights)
     extra = () if polynomial is None else (Candidate(polynomial, float("-inf"), "polynomial"),)
     widths = beam_widths(request.size, request.settings.first_beam)
-    seconds_per_beam = 0.0
+    seconds_per_beam, undecoded = 0.0, False
     for step, width in enumerate(widths):
-        # the first decoding runs unless the network's time has already passed (the identities
-        # and the route took it: the baseline and the exact polynomial then stand alone);
-        # later ones while the time left holds them
-        late = end is not None and end.passed()
-        if step > 0 and end is not None and (late or not end.holds(seconds_per_beam * width)):
+        # the first decoding runs while the time left holds first_decode_seconds (else the
+        # identities and the route took it: the baseline and the exact polynomial then stand
+        # alone); later ones while it holds them at the first one's pace
+        late = end is not None and not end.holds(
+            request.settings.first_decode_seconds * budget.pace() if step == 0 else 0.0
+        )
+        if step > 0 and end is not None and (late or undecoded or not end.holds(seconds_per_beam * width)):
             steps.append(Step(f"decode {width}", 0.0, "skipped: no time"))
             break
         moment, started = time.perf_counter(), budget.clock()
@@ -98,7 +102,7 @@ def search(
         else:
             hypotheses = decode(model, points, width, n_features, "sample", seed=request.seed + step)
         seconds["decoding"] += time.perf_counter() - moment
-        seconds_per_beam = (budget.clock() - started) / width
+        seconds_per_beam, undecoded = (budget.clock() - started) / width, late  # no pace: no later decoding
         steps.append(Step(f"decode {width}", budget.clock() - started, "skipped: no time" if late else "done"))
         new = skeleton_candidates(hypotheses, request.decoding, seen)
         for candidate in extra if step == 0 else ():

@@ -21,10 +21,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+#: The fit's pace (:meth:`Budget.pace`) counts at most this: where the process waited for
+#: worker processes (``n_jobs``), their work is not its CPU time.
+MAX_PACE = 4.0
+
 
 def monotonic_clock() -> float:
     """The default clock: :func:`time.perf_counter`, the clock of the timings."""
     return time.perf_counter()
+
+
+def process_clock() -> float:
+    """The default clock of the pace: :func:`time.process_time`, this process's CPU seconds."""
+    return time.process_time()
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,8 @@ class Budget:
     ``refinement_seconds``: the refinement's whole work as estimated (0 without one);
     ``network_share``: the network's least share of the time before the refinement's
     end; ``reserve_share`` and ``reserve_seconds``: kept at the end for the selection,
-    this share of ``max_time`` but at most this many seconds; ``plan``: the steps run so far.
+    this share of ``max_time`` but at most this many seconds; ``plan``: the steps run so far;
+    ``cpu_clock``: the process's CPU seconds, for the :meth:`pace` (``cpu_started``: at the start).
     """
 
     started: float
@@ -102,6 +112,12 @@ class Budget:
     reserve_seconds: float
     clock: Callable[[], float] = monotonic_clock
     plan: list[Step] = field(default_factory=list, compare=False, repr=False)
+    cpu_clock: Callable[[], float] = process_clock
+    cpu_started: float | None = None
+
+    def __post_init__(self):
+        if self.cpu_started is None:
+            object.__setattr__(self, "cpu_started", self.cpu_clock())
 
     @classmethod
     def until(cls, deadline: Deadline | None) -> Budget:
@@ -112,6 +128,15 @@ class Budget:
 
     def elapsed(self) -> float:
         return self.clock() - self.started
+
+    def pace(self) -> float:
+        """Seconds of the clock per second of this process's work since the start,
+        between 1 and :data:`MAX_PACE`: about 2 where another process shares the core
+        (the costs measured on an idle machine, which the steps that no clock cuts are
+        judged by, take that much longer); 1 before any work, or where threads worked in
+        parallel."""
+        cpu = self.cpu_clock() - self.cpu_started
+        return min(MAX_PACE, max(1.0, self.elapsed() / cpu)) if cpu > 0 else 1.0
 
     def _after(self, seconds: float) -> Deadline:
         return Deadline(self.started + seconds, self.clock)

@@ -45,7 +45,7 @@ from .budget import Deadline
 from .exactness import is_exact_to_rounding
 from .fitted import CandidateRows, Fitted, mse
 from .fitting.constants import least_squares_run
-from .fitting.polynomial import monomials_of_degree
+from .fitting.polynomial import count_monomials, monomials_of_degree
 from .problem import Problem
 from .settings import SearchSettings
 from .variables.power_law import log_line
@@ -475,10 +475,9 @@ def basis_exponents(n_features: int, unknowns: int, sines: frozenset = frozenset
     ``unknowns`` (and at most ``MAX_DEGREE``); the columns in ``sines`` to a power of at most 1."""
     rows: list[tuple[int, ...]] = [(0,) * n_features]
     for degree in range(1, MAX_DEGREE + 1):
-        layer = [e for e in monomials_of_degree(n_features, degree) if all(e[j] <= 1 for j in sines)]
-        if len(rows) + len(layer) >= unknowns:
-            break
-        rows += layer
+        if len(rows) + count_monomials(n_features, degree, len(sines)) >= unknowns:
+            break  # counted first: a layer too large to use is not listed (20 features' cubes: 1,540)
+        rows += [e for e in monomials_of_degree(n_features, degree) if all(e[j] <= 1 for j in sines)]
     return np.array(rows, dtype=np.int64).reshape(len(rows), n_features)
 
 

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .budget import Budget, monotonic_clock
+from .budget import Budget, monotonic_clock, process_clock
 
 #: How the network proposes skeletons: its beam search, or samples.
 DECODINGS = ("beam", "sample")
@@ -57,6 +57,21 @@ class SearchSettings:
     reserve_share, reserve_seconds : float, default=0.2, 0.3
         Kept at the end of ``max_time`` for the selection and the readable constants:
         this share of it, at most this many seconds.
+    network_min_seconds : float, default=0.06
+        With ``max_time``, the route and the network run only when the time left
+        before the network's end holds this many seconds at the fit's pace
+        (:meth:`.budget.Budget.pace`; else ``plan_``'s
+        ``network`` is ``skipped: no time``, and the identities and plain rows stand
+        alone): the route, the narrow beam's decoding and its first fits of the
+        6-feature law on 100 points took 36 ms on the 2-core development machine, and
+        twice that beside a busy core (``benchmarks/studies/time_contract.py``).
+    first_decode_seconds : float, default=0.04
+        With ``max_time``, a search's first decoding starts only when the time left
+        before its deadline holds this many seconds at the fit's pace
+        (:meth:`.budget.Budget.pace`; a decoding cannot be cut, and the later ones
+        need what the first took per beam): twice the 16-23 ms that the narrow beam of
+        the 6- and 20-feature laws took on the 2-core development machine (44-90 ms
+        beside a busy core).
     identities : bool, default=True
         Before the route and the network, look for a law that is a rational function of
         the features or the square root of one, exact to rounding, by the null vector
@@ -403,6 +418,8 @@ class SearchSettings:
     network_share: float = 0.5
     reserve_share: float = 0.2
     reserve_seconds: float = 0.3
+    network_min_seconds: float = 0.06
+    first_decode_seconds: float = 0.04
     identities: bool = True
     decompose: bool = False
     residual: bool = True
@@ -497,6 +514,8 @@ class SearchSettings:
             "support_gain_ratio",
             "support_max_gain",
             "reduction_min_seconds",
+            "network_min_seconds",
+            "first_decode_seconds",
             "reduction_max_error_ratio",
             "reduction_left_out_slack",
             "reduction_left_out_floor",
@@ -603,10 +622,15 @@ class SearchSettings:
         return bound
 
     def budget(
-        self, max_time: float | None, refinement_seconds: float = 0.0, clock: Callable[[], float] = monotonic_clock
+        self,
+        max_time: float | None,
+        refinement_seconds: float = 0.0,
+        clock: Callable[[], float] = monotonic_clock,
+        cpu_clock: Callable[[], float] = process_clock,
     ) -> Budget:
         """A :class:`Budget` that starts now, split by these settings (``refinement_seconds``:
-        the estimated whole work of the refinement that follows the network, 0 for none)."""
+        the estimated whole work of the refinement that follows the network, 0 for none;
+        ``cpu_clock``: the process's CPU seconds, for its pace)."""
         return Budget(
             clock(),
             max_time,
@@ -615,6 +639,7 @@ class SearchSettings:
             network_share=self.network_share,
             reserve_share=self.reserve_share,
             reserve_seconds=self.reserve_seconds,
+            cpu_clock=cpu_clock,
         )
 
 

@@ -17,6 +17,7 @@ from ..search.fitted import mse
 from ..search.fitting.constants import Evaluations
 from ..search.problem import Problem
 from ..search.scaling import Scaling
+from ..search.selection.final import READABLE_SECONDS_PER_TOKEN
 from ..search.selection.table import CandidateTable
 from ..search.settings import SearchSettings
 from .export import evaluate, to_latex
@@ -71,6 +72,15 @@ class Writer:
         expression = skeleton.expression(constants, self.symbols, evaluate=True)
         return self.scaling.unscale_expression(expression, self.symbols, evaluate=True)
 
+    def as_fitted(self, skeleton: Skeleton, constants: np.ndarray) -> sympy.Expr:
+        """The row with its float constants, under SymPy's automatic evaluation
+        (:meth:`raw`, the nested sums flattened) where that uses only the allowed
+        ``operators``, else as written (milliseconds: no readable constants, no folding)."""
+        expression = self.raw(skeleton, constants)
+        if self.operators is None or function_tokens(expression) <= self.operators:
+            return expression
+        return self(skeleton, constants)
+
     def predict(self, skeleton: Skeleton, constants: np.ndarray, X: np.ndarray) -> np.ndarray:
         """The row's prediction at the raw features ``X``, in the units of ``y``."""
         return self.scaling.unscale_y(evaluate(skeleton, constants, self.scaling.scale_X(X)))
@@ -101,6 +111,7 @@ def write_selected(
     end: Deadline | None = None,
     noise: float = 0.0,
     settings: SearchSettings | None = None,
+    pace: float = 1.0,
 ) -> CandidateTable:
     """``table`` (from :func:`..search.selection.final.select`) with its selected row
     written: its constants re-spelled exactly where the fit allows (:func:`.readable.exact_constants`
@@ -108,19 +119,27 @@ def write_selected(
     bars where the row's misfit is at most ``noise``; with ``max_time``, they stop
     ``settings.selection_margin`` seconds before the fit's ``end``), its ``|f|``
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
-    ``predict`` runs that skeleton), its loss and its expression by ``writer``."""
+    ``predict`` runs that skeleton), its loss and its expression by ``writer``. Where
+    the time left before the ``end`` does not hold :data:`READABLE_SECONDS_PER_TOKEN`
+    per token of the row at the fit's ``pace`` (:meth:`..search.budget.Budget.pace`), it
+    is written as it was fitted (:meth:`Writer.as_fitted`), its floats unchanged."""
     settings = SearchSettings() if settings is None else settings
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
     readable_end = None if end is None else Deadline(end.at - settings.selection_margin, end.clock)
-    evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
-    exact = exact_constants(skeleton, constants, problem.X, problem.y, problem.weights, evaluations, noise, settings)
-    skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)
+    late = end is not None and not end.holds(READABLE_SECONDS_PER_TOKEN * len(skeleton) * pace)
+    if late:  # no time for the readable form (SymPy's, which no clock cuts): as fitted
+        values, exact = constants, None
+    else:
+        evaluations = Evaluations(READABLE_EVALUATIONS, readable_end)
+        X, y, weights = problem.X, problem.y, problem.weights
+        exact = exact_constants(skeleton, constants, X, y, weights, evaluations, noise, settings)
+        skeleton, values, exact = signed(skeleton, np.array([float(c) for c in exact]), exact, problem.X)
     table.fitted[row] = (skeleton, values, exact)
     table.equations.loc[row, "skeleton"] = skeleton.sympy
     with np.errstate(over="ignore"):
         table.equations.loc[row, "loss"] = (
             mse(skeleton.program, problem.X, problem.y, values, problem.weights) * writer.loss_scale
         )
-    table.equations.loc[row, "expression"] = writer(*table.fitted[row])
+    table.equations.loc[row, "expression"] = writer.as_fitted(skeleton, values) if late else writer(*table.fitted[row])
     return table

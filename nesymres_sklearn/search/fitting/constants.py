@@ -93,13 +93,15 @@ class Evaluations:
     def take(self, count: float = 1.0) -> bool:
         """Spend ``count`` evaluations; ``False`` when they were not left."""
         self.left -= count
-        return self.left >= 0 and not self._late()
+        return self.left >= 0 and not self.late
 
     @property
     def spent(self) -> bool:
-        return self.left <= 0 or self._late()
+        return self.left <= 0 or self.late
 
-    def _late(self) -> bool:
+    @property
+    def late(self) -> bool:
+        """Whether the deadline has passed (never without one)."""
         return self.deadline is not None and self.deadline.passed()
 
 

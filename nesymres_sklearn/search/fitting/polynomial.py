@@ -13,6 +13,7 @@ would win in sample and fail outside the support.
 from __future__ import annotations
 
 from itertools import combinations_with_replacement
+from math import comb
 
 import numpy as np
 
@@ -33,10 +34,23 @@ def monomials(n_features: int, degree: int) -> list[tuple[int, ...]]:
 
 def monomials_of_degree(n_features: int, degree: int) -> list[tuple[int, ...]]:
     """Exponent tuples of every monomial of total degree ``degree``."""
-    return [
-        tuple(factors.count(j) for j in range(n_features))
-        for factors in combinations_with_replacement(range(n_features), degree)
-    ]
+    found = []
+    for factors in combinations_with_replacement(range(n_features), degree):
+        exponents = [0] * n_features
+        for j in factors:
+            exponents[j] += 1
+        found.append(tuple(exponents))
+    return found
+
+
+def count_monomials(n_features: int, degree: int, at_most_once: int = 0) -> int:
+    """How many monomials :func:`monomials_of_degree` lists, less those in which one of
+    ``at_most_once`` of the features has a power above 1 (counted, not listed)."""
+    free = n_features - at_most_once
+    return sum(
+        comb(at_most_once, k) * (comb(free + degree - k - 1, degree - k) if free else int(degree == k))
+        for k in range(min(at_most_once, degree) + 1)
+    )
 
 
 def _fvu(basis: np.ndarray, y: np.ndarray, weights: np.ndarray | None) -> float:

@@ -39,6 +39,7 @@ import numpy as np
 
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import variable_index
+from ..budget import Deadline
 from ..fitted import mse
 from ..fitting.constants import Evaluations
 from ..problem import Problem
@@ -173,6 +174,7 @@ def held_out_choice(
     seed: int,
     noise: float = float("nan"),
     evaluations: Evaluations | None = None,
+    deadline: Deadline | None = None,
 ) -> int:
     """The row of ``table`` that the held-out folds choose among the sane rows
     (:func:`sane_rows`) of its Pareto front, the plain models (:data:`PLAIN_ORIGINS`) and
@@ -180,8 +182,9 @@ def held_out_choice(
     (:func:`information_gate`, ``SearchSettings.information_criterion``), without the variables that do not beat
     their shuffled copies on held-out points (:func:`unsupported_on_held_out`, refits
     sharing ``evaluations``; a chosen row none of whose variables do is left out alone);
-    ``table.best_index`` with fewer than two folds or rows to
-    compare, or none sane; ``noise``: the estimated noise level in the units of
+    ``table.best_index`` with fewer than two folds or rows to compare, or none sane, or
+    when the ``deadline`` (with ``max_time``) passes before every row's held-out errors
+    are read; ``noise``: the estimated noise level in the units of
     ``problem.y`` (NaN: none)."""
     losses = table.equations["loss"].to_numpy()
     competing = table.equations["pareto"].to_numpy() | table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()
@@ -197,7 +200,11 @@ def held_out_choice(
         return front[0] if front else table.best_index
     folds = np.random.default_rng(seed).permutation(len(problem.y)) % n_folds
     complexity = table.equations["complexity"].to_numpy()
-    errors = {i: held_out_errors(*table.fitted[i][:2], problem, folds) for i in front}
+    errors = {}
+    for i in front:
+        if deadline is not None and deadline.passed():
+            return table.best_index  # not every row read in time
+        errors[i] = held_out_errors(*table.fitted[i][:2], problem, folds)
     errors = {i: errors[i] for i in sane_rows(table, errors, problem, folds)}
     chosen, left_out = table.best_index, set()
     while errors:

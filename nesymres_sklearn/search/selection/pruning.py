@@ -211,7 +211,12 @@ def prune(
             *_variable_removals(tokens, values, X, weights),
         ]
         trials = [_folded(*trial, X) for trial in trials]
-        judged = sorted((score(*trial)[0], len(trial[0]), i) for i, trial in enumerate(trials))
+        judged = []
+        for i, trial in enumerate(trials):
+            if evaluations is not None and evaluations.late:
+                break  # with max_time: none judged after the deadline (the loop below then stops)
+            judged.append((score(*trial)[0], len(trial[0]), i))
+        judged.sort()
         for trial_score, _, i in judged:
             if evaluations is not None and evaluations.spent:
                 break
