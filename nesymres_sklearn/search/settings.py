@@ -259,9 +259,11 @@ class SearchSettings:
     noisy_identity_forms : tuple of str, default=("rational", "root", "power")
         The forms of the law under noise (:func:`.identities.noisy_identity`):
         ``"rational"`` (``P/Q``), ``"root"`` (``sqrt(P/Q)``) and ``"power"`` (each times
-        the power-law monomial of ``y``, fitted to ``y`` over it). Chosen on
-        validation-nc and -wc at noise 0.01 and 0.1
-        (``benchmarks/results/noise-search/noisy-forms-10s.md``).
+        the power-law monomial of ``y``, fitted to ``y`` over it). All three: paired
+        against ``("rational",)`` on validation-nc and -wc at noise 0.01 and 0.1 (30 laws
+        each, 3 s) one law gained and one lost, each a constant snapped or not in the same
+        skeleton (``benchmarks/results/noise-search/noisy-forms-3s.md``); the sets hold
+        few roots, which FastSRB's laws under noise need.
     identity_overdetermined : int, default=2
         The identities' systems (:mod:`.identities`) read at least this many points per
         unknown, so that no null vector comes from interpolation: fewer and larger
