@@ -256,3 +256,14 @@ def test_a_fraction_times_a_power_of_ten_must_be_a_short_decimal_or_a_rare_match
     assert simple_numbers(545.3, True, 50.0) == [0, 1]
     assert sympy.Rational(6000, 11) in simple_numbers(545.3, True, 50.0, SearchSettings(snap_chance=np.inf))
     assert sympy.Rational(3, 11) in simple_numbers(0.27275, True, 2e-4)  # its own decade: as before
+
+
+def test_the_chance_of_a_multiple_of_pi_counts_the_forms_as_simple_as_it():
+    """``2*pi`` is one of 6 multiples of pi and of ``1/pi`` per decade with numerator and
+    denominator up to 2: within a bar of 2e-3 (relative) it is no chance match; ``7*pi/11``,
+    one of 142 up to 12, is one within a bar of 1.5e-3."""
+    from nesymres_sklearn.writing.readable import simple_numbers
+
+    assert 2 * sympy.pi / 1000 in simple_numbers(0.00628684, True, 1.2e-5)
+    assert 7 * sympy.pi / 11 not in simple_numbers(1.9985, True, 0.003)
+    assert 7 * sympy.pi / 11 in simple_numbers(1.9985, True, 0.003, SearchSettings(snap_chance=np.inf))

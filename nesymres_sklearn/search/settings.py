@@ -229,11 +229,12 @@ class SearchSettings:
     snap_chance : float, default=0.05
         Within an error bar a constant becomes a multiple of pi or a physical constant
         (:func:`nesymres_sklearn.writing.readable.simple_numbers`) only where a number
-        drawn at random would lie as close to one of its kind (142 plain multiples of pi
-        and of ``1/pi`` per decade, 30 physical constants and inverses) with at most this
-        chance (:func:`~nesymres_sklearn.writing.readable.chance_match`), and so does a
-        fraction that is not a short decimal times a power of ten (``6000/11``; 71 per
-        decade): a wide bar holds one of them by chance (``662.607015*x2``, Planck's
+        drawn at random would lie as close to one as simple with at most this chance
+        (:func:`~nesymres_sklearn.writing.readable.chance_match`; multiples of pi and of
+        ``1/pi`` with numerator and denominator up to the candidate's: 6 per decade for
+        ``2*pi``, 142 for ``7*pi/11``; 30 physical constants and inverses), and so does a
+        fraction that is not a short decimal times a power of ten (``6000/11``; 65 per
+        decade up to 11): a wide bar holds one of them by chance (``662.607015*x2``, Planck's
         constant, for a diabetes coefficient of 650 +- 60). ``inf`` tries them within
         every bar. 0.05, the test's level: on validation-nc, -wc, -fc and -many at noise
         0.01 and 0.1 (40 laws each, 1 s) recovery moved by one law, within the run's

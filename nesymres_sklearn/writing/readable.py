@@ -127,24 +127,28 @@ def simple_numbers(
         if value != 0 and (power := math.floor(math.log10(abs(value)))) != 0:
             decade = sympy.Integer(10) ** power
             scaled = [number * decade for number in nearest_simple_numbers(value / float(decade))]
+
     # a multiple of pi, a physical constant or a fraction times a power of ten says more than
     # a fraction: within an error bar (or another decade) it is tried only where a value drawn
-    # at random would rarely lie as close to one of its kind
-    pi_forms_rare = noisy and chance_match(_pi_forms_per_decade(max_plain), reach, value) <= settings.snap_chance
-    fractions_rare = chance_match(_fractions_per_decade(max_plain), reach, value) <= settings.snap_chance
+    # at random would rarely lie as close to one as simple (2*pi: one of 6 per decade)
+    def rare(per_decade: int) -> bool:
+        return chance_match(per_decade, reach, value) <= settings.snap_chance
+
     for number in numbers + scaled:
         if plain_only and not (plain(number, max_plain) or (noisy and plain(number / _decade(number), max_plain))):
             continue
         distance = abs(float(number) - value)
         wide = distance > max_change * abs(value) or number not in numbers
-        if not number.is_Rational and wide and not (_rational_or_of_pi(number) and pi_forms_rare):
-            continue  # a wide bar holds many named forms and multiples of pi
+        if not number.is_Rational and wide:
+            if not (noisy and _rational_or_of_pi(number) and rare(_pi_forms_per_decade(_height(number)))):
+                continue  # a wide bar holds many named forms and multiples of pi
         decade = _decade(number)
-        if noisy and number.is_Rational and decade != 1 and not _decimal(number / decade) and not fractions_rare:
-            continue  # 6000/11 for 545 +- 50: a fraction times a power of ten, by chance
+        if noisy and number.is_Rational and decade != 1 and not _decimal(number / decade):
+            if not rare(_fractions_per_decade(_height(number))):
+                continue  # 6000/11 for 545 +- 50: a fraction times a power of ten, by chance
         if number not in close and distance <= reach:
             close.append(number)
-    if noisy and chance_match(2 * len(PHYSICAL), reach, value) <= settings.snap_chance:
+    if noisy and rare(2 * len(PHYSICAL)):
         physical_ = (_physical(value, constant) for constant in PHYSICAL)
         close += [number for number in physical_ if number is not None and abs(float(number) - value) <= reach]
     return close
@@ -159,7 +163,8 @@ def chance_match(per_decade: int, reach: float, value: float) -> float:
 
 @functools.lru_cache
 def _fractions_per_decade(max_plain: int, factors: tuple[float, ...] = (1.0,)) -> int:
-    """How many plain fractions (:func:`plain`) times each of ``factors`` lie in one decade."""
+    """How many fractions of numerators and denominators up to ``max_plain`` times each of
+    ``factors`` lie in one decade."""
     fractions = {Fraction(p, q) for p in range(1, max_plain + 1) for q in range(1, max_plain + 1)}
     return len({round(math.log10(float(f) * factor) % 1, 12) for f in fractions for factor in factors})
 
@@ -167,6 +172,15 @@ def _fractions_per_decade(max_plain: int, factors: tuple[float, ...] = (1.0,)) -
 def _pi_forms_per_decade(max_plain: int) -> int:
     """How many plain multiples of pi and of ``1/pi`` lie in one decade."""
     return _fractions_per_decade(max_plain, (math.pi, 1 / math.pi))
+
+
+def _height(number: sympy.Expr) -> int:
+    """The larger of the numerator and the denominator of ``number``'s fraction (of pi, or
+    over pi), its power of ten left out (the smallest over a decade more or less):
+    ``2*pi``, ``pi/5000`` and ``pi/2000`` are of height 2."""
+    fraction = next(form for form in (number, number / sympy.pi, number * sympy.pi) if form.is_Rational)
+    fraction = fraction / _decade(fraction)
+    return min(max(abs(int(f.p)), int(f.q)) for f in (fraction, fraction * 10, fraction / 10))  # pi/5: 2*pi/10
 
 
 def _decimal(fraction: sympy.Rational) -> bool:
