@@ -139,13 +139,13 @@ def simple_numbers(
             continue
         distance = abs(float(number) - value)
         wide = distance > max_change * abs(value) or number not in numbers
-        if not number.is_Rational and wide:
-            if not (noisy and _rational_or_of_pi(number) and rare(_pi_forms_per_decade(_height(number)))):
-                continue  # a wide bar holds many named forms and multiples of pi
+        pi_form = noisy and _rational_or_of_pi(number)
+        if not number.is_Rational and wide and not (pi_form and rare(_pi_forms_per_decade(_height(number)))):
+            continue  # a wide bar holds many named forms and multiples of pi
         decade = _decade(number)
-        if noisy and number.is_Rational and decade != 1 and not _decimal(number / decade):
-            if not rare(_fractions_per_decade(_height(number))):
-                continue  # 6000/11 for 545 +- 50: a fraction times a power of ten, by chance
+        scaled_fraction = noisy and number.is_Rational and decade != 1 and not _decimal(number / decade)
+        if scaled_fraction and not rare(_fractions_per_decade(_height(number))):
+            continue  # 6000/11 for 545 +- 50: a fraction times a power of ten, by chance
         if number not in close and distance <= reach:
             close.append(number)
     if noisy and rare(2 * len(PHYSICAL)):
