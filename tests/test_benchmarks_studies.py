@@ -736,7 +736,7 @@ def test_noise_level_study_counts_the_estimates_within_a_factor_of_one_and_a_hal
 
 
 def test_wild_misses_summary_counts_misses_worse_than_the_mean_their_constants_and_added_columns():
-    from benchmarks.studies.wild_misses import summary
+    from benchmarks.fastsrb.wild_misses import summary
 
     frame = pd.DataFrame(
         {

@@ -20,7 +20,7 @@ avoid the wild miss: the search found no row that generalises. Fitted tables are
 
 Command line::
 
-    python -m benchmarks.studies.wild_misses --cache /tmp/wild-tables \\
+    python -m benchmarks.fastsrb.wild_misses --cache /tmp/wild-tables \\
         --out benchmarks/results/wild-misses/replay-1s.md
 """
 
@@ -153,7 +153,7 @@ def main(argv=None) -> None:
     command = " ".join(sys.argv[1:] if argv is None else argv)
     text = (
         f"Rules replayed on the same FastSRB tables, max_time={args.budget}, {len(names)} laws. "
-        f"Command: `python -m benchmarks.studies.wild_misses {command}`\n\n"
+        f"Command: `python -m benchmarks.fastsrb.wild_misses {command}`\n\n"
         "wild: FVU > 1 on the clean validation points (wild_constant: of those, constants); "
         "beyond: the row reads an added column.\n\n"
         + pipe_table(summary(frame))
