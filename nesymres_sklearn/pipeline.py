@@ -241,7 +241,7 @@ def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings,
     of its (weighted) mean squared error (the points hold a law to rounding); else
     estimated (:func:`.search.noise.noise_std`) until halfway to the fit's end (the plan
     may have used the time before the selection's reserve; the held-out choice, the
-    snapped constants and the rational law under noise read it), and at most the
+    snapped constants and the law under noise read it), and at most the
     residual of the candidates (:func:`residual_noise`)."""
     exact = [loss for loss in rows.losses if problem.is_exact(loss)]
     if exact:

@@ -273,9 +273,9 @@ def _exact_identity(
 
 @dataclass
 class NoisyIdentity:
-    """The rational law under noise (:func:`noisy_identity`) as a source of the
-    continuation, where the plan's time is over and the budget idle: its first turn
-    fits the law, a row (origin ``"identity"``) where its root mean squared error is at
+    """The law under noise (:func:`noisy_identity`: rational, a root, either over a
+    monomial) as a source of the continuation, where the plan's time is over and the
+    budget idle: its first turn fits the law, a row (origin ``"identity"``) where its root mean squared error is at
     most ``noise`` (its misfit is the noise's); later turns add nothing, and the
     scheduler retires it. A turn starts while the time left holds ``seconds``;
     ``settings`` give the identities' knobs."""
