@@ -321,6 +321,9 @@ def noisy_identity(
     order while ``deadline`` holds. A candidate, not a law: the selection weighs it
     against the other rows. ``None`` without a fit. ``overdetermined``:
     :attr:`.SearchSettings.identity_overdetermined`."""
+    system = _noisy_system(problem, overdetermined)
+    if system is None:
+        return None
     monomials: list[list[int] | None] = [None]
     if "power" in forms:
         powers = power_law_monomial(problem.X, problem.y, min_r2)
@@ -332,22 +335,55 @@ def noisy_identity(
             continue
         if deadline is not None and deadline.passed():
             break
-        found = _noisy_law(problem, powers, root, deadline, overdetermined)
+        found = _noisy_law(problem, system, powers, root, deadline)
         if found is None or not np.isfinite(found.loss):
             continue
-        n = len(problem.y)
-        score = n * np.log(max(found.loss, np.finfo(float).tiny)) + found.skeleton.n_constants * np.log(n)
+        score = _bic(found, len(problem.y))
         if score < best_score:
             best, best_score = found, score
     return best
 
 
+def _bic(found: Fitted, n: int) -> float:
+    """The Bayesian information criterion ``n log(mse) + k log(n)`` of a fit on ``n`` points."""
+    return n * np.log(max(found.loss, np.finfo(float).tiny)) + found.skeleton.n_constants * np.log(n)
+
+
+class _NoisySystem(NamedTuple):
+    """What every form of :func:`noisy_identity` reads: the points ``read`` (as
+    ``points``), the monomials' ``exponents``, their ``counts`` by degree, the degree
+    ``pairs`` (smallest systems first) and the monomials' values on every point
+    (``basis``)."""
+
+    read: np.ndarray
+    points: Problem
+    exponents: np.ndarray
+    counts: np.ndarray
+    pairs: list[tuple[int, int]]
+    basis: np.ndarray
+
+
+def _noisy_system(problem: Problem, overdetermined: int) -> _NoisySystem | None:
+    """The :class:`_NoisySystem` of ``problem`` on the points that :func:`exact_identity`
+    reads, at most ``NOISY_UNKNOWNS`` unknowns; ``None`` where the monomials are not finite."""
+    X, y = problem.X, problem.y
+    read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
+    points = Problem(X[read], y[read], None if problem.weights is None else problem.weights[read])
+    unknowns = min(len(read) // overdetermined, NOISY_UNKNOWNS)
+    exponents = basis_exponents(X.shape[1], unknowns)
+    counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
+    pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))
+    with np.errstate(all="ignore"):
+        basis = _values(X, exponents)
+    return _NoisySystem(read, points, exponents, counts, pairs, basis) if np.all(np.isfinite(basis)) else None
+
+
 def _noisy_law(
-    problem: Problem, powers: list[int] | None, root: bool, deadline: Deadline | None, overdetermined: int
+    problem: Problem, system: _NoisySystem, powers: list[int] | None, root: bool, deadline: Deadline | None
 ) -> Fitted | None:
     """The law ``m * P/Q`` (``m * sqrt(P/Q)`` with ``root``; ``m`` the monomial of
     ``powers``, 1 without) whose degrees and terms the Bayesian information criterion
-    prefers, on the points that :func:`exact_identity` reads: each pair of degrees
+    prefers, on the ``system``'s points: each pair of degrees
     (smallest systems first) is fitted by :func:`_rational_fit` to ``t = (y/m)**k``,
     ``k`` 1 or 2, its equation's errors weighed by ``|dt/dy|`` (so that each point's
     noise counts as measured); the pair of the lowest criterion then loses its terms of
@@ -365,16 +401,7 @@ def _noisy_law(
         spread = (2 * np.abs(over) if root else np.ones(len(y))) / np.abs(monomial)
     if not (np.all(np.isfinite(t)) and np.all(np.isfinite(spread)) and np.all(spread > 0)):
         return None
-    read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
-    points = Problem(X[read], y[read], None if problem.weights is None else problem.weights[read])
-    unknowns = min(len(read) // overdetermined, NOISY_UNKNOWNS)
-    exponents = basis_exponents(X.shape[1], unknowns)
-    counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
-    pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))
-    with np.errstate(all="ignore"):
-        basis = _values(X, exponents)
-    if not np.all(np.isfinite(basis)):
-        return None
+    read, points, exponents, counts, pairs, basis = system
     head = () if powers is None else ("mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}))
 
     def fitted(terms: _Terms, on: Problem, rows) -> tuple[float, Fitted | None, np.ndarray]:
@@ -387,8 +414,7 @@ def _noisy_law(
         found = Fitted(skeleton, law.constants, mse(skeleton.program, on.X, on.y, law.constants, on.weights))
         if not np.isfinite(found.loss):
             return np.inf, None, shares
-        n = len(on.y)
-        return n * np.log(max(found.loss, np.finfo(float).tiny)) + found.skeleton.n_constants * np.log(n), found, shares
+        return _bic(found, len(on.y)), found, shares
 
     def passed() -> bool:
         return deadline is not None and deadline.passed()
