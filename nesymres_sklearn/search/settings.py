@@ -264,7 +264,7 @@ class SearchSettings:
         against ``("rational",)`` on validation-nc and -wc at noise 0.01 and 0.1 (30 laws
         each, 3 s) one law gained and one lost, each a constant snapped or not in the same
         skeleton (``benchmarks/results/noise-search/noisy-forms-3s.md``); the sets hold
-        few roots, which FastSRB's laws under noise need.
+        few roots, which physical laws under noise often need.
     identity_overdetermined : int, default=2
         The identities' systems (:mod:`.identities`) read at least this many points per
         unknown, so that no null vector comes from interpolation: fewer and larger

@@ -139,7 +139,7 @@ def simple_numbers(
             continue
         distance = abs(float(number) - value)
         wide = distance > max_change * abs(value) or number not in numbers
-        pi_form = noisy and _rational_or_of_pi(number)
+        pi_form = noisy and _fraction_of(number) is not None
         if not number.is_Rational and wide and not (pi_form and rare(_pi_forms_per_decade(_height(number)))):
             continue  # a wide bar holds many named forms and multiples of pi
         decade = _decade(number)
@@ -178,7 +178,7 @@ def _height(number: sympy.Expr) -> int:
     """The larger of the numerator and the denominator of ``number``'s fraction (of pi, or
     over pi), its power of ten left out (the smallest over a decade more or less):
     ``2*pi``, ``pi/5000`` and ``pi/2000`` are of height 2."""
-    fraction = next(form for form in (number, number / sympy.pi, number * sympy.pi) if form.is_Rational)
+    fraction = _fraction_of(number)
     fraction = fraction / _decade(fraction)
     return min(max(abs(int(f.p)), int(f.q)) for f in (fraction, fraction * 10, fraction / 10))  # pi/5: 2*pi/10
 
@@ -188,9 +188,9 @@ def _decimal(fraction: sympy.Rational) -> bool:
     return set(sympy.factorint(fraction.q)) <= {2, 5}
 
 
-def _rational_or_of_pi(number: sympy.Expr) -> bool:
-    """Whether ``number`` is a fraction, or one times pi or over pi."""
-    return any(form.is_Rational for form in (number, number / sympy.pi, number * sympy.pi))
+def _fraction_of(number: sympy.Expr) -> sympy.Rational | None:
+    """The fraction that ``number`` is, or is times pi or over pi; None if none."""
+    return next((form for form in (number, number / sympy.pi, number * sympy.pi) if form.is_Rational), None)
 
 
 def _physical(value: float, constant: float) -> sympy.Expr | None:
