@@ -328,3 +328,20 @@ def test_units_of_some_aifeynman_equations_as_published():
     assert aifeynman["AIF-08"].units == (["kg", "m/s^2", "m"], "m^2*kg/s^2")
     assert aifeynman["AIF-01"].units == (["1"], "1")
     assert load_dataset("nguyen")[0].units is None
+
+
+def test_noisy_draws_are_the_noisy_training_points_and_the_finite_test_points():
+    from benchmarks.datasets import load_dataset, noisy_draws
+
+    draws = list(noisy_draws(["validation-nc"], [0.0, 0.1], 60, 80, max_equations=2))
+    assert [(d.equation.name, d.level) for d in draws] == [
+        (e.name, level) for e in load_dataset("validation-nc")[:2] for level in (0.0, 0.1)
+    ]
+    for draw in draws:
+        X, y = draw.equation.sample_train(60, 0, draw.level)
+        X_test, y_test = draw.equation.sample_test("iid", 80)
+        finite = np.isfinite(y_test)
+        assert np.array_equal(draw.X, X) and np.array_equal(draw.y, y)
+        assert np.array_equal(draw.clean, draw.equation.sample_train(60, 0)[1])
+        assert np.array_equal(draw.X_test, X_test[finite]) and np.array_equal(draw.y_test, y_test[finite])
+    assert not np.array_equal(draws[1].y, draws[1].clean)  # the noise is on the targets

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -195,6 +196,35 @@ class Equation:
         supports = self.supports if kind == "iid" else self.ood_supports
         X = self._uniform(self._rng(seed, kind), supports, n_points)
         return X, self.evaluate(X)
+
+
+class NoisyDraw(NamedTuple):
+    """One law of a set at one noise level (:func:`noisy_draws`): the training points
+    ``X``, their noisy targets ``y`` and noise-free ``clean`` ones, and the iid test
+    points whose targets are finite."""
+
+    set: str
+    equation: Equation
+    level: float
+    X: np.ndarray
+    y: np.ndarray
+    clean: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+
+
+def noisy_draws(sets, levels, n_train: int, n_test: int, max_equations: int | None = None):
+    """For each of the first ``max_equations`` laws of each of ``sets`` and each noise
+    level: ``n_train`` training points of seed 0 with noise ``level x RMS(y)``
+    (:meth:`Equation.target_noise`) and ``n_test`` iid test points (:class:`NoisyDraw`)."""
+    for name in sets:
+        for equation in load_dataset(name)[:max_equations]:
+            X_test, y_test = equation.sample_test("iid", n_test)
+            finite = np.isfinite(y_test)
+            for level in levels:
+                X, clean = equation.sample_train(n_train, 0)
+                y = clean + equation.target_noise(clean, 0, level)
+                yield NoisyDraw(name, equation, level, X, y, clean, X_test[finite], y_test[finite])
 
 
 def root_mean_square(y: np.ndarray) -> float:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.datasets import load_dataset, root_mean_square
+from benchmarks.datasets import noisy_draws, root_mean_square
 from benchmarks.metrics import FVU_THRESHOLD, fvu
 from benchmarks.report import pipe_table, write_study
 from benchmarks.studies.paired_difference import bootstrap_interval
@@ -52,29 +52,25 @@ def fits(sets, levels, variants, budget: float, max_equations: int | None) -> pd
     from nesymres_sklearn import NeSymReSRegressor
 
     rows = []
-    for name in sets:
-        for equation in load_dataset(name)[:max_equations]:
-            X_test, y_test = equation.sample_test("iid", N_TEST)
-            finite = np.isfinite(y_test)
-            for level in levels:
-                X, y = equation.sample_train(N_TRAIN, 0, level)
-                truth = level * root_mean_square(equation.sample_train(N_TRAIN, 0)[1])
-                if not np.all(np.isfinite(y)):
-                    continue
-                data_ratio = noise_std(Problem(X, y), SearchSettings()) / truth if truth > 0 else np.nan
-                for variant in variants:
-                    started = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        reg = NeSymReSRegressor(max_time=budget, random_state=0, search_settings=VARIANTS[variant])
-                        reg.fit(X, y)
-                        value = fvu(y_test[finite], reg.predict(X_test[finite]))
-                    seconds = time.perf_counter() - started
-                    noise_ratio = reg.noise_std_ / truth if truth > 0 else np.nan
-                    rows.append(
-                        dict(set=name, problem=equation.name, level=level, variant=variant, fvu=value, seconds=seconds,
-                             expression=str(reg.expression_), noise_ratio=noise_ratio, data_ratio=data_ratio)
-                    )  # fmt: skip
+    for draw in noisy_draws(sets, levels, N_TRAIN, N_TEST, max_equations):
+        X, y, level = draw.X, draw.y, draw.level
+        truth = level * root_mean_square(draw.clean)
+        if not np.all(np.isfinite(y)):
+            continue
+        data_ratio = noise_std(Problem(X, y), SearchSettings()) / truth if truth > 0 else np.nan
+        for variant in variants:
+            started = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                reg = NeSymReSRegressor(max_time=budget, random_state=0, search_settings=VARIANTS[variant])
+                reg.fit(X, y)
+                value = fvu(draw.y_test, reg.predict(draw.X_test))
+            seconds = time.perf_counter() - started
+            noise_ratio = reg.noise_std_ / truth if truth > 0 else np.nan
+            rows.append(
+                dict(set=draw.set, problem=draw.equation.name, level=level, variant=variant, fvu=value,
+                     seconds=seconds, expression=str(reg.expression_), noise_ratio=noise_ratio, data_ratio=data_ratio)
+            )  # fmt: skip
     return pd.DataFrame(rows)
 
 

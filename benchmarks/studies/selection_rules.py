@@ -33,7 +33,7 @@ import pandas as pd
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
-from benchmarks.datasets import load_dataset
+from benchmarks.datasets import noisy_draws
 from benchmarks.metrics import FVU_THRESHOLD, fvu
 from benchmarks.report import pipe_table, write_study
 from benchmarks.studies.black_box import SETS as BLACK_BOX_SETS
@@ -119,16 +119,12 @@ def _replayed(reg, X, y, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 def law_rows(sets, levels, budget: float, cache: Path | None, max_equations: int | None) -> list[dict]:
     rows = []
-    for name in sets:
-        for equation in load_dataset(name)[:max_equations]:
-            X_test, y_test = equation.sample_test("iid", N_TEST)
-            finite = np.isfinite(y_test)
-            for level in levels:
-                X, y = equation.sample_train(N_TRAIN, 0, level)
-                reg = _fit(X, y, budget, 0, cache, f"{name}-{equation.name}-{level}-{budget}")
-                for rule, (skeleton, constants) in _replayed(reg, X, y, 0).items():
-                    value = fvu(y_test[finite], reg._writer.predict(skeleton, constants, X_test[finite]))
-                    rows.append(dict(set=name, problem=equation.name, level=level, rule=rule, fvu=value))
+    for draw in noisy_draws(sets, levels, N_TRAIN, N_TEST, max_equations):
+        name, problem, level = draw.set, draw.equation.name, draw.level
+        reg = _fit(draw.X, draw.y, budget, 0, cache, f"{name}-{problem}-{level}-{budget}")
+        for rule, (skeleton, constants) in _replayed(reg, draw.X, draw.y, 0).items():
+            value = fvu(draw.y_test, reg._writer.predict(skeleton, constants, draw.X_test))
+            rows.append(dict(set=name, problem=problem, level=level, rule=rule, fvu=value))
     return rows
 
 
