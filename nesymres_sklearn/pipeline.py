@@ -208,8 +208,9 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         report=logger.info if params["verbose"] else None,
         shares=shares,
     )
-    rows.extend(scheduler.run(rows))
-    noise = float(np.fmin(noise, residual_noise(rows, len(problem.y))))  # the continuation's rows too
+    added = scheduler.run(rows)
+    rows.extend(added)
+    noise = float(np.fmin(noise, residual_noise(added, len(problem.y))))  # the plan's rows bound it already
     timings["continuation"] = time.perf_counter() - moment
     pace = warm.calibration.operon_seconds_per_evaluation_point
     budget.record("calibration", 0.0, f"Operon: {pace:.3g} s per model and point")
