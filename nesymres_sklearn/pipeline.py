@@ -35,7 +35,7 @@ from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget, Calibration
 from .search.fitted import CandidateRows, Fitted
-from .search.identities import NoisyIdentity, identity_rows
+from .search.identities import identity_rows, noisy_identity_rows
 from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
 from .search.problem import Problem
@@ -84,6 +84,7 @@ class Plan:
     inputs: list[str]
     sampler: NetworkSampler | None
     refinement: dict | None
+    noise: float
 
 
 def run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, importing: float) -> FitOutcome:
@@ -183,16 +184,13 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             done.inputs,
             done.refinement,
             calibration,
+            done.noise,
         )
     else:
         logger.info("Continuing the previous fit's search (warm_start) from %d candidates", len(warm.rows))
         budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
     rows = warm.rows.copy()  # the selection adds its pruned rows
-    noise = noise_level(rows, problem, settings, budget)
-    level = settings.noisy_identity_level
-    noisy = level is not None and noise > level * np.sqrt(problem.scale)
-    if settings.identities and noisy and not any(isinstance(source, NoisyIdentity) for source in warm.sources):
-        warm.sources.insert(0, NoisyIdentity(problem, settings.noise_ratio * noise, settings=settings))  # first
+    noise = warm.noise
     shares = deepcopy(warm.shares)  # a fit that raises leaves the previous search's shares
     writer = Writer(scaling, symbols, () if units is None else units.named(), restrictions.operators)
     moment = time.perf_counter()
@@ -214,7 +212,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     timings["continuation"] = time.perf_counter() - moment
     pace = warm.calibration.operon_seconds_per_evaluation_point
     budget.record("calibration", 0.0, f"Operon: {pace:.3g} s per model and point")
-    continued = replace(warm, rows=rows.copy(), shares=shares)
+    continued = replace(warm, rows=rows.copy(), shares=shares, noise=noise)
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
@@ -327,6 +325,10 @@ def plan(stages: Stages) -> Plan:
         plain_rows(rows, problem, stages.request.complexity_penalty, budget.end, budget.pace())
     )  # none exact: linear, quadratic
     rows = restrictions.kept(rows)
+    settings = stages.request.settings
+    noise = noise_level(rows, problem, settings, budget)
+    if _noisy(noise, problem, settings):
+        rows.extend(restrictions.kept(law_under_noise(problem, noise, settings, budget)))
     refinement = None
     if stages.operon is not None:
         moment = time.perf_counter()
@@ -342,7 +344,27 @@ def plan(stages: Stages) -> Plan:
         rows.extend(restrictions.kept(operon_rows))
         if refinement is not None:  # skipped when a row of the network fits exactly
             stages.timings["refinement"] = time.perf_counter() - moment
-    return Plan(rows, columns, inputs, sampler, refinement)
+    return Plan(rows, columns, inputs, sampler, refinement, float(np.fmin(noise, residual_noise(rows, len(problem.y)))))
+
+
+def _noisy(noise: float, problem: Problem, settings: SearchSettings) -> bool:
+    """Whether the noise level exceeds :attr:`.SearchSettings.noisy_identity_level` of ``y``'s spread."""
+    level = settings.noisy_identity_level
+    return settings.identities and level is not None and noise > level * np.sqrt(problem.scale)
+
+
+def law_under_noise(problem: Problem, noise: float, settings: SearchSettings, budget: Budget) -> CandidateRows:
+    """The law under noise (:func:`.identities.noisy_identity_rows`) before Operon's
+    generations, which it seeds, where the time before the refinement's end holds it
+    (``SearchSettings.noisy_identity_seconds`` at the fit's pace)."""
+    deadline = budget.refinement_end
+    if deadline is not None and not deadline.holds(settings.noisy_identity_seconds * budget.pace()):
+        budget.record("identity under noise", 0.0, "skipped: no time")
+        return CandidateRows()
+    started = budget.clock()
+    found = noisy_identity_rows(problem, settings.noise_ratio * noise, settings, deadline)
+    budget.record("identity under noise", budget.clock() - started, budget.status(deadline))
+    return found
 
 
 def network_search(stages: Stages, groups: View):

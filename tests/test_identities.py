@@ -1,17 +1,15 @@
 """Polynomial identities (search/identities.py): rational laws of many variables and their
 square roots, exact to rounding or none."""
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 import sympy
 from clocks import TickingClock
 
 from nesymres_sklearn import NeSymReSRegressor
+from nesymres_sklearn.operon.settings import OperonSettings
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.fitted import CandidateRows
-from nesymres_sklearn.search.identities import NoisyIdentity, exact_identity, identity_rows, noisy_identity
+from nesymres_sklearn.search.identities import exact_identity, identity_rows, noisy_identity, noisy_identity_rows
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.settings import SearchSettings
@@ -344,41 +342,39 @@ def test_the_forms_of_the_law_under_noise_are_named():
         SearchSettings(noisy_identity_forms="rational")
 
 
-def test_the_noisy_identity_source_adds_the_law_once_where_its_misfit_is_the_noise_s():
+def test_the_law_under_noise_is_a_row_only_where_its_misfit_is_the_noise_s():
     problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
     assert len(identity_rows(problem, SearchSettings())[0]) == 0  # the plan's identities: exact ones only
-    source = NoisyIdentity(problem, 1.5 * sd)
-    first = source.propose(CandidateRows(), 0, None)
-    assert len(first) == 1 and first.origins == ["identity"]
-    assert len(source.propose(first, 1, None)) == 0  # one turn's work: later turns add nothing
-    assert len(NoisyIdentity(problem, 0.5 * sd).propose(CandidateRows(), 0, None)) == 0  # above the noise given
+    found = noisy_identity_rows(problem, 1.5 * sd, SearchSettings(), None)
+    assert len(found) == 1 and found.origins == ["identity"]
+    assert len(noisy_identity_rows(problem, 0.5 * sd, SearchSettings(), None)) == 0  # above the noise given
     # a law that no rational function of low degree follows to the noise
     wavy, _, sd = _noisy(lambda X: np.sin(3 * X[:, 0]) * np.exp(X[:, 1]) + X[:, 2], level=0.001)
-    assert len(NoisyIdentity(wavy, 1.5 * sd).propose(CandidateRows(), 0, None)) == 0
+    assert len(noisy_identity_rows(wavy, 1.5 * sd, SearchSettings(), None)) == 0
 
 
-def test_the_noisy_identity_source_holds_a_turn_only_while_the_time_left_holds_its_pace():
-    problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
-    source = NoisyIdentity(problem, 1.5 * sd, seconds=0.5)
-
-    def clock():
-        return 0.0  # a stopped clock: the time left is the deadline's
-
-    assert source.holds(None)
-    assert source.holds(Deadline(1.0, clock))
-    assert not source.holds(Deadline(0.1, clock))
-
-
-def test_a_noisy_fit_with_a_budget_runs_the_noisy_identity_in_the_continuation(tiny_model):
-    problem, _, _ = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
-    settings = SearchSettings(noisy_identity_level=1e-4, continuation_steps=1)
-    reg = NeSymReSRegressor(model=tiny_model, random_state=0, search_settings=settings, refine=None)
-    reg.fit(problem.X, problem.y)
-    assert any(unit.startswith("continue: identity") for unit in reg.plan_["unit"])
+def test_a_noisy_fit_runs_the_law_under_noise_in_the_plan_before_operon_where_the_time_holds_it(
+    tiny_model, manual_clock
+):
+    problem, clean, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
+    quick = OperonSettings(population_size=50, generations=2, max_chunk_generations=2, max_length=20)
+    reg = NeSymReSRegressor(model=tiny_model, random_state=0, beam_size=4, operon_settings=quick)
+    units = list(reg.fit(problem.X, problem.y).plan_["unit"])
+    assert units.index("identity under noise") < min(i for i, unit in enumerate(units) if unit.startswith("operon"))
+    assert "identity" in set(reg.equations_["origin"])
     off = NeSymReSRegressor(
-        model=tiny_model, random_state=0, refine=None, search_settings=replace(settings, noisy_identity_level=None)
+        model=tiny_model,
+        random_state=0,
+        beam_size=4,
+        operon_settings=quick,
+        search_settings=SearchSettings(noisy_identity_level=None),
     )
-    assert not any(unit.startswith("continue: identity") for unit in off.fit(problem.X, problem.y).plan_["unit"])
+    assert "identity under noise" not in set(off.fit(problem.X, problem.y).plan_["unit"])
+    # a budget whose time before the refinement's end cannot hold it skips it
+    slow = SearchSettings(noisy_identity_seconds=1e6)
+    timed = NeSymReSRegressor(model=tiny_model, random_state=0, beam_size=4, max_time=60.0, search_settings=slow)
+    plan = timed.fit(problem.X, problem.y).plan_.set_index("unit")
+    assert plan.loc["identity under noise", "status"] == "skipped: no time"
 
 
 def test_an_odd_power_in_the_denominator_of_a_root_stays_inside_it():
@@ -391,3 +387,20 @@ def test_an_odd_power_in_the_denominator_of_a_root_stays_inside_it():
     below = np.array([[-2.0, 3.0, -1.5]])  # x0*x1/x2 > 0: the law is defined there
     value = found.skeleton.program(below, found.constants)
     assert np.allclose(value, np.sqrt(-2.0 * 3.0 / -1.5))
+
+
+def test_under_noise_the_polish_fits_a_rational_law_of_nearly_collinear_monomials_to_the_noise():
+    """``x0 - x0/x1 + 1`` on features far from 0: the null vector fits the noise in
+    ``y*Q`` with the law's terms far off; Gauss-Newton steps on the law's own error
+    bring the fit to the noise, and close to the law."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(6, 10, 500), rng.uniform(2.5, 10, 500)])
+    clean = X[:, 0] - X[:, 0] / X[:, 1] + 1
+    sd = 0.01 * np.sqrt(np.mean(clean**2))
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    unpolished, polished = (noisy_identity(problem, forms=("rational",), polish=steps) for steps in (0, 5))
+    assert unpolished.loss > 1.3**2 * sd**2 and polished.loss < 1.1**2 * sd**2
+    predicted = polished.skeleton.program(X, polished.constants)
+    assert np.mean((predicted - clean) ** 2) < 0.2 * sd**2
+    with pytest.raises(ValueError, match="noisy_identity_polish must be a non-negative int"):
+        SearchSettings(noisy_identity_polish=-1)

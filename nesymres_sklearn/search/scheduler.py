@@ -229,7 +229,7 @@ class ContinuationState:
     ``fingerprint`` (:func:`data_fingerprint`), the subsampled ``points`` (``X``, ``y``,
     weights), the ``rows`` before the selection, the ``sources`` and their ``shares``, and
     the plan's fitted attributes that the continuation keeps (``columns``, ``inputs``,
-    ``refinement``), and the fit's ``calibration``, which its sources keep setting."""
+    ``refinement``), the fit's ``calibration``, which its sources keep setting, and the plan's ``noise`` level."""
 
     fingerprint: str
     points: tuple
@@ -240,6 +240,7 @@ class ContinuationState:
     inputs: list[str]
     refinement: dict | None
     calibration: Calibration
+    noise: float
 
 
 def data_fingerprint(*parts) -> str:

@@ -249,14 +249,27 @@ class SearchSettings:
         on the validation sets (``benchmarks/studies/noise_level.py``), so a law's own
         row passes.
     noisy_identity_level : float or None, default=1e-4
-        Where the estimated noise level exceeds this fraction of ``y``'s standard
-        deviation, the continuation (with ``max_time``, or ``continuation_steps``) has
-        a source that fits the rational law the information criterion prefers among the
-        identities' systems, a row where its misfit is the noise's (``noise_ratio``;
-        :class:`.identities.NoisyIdentity`); None never. In the plan, before the
-        network, it cost the network its time (validation-nc and -wc at noise 0.01 and
-        1 s, ``benchmarks/studies/noise_variants.py``: +3.3 points "close" on each set,
-        a law lost), so it runs where the budget is idle.
+        Where no identity is exact and the estimated noise level exceeds this fraction
+        of ``y``'s standard deviation, the plan fits the law under noise
+        (:func:`.identities.noisy_identity_rows`: the law the information criterion
+        prefers among the identities' systems, a row where its misfit is the noise's,
+        ``noise_ratio``) after the network and before Operon's generations, which it
+        seeds; None never. Before the network it cost the network its time; as the
+        continuation's first source, Operon's generations in the plan came first. After
+        the network, paired against the continuation on validation-nc/-wc/-fc/-many at
+        noise 0.001, 0.01 and 0.1 (40 laws each, 1 s, with ``noisy_identity_polish``,
+        ``benchmarks/studies/noise_variants.py``): 5 laws more recovered in all (no cell
+        lower), "close" 2.5-7.5 points higher in 8 of 12 cells and lower in none.
+    noisy_identity_max_constants : int, default=16
+        The law under noise is a row only with at most this many constants: beyond, it
+        is a rational approximation of a smooth law, not the law (a quotient of quintics
+        for ``exp(-x0/2)*cos(x1)``). On validation-nc/-wc/-fc/-many at noise 0.001, 0.01
+        and 0.1 (40 laws each, the law alone), no law within FVU 1e-6 of the truth had
+        more than 12; 16 set aside 3 of the 87 within 1e-4 and 9 of the 126 others.
+    noisy_identity_seconds : float, default=0.05
+        The law under noise starts only where the time before the refinement's end
+        holds this many seconds at the fit's pace (its fit takes 0.05-0.5 s on 500
+        points). Not tuned.
     noisy_identity_forms : tuple of str, default=("rational", "root", "power")
         The forms of the law under noise (:func:`.identities.noisy_identity`):
         ``"rational"`` (``P/Q``), ``"root"`` (``sqrt(P/Q)``) and ``"power"`` (each times
@@ -265,6 +278,15 @@ class SearchSettings:
         each, 3 s) one law gained and one lost, each a constant snapped or not in the same
         skeleton (``benchmarks/results/noise-search/noisy-forms-3s.md``); the sets hold
         few roots, which physical laws under noise often need.
+    noisy_identity_polish : int, default=5
+        Gauss-Newton steps on the law's own error after each rational fit under noise
+        (:func:`.identities._rational_fit`; 0: the reweighted null vector alone). The
+        null vector minimises the equation's error, whose columns ``y*Q`` carry the
+        noise; on nearly collinear monomials it fits the noise with the law's terms far
+        off. On validation-nc/-wc/-fc/-many (40 laws each, noise 0.01 and 0.1, the law
+        alone, ``benchmarks/studies/noisy_polish.py``) the laws fitted to the noise went
+        from 91 to 121 of 320 and those close (test FVU <= 1e-4) from 27 to 35, at a
+        third more time.
     identity_overdetermined : int, default=2
         The identities' systems (:mod:`.identities`) read at least this many points per
         unknown, so that no null vector comes from interpolation: fewer and larger
@@ -450,6 +472,9 @@ class SearchSettings:
     noise_ratio: float = 1.5
     noisy_identity_level: float | None = 1e-4
     noisy_identity_forms: tuple[str, ...] = ("rational", "root", "power")
+    noisy_identity_seconds: float = 0.05
+    noisy_identity_max_constants: int = 16
+    noisy_identity_polish: int = 5
     identity_overdetermined: int = 2
     identity_power_law_r2: float = 0.9
     identity_angle_span: float = 1.0
@@ -533,6 +558,7 @@ class SearchSettings:
             "identity_angle_span",
             "readable_max_change",
             "snap_chance",
+            "noisy_identity_seconds",
         ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"SearchSettings.{name} must be non-negative, got {getattr(self, name)!r}.")
@@ -556,6 +582,15 @@ class SearchSettings:
         for name in ("units_typical_share", "power_factor_neighbour_kept"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"SearchSettings.{name} must lie in (0, 1], got {getattr(self, name)!r}.")
+        if not (isinstance(self.noisy_identity_max_constants, int) and self.noisy_identity_max_constants >= 1):
+            raise ValueError(
+                "SearchSettings.noisy_identity_max_constants must be a positive int, "
+                f"got {self.noisy_identity_max_constants!r}."
+            )
+        if not (isinstance(self.noisy_identity_polish, int) and self.noisy_identity_polish >= 0):
+            raise ValueError(
+                f"SearchSettings.noisy_identity_polish must be a non-negative int, got {self.noisy_identity_polish!r}."
+            )
         if not self.identity_wide_turns >= 1:
             raise ValueError(
                 f"SearchSettings.identity_wide_turns must be at least 1 (turns), got {self.identity_wide_turns!r}."
