@@ -348,9 +348,14 @@ def plan(stages: Stages) -> Plan:
 
 
 def _noisy(noise: float, problem: Problem, settings: SearchSettings) -> bool:
-    """Whether the noise level exceeds :attr:`.SearchSettings.noisy_identity_level` of ``y``'s spread."""
-    level = settings.noisy_identity_level
-    return settings.identities and level is not None and noise > level * np.sqrt(problem.scale)
+    """Whether the noise level exceeds :attr:`.SearchSettings.noisy_identity_level` of
+    ``y``'s spread, and is at most :attr:`.SearchSettings.noisy_identity_max_level` of it."""
+    level, spread = settings.noisy_identity_level, np.sqrt(problem.scale)
+    return (
+        settings.identities
+        and level is not None
+        and level * spread < noise <= settings.noisy_identity_max_level * spread
+    )
 
 
 def law_under_noise(problem: Problem, noise: float, settings: SearchSettings, budget: Budget) -> CandidateRows:

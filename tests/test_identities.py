@@ -270,11 +270,11 @@ def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the
         assert identity_rows(problem_of(X * 1e-3, law(X))[0], SearchSettings())[0].best_first()[0][0] == skeleton
 
 
-def _noisy(law, level=0.01, seed=0, n=500):
-    """``law`` on ``n`` points of [1, 5]^3 with Gaussian noise of ``level`` times its
+def _noisy(law, level=0.01, seed=0, n=500, low=1.0, high=5.0):
+    """``law`` on ``n`` points of [low, high]^3 with Gaussian noise of ``level`` times its
     standard deviation, the noise-free targets and the noise's standard deviation."""
     rng = np.random.default_rng(seed)
-    X = rng.uniform(1, 5, (n, 3))
+    X = rng.uniform(low, high, (n, 3))
     clean = law(X)
     sd = level * np.std(clean)
     return Problem(X, clean + rng.normal(0.0, sd, n)), clean, sd
@@ -312,7 +312,7 @@ def test_under_noise_the_root_of_a_rational_law_comes_back_and_not_without_its_f
     with np.errstate(all="ignore"):
         predicted = found.skeleton.program(problem.X, found.constants)
     assert np.mean((predicted - clean) ** 2) < 0.02 * sd**2
-    rational = noisy_identity(problem, forms=("rational",))
+    rational = noisy_identity(problem, settings=SearchSettings(noisy_identity_forms=("rational",)))
     # without roots, a longer rational approximation that fits worse
     assert "sqrt" not in rational.skeleton.tokens and rational.loss > found.loss
     assert rational.skeleton.n_constants > found.skeleton.n_constants
@@ -332,7 +332,9 @@ def test_under_noise_a_law_over_its_power_law_monomial_comes_back_times_it():
         predicted = found.skeleton.program(problem.X, found.constants)
     assert np.mean((predicted - clean) ** 2) < 0.02 * sd**2
     assert found.skeleton.tokens[:3] == ("mul", "div", "mul")  # the monomial's factor leads
-    assert noisy_identity(problem, forms=("rational", "root")).loss > 10 * sd**2  # not without it
+    assert (
+        noisy_identity(problem, settings=SearchSettings(noisy_identity_forms=("rational", "root"))).loss > 10 * sd**2
+    )  # not without it
 
 
 def test_the_forms_of_the_law_under_noise_are_named():
@@ -370,6 +372,8 @@ def test_a_noisy_fit_runs_the_law_under_noise_in_the_plan_before_operon_where_th
         search_settings=SearchSettings(noisy_identity_level=None),
     )
     assert "identity under noise" not in set(off.fit(problem.X, problem.y).plan_["unit"])
+    loud, _, _ = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1), level=0.5)  # beyond noisy_identity_max_level
+    assert "identity under noise" not in set(reg.fit(loud.X, loud.y).plan_["unit"])
     # a budget whose time before the refinement's end cannot hold it skips it
     slow = SearchSettings(noisy_identity_seconds=1e6)
     timed = NeSymReSRegressor(model=tiny_model, random_state=0, beam_size=4, max_time=60.0, search_settings=slow)
@@ -398,9 +402,28 @@ def test_under_noise_the_polish_fits_a_rational_law_of_nearly_collinear_monomial
     clean = X[:, 0] - X[:, 0] / X[:, 1] + 1
     sd = 0.01 * np.sqrt(np.mean(clean**2))
     problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
-    unpolished, polished = (noisy_identity(problem, forms=("rational",), polish=steps) for steps in (0, 5))
+    unpolished, polished = (
+        noisy_identity(
+            problem, settings=SearchSettings(noisy_identity_forms=("rational",), noisy_identity_polish=steps)
+        )
+        for steps in (0, 5)
+    )
     assert unpolished.loss > 1.3**2 * sd**2 and polished.loss < 1.1**2 * sd**2
     predicted = polished.skeleton.program(X, polished.constants)
     assert np.mean((predicted - clean) ** 2) < 0.2 * sd**2
     with pytest.raises(ValueError, match="noisy_identity_polish must be a non-negative int"):
         SearchSettings(noisy_identity_polish=-1)
+
+
+def test_under_noise_an_angle_law_comes_back_with_its_cosine_and_not_without_the_angle_form():
+    """``x0*cos(x2)/x1`` under 1% noise, ``x2`` over a period: rational in ``x0``, ``x1``
+    and ``cos(x2)``, and in no low degree of ``x2`` itself."""
+    problem, clean, sd = _noisy(lambda X: X[:, 0] * np.cos(X[:, 2]) / X[:, 1], low=0.5, high=6.0)
+    found = noisy_identity(
+        problem, settings=SearchSettings(noisy_identity_forms=("rational", "root", "power", "angle"))
+    )
+    assert "cos" in found.skeleton.tokens and found.skeleton.n_constants <= 1
+    predicted = found.skeleton.program(problem.X, found.constants)
+    assert np.mean((predicted - clean) ** 2) < 0.02 * sd**2
+    plain = noisy_identity(problem)  # the default forms
+    assert plain.loss > 1.5**2 * sd**2  # no rational function of low degree follows it to the noise

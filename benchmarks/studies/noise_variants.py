@@ -45,6 +45,7 @@ VARIANTS = {
     "snap-any-chance": SearchSettings(snap_chance=float("inf")),
     "smoothed": SearchSettings(network_reads_smoothed=True),
     "rational-only": SearchSettings(noisy_identity_forms=("rational",)),
+    "no-angle": SearchSettings(noisy_identity_forms=("rational", "root", "power")),
 }
 
 

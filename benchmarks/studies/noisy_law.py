@@ -1,8 +1,7 @@
-"""The law under noise alone (:func:`~nesymres_sklearn.search.identities.noisy_identity`),
-with and without the Gauss-Newton polish of its rational fits
-(``SearchSettings.noisy_identity_polish``), on the same points: the validation sets at
+"""The law under noise alone (:func:`~nesymres_sklearn.search.identities.noisy_identity`)
+under variants of its settings (:data:`VARIANTS`), on the same points: the validation sets at
 noise levels (``level * RMS(y)``), 500 training points of seed 0, 1,000 noise-free test
-points. Counted per setting: laws whose root mean squared error on the training points
+points. Counted per variant: laws whose root mean squared error on the training points
 is at most 1.1 times the noise's (fitted to the noise), laws whose test FVU is at most
 1e-4 ("close"), and the seconds of the fit. Then, of the laws within 1.5 times the noise
 (those the fit keeps as a row, ``SearchSettings.noise_ratio``), how many constants those
@@ -11,8 +10,8 @@ within FVU 1e-6 of the truth have at most, and how many close and other laws the
 
 Command line::
 
-    python -m benchmarks.studies.noisy_polish --sets validation-nc,validation-wc --levels 0.01 \
-        --max-equations 40 --out benchmarks/results/noise-search/noisy-polish.md
+    python -m benchmarks.studies.noisy_law --sets validation-nc,validation-wc --levels 0.01 \
+        --variants no-polish default --max-equations 40 --out benchmarks/results/noise-search/noisy-law.md
 """
 
 from __future__ import annotations
@@ -35,20 +34,26 @@ from nesymres_sklearn.search.settings import SearchSettings
 
 N_TRAIN, N_TEST = 500, 1000
 FITTED_RATIO, CLOSE_FVU, TRUE_FVU = 1.1, 1e-4, 1e-6
+#: Name -> the search settings of a variant.
+VARIANTS = {
+    "default": SearchSettings(),
+    "no-polish": SearchSettings(noisy_identity_polish=0),
+    "no-angle": SearchSettings(noisy_identity_forms=("rational", "root", "power")),
+}
 
 
-def fits(sets, levels, polishes, max_equations: int | None) -> pd.DataFrame:
+def fits(sets, levels, variants, max_equations: int | None) -> pd.DataFrame:
     rows = []
     for draw in noisy_draws(sets, levels, N_TRAIN, N_TEST, max_equations):
         noise = draw.level * root_mean_square(draw.clean)
         if not (np.all(np.isfinite(draw.y)) and noise > 0):
             continue
         spread = np.std(draw.y)
-        for polish in polishes:
+        for variant in variants:
             started = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                law = noisy_identity(Problem(draw.X, draw.y / spread), polish=polish)
+                law = noisy_identity(Problem(draw.X, draw.y / spread), settings=VARIANTS[variant])
                 seconds = time.perf_counter() - started
                 if law is None:
                     ratio, value, n_constants = np.inf, np.inf, 0
@@ -56,7 +61,7 @@ def fits(sets, levels, polishes, max_equations: int | None) -> pd.DataFrame:
                     n_constants = law.skeleton.n_constants
                     ratio = np.sqrt(law.loss) * spread / noise
                     value = fvu(draw.y_test, law.skeleton.program(draw.X_test, law.constants) * spread)
-            rows.append(dict(set=draw.set, problem=draw.equation.name, level=draw.level, polish=polish,
+            rows.append(dict(set=draw.set, problem=draw.equation.name, level=draw.level, variant=variant,
                              seconds=seconds, noise_ratio=ratio, fvu=value, n_constants=n_constants))  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -64,7 +69,7 @@ def fits(sets, levels, polishes, max_equations: int | None) -> pd.DataFrame:
 def summary(frame: pd.DataFrame) -> str:
     table = (
         frame.assign(fitted=frame.noise_ratio <= FITTED_RATIO, close=frame.fvu <= CLOSE_FVU)
-        .groupby(["set", "level", "polish"])
+        .groupby(["set", "level", "variant"])
         .agg(n=("fitted", "size"), fitted=("fitted", "sum"), close=("close", "sum"), seconds=("seconds", "mean"))
         .reset_index()
     )
@@ -77,7 +82,7 @@ def summary(frame: pd.DataFrame) -> str:
             close_over=(kept.fvu <= CLOSE_FVU) & (kept.n_constants > cap),
             other_over=(kept.fvu > CLOSE_FVU) & (kept.n_constants > cap),
         )
-        .groupby("polish")
+        .groupby("variant")
         .apply(
             lambda part: pd.Series(
                 dict(
@@ -104,16 +109,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="validation-nc,validation-wc")
     parser.add_argument("--levels", type=float, nargs="+", default=[0.01])
-    parser.add_argument("--polishes", type=int, nargs="+", default=[0, 5])
+    parser.add_argument("--variants", nargs="+", default=["no-polish", "default"], choices=sorted(VARIANTS))
     parser.add_argument("--max-equations", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None, help="Markdown; the CSV beside it")
     args = parser.parse_args(argv)
-    frame = fits(args.sets.split(","), args.levels, args.polishes, args.max_equations)
+    frame = fits(args.sets.split(","), args.levels, args.variants, args.max_equations)
     command = " ".join(sys.argv[1:] if argv is None else argv)
     text = (
         f"The law under noise alone, fitted to the noise (RMSE <= {FITTED_RATIO} x the noise's) and close "
-        f"(test FVU <= {CLOSE_FVU:g}). Command: `python -m benchmarks.studies.noisy_polish {command}`\n\n"
-        + summary(frame)
+        f"(test FVU <= {CLOSE_FVU:g}). Command: `python -m benchmarks.studies.noisy_law {command}`\n\n" + summary(frame)
     )
     write_study(text, frame, args.out)
 

@@ -196,14 +196,27 @@ def angle_identity(
     ``overdetermined``: :attr:`.SearchSettings.identity_overdetermined`."""
     if not angles:
         return None
+    turned, sines, written = _angle_columns(problem, angles, replaced)
+    found = _exact_identity(turned, overdetermined, deadline, sines)
+    if found is None:
+        return None
+    skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
+    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+    if not problem.is_exact_to_rounding(loss):
+        return None
+    return Identity(Fitted(skeleton, constants, loss), found.degree)
+
+
+def _angle_columns(problem: Problem, angles: dict[int, float], replaced: bool):
+    """``problem`` with each column ``j`` of ``angles`` read by ``cos(a*x_j)`` and
+    ``sin(a*x_j)`` (``a = angles[j]``; with ``replaced``, not also as itself), the indices
+    of the sines' columns, and the substitution (for
+    :meth:`.Skeleton.substituted`) that writes a law over those columns over the features."""
     kept = [j for j in range(problem.X.shape[1]) if not (replaced and j in angles)]
     turned = [(j, a, function) for j, a in angles.items() for function in ("cos", "sin")]
     with np.errstate(all="ignore"):
         columns = [problem.X[:, kept], *(getattr(np, f)(a * problem.X[:, [j]]) for j, a, f in turned)]
     sines = frozenset(len(kept) + k for k, (_, _, function) in enumerate(turned) if function == "sin")
-    found = _exact_identity(Problem(np.hstack(columns), problem.y, problem.weights), overdetermined, deadline, sines)
-    if found is None:
-        return None
 
     def written(k: int) -> tuple[list[str], list[float]]:
         if k < len(kept):
@@ -211,11 +224,7 @@ def angle_identity(
         j, a, function = turned[k - len(kept)]
         return ([function, variable_token(j)], []) if a == 1 else ([function, "mul", CONSTANT, variable_token(j)], [a])
 
-    skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
-    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
-    if not problem.is_exact_to_rounding(loss):
-        return None
-    return Identity(Fitted(skeleton, constants, loss), found.degree)
+    return Problem(np.hstack(columns), problem.y, problem.weights), sines, written
 
 
 def power_law_monomial(
@@ -291,43 +300,58 @@ def noisy_identity_rows(
     ``noisy_identity_max_constants``; no row otherwise."""
     found = CandidateRows()
     with one_blas_thread():
-        law = noisy_identity(
-            problem,
-            deadline,
-            settings.identity_overdetermined,
-            settings.noisy_identity_forms,
-            settings.identity_power_law_r2,
-            settings.noisy_identity_polish,
-        )
+        law = noisy_identity(problem, deadline, settings)
     if law is not None and law.loss <= reach**2 and law.skeleton.n_constants <= settings.noisy_identity_max_constants:
         found.add(law, origin="identity")
     return found
 
 
 def noisy_identity(
-    problem: Problem,
-    deadline: Deadline | None = None,
-    overdetermined: int = SearchSettings.identity_overdetermined,
-    forms: tuple[str, ...] = SearchSettings.noisy_identity_forms,
-    min_r2: float = SearchSettings.identity_power_law_r2,
-    polish: int = SearchSettings.noisy_identity_polish,
+    problem: Problem, deadline: Deadline | None = None, settings: SearchSettings | None = None
 ) -> Fitted | None:
     """Under noise, where no identity is exact: the law of the lowest Bayesian
     information criterion ``n log(mse) + k log(n)`` (``k`` its constants) among the
-    ``forms``: ``"rational"``, ``P/Q``; ``"root"``, ``±sqrt(P/Q)`` (where the features
-    can carry ``y``'s sign, :func:`_sign_carried`); and with ``"power"``, each of these
-    times the monomial that ``y`` mostly is a power law of (:func:`power_law_monomial`
-    at ``min_r2``), fitted to ``y`` over it. Each form is :func:`_noisy_law`, in that
-    order while ``deadline`` holds. A candidate, not a law: the selection weighs it
-    against the other rows. ``None`` without a fit. ``overdetermined``:
-    :attr:`.SearchSettings.identity_overdetermined`; ``polish``: the Gauss-Newton steps
-    of each rational fit (:func:`_rational_fit`)."""
-    system = _noisy_system(problem, overdetermined)
+    forms ``settings.noisy_identity_forms``: ``"rational"``, ``P/Q``; ``"root"``,
+    ``±sqrt(P/Q)`` (where the features can carry ``y``'s sign, :func:`_sign_carried`);
+    with ``"power"``, each of these times the monomial that ``y`` mostly is a power law
+    of (:func:`power_law_monomial`), fitted to ``y`` over it; with ``"angle"``, each of
+    these again with the columns that may be angles (:func:`angle_columns`, as
+    :func:`identity_rows` reads them) also read by their cosine and sine. Each form is
+    :func:`_noisy_law`, in that order while ``deadline`` holds. A candidate, not a law:
+    the selection weighs it against the other rows. ``None`` without a fit. ``settings``
+    (default :class:`.SearchSettings`) give the knobs."""
+    settings = SearchSettings() if settings is None else settings
+    best = _noisy_forms(problem, deadline, settings)
+    if "angle" not in settings.noisy_identity_forms or (deadline is not None and deadline.passed()):
+        return best
+    angles = angle_columns(
+        problem.X, np.ones(problem.X.shape[1]), settings.identity_wide_turns, settings.identity_angle_span
+    )
+    if not angles:
+        return best
+    turned, sines, written = _angle_columns(problem, angles, replaced=False)
+    found = _noisy_forms(turned, deadline, settings, sines)
+    if found is None:
+        return best
+    skeleton, constants = found.skeleton.substituted(found.constants, written)
+    found = Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
+    n = len(problem.y)
+    return found if best is None or _bic(found, n) < _bic(best, n) else best
+
+
+def _noisy_forms(
+    problem: Problem, deadline: Deadline | None, settings: SearchSettings, sines: frozenset = frozenset()
+) -> Fitted | None:
+    """The law of the lowest criterion among the rational, root and power forms of
+    :func:`noisy_identity` over the columns of ``problem`` (those in ``sines`` to a
+    power of at most 1), or ``None``."""
+    forms = settings.noisy_identity_forms
+    system = _noisy_system(problem, settings.identity_overdetermined, sines)
     if system is None:
         return None
     monomials: list[list[int] | None] = [None]
     if "power" in forms:
-        powers = power_law_monomial(problem.X, problem.y, min_r2)
+        powers = power_law_monomial(problem.X, problem.y, settings.identity_power_law_r2)
         if powers is not None:
             monomials.append(powers)
     best, best_score = None, np.inf
@@ -336,7 +360,7 @@ def noisy_identity(
             continue
         if deadline is not None and deadline.passed():
             break
-        found = _noisy_law(problem, system, powers, root, deadline, polish)
+        found = _noisy_law(problem, system, powers, root, deadline, settings.noisy_identity_polish)
         if found is None or not np.isfinite(found.loss):
             continue
         score = _bic(found, len(problem.y))
@@ -364,14 +388,15 @@ class _NoisySystem(NamedTuple):
     basis: np.ndarray
 
 
-def _noisy_system(problem: Problem, overdetermined: int) -> _NoisySystem | None:
+def _noisy_system(problem: Problem, overdetermined: int, sines: frozenset = frozenset()) -> _NoisySystem | None:
     """The :class:`_NoisySystem` of ``problem`` on the points that :func:`exact_identity`
-    reads, at most ``NOISY_UNKNOWNS`` unknowns; ``None`` where the monomials are not finite."""
+    reads, at most ``NOISY_UNKNOWNS`` unknowns (the columns in ``sines`` to a power of at
+    most 1); ``None`` where the monomials are not finite."""
     X, y = problem.X, problem.y
     read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
     points = Problem(X[read], y[read], None if problem.weights is None else problem.weights[read])
     unknowns = min(len(read) // overdetermined, NOISY_UNKNOWNS)
-    exponents = basis_exponents(X.shape[1], unknowns)
+    exponents = basis_exponents(X.shape[1], unknowns, sines)
     counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
     pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))
     with np.errstate(all="ignore"):
