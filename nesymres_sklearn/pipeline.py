@@ -35,7 +35,7 @@ from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget, Calibration
 from .search.fitted import CandidateRows, Fitted
-from .search.identities import identity_rows, noisy_identity_rows
+from .search.identities import AngleLawUnderNoise, identity_rows, noisy_identity_rows
 from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
 from .search.problem import Problem
@@ -174,6 +174,8 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
                 problem, operon_settings, request.seed, restrictions.operators, n_islands, calibration
             )
             sources.insert(0, islands)
+        if "angle" in settings.noisy_identity_forms and _noisy(done.noise, problem, settings):
+            sources.insert(0, AngleLawUnderNoise(problem, settings.noise_ratio * done.noise, settings))  # first
         warm = ContinuationState(
             fingerprint,
             (X, y, weights),

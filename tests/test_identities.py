@@ -9,7 +9,15 @@ from clocks import TickingClock
 from nesymres_sklearn import NeSymReSRegressor
 from nesymres_sklearn.operon.settings import OperonSettings
 from nesymres_sklearn.search.budget import Deadline
-from nesymres_sklearn.search.identities import exact_identity, identity_rows, noisy_identity, noisy_identity_rows
+from nesymres_sklearn.search.fitted import CandidateRows
+from nesymres_sklearn.search.identities import (
+    AngleLawUnderNoise,
+    exact_identity,
+    identity_rows,
+    noisy_angle_law,
+    noisy_identity,
+    noisy_identity_rows,
+)
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
 from nesymres_sklearn.search.settings import SearchSettings
@@ -419,11 +427,21 @@ def test_under_noise_an_angle_law_comes_back_with_its_cosine_and_not_without_the
     """``x0*cos(x2)/x1`` under 1% noise, ``x2`` over a period: rational in ``x0``, ``x1``
     and ``cos(x2)``, and in no low degree of ``x2`` itself."""
     problem, clean, sd = _noisy(lambda X: X[:, 0] * np.cos(X[:, 2]) / X[:, 1], low=0.5, high=6.0)
-    found = noisy_identity(
-        problem, settings=SearchSettings(noisy_identity_forms=("rational", "root", "power", "angle"))
-    )
+    found = noisy_angle_law(problem)
     assert "cos" in found.skeleton.tokens and found.skeleton.n_constants <= 1
     predicted = found.skeleton.program(problem.X, found.constants)
     assert np.mean((predicted - clean) ** 2) < 0.02 * sd**2
-    plain = noisy_identity(problem)  # the default forms
-    assert plain.loss > 1.5**2 * sd**2  # no rational function of low degree follows it to the noise
+    assert noisy_identity(problem).loss > 1.5**2 * sd**2  # no rational function of low degree follows it
+    # as a source of the continuation: one turn's row where its misfit is the noise's
+    source = AngleLawUnderNoise(problem, 1.5 * sd)
+    first = source.propose(CandidateRows(), 0, None)
+    assert len(first) == 1 and first.origins == ["identity"]
+    assert len(source.propose(first, 1, None)) == 0
+    assert len(AngleLawUnderNoise(problem, 0.5 * sd).propose(CandidateRows(), 0, None)) == 0
+
+    def clock():
+        return 0.0  # a stopped clock: the time left is the deadline's
+
+    assert source.holds(Deadline(1.0, clock)) and not source.holds(Deadline(0.01, clock))
+    beyond = _noisy(lambda X: X[:, 0] * X[:, 1], low=1e3, high=2e3)[0]  # beyond identity_wide_turns
+    assert noisy_angle_law(beyond) is None

@@ -37,6 +37,7 @@ Bayesian information criterion. Its law is a candidate where its misfit is the n
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from itertools import combinations, product
 from typing import NamedTuple
 
@@ -298,12 +299,9 @@ def noisy_identity_rows(
     thread) as a row (origin ``"identity"``) where its root mean squared error is at
     most ``reach`` (its misfit is the noise's) and its constants at most
     ``noisy_identity_max_constants``; no row otherwise."""
-    found = CandidateRows()
     with one_blas_thread():
         law = noisy_identity(problem, deadline, settings)
-    if law is not None and law.loss <= reach**2 and law.skeleton.n_constants <= settings.noisy_identity_max_constants:
-        found.add(law, origin="identity")
-    return found
+    return _kept(law, reach, settings)
 
 
 def noisy_identity(
@@ -314,29 +312,65 @@ def noisy_identity(
     forms ``settings.noisy_identity_forms``: ``"rational"``, ``P/Q``; ``"root"``,
     ``±sqrt(P/Q)`` (where the features can carry ``y``'s sign, :func:`_sign_carried`);
     with ``"power"``, each of these times the monomial that ``y`` mostly is a power law
-    of (:func:`power_law_monomial`), fitted to ``y`` over it; with ``"angle"``, each of
-    these again with the columns that may be angles (:func:`angle_columns`, as
-    :func:`identity_rows` reads them) also read by their cosine and sine. Each form is
+    of (:func:`power_law_monomial`), fitted to ``y`` over it. Each form is
     :func:`_noisy_law`, in that order while ``deadline`` holds. A candidate, not a law:
     the selection weighs it against the other rows. ``None`` without a fit. ``settings``
     (default :class:`.SearchSettings`) give the knobs."""
+    return _noisy_forms(problem, deadline, SearchSettings() if settings is None else settings)
+
+
+def noisy_angle_law(
+    problem: Problem, deadline: Deadline | None = None, settings: SearchSettings | None = None
+) -> Fitted | None:
+    """:func:`noisy_identity` with the columns that may be angles (:func:`angle_columns`,
+    as :func:`identity_rows` reads them) also read by their cosine and sine, written
+    back over the features; ``None`` without such a column or a fit."""
     settings = SearchSettings() if settings is None else settings
-    best = _noisy_forms(problem, deadline, settings)
-    if "angle" not in settings.noisy_identity_forms or (deadline is not None and deadline.passed()):
-        return best
     angles = angle_columns(
         problem.X, np.ones(problem.X.shape[1]), settings.identity_wide_turns, settings.identity_angle_span
     )
     if not angles:
-        return best
+        return None
     turned, sines, written = _angle_columns(problem, angles, replaced=False)
     found = _noisy_forms(turned, deadline, settings, sines)
     if found is None:
-        return best
+        return None
     skeleton, constants = found.skeleton.substituted(found.constants, written)
-    found = Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
-    n = len(problem.y)
-    return found if best is None or _bic(found, n) < _bic(best, n) else best
+    return Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
+
+
+@dataclass
+class AngleLawUnderNoise:
+    """The angle form of the law under noise (:func:`noisy_angle_law`) as a source of
+    the continuation, where the budget is idle (in the plan its time was the network's
+    and Operon's): its first turn fits it, a row (origin ``"identity"``) where
+    :func:`noisy_identity_rows`' tests pass (``reach``: the misfit of the noise); later
+    turns add nothing, and the scheduler retires it. A turn starts while the time left
+    holds ``settings.noisy_identity_seconds``."""
+
+    problem: Problem
+    reach: float
+    settings: SearchSettings = field(default_factory=SearchSettings)
+    name: str = "angle"
+
+    def holds(self, deadline: Deadline | None) -> bool:
+        return deadline is None or deadline.holds(self.settings.noisy_identity_seconds)
+
+    def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
+        if turn:
+            return CandidateRows()
+        with one_blas_thread():
+            law = noisy_angle_law(self.problem, deadline, self.settings)
+        return _kept(law, self.reach, self.settings)
+
+
+def _kept(law: Fitted | None, reach: float, settings: SearchSettings) -> CandidateRows:
+    """``law`` as a row (origin ``"identity"``) where its root mean squared error is at
+    most ``reach`` and its constants at most ``settings.noisy_identity_max_constants``."""
+    found = CandidateRows()
+    if law is not None and law.loss <= reach**2 and law.skeleton.n_constants <= settings.noisy_identity_max_constants:
+        found.add(law, origin="identity")
+    return found
 
 
 def _noisy_forms(

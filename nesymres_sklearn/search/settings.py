@@ -278,20 +278,20 @@ class SearchSettings:
         The law under noise starts only where the time before the refinement's end
         holds this many seconds at the fit's pace (its fit takes 0.05-0.5 s on 500
         points). Not tuned.
-    noisy_identity_forms : tuple of str, default=("rational", "root", "power")
+    noisy_identity_forms : tuple of str, default=("rational", "root", "power", "angle")
         The forms of the law under noise (:func:`.identities.noisy_identity`):
         ``"rational"`` (``P/Q``), ``"root"`` (``sqrt(P/Q)``) and ``"power"`` (each times
         the power-law monomial of ``y``, fitted to ``y`` over it). All three: paired
         against ``("rational",)`` on validation-nc and -wc at noise 0.01 and 0.1 (30 laws
         each, 3 s) one law gained and one lost, each a constant snapped or not in the same
         skeleton (``benchmarks/results/noise-search/noisy-forms-3s.md``); the sets hold
-        few roots, which physical laws under noise often need. ``"angle"`` (not by
-        default): each again with the columns that may be angles also read by their
-        cosine and sine. Alone (``benchmarks/studies/noisy_law.py``, four validation
-        sets, noise 0.001-0.1) it fitted 203 of 480 laws to the noise against 178, in
-        0.36 s a law against 0.21 s; in a fit at 1 s that time was the network's and
-        Operon's, and 5 laws fewer came back (``noise_variants.py``, variant
-        ``no-angle``), so it is off.
+        few roots, which physical laws under noise often need. ``"angle"``: each again
+        with the columns that may be angles also read by their cosine and sine
+        (:class:`.identities.AngleLawUnderNoise`), as a source of the continuation (with
+        ``max_time``). Alone (``benchmarks/studies/noisy_law.py``, four validation sets,
+        noise 0.001-0.1) it fitted 203 of 480 laws to the noise against 178, in 0.36 s a
+        law against 0.21 s; in the plan at 1 s that time was the network's and Operon's,
+        and 5 laws fewer came back (``noise_variants.py``, variant ``no-angle``).
     noisy_identity_polish : int, default=5
         Gauss-Newton steps on the law's own error after each rational fit under noise
         (:func:`.identities._rational_fit`; 0: the reweighted null vector alone). The
@@ -486,7 +486,7 @@ class SearchSettings:
     noise_ratio: float = 1.5
     noisy_identity_level: float | None = 1e-4
     noisy_identity_max_level: float = 0.15
-    noisy_identity_forms: tuple[str, ...] = ("rational", "root", "power")
+    noisy_identity_forms: tuple[str, ...] = ("rational", "root", "power", "angle")
     noisy_identity_seconds: float = 0.05
     noisy_identity_max_constants: int = 16
     noisy_identity_polish: int = 5
