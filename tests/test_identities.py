@@ -329,7 +329,7 @@ def test_under_noise_the_root_of_a_rational_law_comes_back_and_not_without_its_f
 def test_under_noise_a_law_over_its_power_law_monomial_comes_back_times_it():
     """``x0**2*x1**2*x2/(x3 + x4)``: of degree 5 in five variables, beyond the rational
     systems' unknowns; over the monomial that ``log|y|`` is mostly linear in
-    (``x0**2*x1**2*x2/x4``), ``x4/(x3 + x4)`` is a small rational law."""
+    (``x0**2*x1**2*x2`` on the largest values), ``1/(x3 + x4)`` is a small rational law."""
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, (500, 5))
     clean = X[:, 0] ** 2 * X[:, 1] ** 2 * X[:, 2] / (X[:, 3] + X[:, 4])
@@ -339,7 +339,8 @@ def test_under_noise_a_law_over_its_power_law_monomial_comes_back_times_it():
     with np.errstate(all="ignore"):
         predicted = found.skeleton.program(problem.X, found.constants)
     assert np.mean((predicted - clean) ** 2) < 0.02 * sd**2
-    assert found.skeleton.tokens[:3] == ("mul", "div", "mul")  # the monomial's factor leads
+    assert found.skeleton.tokens[:5] == ("mul", "mul", "pow", "x_1", "2")  # the monomial's factor leads
+    assert found.skeleton.n_constants <= 2
     assert (
         noisy_identity(problem, settings=SearchSettings(noisy_identity_forms=("rational", "root"))).loss > 10 * sd**2
     )  # not without it
@@ -445,3 +446,19 @@ def test_under_noise_an_angle_law_comes_back_with_its_cosine_and_not_without_the
     assert source.holds(Deadline(1.0, clock)) and not source.holds(Deadline(0.01, clock))
     beyond = _noisy(lambda X: X[:, 0] * X[:, 1], low=1e3, high=2e3)[0]  # beyond identity_wide_turns
     assert noisy_angle_law(beyond) is None
+
+
+def test_under_noise_the_power_law_monomial_of_a_target_over_decades_is_read_on_its_largest_values():
+    """``x0**2*x1**3*x2/(x3 + 1)`` over [1, 20]^4 (log-uniform, ``y`` over three decades
+    and more) with noise of 0.001 of ``y``'s spread: the noise swamps the logs of the
+    small values, so the monomial's fit on every point explains too little; on the half
+    of the largest ``|y|`` it is ``x0**2*x1**3*x2/x3``, and the law comes back."""
+    rng = np.random.default_rng(0)
+    X = np.exp(rng.uniform(0, np.log(20), (500, 4)))
+    clean = X[:, 0] ** 2 * X[:, 1] ** 3 * X[:, 2] / (X[:, 3] + 1)
+    sd = 0.001 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    found = noisy_identity(problem)
+    assert found.loss < 1.1**2 * sd**2 and found.skeleton.n_constants <= 2
+    every_point = noisy_identity(problem, settings=SearchSettings(noisy_power_quantile=0.0))
+    assert every_point.loss > 5**2 * sd**2

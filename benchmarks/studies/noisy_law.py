@@ -28,7 +28,7 @@ import pandas as pd
 from benchmarks.datasets import noisy_draws, root_mean_square
 from benchmarks.metrics import fvu
 from benchmarks.report import pipe_table, write_study
-from nesymres_sklearn.search.identities import noisy_identity
+from nesymres_sklearn.search.identities import noisy_angle_law, noisy_identity
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchSettings
 
@@ -39,7 +39,22 @@ VARIANTS = {
     "default": SearchSettings(),
     "no-polish": SearchSettings(noisy_identity_polish=0),
     "no-angle": SearchSettings(noisy_identity_forms=("rational", "root", "power")),
+    "power-all": SearchSettings(noisy_power_quantile=0.0),
 }
+
+
+def the_law(problem: Problem, settings: SearchSettings):
+    """The law under noise with ``settings``: the plan's, or with ``"angle"`` among the
+    forms the continuation's angle form where its information criterion is lower."""
+    law = noisy_identity(problem, settings=settings)
+    if "angle" not in settings.noisy_identity_forms:
+        return law
+    angle = noisy_angle_law(problem, settings=settings)
+    candidates = [found for found in (law, angle) if found is not None and np.isfinite(found.loss)]
+    n = len(problem.y)
+    return min(
+        candidates, key=lambda found: n * np.log(found.loss) + found.skeleton.n_constants * np.log(n), default=None
+    )
 
 
 def fits(sets, levels, variants, max_equations: int | None) -> pd.DataFrame:
@@ -53,7 +68,7 @@ def fits(sets, levels, variants, max_equations: int | None) -> pd.DataFrame:
             started = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                law = noisy_identity(Problem(draw.X, draw.y / spread), settings=VARIANTS[variant])
+                law = the_law(Problem(draw.X, draw.y / spread), VARIANTS[variant])
                 seconds = time.perf_counter() - started
                 if law is None:
                     ratio, value, n_constants = np.inf, np.inf, 0

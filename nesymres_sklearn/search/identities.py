@@ -312,7 +312,8 @@ def noisy_identity(
     forms ``settings.noisy_identity_forms``: ``"rational"``, ``P/Q``; ``"root"``,
     ``±sqrt(P/Q)`` (where the features can carry ``y``'s sign, :func:`_sign_carried`);
     with ``"power"``, each of these times the monomial that ``y`` mostly is a power law
-    of (:func:`power_law_monomial`), fitted to ``y`` over it. Each form is
+    of (:func:`power_law_monomial`, on the points of the largest ``|y|``,
+    ``settings.noisy_power_quantile``), fitted to ``y`` over it. Each form is
     :func:`_noisy_law`, in that order while ``deadline`` holds. A candidate, not a law:
     the selection weighs it against the other rows. ``None`` without a fit. ``settings``
     (default :class:`.SearchSettings`) give the knobs."""
@@ -385,7 +386,8 @@ def _noisy_forms(
         return None
     monomials: list[list[int] | None] = [None]
     if "power" in forms:
-        powers = power_law_monomial(problem.X, problem.y, settings.identity_power_law_r2)
+        loud = np.abs(problem.y) >= np.quantile(np.abs(problem.y), settings.noisy_power_quantile)
+        powers = power_law_monomial(problem.X[loud], problem.y[loud], settings.identity_power_law_r2)
         if powers is not None:
             monomials.append(powers)
     best, best_score = None, np.inf
