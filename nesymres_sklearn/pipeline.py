@@ -175,7 +175,10 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             )
             sources.insert(0, islands)
         if "angle" in settings.noisy_identity_forms and _noisy(done.noise, problem, settings):
-            sources.insert(0, AngleLawUnderNoise(problem, settings.noise_ratio * done.noise, settings))  # first
+            # its turn starts where the time left holds the plan's law under noise again
+            seconds = max((step.seconds for step in budget.plan if step.unit == "identity under noise"), default=0.0)
+            reach = settings.noise_ratio * done.noise
+            sources.insert(0, AngleLawUnderNoise(problem, reach, settings, seconds))  # first
         warm = ContinuationState(
             fingerprint,
             (X, y, weights),

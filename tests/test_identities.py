@@ -444,6 +444,8 @@ def test_under_noise_an_angle_law_comes_back_with_its_cosine_and_not_without_the
         return 0.0  # a stopped clock: the time left is the deadline's
 
     assert source.holds(Deadline(1.0, clock)) and not source.holds(Deadline(0.01, clock))
+    slow = AngleLawUnderNoise(problem, 1.5 * sd, seconds=2.0)  # the plan's law under noise took 2 s
+    assert not slow.holds(Deadline(1.0, clock)) and slow.holds(Deadline(3.0, clock))
     beyond = _noisy(lambda X: X[:, 0] * X[:, 1], low=1e3, high=2e3)[0]  # beyond identity_wide_turns
     assert noisy_angle_law(beyond) is None
 

@@ -347,15 +347,17 @@ class AngleLawUnderNoise:
     and Operon's): its first turn fits it, a row (origin ``"identity"``) where
     :func:`noisy_identity_rows`' tests pass (``reach``: the misfit of the noise); later
     turns add nothing, and the scheduler retires it. A turn starts while the time left
-    holds ``settings.noisy_identity_seconds``."""
+    holds ``seconds`` (the plan's law under noise took as long), and at least
+    ``settings.noisy_identity_seconds``."""
 
     problem: Problem
     reach: float
     settings: SearchSettings = field(default_factory=SearchSettings)
+    seconds: float = 0.0
     name: str = "angle"
 
     def holds(self, deadline: Deadline | None) -> bool:
-        return deadline is None or deadline.holds(self.settings.noisy_identity_seconds)
+        return deadline is None or deadline.holds(max(self.seconds, self.settings.noisy_identity_seconds))
 
     def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
         if turn:
