@@ -3,8 +3,8 @@ hands its parameters and data to :func:`run_fit` and stores what comes back.
 
 The order (``docs/architecture.md``): load the network (and Operon, pint), subsample,
 split the budget, parse the units; then the plan (:func:`plan`: the identities, the
-route and the network with its looks, the guesses and plain rows, Operon's
-generations), the continuation of the candidate sources until the budget ends
+route and the network with its looks, the guesses and plain rows, the noise level and
+the law under noise, Operon's generations), the continuation of the candidate sources until the budget ends
 (:mod:`.search.scheduler`), and the selection. This module imports torch, SymPy, pandas
 and the search: the estimator loads it on its first fit.
 """
@@ -241,12 +241,12 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
 
 
 def noise_level(rows: CandidateRows, problem: Problem, settings: SearchSettings, budget: Budget) -> float:
-    """The noise level in the search's units, after the plan: with an exact row, the root
-    of its (weighted) mean squared error (the points hold a law to rounding); else
-    estimated (:func:`.search.noise.noise_std`) until halfway to the fit's end (the plan
-    may have used the time before the selection's reserve; the held-out choice, the
-    snapped constants and the law under noise read it), and at most the
-    residual of the candidates (:func:`residual_noise`)."""
+    """The noise level in the search's units, from the plan's ``rows`` before Operon's
+    generations: with an exact row, the root of its (weighted) mean squared error (the
+    points hold a law to rounding); else estimated (:func:`.search.noise.noise_std`)
+    until halfway to the fit's end (the law under noise, the held-out choice and the
+    snapped constants read it), and at most the residual of the candidates
+    (:func:`residual_noise`)."""
     exact = [loss for loss in rows.losses if problem.is_exact(loss)]
     if exact:
         return float(np.sqrt(min(exact)))
