@@ -87,6 +87,10 @@ class Plan:
     noise: float
 
 
+#: The plan's step of the law under noise (:func:`law_under_noise`), as ``plan_`` names it.
+LAW_UNDER_NOISE = "identity under noise"
+
+
 def run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, importing: float) -> FitOutcome:
     """One fit of ``y`` on validated ``X`` (feature ``names``) with the estimator's
     ``params`` (``get_params()``), ``units_given`` (``X_units``, ``y_units``,
@@ -176,7 +180,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             sources.insert(0, islands)
         if "angle" in settings.noisy_identity_forms and _noisy(done.noise, problem, settings):
             # its turn starts where the time left holds the plan's law under noise again
-            seconds = max((step.seconds for step in budget.plan if step.unit == "identity under noise"), default=0.0)
+            seconds = max((step.seconds for step in budget.plan if step.unit == LAW_UNDER_NOISE), default=0.0)
             reach = settings.noise_ratio * done.noise
             sources.insert(0, AngleLawUnderNoise(problem, reach, settings, seconds))  # first
         warm = ContinuationState(
@@ -369,11 +373,11 @@ def law_under_noise(problem: Problem, noise: float, settings: SearchSettings, bu
     (``SearchSettings.noisy_identity_seconds`` at the fit's pace)."""
     deadline = budget.refinement_end
     if deadline is not None and not deadline.holds(settings.noisy_identity_seconds * budget.pace()):
-        budget.record("identity under noise", 0.0, "skipped: no time")
+        budget.record(LAW_UNDER_NOISE, 0.0, "skipped: no time")
         return CandidateRows()
     started = budget.clock()
     found = noisy_identity_rows(problem, settings.noise_ratio * noise, settings, deadline)
-    budget.record("identity under noise", budget.clock() - started, budget.status(deadline))
+    budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(deadline))
     return found
 
 

@@ -420,7 +420,7 @@ def test_under_noise_the_polish_fits_a_rational_law_of_nearly_collinear_monomial
     assert unpolished.loss > 1.3**2 * sd**2 and polished.loss < 1.1**2 * sd**2
     predicted = polished.skeleton.program(X, polished.constants)
     assert np.mean((predicted - clean) ** 2) < 0.2 * sd**2
-    with pytest.raises(ValueError, match="noisy_identity_polish must be a non-negative int"):
+    with pytest.raises(ValueError, match="noisy_identity_polish must be an integer of at least 0"):
         SearchSettings(noisy_identity_polish=-1)
 
 

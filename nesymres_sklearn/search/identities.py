@@ -304,22 +304,6 @@ def noisy_identity_rows(
     return _kept(law, reach, settings)
 
 
-def noisy_identity(
-    problem: Problem, deadline: Deadline | None = None, settings: SearchSettings | None = None
-) -> Fitted | None:
-    """Under noise, where no identity is exact: the law of the lowest Bayesian
-    information criterion ``n log(mse) + k log(n)`` (``k`` its constants) among the
-    forms ``settings.noisy_identity_forms``: ``"rational"``, ``P/Q``; ``"root"``,
-    ``±sqrt(P/Q)`` (where the features can carry ``y``'s sign, :func:`_sign_carried`);
-    with ``"power"``, each of these times the monomial that ``y`` mostly is a power law
-    of (:func:`power_law_monomial`, on the points of the largest ``|y|``,
-    ``settings.noisy_power_quantile``), fitted to ``y`` over it. Each form is
-    :func:`_noisy_law`, in that order while ``deadline`` holds. A candidate, not a law:
-    the selection weighs it against the other rows. ``None`` without a fit. ``settings``
-    (default :class:`.SearchSettings`) give the knobs."""
-    return _noisy_forms(problem, deadline, SearchSettings() if settings is None else settings)
-
-
 def noisy_angle_law(
     problem: Problem, deadline: Deadline | None = None, settings: SearchSettings | None = None
 ) -> Fitted | None:
@@ -333,7 +317,7 @@ def noisy_angle_law(
     if not angles:
         return None
     turned, sines, written = _angle_columns(problem, angles, replaced=False)
-    found = _noisy_forms(turned, deadline, settings, sines)
+    found = noisy_identity(turned, deadline, settings, sines)
     if found is None:
         return None
     skeleton, constants = found.skeleton.substituted(found.constants, written)
@@ -376,12 +360,24 @@ def _kept(law: Fitted | None, reach: float, settings: SearchSettings) -> Candida
     return found
 
 
-def _noisy_forms(
-    problem: Problem, deadline: Deadline | None, settings: SearchSettings, sines: frozenset = frozenset()
+def noisy_identity(
+    problem: Problem,
+    deadline: Deadline | None = None,
+    settings: SearchSettings | None = None,
+    sines: frozenset = frozenset(),
 ) -> Fitted | None:
-    """The law of the lowest criterion among the rational, root and power forms of
-    :func:`noisy_identity` over the columns of ``problem`` (those in ``sines`` to a
-    power of at most 1), or ``None``."""
+    """Under noise, where no identity is exact: the law of the lowest Bayesian
+    information criterion ``n log(mse) + k log(n)`` (``k`` its constants) among the
+    forms ``settings.noisy_identity_forms``: ``"rational"``, ``P/Q``; ``"root"``,
+    ``±sqrt(P/Q)`` (where the features can carry ``y``'s sign, :func:`_sign_carried`);
+    with ``"power"``, each of these times the monomial that ``y`` mostly is a power law
+    of (:func:`power_law_monomial`, on the points of the largest ``|y|``,
+    ``settings.noisy_power_quantile``), fitted to ``y`` over it; the columns in
+    ``sines`` to a power of at most 1. Each form is :func:`_noisy_law`, in that order
+    while ``deadline`` holds. A candidate, not a law: the selection weighs it against
+    the other rows. ``None`` without a fit. ``settings`` (default
+    :class:`.SearchSettings`) give the knobs."""
+    settings = SearchSettings() if settings is None else settings
     forms = settings.noisy_identity_forms
     system = _noisy_system(problem, settings.identity_overdetermined, sines)
     if system is None:
@@ -556,7 +552,7 @@ def _rational_fit(
     if not fits:
         return None, np.zeros(len(terms.numerator) + len(terms.denominator))
     if polish:
-        errors = [_law_error(numerator, denominator, y, coefficients, scale) for coefficients, _ in fits]
+        errors = [_law_residual(numerator, denominator, y, coefficients, scale)[0] for coefficients, _ in fits]
         coefficients, norms = fits[int(np.argmin(errors))]
         coefficients = _gauss_newton(numerator, denominator, y, coefficients, scale, polish)
     else:
@@ -596,15 +592,17 @@ def _reweighted(
     return coefficients, norms
 
 
-def _law_error(
+def _law_residual(
     numerator: np.ndarray, denominator: np.ndarray, y: np.ndarray, coefficients: np.ndarray, scale: np.ndarray
-) -> float:
-    """The sum of squares of the law's error ``(y - P/Q) * scale`` (inf where not finite)."""
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """The sum of squares of the law's error ``(y - P/Q) * scale`` (inf where not
+    finite), the error, and ``P`` and ``Q`` at the points."""
     n_p = numerator.shape[1]
     with np.errstate(all="ignore"):
-        error = (y - (numerator @ coefficients[:n_p]) / (denominator @ coefficients[n_p:])) * scale
+        p, q = numerator @ coefficients[:n_p], denominator @ coefficients[n_p:]
+        error = (y - p / q) * scale
         total = float(error @ error)
-    return total if np.isfinite(total) else np.inf
+    return (total if np.isfinite(total) else np.inf), error, p, q
 
 
 def _gauss_newton(
@@ -618,15 +616,7 @@ def _gauss_newton(
     """``coefficients`` of ``P/Q`` after at most ``rounds`` Gauss-Newton steps on the
     law's own error ``(y - P/Q) * scale`` (the null vector minimises the equation's
     error, which the noise in ``y * Q`` biases), each kept while it lowers that error."""
-    n_p = numerator.shape[1]
-
-    def error(c: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-        with np.errstate(all="ignore"):
-            p, q = numerator @ c[:n_p], denominator @ c[n_p:]
-            r = (y - p / q) * scale
-        return (float(r @ r) if np.all(np.isfinite(r)) else np.inf), r, p, q
-
-    cost, r, p, q = error(coefficients)
+    cost, r, p, q = _law_residual(numerator, denominator, y, coefficients, scale)
     for _ in range(rounds):
         with np.errstate(all="ignore"):
             jacobian = np.hstack([numerator / q[:, None], -(p / q**2)[:, None] * denominator]) * scale[:, None]
@@ -635,7 +625,7 @@ def _gauss_newton(
         if not (np.isfinite(cost) and np.all(np.isfinite(jacobian))):
             break
         step = np.linalg.lstsq(jacobian / norms, r, rcond=None)[0] / norms
-        trial = error(coefficients + step)
+        trial = _law_residual(numerator, denominator, y, coefficients + step, scale)
         if not trial[0] < cost:
             break
         coefficients = coefficients + step

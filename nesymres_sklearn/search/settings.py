@@ -553,6 +553,8 @@ class SearchSettings:
             ("held_out_evaluations", 0),
             ("identity_overdetermined", 1),
             ("readable_max_plain", 1),
+            ("noisy_identity_max_constants", 1),
+            ("noisy_identity_polish", 0),
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
@@ -607,15 +609,6 @@ class SearchSettings:
         for name in ("units_typical_share", "power_factor_neighbour_kept"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"SearchSettings.{name} must lie in (0, 1], got {getattr(self, name)!r}.")
-        if not (isinstance(self.noisy_identity_max_constants, int) and self.noisy_identity_max_constants >= 1):
-            raise ValueError(
-                "SearchSettings.noisy_identity_max_constants must be a positive int, "
-                f"got {self.noisy_identity_max_constants!r}."
-            )
-        if not (isinstance(self.noisy_identity_polish, int) and self.noisy_identity_polish >= 0):
-            raise ValueError(
-                f"SearchSettings.noisy_identity_polish must be a non-negative int, got {self.noisy_identity_polish!r}."
-            )
         if not self.identity_wide_turns >= 1:
             raise ValueError(
                 f"SearchSettings.identity_wide_turns must be at least 1 (turns), got {self.identity_wide_turns!r}."
