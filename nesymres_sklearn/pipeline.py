@@ -331,7 +331,15 @@ def plan(stages: Stages) -> Plan:
     rows.extend(stages.guesses.rows(problem, stages.scaling, stages.request))
     rows.extend(restrictions.plain_rows(problem))
     rows.extend(
-        plain_rows(rows, problem, stages.request.complexity_penalty, budget.end, budget.pace())
+        plain_rows(
+            rows,
+            problem,
+            stages.request.complexity_penalty,
+            stages.request.settings,
+            stages.request.seed,
+            budget.end,
+            budget.pace(),
+        )
     )  # none exact: linear, quadratic
     rows = restrictions.kept(rows)
     settings = stages.request.settings

@@ -19,7 +19,13 @@ from nesymres_sklearn.search.selection.final import select
 from nesymres_sklearn.search.selection.held_out import held_out_choice, information_gate, unsupported_on_held_out
 from nesymres_sklearn.search.selection.table import tabulate
 from nesymres_sklearn.search.settings import SearchSettings
-from nesymres_sklearn.search.variables.plain import _monomials, plain_rows, quadratic_candidate
+from nesymres_sklearn.search.variables.features import least_squares_line
+from nesymres_sklearn.search.variables.plain import (
+    _monomials,
+    plain_rows,
+    quadratic_candidate,
+    supported_linear_candidate,
+)
 from nesymres_sklearn.writing.writer import Writer, write_selected
 
 SYMBOLS = tuple(sympy.symbols("x0 x1 x2", real=True))
@@ -124,28 +130,28 @@ def test_the_quadratic_row_is_fitted_only_where_the_time_left_holds_it():
     problem = Problem(X, X[:, 0] ** 2 + X[:, 1] + rng.normal(0, 0.1, 200))
     # 200 points times 9 monomials at 0.1 us each: 0.18 ms, twice that at pace 2
     origins = {
-        (left, pace): set(plain_rows(CandidateRows(), problem, 0.01, Deadline(left, lambda: 0.0), pace).origins)
+        (left, pace): set(
+            plain_rows(CandidateRows(), problem, 0.01, SearchSettings(), 0, Deadline(left, lambda: 0.0), pace).origins
+        )
         for left, pace in ((1.0, 1.0), (2.5e-4, 1.0), (2.5e-4, 2.0))
     }
-    assert origins[(1.0, 1.0)] == origins[(2.5e-4, 1.0)] == {"linear", "polynomial"}
-    assert origins[(2.5e-4, 2.0)] == {"linear"}
+    assert origins[(1.0, 1.0)] == origins[(2.5e-4, 1.0)] == {"linear", "backward", "polynomial"}
+    assert origins[(2.5e-4, 2.0)] == {"linear", "backward"}
 
 
 def test_plain_rows_compete_only_when_no_row_is_exact():
     problem = noisy_problem(lambda X: X[:, 0] * X[:, 1])
     noisy = CandidateRows()
     noisy.add(fitted("mul c x_1", problem), origin="beam")
-    plain = plain_rows(noisy, problem, 0.01)
-    assert plain.origins == ["linear", "linear", "polynomial"]
-    # every feature's line holds each of them
-    assert {"x_1", "x_2", "x_3"} <= set(plain.skeletons[1].tokens)
+    plain = plain_rows(noisy, problem, 0.01, SearchSettings(), 0)
+    assert plain.origins == ["linear", "backward", "polynomial"]
     exact_problem = Problem(problem.X, problem.X[:, 0] * problem.X[:, 1])
     exact = CandidateRows()
     exact.add(fitted("mul c mul x_1 x_2", exact_problem), origin="beam")
-    assert len(plain_rows(exact, exact_problem, 0.01)) == 0
+    assert len(plain_rows(exact, exact_problem, 0.01, SearchSettings(), 0)) == 0
     # a fit whose time is spent adds none
-    assert len(plain_rows(noisy, problem, 0.01, Deadline(1.0, clock=lambda: 2.0))) == 0
-    assert len(plain_rows(noisy, problem, 0.01, Deadline(3.0, clock=lambda: 2.0))) == 3
+    assert len(plain_rows(noisy, problem, 0.01, SearchSettings(), 0, Deadline(1.0, clock=lambda: 2.0))) == 0
+    assert len(plain_rows(noisy, problem, 0.01, SearchSettings(), 0, Deadline(3.0, clock=lambda: 2.0))) == 3
 
 
 @pytest.mark.parametrize(
@@ -331,3 +337,85 @@ def test_a_deadline_that_passes_before_the_rows_are_read_leaves_the_score_s_choi
     ahead, passed = Deadline(10.0, lambda: 0.0), Deadline(0.0, lambda: 1.0)
     assert held_out_choice(table, problem, SearchSettings(), 0, deadline=ahead) != table.best_index
     assert held_out_choice(table, problem, SearchSettings(), 0, deadline=passed) == table.best_index
+
+
+def correlated_problem(seed=0, n=300) -> Problem:
+    """``y`` over two correlated measurements that matter together (``x_1``, ``x_2``), a
+    third that matters alone (``x_3``), and two columns of noise (``x_4``, ``x_5``)."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=n)
+    X = np.column_stack([base + 0.3 * rng.normal(size=n), base + 0.3 * rng.normal(size=n), rng.normal(size=(n, 3))])
+    return Problem(X, X[:, 0] - 0.8 * X[:, 1] + 0.5 * X[:, 2] + rng.normal(0.0, 0.5, n))
+
+
+def features_of(fit: Fitted) -> set[str]:
+    return {token for token in fit.skeleton.tokens if token.startswith("x_")}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_backward_line_keeps_the_features_that_matter_and_drops_noise(seed):
+    problem = correlated_problem(seed)
+    line = supported_linear_candidate(problem, SearchSettings(), seed)
+    assert features_of(line) == {"x_1", "x_2", "x_3"}
+    coefficients, loss = least_squares_line(problem, [0, 1, 2])
+    assert np.allclose(line.constants, coefficients) and line.loss == pytest.approx(loss)
+
+
+def test_the_backward_line_keeps_every_feature_without_refits_or_time():
+    problem = correlated_problem()
+    every = {f"x_{j}" for j in range(1, 6)}
+    assert features_of(supported_linear_candidate(problem, SearchSettings(plain_support_evaluations=0), 0)) == every
+    passed = Deadline(1.0, clock=lambda: 2.0)
+    assert features_of(supported_linear_candidate(problem, SearchSettings(), 0, passed)) == every
+    # 300 points of 6 values each take 1e-7 s per value: 0.18 ms, which 1 ms holds at pace 1 but not at pace 10
+    ahead = Deadline(1e-3, clock=lambda: 0.0)
+    assert features_of(supported_linear_candidate(problem, SearchSettings(), 0, ahead, 1.0)) != every
+    assert features_of(supported_linear_candidate(problem, SearchSettings(), 0, ahead, 10.0)) == every
+
+
+def plain_table(problem: Problem, rows: list[tuple[str, str]]):
+    candidates = CandidateRows()
+    for tokens, origin in rows:
+        candidates.add(fitted(tokens, problem), origin=origin)
+    return tabulate(candidates, 0.01, problem.scale, 1.0, Writer(Scaling.identity(5), SYMBOLS))
+
+
+def test_a_variable_that_fails_in_one_row_stays_in_the_plain_models(monkeypatch):
+    """The chosen row fails the test on ``x_2``; the line that needs it is still chosen."""
+    problem = correlated_problem()
+    weak, line = "add mul c x_3 mul c x_2", "add mul c x_1 add mul c x_2 add mul c x_3 c"
+    table = plain_table(problem, [(weak, "beam"), (line, "linear"), ("c", "baseline")])
+
+    def unsupported(skeleton, *args, **kwargs):
+        return ["x_2"] if skeleton.tokens == tuple(weak.split()) else []
+
+    def weak_first(errors, complexity, table, *args):  # the weak row leads while it competes
+        rows = [i for i in errors if table.fitted[i][0].tokens == tuple(weak.split())]
+        return rows[0] if rows else choice(errors, complexity, table, *args)
+
+    choice = held_out._choice
+    monkeypatch.setattr(held_out, "_choice", weak_first)
+    monkeypatch.setattr(held_out, "unsupported_on_held_out", unsupported)
+    chosen = held_out_choice(table, problem, SearchSettings(information_criterion=None), 0)
+    assert table.fitted[chosen][0].tokens == tuple(line.split())
+    # a row of the search that uses it is left out with it
+    table = plain_table(problem, [(weak, "beam"), (line, "beam"), ("mul c x_3", "beam")])
+    chosen = held_out_choice(table, problem, SearchSettings(information_criterion=None), 0)
+    assert table.fitted[chosen][0].tokens == ("mul", "c", "x_3")
+
+
+def test_the_backward_line_is_not_tested_again_where_it_is_chosen(monkeypatch):
+    problem = correlated_problem()
+    line = "add mul c x_1 add mul c x_2 add mul c x_3 c"
+    tested = []
+
+    def unsupported(skeleton, *args, **kwargs):
+        tested.append(skeleton.tokens)
+        return ["x_2"]
+
+    monkeypatch.setattr(held_out, "unsupported_on_held_out", unsupported)
+    for origin, chosen_tokens in (("backward", tuple(line.split())), ("linear", ("c",))):
+        tested.clear()
+        table = plain_table(problem, [(line, origin), ("c", "baseline")])
+        assert table.fitted[held_out_choice(table, problem, SearchSettings(), 0)][0].tokens == chosen_tokens
+        assert (tuple(line.split()) in tested) == (origin == "linear")

@@ -454,6 +454,12 @@ class SearchSettings:
         0.01; ``benchmarks/studies/black_box.py``, on a loaded machine). Testing against
         the copies' mean instead kept diabetes at 0.418 but let irrelevant added
         columns back into three of eight printed laws that had shed them.
+    plain_support_evaluations : int, default=300
+        The held-out refits (each of 4,096 values, points times terms; a larger one
+        counts in proportion) that the backward elimination of the linear plain row's
+        features takes at most (:func:`.variables.plain.supported_linear_candidate`):
+        fixed work that reads no clock; 0 keeps every feature. Diabetes' ten features
+        take about 250.
     """
 
     first_beam: int = 8
@@ -532,6 +538,7 @@ class SearchSettings:
     units_typical_share: float = 0.9
     units_neighbours: int = 5
     held_out_evaluations: int = 40
+    plain_support_evaluations: int = 300
 
     def __post_init__(self):
         steps = self.continuation_steps
@@ -551,6 +558,7 @@ class SearchSettings:
             ("held_out_folds", 0),
             ("units_neighbours", 1),
             ("held_out_evaluations", 0),
+            ("plain_support_evaluations", 0),
             ("identity_overdetermined", 1),
             ("readable_max_plain", 1),
             ("noisy_identity_max_constants", 1),

@@ -25,7 +25,13 @@ errors' spread would also widen the margin it is judged by). Then every variable
 chosen row must beat copies of its column in shuffled order on held-out points
 (:func:`unsupported_on_held_out`, the held-out form of :mod:`.variable_support`'s test,
 which reads the training error); the rows that use a variable that does not are left
-out and the choice is made again. Where no variable of the chosen row passes, only that
+out and the choice is made again. The plain models stay (each is tested where it is
+chosen): a variable that one row uses too little to need is not left out of the linear
+model that needs it. The line whose features were eliminated backward on the same
+folds (origin ``"backward"``, :func:`..variables.plain.supported_linear_candidate`) is
+not tested again: removing any of its features erred more on held-out points, and
+correlated measurements (each weak where the others stand in) would fail the shuffled
+copies one by one. Where no variable of the chosen row passes, only that
 row is left out: a few extreme values that hold the variance (``y`` over decades) let
 no column of a row beat its shuffled copies, which rules out the row as a whole, not
 each of its columns in every other row (the constant would then win whatever the others
@@ -45,12 +51,13 @@ from ..fitting.constants import Evaluations
 from ..problem import Problem
 from ..settings import SearchSettings
 from .pruning import variables_of
-from .table import CandidateTable
+from .table import PLAIN_ORIGINS, CandidateTable
 from .variable_support import SHUFFLES
 
-#: The plain models' origins (:mod:`..variables.plain`): they compete on held-out points
-#: even off the front, where rows that fitted the training points closer hide them.
-PLAIN_ORIGINS = ("linear", "polynomial")
+
+def held_out_folds(n: int, n_folds: int, seed: int) -> np.ndarray:
+    """The fold of each of ``n`` points: a permutation seeded with ``seed``, modulo ``n_folds``."""
+    return np.random.default_rng(seed).permutation(n) % n_folds
 
 
 def held_out_errors(skeleton: Skeleton, constants: np.ndarray, problem: Problem, folds: np.ndarray) -> np.ndarray:
@@ -198,7 +205,8 @@ def held_out_choice(
         front = information_gate(table, problem, front, per_constant, settings.information_per_token)
     if len(front) < 2:
         return front[0] if front else table.best_index
-    folds = np.random.default_rng(seed).permutation(len(problem.y)) % n_folds
+    folds = held_out_folds(len(problem.y), n_folds, seed)
+    plain = set(np.flatnonzero(table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()).tolist())
     complexity = table.equations["complexity"].to_numpy()
     errors = {}
     for i in front:
@@ -210,14 +218,16 @@ def held_out_choice(
     while errors:
         chosen = _choice(errors, complexity, table, len(problem.y), settings, noise)
         skeleton, constants = table.fitted[chosen][:2]
+        if table.equations["origin"].iloc[chosen] == "backward":
+            return chosen  # each feature's removal already erred more on these folds
         unsupported = unsupported_on_held_out(skeleton, constants, problem, folds, settings, seed, evaluations)
         if not unsupported:
             return chosen
+        errors.pop(chosen)
         if set(unsupported) == set(variables_of(list(skeleton.tokens))):
-            errors.pop(chosen)
             continue
         left_out.update(unsupported)
-        errors = {i: e for i, e in errors.items() if not left_out & set(table.fitted[i][0].tokens)}
+        errors = {i: e for i, e in errors.items() if i in plain or not left_out & set(table.fitted[i][0].tokens)}
     return chosen
 
 

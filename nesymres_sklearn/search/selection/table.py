@@ -41,6 +41,17 @@ class CandidateTable:
     best_index: int
 
 
+#: The plain models' origins (:mod:`..variables.plain`): they compete on held-out points
+#: even off the front, where rows that fitted the training points closer hide them, and
+#: a variable set aside for another row stays in them (the held-out choice tests each).
+PLAIN_ORIGINS = ("linear", "backward", "polynomial")
+
+
+def _kept(rows: CandidateRows) -> list[int]:
+    """The rows that use no variable set aside by :func:`add_pruned`, and the plain models'."""
+    return [i for i in range(len(rows)) if rows.origins[i] in PLAIN_ORIGINS or not rows.is_set_aside(i)]
+
+
 def add_pruned(
     rows: CandidateRows,
     problem: Problem,
@@ -111,7 +122,7 @@ def without_restatements(rows: CandidateRows, problem: Problem, complexity_penal
     points of ``problem`` (:func:`.exactness.is_restatement`: ``x0*(1.0*sin(x1))``
     beside ``x0*sin(x1)``). Two such rows have square roots of their losses at most
     the root of the tolerance apart, so only those pairs are compared."""
-    kept = [i for i in range(len(rows)) if not rows.is_set_aside(i)]
+    kept = _kept(rows)
     losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
     order = np.asarray(kept)[np.argsort(
         scores(log_fvu(losses, problem.scale), [len(rows.skeletons[i]) for i in kept], complexity_penalty),
@@ -173,8 +184,8 @@ def tabulate(
     variance of ``y`` in the search's units); the table's ``loss`` is multiplied
     by ``loss_scale`` (into the units of ``y``) and its ``expression`` written by
     ``expression``. Rows that use a variable set aside by :func:`add_pruned` are
-    left out."""
-    kept = [i for i in range(len(rows)) if not rows.is_set_aside(i)]
+    left out, but for the plain models' (:data:`PLAIN_ORIGINS`)."""
+    kept = _kept(rows)
     # Every row is written as is, under one switch of SymPy's evaluation: SymPy clears
     # its caches at every switch (1 ms), which the rows' own switches then do not make.
     with sympy.evaluate(False):

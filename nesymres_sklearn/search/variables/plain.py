@@ -16,8 +16,11 @@ from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
 from ..budget import Deadline
 from ..fitted import CandidateRows, Fitted
+from ..fitting.constants import Evaluations
 from ..fitting.polynomial import count_monomials, monomials
 from ..problem import Problem
+from ..selection.held_out import held_out_folds
+from ..settings import SearchSettings
 from .features import forward_terms, least_squares_line, linear_candidate, linear_skeleton
 
 
@@ -79,15 +82,85 @@ def quadratic_candidate(problem: Problem, complexity_penalty: float) -> Fitted |
     return Fitted(Skeleton((*tokens, CONSTANT)), coefficients, loss) if np.isfinite(loss) else None
 
 
+# A held-out refit of a line of this many values (points times terms) counts as one of
+# ``SearchSettings.plain_support_evaluations``; a larger one counts in proportion: the
+# elimination's work is bounded whatever the data's size.
+SUPPORT_VALUES_PER_EVALUATION = 4096
+
+
+class _HeldOutLines:
+    """The held-out errors of lines over subsets of the features: each fold's normal
+    equations over every feature and the constant, formed once, and solved for a subset
+    (by least squares: collinear features are ordinary in measurements)."""
+
+    def __init__(self, problem: Problem, folds: np.ndarray):
+        root = np.ones(len(problem.y)) if problem.weights is None else np.sqrt(problem.weights)
+        self.design = np.column_stack([problem.X, np.ones(len(problem.y))]) * root[:, None]
+        self.target = problem.y * root
+        self.tests = [folds == fold for fold in np.unique(folds)]
+        self.normal = [
+            (self.design[~test].T @ self.design[~test], self.design[~test].T @ self.target[~test])
+            for test in self.tests
+        ]
+
+    def errors(self, features: list[int]) -> np.ndarray:
+        """Each point's (weighted) squared error when the line over ``features`` is fitted
+        on the other folds (the held-out choice's errors of that row)."""
+        columns = [*features, self.design.shape[1] - 1]
+        errors = np.empty(len(self.target))
+        for test, (gram, moment) in zip(self.tests, self.normal):
+            coefficients = np.linalg.lstsq(gram[np.ix_(columns, columns)], moment[columns], rcond=None)[0]
+            errors[test] = (self.target[test] - self.design[np.ix_(test, columns)] @ coefficients) ** 2
+        return errors
+
+
+def supported_linear_candidate(
+    problem: Problem, settings: SearchSettings, seed: int, deadline: Deadline | None = None, pace: float = 1.0
+) -> Fitted:
+    """``c*x_a + c*x_b + ... + c`` over the features left by backward elimination on
+    held-out points (the held-out choice's folds, seeded with ``seed``): from every
+    feature, the one whose removal errs least on held-out points is removed while that
+    error exceeds the line's by at most ``SearchSettings.held_out_standard_errors``
+    standard errors of their paired differences. Removing one at a time keeps the
+    features that matter together (correlated measurements), which one test of each
+    would drop at once. Once ``SearchSettings.plain_support_evaluations`` refits are
+    spent (each charged by its size, :data:`SUPPORT_VALUES_PER_EVALUATION`) or the
+    ``deadline`` passed, the features left stay; every feature's line where the time left
+    does not hold forming the folds' normal equations (:data:`QUADRATIC_SECONDS_PER_VALUE`
+    per value of the data, at the fit's ``pace``)."""
+    kept = list(range(problem.X.shape[1]))
+    n_folds = min(settings.held_out_folds, len(problem.y))
+    values = len(problem.y) * (len(kept) + 1)
+    if n_folds >= 2 and (deadline is None or deadline.holds(pace * QUADRATIC_SECONDS_PER_VALUE * values)):
+        folds = held_out_folds(len(problem.y), n_folds, seed)
+        charge = max(1.0, len(problem.y) * len(kept) / SUPPORT_VALUES_PER_EVALUATION)
+        evaluations = Evaluations(settings.plain_support_evaluations / charge, deadline)
+        lines = _HeldOutLines(problem, folds)
+        errors = lines.errors(kept)
+        while kept and evaluations.left >= len(kept) and not evaluations.late:
+            evaluations.take(len(kept))
+            removals = [[j for j in kept if j != k] for k in kept]
+            fewer_errors = [lines.errors(fewer) for fewer in removals]
+            best = min(range(len(kept)), key=lambda r: float(np.mean(fewer_errors[r])))
+            rise = fewer_errors[best] - errors
+            if np.mean(rise) > settings.held_out_standard_errors * np.std(rise) / np.sqrt(len(rise)):
+                break
+            kept, errors = removals[best], fewer_errors[best]
+    return Fitted(linear_skeleton(kept), *least_squares_line(problem, kept))
+
+
 def plain_rows(
     rows: CandidateRows,
     problem: Problem,
     complexity_penalty: float,
+    settings: SearchSettings,
+    seed: int,
     deadline: Deadline | None = None,
     pace: float = 1.0,
 ) -> CandidateRows:
-    """The linear candidates (origin ``"linear"``: its terms chosen forward, and every
-    feature's) and the quadratic one (``"polynomial"``) over the features of
+    """The linear candidates (origin ``"linear"``: its terms chosen forward; ``"backward"``:
+    its features eliminated backward on held-out folds seeded with ``seed``,
+    :func:`supported_linear_candidate`) and the quadratic one (``"polynomial"``) over the features of
     ``problem``, unless one of ``rows`` is exact or the ``deadline`` passed (closed-form
     least squares: milliseconds); the quadratic one only while the time left holds
     :data:`QUADRATIC_SECONDS_PER_VALUE` per value of its basis at the fit's ``pace``
@@ -96,8 +169,7 @@ def plain_rows(
     if any(problem.is_exact(loss) for loss in rows.losses) or (deadline is not None and deadline.passed()):
         return plain
     plain.add(linear_candidate(problem, complexity_penalty), origin="linear")
-    every = list(range(problem.X.shape[1]))
-    plain.add(Fitted(linear_skeleton(every), *least_squares_line(problem, every)), origin="linear")
+    plain.add(supported_linear_candidate(problem, settings, seed, deadline, pace), origin="backward")
     n_terms = sum(count_monomials(problem.X.shape[1], degree) for degree in (1, 2))
     if deadline is not None and not deadline.holds(pace * QUADRATIC_SECONDS_PER_VALUE * len(problem.y) * n_terms):
         return plain
