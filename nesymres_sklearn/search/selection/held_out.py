@@ -29,9 +29,9 @@ out and the choice is made again. The plain models stay (each is tested where it
 chosen): a variable that one row uses too little to need is not left out of the linear
 model that needs it. The line whose features were eliminated backward on the same
 folds (origin ``"backward"``, :func:`..variables.plain.supported_linear_candidate`) is
-not tested again: removing any of its features erred more on held-out points, and
-correlated measurements (each weak where the others stand in) would fail the shuffled
-copies one by one. Where no variable of the chosen row passes, only that
+left out only where none of its features passes: removing any of them erred more on
+held-out points, and correlated measurements (each weak where the others stand in)
+fail the shuffled copies one by one. Where no variable of the chosen row passes, only that
 row is left out: a few extreme values that hold the variance (``y`` over decades) let
 no column of a row beat its shuffled copies, which rules out the row as a whole, not
 each of its columns in every other row (the constant would then win whatever the others
@@ -218,13 +218,12 @@ def held_out_choice(
     while errors:
         chosen = _choice(errors, complexity, table, len(problem.y), settings, noise)
         skeleton, constants = table.fitted[chosen][:2]
-        if table.equations["origin"].iloc[chosen] == "backward":
-            return chosen  # each feature's removal already erred more on these folds
         unsupported = unsupported_on_held_out(skeleton, constants, problem, folds, settings, seed, evaluations)
-        if not unsupported:
-            return chosen
+        every_one = set(unsupported) == set(variables_of(list(skeleton.tokens)))
+        if not unsupported or (table.equations["origin"].iloc[chosen] == "backward" and not every_one):
+            return chosen  # the backward line: each feature's removal already erred more on these folds
         errors.pop(chosen)
-        if set(unsupported) == set(variables_of(list(skeleton.tokens))):
+        if every_one:
             continue
         left_out.update(unsupported)
         errors = {i: e for i, e in errors.items() if i in plain or not left_out & set(table.fitted[i][0].tokens)}
