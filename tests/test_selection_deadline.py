@@ -118,3 +118,27 @@ def test_the_pruning_keeps_the_time_to_write_the_best_row_readably():
         rows, problem, writer = _rows_and_problem()
         table = select(rows, problem, 0.01, writer, seed=0, end=Deadline(left, _Clock(0.0)))
         assert (len(table.equations) == 2) == pruned
+
+
+def test_with_no_exact_row_the_pruning_leaves_the_held_out_choice_its_time(monkeypatch):
+    """The pruning stops early enough for the held-out choice (1e-4 s per point at the
+    fit's pace, at most half the time left); with an exact row, at the selection's end."""
+    from nesymres_sklearn.search.selection import final
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    rows, problem, writer = _rows_and_problem()
+    noisy = Problem(problem.X, problem.y + np.random.default_rng(1).normal(0, 0.1, len(problem.y)))
+    ends = []
+    monkeypatch.setattr(final, "add_pruned", lambda rows, problem, penalty, seed, end, knobs: ends.append(end))
+    monkeypatch.setattr(final, "writing_seconds", lambda rows: 0.0)
+    monkeypatch.setattr(final, "READABLE_SECONDS_PER_TOKEN", 0.0)
+    settings = SearchSettings(selection_margin=0.0)
+    exact = CandidateRows()
+    exact.add(Fitted(Skeleton(("mul", "c", "x_1")), np.array([2.0]), 0.0), origin="beam")
+    for data, found, pace, left in ((noisy, rows, 1.0, 1.0), (noisy, rows, 2.0, 1.0), (noisy, rows, 1.0, 1e-3)):
+        ends.clear()
+        select(found, data, 0.01, writer, 0, end=Deadline(10.0 + left, _Clock(10.0)), settings=settings, pace=pace)
+        assert 10.0 + left - ends[0].at == pytest.approx(min(0.5 * left, pace * 1e-4 * 64))
+    ends.clear()
+    select(exact, problem, 0.01, writer, 0, end=Deadline(11.0, _Clock(10.0)), settings=settings)
+    assert ends[0].at == 11.0
