@@ -142,3 +142,25 @@ def test_with_no_exact_row_the_pruning_leaves_the_held_out_choice_its_time(monke
     ends.clear()
     select(exact, problem, 0.01, writer, 0, end=Deadline(11.0, _Clock(10.0)), settings=settings)
     assert ends[0].at == 11.0
+
+
+def test_the_held_out_choice_runs_until_the_readable_writing_s_time_not_the_rows_writing_s(monkeypatch):
+    """The rows are written before the held-out choice: the time kept for writing them is
+    not taken from the choice, only the selected row's readable writing is."""
+    from nesymres_sklearn.search.selection import final
+    from nesymres_sklearn.search.settings import SearchSettings
+
+    rows, problem, writer = _rows_and_problem()
+    noisy = Problem(problem.X, problem.y + np.random.default_rng(1).normal(0, 0.1, len(problem.y)))
+    chosen = []
+    monkeypatch.setattr(final, "held_out_choice", lambda table, *args: chosen.append(args[-1]) or table.best_index)
+    monkeypatch.setattr(final, "READABLE_SECONDS_PER_TOKEN", 0.0)
+    settings = SearchSettings(selection_margin=0.1)
+    for writing in (1.0, 0.0):  # 1 s to write the rows: past the pruning's end before the selection starts
+        monkeypatch.setattr(final, "writing_seconds", lambda rows, seconds=writing: seconds)
+        chosen.clear()
+        select(rows, noisy, 0.01, writer, 0, end=Deadline(10.5, _Clock(10.0)), settings=settings)
+        assert len(chosen) == 1 and chosen[0].at == pytest.approx(10.4)
+    chosen.clear()
+    select(rows, noisy, 0.01, writer, 0, end=Deadline(10.05, _Clock(10.0)), settings=settings)
+    assert chosen == []  # the readable writing's margin alone is more than the time left

@@ -113,9 +113,9 @@ def select(
     float64 (:func:`polished`); :func:`..writing.writer.write_selected` then writes it.
     Fixed work that no clock cuts (each step's refits share a number of evaluations):
     the same rows always give the same equation; but with ``max_time``, the fit's
-    ``end`` stops the pruning, the held-out choice (then the lowest score's row) and the
-    polish in time to write the rows (``writer`` writes each) and the best-scoring one
-    readably.
+    ``end`` stops the pruning in time to write the rows (``writer`` writes each) and to
+    choose on held-out points (:func:`_pruning_end`), and the held-out choice (then the
+    lowest score's row) and the polish in time to write the best-scoring row readably.
     With ``settings`` and no exact row, held-out folds choose among the Pareto front's
     rows (:mod:`.held_out`; ``noise``: the estimated noise level, in the search's units);
     without, the knobs of the pruning and the variable test are :class:`.SearchSettings`'
@@ -127,8 +127,9 @@ def select(
         fvus = log_fvu(np.asarray(rows.losses, dtype=np.float64), problem.scale)
         best = lowest(scores(fvus, np.array([len(skeleton) for skeleton in rows.skeletons]), complexity_penalty))
         readable = READABLE_SECONDS_PER_TOKEN * len(rows.skeletons[best])
-    margin = (writing_seconds(rows) + readable) * pace + knobs.selection_margin
-    pruning_end = None if end is None else Deadline(end.at - margin, end.clock)
+    tail = readable * pace + knobs.selection_margin  # after the choice: the selected row's readable writing
+    choice_end = None if end is None else Deadline(end.at - tail, end.clock)
+    pruning_end = None if end is None else Deadline(end.at - tail - writing_seconds(rows) * pace, end.clock)
     add_pruned(rows, problem, complexity_penalty, seed, _pruning_end(rows, problem, pruning_end, settings, pace), knobs)
     if keep is not None:
         rows = keep(rows)
@@ -136,13 +137,13 @@ def select(
     table = tabulate(rows, complexity_penalty, problem.scale, writer.loss_scale, writer)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
-    if pruning_end is not None and pruning_end.passed():
+    if choice_end is not None and choice_end.passed():
         return table  # no time left for the held-out choice nor the polish: the best score, as fitted
     if settings is not None and not problem.is_exact(
         mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
     ):
-        evaluations = Evaluations(settings.held_out_evaluations, pruning_end)  # fixed work, as the held-out errors
-        row = table.best_index = held_out_choice(table, problem, settings, seed, noise, evaluations, pruning_end)
+        evaluations = Evaluations(settings.held_out_evaluations, choice_end)  # fixed work, as the held-out errors
+        row = table.best_index = held_out_choice(table, problem, settings, seed, noise, evaluations, choice_end)
         skeleton, constants, _ = table.fitted[row]
     table.fitted[row] = (skeleton, polished(skeleton, constants, problem), None)
     return table
