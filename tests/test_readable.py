@@ -17,6 +17,9 @@ def test_simple_numbers_are_tried_simplest_first():
     assert 3 / sympy.pi not in simple_numbers(0.95)  # 3/pi is 0.955: beyond 0.1%
     assert simple_numbers(1.23456) == [0, 1]  # no small fraction or multiple of pi or e within 0.1%
     assert simple_numbers(np.inf) == [0, 1]
+    # within an error bar that holds both, pi/2 (height 2) before 11/7 (height 11): a phase
+    assert simple_numbers(1.5714, plain_only=True, spread=0.002)[2:] == [sympy.pi / 2, sympy.Rational(11, 7)]
+    assert simple_numbers(3.141, plain_only=True, spread=0.002)[2:] == [sympy.pi]  # not 22/7 (height 22)
 
 
 def test_the_reach_of_the_simple_numbers_and_the_plain_ones_are_settings():

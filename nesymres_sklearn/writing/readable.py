@@ -134,7 +134,7 @@ def simple_numbers(
     def rare(per_decade: int) -> bool:
         return chance_match(per_decade, reach, value) <= settings.snap_chance
 
-    for number in numbers + scaled:
+    for number in sorted(numbers, key=_simplicity) + sorted(scaled, key=_simplicity):
         if plain_only and not (plain(number, max_plain) or (noisy and plain(number / _decade(number), max_plain))):
             continue
         distance = abs(float(number) - value)
@@ -172,6 +172,13 @@ def _fractions_per_decade(max_plain: int, factors: tuple[float, ...] = (1.0,)) -
 def _pi_forms_per_decade(max_plain: int) -> int:
     """How many plain multiples of pi and of ``1/pi`` lie in one decade."""
     return _fractions_per_decade(max_plain, (math.pi, 1 / math.pi))
+
+
+def _simplicity(number: sympy.Expr) -> tuple[int, int]:
+    """The order in which :func:`simple_numbers` tries ``number``: fractions and fractions of
+    pi by their height (``pi/2`` before ``11/7``, which both lie within 1.5714's error
+    bar), the ``NAMED`` numbers' multiples after them."""
+    return (0, _height(number)) if _fraction_of(number) is not None else (1, 0)
 
 
 def _height(number: sympy.Expr) -> int:
