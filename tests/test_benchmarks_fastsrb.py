@@ -354,3 +354,20 @@ def test_irrelevant_columns_are_appended_at_fit_and_new_at_prediction():
     assert not np.allclose(added, predicted_X[:, 2:])  # fresh values: the law must not read them
     method.fit(X, X[:, 0], None, 1.0, 3)
     assert np.array_equal(seen[2], fitted_X)  # seeded by the fit's seed
+
+
+def test_noise_ceiling_frees_the_numbers_that_are_not_simple_and_recovers_a_law_without_noise():
+    import sympy
+
+    from benchmarks.fastsrb.laws import load_laws
+    from benchmarks.fastsrb.noise_ceiling import fitted_fvu_recovery, free_numbers
+
+    v1, v2 = sympy.symbols("v1 v2")
+    law = v1 * v2**2 / 4 + sympy.Float(6.626e-34) * v1 + sympy.Float(1.5e34)
+    assert free_numbers(law, "skeleton") == [sympy.Float(6.626e-34), sympy.Rational(1, 4), sympy.Float(1.5e34)]
+    assert free_numbers(law, "snapped") == [sympy.Float(6.626e-34), sympy.Float(1.5e34)]  # 1/4 is written exactly
+    laws = load_laws()
+    one = next(law for law in laws.values() if free_numbers(law.expression, "skeleton"))
+    assert fitted_fvu_recovery(one, 0.0, "skeleton") == (True, len(free_numbers(one.expression, "skeleton")))
+    # at a tenth of y's spread, a law's free constants miss srbf's threshold
+    assert not fitted_fvu_recovery(one, 0.1, "skeleton")[0]

@@ -752,20 +752,3 @@ def test_wild_misses_summary_counts_misses_worse_than_the_mean_their_constants_a
     # FVU exactly 1 is the mean's own: not wild
     assert table.loc["held-out", ["wild", "wild_constant", "beyond"]].tolist() == [1, 1, 1]
     assert table.loc["score", ["wild", "wild_constant", "beyond"]].tolist() == [3, 1, 1]
-
-
-def test_noise_ceiling_frees_the_numbers_that_are_not_simple_and_recovers_a_law_without_noise():
-    import sympy
-
-    from benchmarks.fastsrb.laws import load_laws
-    from benchmarks.studies.noise_ceiling import fitted_fvu_recovery, free_numbers
-
-    v1, v2 = sympy.symbols("v1 v2")
-    law = v1 * v2**2 / 4 + sympy.Float(6.626e-34) * v1 + sympy.Float(1.5e34)
-    assert free_numbers(law, "skeleton") == [sympy.Float(6.626e-34), sympy.Rational(1, 4), sympy.Float(1.5e34)]
-    assert free_numbers(law, "snapped") == [sympy.Float(6.626e-34), sympy.Float(1.5e34)]  # 1/4 is written exactly
-    laws = load_laws()
-    one = next(law for law in laws.values() if free_numbers(law.expression, "skeleton"))
-    assert fitted_fvu_recovery(one, 0.0, "skeleton") == (True, len(free_numbers(one.expression, "skeleton")))
-    # at a tenth of y's spread, a law's free constants miss srbf's threshold
-    assert not fitted_fvu_recovery(one, 0.1, "skeleton")[0]

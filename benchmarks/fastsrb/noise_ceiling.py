@@ -19,7 +19,7 @@ and scores it as :mod:`benchmarks.fastsrb.scoring` does:
 
 Command line::
 
-    python -m benchmarks.studies.noise_ceiling --levels 0.001 0.01 0.1 --out benchmarks/results/noise-search/noise-ceiling.md
+    python -m benchmarks.fastsrb.noise_ceiling --levels 0.001 0.01 0.1 --out benchmarks/results/noise-search/noise-ceiling.md
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, help="markdown file (a CSV beside it)")
     args = parser.parse_args(argv)
     results = run(args.levels, args.variants)
-    command = "python -m benchmarks.studies.noise_ceiling " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m benchmarks.fastsrb.noise_ceiling " + " ".join(argv if argv is not None else sys.argv[1:])
     write_study(markdown(results, command), results, args.out)
 
 
