@@ -19,7 +19,8 @@ and scores it as :mod:`benchmarks.fastsrb.scoring` does:
 
 Command line::
 
-    python -m benchmarks.fastsrb.noise_ceiling --levels 0.001 0.01 0.1 --out benchmarks/results/noise-search/noise-ceiling.md
+    python -m benchmarks.fastsrb.noise_ceiling --levels 0 0.001 0.01 0.1 \\
+        --out benchmarks/results/noise-search/noise-ceiling.md
 """
 
 from __future__ import annotations
