@@ -24,7 +24,7 @@ from nesymres_sklearn.search.variables.plain import (
     _monomials,
     plain_rows,
     quadratic_candidate,
-    supported_linear_candidate,
+    backward_linear_candidate,
 )
 from nesymres_sklearn.writing.writer import Writer, write_selected
 
@@ -355,7 +355,7 @@ def features_of(fit: Fitted) -> set[str]:
 @pytest.mark.parametrize("seed", range(4))
 def test_the_backward_line_keeps_the_features_that_matter_and_drops_noise(seed):
     problem = correlated_problem(seed)
-    line = supported_linear_candidate(problem, SearchSettings(), seed)
+    line = backward_linear_candidate(problem, SearchSettings(), seed)
     assert features_of(line) == {"x_1", "x_2", "x_3"}
     coefficients, loss = least_squares_line(problem, [0, 1, 2])
     assert np.allclose(line.constants, coefficients) and line.loss == pytest.approx(loss)
@@ -364,13 +364,13 @@ def test_the_backward_line_keeps_the_features_that_matter_and_drops_noise(seed):
 def test_the_backward_line_keeps_every_feature_without_refits_or_time():
     problem = correlated_problem()
     every = {f"x_{j}" for j in range(1, 6)}
-    assert features_of(supported_linear_candidate(problem, SearchSettings(plain_support_evaluations=0), 0)) == every
+    assert features_of(backward_linear_candidate(problem, SearchSettings(plain_support_evaluations=0), 0)) == every
     passed = Deadline(1.0, clock=lambda: 2.0)
-    assert features_of(supported_linear_candidate(problem, SearchSettings(), 0, passed)) == every
+    assert features_of(backward_linear_candidate(problem, SearchSettings(), 0, passed)) == every
     # 300 points of 6 values each take 1e-7 s per value: 0.18 ms, which 1 ms holds at pace 1 but not at pace 10
     ahead = Deadline(1e-3, clock=lambda: 0.0)
-    assert features_of(supported_linear_candidate(problem, SearchSettings(), 0, ahead, 1.0)) != every
-    assert features_of(supported_linear_candidate(problem, SearchSettings(), 0, ahead, 10.0)) == every
+    assert features_of(backward_linear_candidate(problem, SearchSettings(), 0, ahead, 1.0)) != every
+    assert features_of(backward_linear_candidate(problem, SearchSettings(), 0, ahead, 10.0)) == every
 
 
 def plain_table(problem: Problem, rows: list[tuple[str, str]]):

@@ -457,9 +457,9 @@ class SearchSettings:
     plain_support_evaluations : int, default=300
         The held-out refits (each of 4,096 values, points times terms; a larger one
         counts in proportion) that the backward elimination of the linear plain row's
-        features takes at most (:func:`.variables.plain.supported_linear_candidate`):
+        features takes at most (:func:`.variables.plain.backward_linear_candidate`):
         fixed work that reads no clock; 0 keeps every feature. Diabetes' ten features
-        take about 250.
+        take 40 (four removed), a full elimination of 24 features 300.
     """
 
     first_beam: int = 8

@@ -28,7 +28,7 @@ which reads the training error); the rows that use a variable that does not are 
 out and the choice is made again. The plain models stay (each is tested where it is
 chosen): a variable that one row uses too little to need is not left out of the linear
 model that needs it. The line whose features were eliminated backward on the same
-folds (origin ``"backward"``, :func:`..variables.plain.supported_linear_candidate`) is
+folds (origin ``"backward"``, :func:`..variables.plain.backward_linear_candidate`) is
 left out only where none of its features passes: removing any of them erred more on
 held-out points, and correlated measurements (each weak where the others stand in)
 fail the shuffled copies one by one. Where no variable of the chosen row passes, only that

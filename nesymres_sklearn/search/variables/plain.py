@@ -114,7 +114,7 @@ class _HeldOutLines:
         return errors
 
 
-def supported_linear_candidate(
+def backward_linear_candidate(
     problem: Problem, settings: SearchSettings, seed: int, deadline: Deadline | None = None, pace: float = 1.0
 ) -> Fitted:
     """``c*x_a + c*x_b + ... + c`` over the features left by backward elimination on
@@ -160,7 +160,7 @@ def plain_rows(
 ) -> CandidateRows:
     """The linear candidates (origin ``"linear"``: its terms chosen forward; ``"backward"``:
     its features eliminated backward on held-out folds seeded with ``seed``,
-    :func:`supported_linear_candidate`) and the quadratic one (``"polynomial"``) over the features of
+    :func:`backward_linear_candidate`) and the quadratic one (``"polynomial"``) over the features of
     ``problem``, unless one of ``rows`` is exact or the ``deadline`` passed (closed-form
     least squares: milliseconds); the quadratic one only while the time left holds
     :data:`QUADRATIC_SECONDS_PER_VALUE` per value of its basis at the fit's ``pace``
@@ -169,7 +169,7 @@ def plain_rows(
     if any(problem.is_exact(loss) for loss in rows.losses) or (deadline is not None and deadline.passed()):
         return plain
     plain.add(linear_candidate(problem, complexity_penalty), origin="linear")
-    plain.add(supported_linear_candidate(problem, settings, seed, deadline, pace), origin="backward")
+    plain.add(backward_linear_candidate(problem, settings, seed, deadline, pace), origin="backward")
     n_terms = sum(count_monomials(problem.X.shape[1], degree) for degree in (1, 2))
     if deadline is not None and not deadline.holds(pace * QUADRATIC_SECONDS_PER_VALUE * len(problem.y) * n_terms):
         return plain
