@@ -22,9 +22,9 @@ from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.search.variables.features import least_squares_line
 from nesymres_sklearn.search.variables.plain import (
     _monomials,
+    backward_linear_candidate,
     plain_rows,
     quadratic_candidate,
-    backward_linear_candidate,
 )
 from nesymres_sklearn.writing.writer import Writer, write_selected
 
