@@ -14,9 +14,11 @@ from nesymres_sklearn.search.identities import (
     AngleLawUnderNoise,
     exact_identity,
     identity_rows,
+    least_squares_monomial,
     noisy_angle_law,
     noisy_identity,
     noisy_identity_rows,
+    power_law_monomial,
 )
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
@@ -465,5 +467,38 @@ def test_under_noise_the_power_law_monomial_of_a_target_over_decades_is_read_on_
     problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
     found = noisy_identity(problem)
     assert found.loss < 1.1**2 * sd**2 and found.skeleton.n_constants <= 2
-    every_point = noisy_identity(problem, settings=SearchSettings(noisy_power_quantile=0.0))
-    assert every_point.loss > 5**2 * sd**2
+    # the power law of log|y| on every point is not that monomial
+    assert power_law_monomial(problem.X, problem.y) != [2, 3, 1, -1]
+
+
+def test_the_least_squares_monomial_of_a_target_over_four_decades_is_read_where_the_logs_are_buried():
+    """``x0*x1**4/x2**2`` over [1, 30]^3 with noise of 0.001 of ``y``'s spread: the
+    largest value is 46,000 times the median, so the noise buries the logarithms
+    of most points (no power law of ``log|y|`` on any share of them); least squares on
+    ``y`` reads the monomial, and the law comes back times it."""
+    rng = np.random.default_rng(0)
+    X = np.exp(rng.uniform(0, np.log(30), (400, 3)))
+    clean = 3e-5 * X[:, 0] * X[:, 1] ** 4 / X[:, 2] ** 2
+    sd = 0.001 * np.std(clean)
+    y = clean + rng.normal(0.0, sd, len(clean))
+    assert least_squares_monomial(X, y) == [1, 4, -2]
+    loud = np.abs(y) >= np.quantile(np.abs(y), 0.5)
+    assert power_law_monomial(X[loud], y[loud]) is None
+    found = noisy_identity(Problem(X, y))
+    assert found.loss < 1.1**2 * sd**2 and found.skeleton.n_constants == 1
+
+
+def test_the_least_squares_monomial_reads_signs_zeros_and_weights_and_nothing_from_a_sine():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, (200, 3))
+    X[0, 1] = 0.0  # x1 only to the power 0 or above there
+    y = 2 * X[:, 0] ** 3 / X[:, 2] + rng.normal(0, 0.01, 200)
+    assert least_squares_monomial(X, y) == [3, 0, -1]
+    assert least_squares_monomial(X, np.sin(3 * X[:, 0])) is None
+    wrong = y.copy()
+    wrong[:20] = 1e4  # points that no monomial holds: weighted out, they do not count
+    weights = np.ones(200)
+    weights[:20] = 0.0
+    assert least_squares_monomial(X, wrong) is None
+    assert least_squares_monomial(X, wrong, weights=weights) == [3, 0, -1]
+    assert least_squares_monomial(np.ones((10, 0)), np.ones(10)) is None

@@ -76,6 +76,9 @@ RATIONAL_ROUNDS = 3
 LEVY_MAX_TERMS = 3
 #: Unknowns of the systems that :func:`noisy_identity` fits, at most.
 NOISY_UNKNOWNS = 64
+#: The monomials that :func:`least_squares_monomial` compares, at most (exponents up to
+#: 5 in magnitude for 3 features, 2 for 4, 1 for 5 and 6).
+MONOMIAL_CANDIDATES = 1500
 
 
 class Identity(NamedTuple):
@@ -246,6 +249,40 @@ def power_law_monomial(
     return powers if any(powers) and max(abs(b) for b in powers) <= MAX_POWER else None
 
 
+def least_squares_monomial(
+    X: np.ndarray,
+    y: np.ndarray,
+    min_r2: float = SearchSettings.identity_power_law_r2,
+    weights: np.ndarray | None = None,
+) -> list[int] | None:
+    """The integer exponents of the monomial ``c * prod(x_j**b_j)`` that fits ``y`` itself
+    best by least squares (``c`` fitted), among every exponent up to ``k`` in magnitude
+    (``k`` the largest that keeps the candidates within ``MONOMIAL_CANDIDATES``, at most
+    ``MAX_POWER``), where it explains at least ``min_r2`` of ``y``'s variance; else
+    ``None``. Under noise on a target over decades, the noise buries the small values'
+    logarithms, which :func:`power_law_monomial` reads; least squares on ``y`` weighs
+    each point by what it carries (and by its ``weights``)."""
+    d = X.shape[1]
+    k = min(MAX_POWER, int((MONOMIAL_CANDIDATES ** (1 / d) - 1) // 2)) if d else 0
+    w = np.ones(len(y)) if weights is None else weights
+    spread = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
+    if k == 0 or spread == 0:
+        return None
+    exponents = np.array(list(product(range(-k, k + 1), repeat=d)), dtype=np.float64)
+    exponents = exponents[np.any(exponents != 0, axis=1)]
+    with np.errstate(all="ignore"):  # x**b as exp(b log|x|), its sign by the parity of the odd powers of x < 0
+        logs = np.log(np.maximum(np.abs(X), np.finfo(np.float64).tiny))
+        odd = (np.remainder(exponents, 2) == 1).astype(np.float64)
+        signs = 1.0 - 2.0 * np.remainder((X < 0).astype(np.float64) @ odd.T, 2)
+        monomials = signs * np.exp(logs @ exponents.T)
+        scale = np.einsum("i,ij,ij->j", w, monomials, monomials)
+        constant = ((w * y) @ monomials) / scale
+        left = np.einsum("i,ij->j", w, (y[:, None] - monomials * constant) ** 2)
+    left = np.where(np.all(np.isfinite(monomials), axis=0) & (scale > 0) & np.isfinite(left), left, np.inf)
+    best = int(np.argmin(left))
+    return [int(b) for b in exponents[best]] if left[best] <= (1 - min_r2) * spread else None
+
+
 def _exact_identity(
     problem: Problem, overdetermined: int, deadline: Deadline | None = None, sines: frozenset = frozenset()
 ) -> Identity | None:
@@ -372,7 +409,8 @@ def noisy_identity(
     ``±sqrt(P/Q)`` (where the features can carry ``y``'s sign, :func:`_sign_carried`);
     with ``"power"``, each of these times the monomial that ``y`` mostly is a power law
     of (:func:`power_law_monomial`, on the points of the largest ``|y|``,
-    ``settings.noisy_power_quantile``), fitted to ``y`` over it; the columns in
+    ``settings.noisy_power_quantile``), and times the monomial that fits ``y`` best by
+    least squares (:func:`least_squares_monomial`), fitted to ``y`` over it; the columns in
     ``sines`` to a power of at most 1. Each form is :func:`_noisy_law`, in that order
     while ``deadline`` holds. A candidate, not a law: the selection weighs it against
     the other rows. ``None`` without a fit. ``settings`` (default
@@ -385,9 +423,13 @@ def noisy_identity(
     monomials: list[list[int] | None] = [None]
     if "power" in forms:
         loud = np.abs(problem.y) >= np.quantile(np.abs(problem.y), settings.noisy_power_quantile)
-        powers = power_law_monomial(problem.X[loud], problem.y[loud], settings.identity_power_law_r2)
-        if powers is not None:
-            monomials.append(powers)
+        points = system.points
+        for powers in (
+            power_law_monomial(problem.X[loud], problem.y[loud], settings.identity_power_law_r2),
+            least_squares_monomial(points.X, points.y, settings.identity_power_law_r2, points.weights),
+        ):
+            if powers is not None and powers not in monomials:
+                monomials.append(powers)
     best, best_score = None, np.inf
     for powers, root in product(monomials, (False, True)):
         if (root and "root" not in forms) or (not root and "rational" not in forms):
