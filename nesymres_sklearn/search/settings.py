@@ -281,7 +281,8 @@ class SearchSettings:
     noisy_identity_forms : tuple of str, default=("rational", "root", "power", "angle")
         The forms of the law under noise (:func:`.identities.noisy_identity`):
         ``"rational"`` (``P/Q``), ``"root"`` (``sqrt(P/Q)``) and ``"power"`` (each times
-        the power-law monomial of ``y``, fitted to ``y`` over it). All three: paired
+        the power-law monomial of ``y``, and times the monomial that fits ``y`` best by
+        least squares, fitted to ``y`` over it). All three: paired
         against ``("rational",)`` on validation-nc and -wc at noise 0.01 and 0.1 (30 laws
         each, 3 s) one law gained and one lost, each a constant snapped or not in the same
         skeleton (``benchmarks/results/noise-search/noisy-forms-3s.md``); the sets hold
