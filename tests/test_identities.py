@@ -502,22 +502,3 @@ def test_the_least_squares_monomial_reads_signs_zeros_and_weights_and_nothing_fr
     assert least_squares_monomial(X, wrong) is None
     assert least_squares_monomial(X, wrong, weights=weights) == [3, 0, -1]
     assert least_squares_monomial(np.ones((10, 0)), np.ones(10)) is None
-
-
-def test_under_noise_the_monomials_forms_are_fitted_before_the_plain_ones(monkeypatch):
-    """Where the time runs out, the forms over ``y``'s monomials were tried first: a law
-    over decades is one of them, and the plain forms' systems are larger."""
-    from nesymres_sklearn.search import identities
-
-    rng = np.random.default_rng(0)
-    X = np.exp(rng.uniform(0, np.log(30), (400, 3)))
-    clean = 3e-5 * X[:, 0] * X[:, 1] ** 4 / X[:, 2] ** 2
-    y = clean + rng.normal(0.0, 0.001 * np.std(clean), len(clean))
-    tried = []
-
-    def recorded(problem, system, powers, root, deadline, polish=0):
-        tried.append((powers, root))
-
-    monkeypatch.setattr(identities, "_noisy_law", recorded)
-    assert noisy_identity(Problem(X, y)) is None
-    assert tried[0] == ([1, 4, -2], False) and [powers for powers, _ in tried[-2:]] == [None, None]

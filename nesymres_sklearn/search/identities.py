@@ -411,9 +411,8 @@ def noisy_identity(
     of (:func:`power_law_monomial`, on the points of the largest ``|y|``,
     ``settings.noisy_power_quantile``), and times the monomial that fits ``y`` best by
     least squares (:func:`least_squares_monomial`), fitted to ``y`` over it; the columns in
-    ``sines`` to a power of at most 1. Each form is :func:`_noisy_law`, the monomials'
-    first (a law over decades, which its monomial holds, before the plain forms'
-    larger systems), while ``deadline`` holds. A candidate, not a law: the selection weighs it against
+    ``sines`` to a power of at most 1. Each form is :func:`_noisy_law`, in that order
+    while ``deadline`` holds. A candidate, not a law: the selection weighs it against
     the other rows. ``None`` without a fit. ``settings`` (default
     :class:`.SearchSettings`) give the knobs."""
     settings = SearchSettings() if settings is None else settings
@@ -421,7 +420,7 @@ def noisy_identity(
     system = _noisy_system(problem, settings.identity_overdetermined, sines)
     if system is None:
         return None
-    monomials: list[list[int] | None] = []
+    monomials: list[list[int] | None] = [None]
     if "power" in forms:
         loud = np.abs(problem.y) >= np.quantile(np.abs(problem.y), settings.noisy_power_quantile)
         points = system.points
@@ -431,7 +430,6 @@ def noisy_identity(
         ):
             if powers is not None and powers not in monomials:
                 monomials.append(powers)
-    monomials.append(None)  # after the monomials: where y mostly is one, its forms first
     best, best_score = None, np.inf
     for powers, root in product(monomials, (False, True)):
         if (root and "root" not in forms) or (not root and "rational" not in forms):
