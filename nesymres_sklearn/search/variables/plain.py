@@ -133,7 +133,7 @@ def backward_linear_candidate(
     values = len(problem.y) * (len(kept) + 1)
     if n_folds >= 2 and (deadline is None or deadline.holds(pace * QUADRATIC_SECONDS_PER_VALUE * values)):
         folds = held_out_folds(len(problem.y), n_folds, seed)
-        charge = max(1.0, len(problem.y) * len(kept) / SUPPORT_VALUES_PER_EVALUATION)
+        charge = max(1.0, values / SUPPORT_VALUES_PER_EVALUATION)
         evaluations = Evaluations(settings.plain_support_evaluations / charge, deadline)
         lines = _HeldOutLines(problem, folds)
         errors = lines.errors(kept)
