@@ -13,6 +13,7 @@ from nesymres_sklearn.search.fitted import CandidateRows
 from nesymres_sklearn.search.identities import (
     AngleLawUnderNoise,
     exact_identity,
+    exponential_identity,
     identity_rows,
     least_squares_monomial,
     noisy_angle_law,
@@ -171,6 +172,74 @@ def test_the_estimator_returns_the_exact_law_of_five_variables_and_plans_the_ste
     assert budgeted.expression_ == regressor.expression_  # a budget only cuts the plan
     plain = NeSymReSRegressor(random_state=0, search_settings=SearchSettings(identities=False), max_time=0.5)
     assert "identities" not in set(plain.fit(X, y).plan_["unit"])
+
+
+# name: law of three features (v0, v1 either sign in [0.1, 10], v2 > 0 over two decades)
+# of the form +-m*exp(P/Q)
+EXPONENTIAL_LAWS = {
+    "gaussian of a difference": lambda v: np.exp(-(((v[0] - v[1]) / v[2]) ** 2) / 2) / (np.sqrt(2 * np.pi) * v[2]),
+    "boltzmann factor": lambda v: 3e25 * v[0] ** 2 * np.exp(-9.8e-2 * v[1] / (1.38e-2 * v[2])),
+    "negative damped root": lambda v: -np.sqrt(v[2]) * np.exp(-(v[0] ** 2) * v[2] / 50),
+}
+
+
+def exponential_drawn(law, n=512, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(0.1, 10, (n, 2)) * rng.choice([-1.0, 1.0], (n, 2)), 10 ** rng.uniform(-1, 1, n)])
+    X[:, 1] = np.abs(X[:, 1]) if law is EXPONENTIAL_LAWS["boltzmann factor"] else X[:, 1]
+    with np.errstate(all="ignore"):
+        return X, law(X.T)
+
+
+@pytest.mark.parametrize("name", EXPONENTIAL_LAWS)
+def test_a_law_of_a_monomial_times_the_exponential_of_a_rational_law_comes_back_exact_beyond_the_data(name):
+    X, y = exponential_drawn(EXPONENTIAL_LAWS[name])
+    problem, scaling = problem_of(X, y)
+    assert exact_identity(problem) is None  # no rational law
+    identity = exponential_identity(problem)
+    assert identity is not None and problem.is_exact_to_rounding(identity.fitted.loss)
+    assert identity.fitted.skeleton.tokens.count("exp") == 1
+    fresh, expected = exponential_drawn(EXPONENTIAL_LAWS[name], 256, seed=1)
+    fresh[:, 2] *= 3  # beyond the data's range of v2
+    with np.errstate(all="ignore"):
+        expected = EXPONENTIAL_LAWS[name](fresh.T)
+    found = identity.fitted
+    predicted = scaling.unscale_y(found.skeleton.program(scaling.scale_X(fresh), found.constants))
+    np.testing.assert_allclose(predicted, expected, rtol=1e-7, atol=1e-300)
+    # the same row as the identities' stage gives it
+    rows, _ = identity_rows(problem, SearchSettings())
+    assert rows.origins == ["identity"] and rows.skeletons[0] == found.skeleton
+
+
+def test_the_exponential_identity_reads_the_points_where_an_exponential_underflows_to_zero():
+    X, y = exponential_drawn(EXPONENTIAL_LAWS["gaussian of a difference"])
+    assert np.sum(y == 0) >= 50  # (v0 - v1)/v2 up to 200: exp(-20000) is 0.0
+    problem = problem_of(X, y)[0]
+    found = exponential_identity(problem).fitted
+    with np.errstate(all="ignore"):
+        predicted = found.skeleton.program(problem.X, found.constants)
+    assert np.all(predicted[y == 0] < 1e-300) and problem.is_exact_to_rounding(found.loss)
+
+
+@pytest.mark.parametrize(
+    "law",
+    [
+        lambda v: np.exp(v[0] / v[2]) + v[1],  # exp of a rational law plus a term
+        lambda v: np.abs(v[0]) ** 0.3 * np.exp(v[1] / v[2]),  # a power that is not a multiple of one half
+        lambda v: v[2] * np.exp(np.sin(v[0])),  # the exponential of no rational law
+        lambda v: v[0] * np.exp(v[1] / v[2]),  # y of both signs
+    ],
+)
+def test_a_law_not_of_the_exponential_form_gives_no_exponential_identity(law):
+    X, y = exponential_drawn(law)
+    assert exponential_identity(problem_of(X, y)[0]) is None
+
+
+def test_the_exponential_identity_stops_at_the_deadline():
+    X, y = exponential_drawn(EXPONENTIAL_LAWS["gaussian of a difference"])
+    clock = TickingClock()
+    assert exponential_identity(problem_of(X, y)[0], Deadline(2.0, clock)) is None
+    assert clock.now <= 4.0
 
 
 def test_the_power_law_monomial_is_read_where_log_y_is_mostly_a_power_law():

@@ -66,6 +66,9 @@ MAX_SIGN_FEATURES = 8
 #: The identity of ``y`` over its power-law monomial has exponents of magnitude up to
 #: this (the tokens' integer powers).
 MAX_POWER = 5
+#: An exponent of :func:`exponential_identity`'s monomial is rounded to the nearest half
+#: where it lies this close to it (an exact identity gives it to about 1e-15).
+POWER_TOLERANCE = 1e-6
 #: Rounds of the reweighted fit of a rational law under noise (:func:`_rational_fit`).
 RATIONAL_ROUNDS = 3
 #: Under noise, Levy's fits (one of ``Q``'s coefficients fixed) are tried beside the
@@ -157,7 +160,8 @@ def identity_with_angles(
     """:func:`exact_identity`, or else :func:`angle_identity` with the columns that may be
     angles (:func:`angle_columns`, in radians once times ``multipliers``) within each of
     ``turns`` turns in turn (default: 1, then ``settings.identity_wide_turns``), a set
-    of columns already tried not tried again; none once ``deadline`` has passed."""
+    of columns already tried not tried again, or else :func:`exponential_identity`;
+    none once ``deadline`` has passed."""
     settings = SearchSettings() if settings is None else settings
     found = exact_identity(problem, deadline, settings)
     tried: dict[int, float] = {}
@@ -167,6 +171,8 @@ def identity_with_angles(
         angles = angle_columns(problem.X, multipliers, within, settings.identity_angle_span)
         if angles != tried:
             found, tried = angle_identity(problem, angles, deadline, replaced, settings.identity_overdetermined), angles
+    if found is None and not (deadline is not None and deadline.passed()):
+        found = exponential_identity(problem, deadline, settings.identity_overdetermined)
     return found
 
 
@@ -229,6 +235,85 @@ def _angle_columns(problem: Problem, angles: dict[int, float], replaced: bool):
         return ([function, variable_token(j)], []) if a == 1 else ([function, "mul", CONSTANT, variable_token(j)], [a])
 
     return Problem(np.hstack(columns), problem.y, problem.weights), sines, written
+
+
+def exponential_identity(
+    problem: Problem, deadline: Deadline | None = None, overdetermined: int = SearchSettings.identity_overdetermined
+) -> Identity | None:
+    """The law ``±m(x)*exp(P/Q)`` (``m`` a monomial of exponents that are multiples of one
+    half, ``P/Q`` a rational law: a Gaussian, a Boltzmann factor) where it is exact to
+    rounding on every point of ``problem``, or ``None``.
+
+    On the points where ``y`` is not 0 (an exponential underflows), ``log|y| = sum_j
+    b_j*log|x_j| + P/Q`` is the identity ``log|y|*Q - sum_j b_j*log|x_j|*Q - P = 0``,
+    linear in the coefficients of ``P``, ``Q`` and ``b_j*Q``: the smallest system where
+    one identity holds gives the exponents ``b_j`` (rounded to halves), and the
+    rational identity of ``log|y| - sum_j b_j*log|x_j|`` (:func:`_exact_identity`, with
+    its test beyond the points it is fitted on) gives ``P/Q``."""
+    X, y = problem.X, problem.y
+    if _changes_sign(y) or not np.any(y):
+        return None
+    nonzero = np.flatnonzero(y)
+    logged = [j for j in range(X.shape[1]) if np.all(X[nonzero, j] != 0)]
+    with np.errstate(all="ignore"):
+        log_y, log_x = np.log(np.abs(y[nonzero])), np.log(np.abs(X[nonzero][:, logged]))
+    powers = _log_exponents(X[nonzero], log_y, log_x, overdetermined, deadline)
+    if powers is None:
+        return None
+    exponents = np.zeros(X.shape[1])
+    exponents[logged] = powers
+    rational = _exact_identity(Problem(X[nonzero], log_y - log_x @ powers), overdetermined, deadline)
+    if rational is None:
+        return None
+    tokens = ["exp", *rational.fitted.skeleton.tokens]
+    if np.any(exponents):
+        tokens = ["mul", *monomial_tokens({j: b for j, b in enumerate(exponents) if b}), *tokens]
+    skeleton = Skeleton(tuple(["mul", "-1", *tokens] if y[nonzero[0]] < 0 else tokens))
+    constants = rational.fitted.constants
+    loss = mse(skeleton.program, X, y, constants, problem.weights)
+    if not problem.is_exact_to_rounding(loss):  # the logarithms' rounding, through exp
+        polished = least_squares_run(skeleton.program, X, y, constants, deadline=deadline, weights=problem.weights)
+        if polished is None:
+            return None
+        constants, loss = polished, mse(skeleton.program, X, y, polished, problem.weights)
+        if not problem.is_exact_to_rounding(loss):
+            return None
+    return Identity(Fitted(skeleton, constants, loss), rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
+
+
+def _log_exponents(
+    X: np.ndarray, log_y: np.ndarray, log_x: np.ndarray, overdetermined: int, deadline: Deadline | None
+) -> np.ndarray | None:
+    """The exponents ``b_j`` of :func:`exponential_identity`'s smallest system where one
+    identity holds, each rounded to a multiple of one half (at most ``MAX_POWER`` in
+    magnitude); ``None`` where no system holds or an exponent is not such a multiple."""
+    read = np.unique(np.linspace(0, len(log_y) - 1, min(len(log_y), SVD_POINTS)).astype(int))
+    unknowns, blocks = len(read) // overdetermined, 1 + log_x.shape[1]
+    exponents = basis_exponents(X.shape[1], unknowns)
+    counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
+    with np.errstate(all="ignore"):
+        basis = _values(X[read], exponents)
+    if not (np.all(np.isfinite(basis)) and np.all(np.isfinite(log_y)) and np.all(np.isfinite(log_x))):
+        return None
+    sizes = {pair: int(counts[pair[0]] + blocks * counts[pair[1]]) for pair in product(range(len(counts)), repeat=2)}
+    for degrees in sorted((pair for pair, size in sizes.items() if pair != (0, 0) and size <= unknowns), key=sizes.get):
+        if deadline is not None and deadline.passed():
+            return None
+        p, q = (int(counts[degree]) for degree in degrees)
+        divisor = basis[:, :q]
+        logs = [-log_y[read, None] * divisor, *(log_x[read][:, [k]] * divisor for k in range(log_x.shape[1]))]
+        matrix, norms = _scaled(np.hstack([basis[:, :p], *logs]))
+        _, values, vectors = np.linalg.svd(matrix, full_matrices=False)
+        if not is_exact_to_rounding(values[-1] ** 2) or is_exact_to_rounding(values[-2] ** 2):
+            continue
+        vector = vectors[-1] / norms
+        lead = p + int(np.argmax(np.abs(vector[p : p + q])))  # b_j*Q's coefficients over Q's
+        powers = vector[lead + q :: q][: log_x.shape[1]] / vector[lead]
+        halves = np.round(2 * powers) / 2
+        if np.max(np.abs(powers - halves), initial=0.0) > POWER_TOLERANCE:
+            return None
+        return halves if np.max(np.abs(halves), initial=0.0) <= MAX_POWER else None
+    return None
 
 
 def power_law_monomial(
