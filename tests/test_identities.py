@@ -328,6 +328,36 @@ def test_an_angle_that_enters_beyond_a_rational_law_of_its_sine_and_cosine_gives
     assert angle_identity(Problem(X, X[:, 0] + np.cos(X[:, 1])), {}) is None  # no angle: no system
 
 
+# laws of (r1, r2, t1, t2) where the angles enter by their difference (the angle between two directions)
+DIFFERENCE_LAWS = {
+    "distance of two points in polar coordinates": lambda v: np.sqrt(
+        v[0] ** 2 + v[1] ** 2 - 2 * v[0] * v[1] * np.cos(v[2] - v[3])
+    ),
+    "conic section": lambda v: v[0] * (1 - v[1] ** 2) / (1 + v[1] * np.cos(v[2] - v[3])),
+}
+
+
+@pytest.mark.parametrize("name", DIFFERENCE_LAWS)
+def test_a_rational_law_of_the_cosine_of_two_angles_difference_comes_back_exact_beyond_the_data(name):
+    from nesymres_sklearn.search.identities import angle_differences, angle_identity
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0.5, 9, 512), rng.uniform(0.05, 0.9, 512), rng.uniform(0, 2 * np.pi, (512, 2))])
+    law = DIFFERENCE_LAWS[name]
+    problem = Problem(X, law(X.T))
+    angles = {2: 1.0, 3: 1.0}
+    assert angle_identity(problem, angles) is None  # too many monomials of both angles' cosines and sines
+    assert angle_differences(angles) == [(2, 3)] and angle_differences({2: 1.0, 3: np.pi / 180}) == []
+    found = angle_identity(problem, angles, difference=(2, 3)).fitted
+    assert problem.is_exact_to_rounding(found.loss) and "cos" in found.skeleton.tokens
+    rows, _ = identity_rows(problem, SearchSettings())  # the identities' stage finds it too
+    assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
+    fresh = np.column_stack([rng.uniform(10, 20, 256), rng.uniform(0.05, 0.9, 256), rng.uniform(-20, 20, (256, 2))])
+    with np.errstate(all="ignore"):
+        expected, predicted = law(fresh.T), found.skeleton.program(fresh, found.constants)
+    np.testing.assert_allclose(predicted, expected, rtol=1e-7)
+
+
 def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the_searchs_units():
     # validation's VAL-WC-035 and VAL-WC-006: the angle also enters as itself
     rng = np.random.default_rng(0)

@@ -160,8 +160,9 @@ def identity_with_angles(
     """:func:`exact_identity`, or else :func:`angle_identity` with the columns that may be
     angles (:func:`angle_columns`, in radians once times ``multipliers``) within each of
     ``turns`` turns in turn (default: 1, then ``settings.identity_wide_turns``), a set
-    of columns already tried not tried again, or else :func:`exponential_identity`;
-    none once ``deadline`` has passed."""
+    of columns already tried not tried again, then with the difference of each pair of
+    the columns within one turn (:func:`angle_differences`; the other columns as
+    themselves), or else :func:`exponential_identity`; none once ``deadline`` has passed."""
     settings = SearchSettings() if settings is None else settings
     found = exact_identity(problem, deadline, settings)
     tried: dict[int, float] = {}
@@ -171,6 +172,14 @@ def identity_with_angles(
         angles = angle_columns(problem.X, multipliers, within, settings.identity_angle_span)
         if angles != tried:
             found, tried = angle_identity(problem, angles, deadline, replaced, settings.identity_overdetermined), angles
+    within_a_turn = angle_columns(problem.X, multipliers, 1, settings.identity_angle_span) if found is None else {}
+    for i, j in angle_differences(within_a_turn):
+        if deadline is not None and deadline.passed():
+            break
+        pair = {i: within_a_turn[i], j: within_a_turn[j]}
+        found = angle_identity(problem, pair, deadline, replaced, settings.identity_overdetermined, (i, j))
+        if found is not None:
+            break
     if found is None and not (deadline is not None and deadline.passed()):
         found = exponential_identity(problem, deadline, settings.identity_overdetermined)
     return found
@@ -196,17 +205,20 @@ def angle_identity(
     deadline: Deadline | None = None,
     replaced: bool = True,
     overdetermined: int = SearchSettings.identity_overdetermined,
+    difference: tuple[int, int] | None = None,
 ) -> Identity | None:
     """The law of the smallest identity (:func:`exact_identity`, without the power-law
     monomial) in which each column ``j`` of ``angles`` enters only by ``cos(a*x_j)`` and
     ``sin(a*x_j)``, ``a = angles[j]``: ``(cos(t) - b)/(1 - b*cos(t))``, or
     ``1 + g*sin(t)``; the sine to a power of at most 1, so that ``sin**2 + cos**2 = 1``
     makes no second identity; with ``replaced=False`` the angles also enter as
-    themselves (``x + sin(x) + sin(2*x)``). ``None`` without angles or where none holds.
-    ``overdetermined``: :attr:`.SearchSettings.identity_overdetermined`."""
+    themselves (``x + sin(x) + sin(2*x)``). With a ``difference`` ``(i, j)`` (two angles
+    of one multiplier), those two enter only by the cosine and sine of ``a*(x_i - x_j)``
+    (the angle between two directions), not as themselves. ``None`` without angles or
+    where none holds. ``overdetermined``: :attr:`.SearchSettings.identity_overdetermined`."""
     if not angles:
         return None
-    turned, sines, written = _angle_columns(problem, angles, replaced)
+    turned, sines, written = _angle_columns(problem, angles, replaced, difference)
     found = _exact_identity(turned, overdetermined, deadline, sines)
     if found is None:
         return None
@@ -217,22 +229,36 @@ def angle_identity(
     return Identity(Fitted(skeleton, constants, loss), found.degree)
 
 
-def _angle_columns(problem: Problem, angles: dict[int, float], replaced: bool):
+def angle_differences(angles: dict[int, float]) -> list[tuple[int, int]]:
+    """The pairs of columns of ``angles`` of one multiplier (their differences may be angles too)."""
+    return [(i, j) for i, j in combinations(sorted(angles), 2) if angles[i] == angles[j]]
+
+
+def _angle_columns(problem: Problem, angles: dict[int, float], replaced: bool, difference=None):
     """``problem`` with each column ``j`` of ``angles`` read by ``cos(a*x_j)`` and
-    ``sin(a*x_j)`` (``a = angles[j]``; with ``replaced``, not also as itself), the indices
-    of the sines' columns, and the substitution (for
+    ``sin(a*x_j)`` (``a = angles[j]``; with ``replaced``, not also as itself), the two
+    columns of a ``difference`` by the cosine and sine of ``a*(x_i - x_j)`` alone, the
+    indices of the sines' columns, and the substitution (for
     :meth:`.Skeleton.substituted`) that writes a law over those columns over the features."""
-    kept = [j for j in range(problem.X.shape[1]) if not (replaced and j in angles)]
-    turned = [(j, a, function) for j, a in angles.items() for function in ("cos", "sin")]
+    paired = set(difference or ())
+    kept = [j for j in range(problem.X.shape[1]) if not ((replaced or j in paired) and j in angles)]
+    phases = [((j,), a) for j, a in angles.items() if j not in paired]
+    if difference is not None:
+        phases.insert(0, (difference, angles[difference[0]]))
+    turned = [(columns, a, function) for columns, a in phases for function in ("cos", "sin")]
     with np.errstate(all="ignore"):
-        columns = [problem.X[:, kept], *(getattr(np, f)(a * problem.X[:, [j]]) for j, a, f in turned)]
+        values = [problem.X[:, c[0]] - (problem.X[:, c[1]] if len(c) == 2 else 0.0) for c, _, _ in turned]
+        columns = [problem.X[:, kept], *(getattr(np, f)(a * v)[:, None] for (_, a, f), v in zip(turned, values))]
     sines = frozenset(len(kept) + k for k, (_, _, function) in enumerate(turned) if function == "sin")
 
     def written(k: int) -> tuple[list[str], list[float]]:
         if k < len(kept):
             return [variable_token(kept[k])], []
-        j, a, function = turned[k - len(kept)]
-        return ([function, variable_token(j)], []) if a == 1 else ([function, "mul", CONSTANT, variable_token(j)], [a])
+        columns, a, function = turned[k - len(kept)]
+        phase = [variable_token(columns[0])]
+        if len(columns) == 2:
+            phase = ["add", *phase, "mul", "-1", variable_token(columns[1])]
+        return ([function, *phase], []) if a == 1 else ([function, "mul", CONSTANT, *phase], [a])
 
     return Problem(np.hstack(columns), problem.y, problem.weights), sines, written
 
