@@ -12,6 +12,7 @@ from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import CandidateRows
 from nesymres_sklearn.search.identities import (
     AngleLawUnderNoise,
+    angle_identity,
     exact_identity,
     exponential_identity,
     identity_rows,
@@ -356,6 +357,28 @@ def test_a_rational_law_of_the_cosine_of_two_angles_difference_comes_back_exact_
     with np.errstate(all="ignore"):
         expected, predicted = law(fresh.T), found.skeleton.program(fresh, found.constants)
     np.testing.assert_allclose(predicted, expected, rtol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "law",
+    [
+        lambda v: v[0] * (v[1] + v[2] * v[3] * np.sin(v[4])),  # the Lorentz force on a charge
+        lambda v: v[0] / (v[1] * np.sqrt(v[2] ** 2 + v[3] ** 2 - 2 * v[2] * v[3] * np.cos(v[4]))),  # a potential
+    ],
+)
+def test_an_angle_law_of_five_features_comes_back_over_its_power_law_monomial(law):
+    # two decades each (FastSRB's I.12.11 and B13): log|y| is mostly a power law
+    rng = np.random.default_rng(0)
+    X = np.column_stack([10 ** rng.uniform(-1, 1, (512, 4)), rng.uniform(0, np.pi, 512)])
+    problem, scaling = problem_of(X, law(X.T))
+    assert angle_identity(problem, {4: 1.0}, replaced=True) is None  # too many monomials of five features
+    rows, _ = identity_rows(problem, SearchSettings())
+    assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
+    skeleton, constants = rows.best_first()[0]
+    assert skeleton.tokens[0] == "mul" and {"sin", "cos"} & set(skeleton.tokens)
+    fresh = np.column_stack([wide(rng, 256, 4) * 10, rng.uniform(-9, 9, 256)])
+    predicted = scaling.unscale_y(skeleton.program(scaling.scale_X(fresh), constants))
+    np.testing.assert_allclose(predicted, law(fresh.T), rtol=1e-7)
 
 
 def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the_searchs_units():

@@ -37,6 +37,7 @@ Bayesian information criterion. Its law is a candidate where its misfit is the n
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations, product
 from typing import NamedTuple
@@ -69,6 +70,10 @@ MAX_POWER = 5
 #: An exponent of :func:`exponential_identity`'s monomial is rounded to the nearest half
 #: where it lies this close to it (an exact identity gives it to about 1e-15).
 POWER_TOLERANCE = 1e-6
+#: :func:`over_monomial` also tries the power law's slopes within this of a half rounded
+#: towards 0: ``1/sqrt(x0**2 + x1**2)`` gives each feature a slope near -1/2, on either
+#: side of it (not tuned: a fifth of the way to either integer).
+HALVES = 0.1
 #: Rounds of the reweighted fit of a rational law under noise (:func:`_rational_fit`).
 RATIONAL_ROUNDS = 3
 #: Under noise, Levy's fits (one of ``Q``'s coefficients fixed) are tried beside the
@@ -129,16 +134,34 @@ def exact_identity(
     found = _exact_identity(problem, settings.identity_overdetermined, deadline)
     if found is not None or (deadline is not None and deadline.passed()):
         return found
-    powers = power_law_monomial(problem.X, problem.y, settings.identity_power_law_r2)
-    if powers is None:
-        return None
+    return over_monomial(
+        problem, lambda divided: _exact_identity(divided, settings.identity_overdetermined, deadline), settings
+    )
+
+
+def over_monomial(
+    problem: Problem, find: Callable[[Problem], Identity | None], settings: SearchSettings
+) -> Identity | None:
+    """The identity that ``find`` gives for ``y / m`` times ``m``, where ``y`` is mostly a
+    power law of the features and ``m`` is its monomial (:func:`power_law_monomial`,
+    then with the slopes within ``HALVES`` of a half rounded towards 0), and the product
+    is exact to rounding; else ``None``."""
+    r2 = settings.identity_power_law_r2
+    monomials = [power_law_monomial(problem.X, problem.y, r2, within) for within in (0.0, HALVES)]
+    for powers in dict.fromkeys(tuple(powers) for powers in monomials if powers is not None):
+        found = _times_monomial(problem, list(powers), find)
+        if found is not None:
+            return found
+    return None
+
+
+def _times_monomial(problem: Problem, powers: list[int], find: Callable[[Problem], Identity | None]):
+    """:func:`over_monomial` for the monomial of exponents ``powers``."""
     with np.errstate(all="ignore"):
         monomial = np.prod(problem.X ** np.array(powers, dtype=np.float64), axis=1)
     if not np.all(np.isfinite(monomial)) or np.any(monomial == 0):
         return None
-    divided = _exact_identity(
-        Problem(problem.X, problem.y / monomial, problem.weights), settings.identity_overdetermined, deadline
-    )
+    divided = find(Problem(problem.X, problem.y / monomial, problem.weights))
     if divided is None:
         return None
     tokens = ("mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}), *divided.fitted.skeleton.tokens)
@@ -159,30 +182,43 @@ def identity_with_angles(
 ) -> Identity | None:
     """:func:`exact_identity`, or else :func:`angle_identity` with the columns that may be
     angles (:func:`angle_columns`, in radians once times ``multipliers``) within each of
-    ``turns`` turns in turn (default: 1, then ``settings.identity_wide_turns``), a set
-    of columns already tried not tried again, then with the difference of each pair of
+    ``turns`` turns in turn (default: 1, then ``settings.identity_wide_turns``), then
+    with those within one turn entering by their cosine and sine alone (a set of
+    columns already tried not tried again), then with the difference of each pair of
     the columns within one turn (:func:`angle_differences`; the other columns as
-    themselves), or else :func:`exponential_identity`; none once ``deadline`` has passed."""
+    themselves), then :func:`exponential_identity`, then each angle identity over the
+    power-law monomial (:func:`over_monomial`); none once ``deadline`` has passed."""
     settings = SearchSettings() if settings is None else settings
-    found = exact_identity(problem, deadline, settings)
-    tried: dict[int, float] = {}
-    for within in (1, settings.identity_wide_turns) if turns is None else turns:
-        if found is not None or (deadline is not None and deadline.passed()):
-            break
-        angles = angle_columns(problem.X, multipliers, within, settings.identity_angle_span)
-        if angles != tried:
-            found, tried = angle_identity(problem, angles, deadline, replaced, settings.identity_overdetermined), angles
-    within_a_turn = angle_columns(problem.X, multipliers, 1, settings.identity_angle_span) if found is None else {}
+    overdetermined = settings.identity_overdetermined
+    within_a_turn = angle_columns(problem.X, multipliers, 1, settings.identity_angle_span)
+    sets = [
+        (tuple(angle_columns(problem.X, multipliers, within, settings.identity_angle_span).items()), replaced)
+        for within in turns or (1, settings.identity_wide_turns)
+    ]
+    attempts: list[Callable[[Problem], Identity | None]] = []
+    for angles, instead in dict.fromkeys([*sets, (tuple(within_a_turn.items()), True)]):  # each set once
+        if angles:
+            attempts.append(
+                lambda part, a=dict(angles), r=instead: angle_identity(part, a, deadline, r, overdetermined)
+            )
     for i, j in angle_differences(within_a_turn):
-        if deadline is not None and deadline.passed():
-            break
         pair = {i: within_a_turn[i], j: within_a_turn[j]}
-        found = angle_identity(problem, pair, deadline, replaced, settings.identity_overdetermined, (i, j))
+        attempts.append(
+            lambda part, pair=pair: angle_identity(part, pair, deadline, replaced, overdetermined, tuple(pair))
+        )
+    steps = [
+        lambda: exact_identity(problem, deadline, settings),
+        *(lambda attempt=attempt: attempt(problem) for attempt in attempts),
+        lambda: exponential_identity(problem, deadline, overdetermined),
+        *(lambda attempt=attempt: over_monomial(problem, attempt, settings) for attempt in attempts),
+    ]
+    for step in steps:
+        if deadline is not None and deadline.passed():
+            return None
+        found = step()
         if found is not None:
-            break
-    if found is None and not (deadline is not None and deadline.passed()):
-        found = exponential_identity(problem, deadline, settings.identity_overdetermined)
-    return found
+            return found
+    return None
 
 
 def angle_columns(
@@ -343,12 +379,13 @@ def _log_exponents(
 
 
 def power_law_monomial(
-    X: np.ndarray, y: np.ndarray, min_r2: float = SearchSettings.identity_power_law_r2
+    X: np.ndarray, y: np.ndarray, min_r2: float = SearchSettings.identity_power_law_r2, halves: float = 0.0
 ) -> list[int] | None:
     """The integer exponents of the monomial that a least-squares fit of ``log|y|`` in
     the ``log|x_j|`` rounds to, where that fit explains at least ``min_r2`` of the
     variance of ``log|y|`` and some exponent is not 0 nor any beyond ``MAX_POWER``;
-    else ``None``."""
+    else ``None``. A slope within ``halves`` of a half (a square root's share of a
+    feature, ``1/sqrt(x0**2 + x1**2)``) is rounded towards 0 instead."""
     with np.errstate(all="ignore"):
         usable = np.all(np.isfinite(np.log(np.abs(np.column_stack([y, X])))), axis=1)
     if usable.sum() <= X.shape[1] + 1:
@@ -356,7 +393,7 @@ def power_law_monomial(
     slopes, unexplained = log_line(X[usable], y[usable])
     if unexplained > 1 - min_r2:
         return None
-    powers = [int(round(b)) for b in slopes]
+    powers = [int(np.fix(b)) if abs(abs(b) % 1 - 0.5) <= halves else int(round(b)) for b in slopes]
     return powers if any(powers) and max(abs(b) for b in powers) <= MAX_POWER else None
 
 
