@@ -577,6 +577,27 @@ def test_under_noise_an_angle_law_comes_back_with_its_cosine_and_not_without_the
     assert noisy_angle_law(beyond) is None
 
 
+def test_under_noise_a_law_of_two_angles_difference_comes_back_by_its_cosine():
+    """The conic section ``x0*(1 - x1**2)/(1 + x1*cos(x2 - x3))`` under 1% noise: too many
+    monomials of both angles' cosines and sines for the law under noise, few of their
+    difference's."""
+    from nesymres_sklearn.search.identities import _angle_columns
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0.5, 9, 500), rng.uniform(0.05, 0.9, 500), rng.uniform(0, 2 * np.pi, (500, 2))])
+    clean = X[:, 0] * (1 - X[:, 1] ** 2) / (1 + X[:, 1] * np.cos(X[:, 2] - X[:, 3]))
+    sd = 0.01 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, 500))
+    found = noisy_angle_law(problem)
+    assert ("cos", "add", "x_3", "mul", "-1", "x_4") in zip(*(found.skeleton.tokens[k:] for k in range(6)))
+    assert found.loss < 1.3 * sd**2  # its misfit is the noise's
+    predicted = found.skeleton.program(problem.X, found.constants)
+    assert np.mean((predicted - clean) ** 2) < 0.3 * sd**2
+    # the angles by their own cosines and sines leave a hundred times the noise
+    turned, sines, _ = _angle_columns(problem, {2: 1.0, 3: 1.0}, True)
+    assert noisy_identity(turned, None, SearchSettings(), sines).loss > 50 * sd**2
+
+
 def test_under_noise_the_power_law_monomial_of_a_target_over_decades_is_read_on_its_largest_values():
     """``x0**2*x1**3*x2/(x3 + 1)`` over [1, 20]^4 (log-uniform, ``y`` over three decades
     and more) with noise of 0.001 of ``y``'s spread: the noise swamps the logs of the

@@ -306,7 +306,7 @@ def exponential_identity(
     half, ``P/Q`` a rational law: a Gaussian, a Boltzmann factor) where it is exact to
     rounding on every point of ``problem``, or ``None``.
 
-    On the points where ``y`` is not 0 (an exponential underflows), ``log|y| = sum_j
+    On the points where ``y`` is a normal float (an exponential underflows), ``log|y| = sum_j
     b_j*log|x_j| + P/Q`` is the identity ``log|y|*Q - sum_j b_j*log|x_j|*Q - P = 0``,
     linear in the coefficients of ``P``, ``Q`` and ``b_j*Q``: the smallest system where
     one identity holds gives the exponents ``b_j`` (rounded to halves), and the
@@ -315,7 +315,7 @@ def exponential_identity(
     X, y = problem.X, problem.y
     if _changes_sign(y) or not np.any(y):
         return None
-    nonzero = np.flatnonzero(y)
+    nonzero = np.flatnonzero(np.abs(y) >= np.finfo(np.float64).tiny)  # a subnormal's log has lost digits
     logged = [j for j in range(X.shape[1]) if np.all(X[nonzero, j] != 0)]
     with np.errstate(all="ignore"):
         log_y, log_x = np.log(np.abs(y[nonzero])), np.log(np.abs(X[nonzero][:, logged]))
@@ -496,20 +496,33 @@ def noisy_angle_law(
     problem: Problem, deadline: Deadline | None = None, settings: SearchSettings | None = None
 ) -> Fitted | None:
     """:func:`noisy_identity` with the columns that may be angles (:func:`angle_columns`,
-    as :func:`identity_rows` reads them) also read by their cosine and sine, written
-    back over the features; ``None`` without such a column or a fit."""
+    as :func:`identity_rows` reads them) also read by their cosine and sine, then with
+    those within one turn read by their cosine and sine alone, then with each pair of
+    those by their difference's (:func:`angle_differences`), written back over the
+    features: of these, the law of the lowest Bayesian information criterion while
+    ``deadline`` holds; ``None`` without such a column or a fit."""
     settings = SearchSettings() if settings is None else settings
-    angles = angle_columns(
-        problem.X, np.ones(problem.X.shape[1]), settings.identity_wide_turns, settings.identity_angle_span
-    )
-    if not angles:
-        return None
-    turned, sines, written = _angle_columns(problem, angles, replaced=False)
-    found = noisy_identity(turned, deadline, settings, sines)
-    if found is None:
-        return None
-    skeleton, constants = found.skeleton.substituted(found.constants, written)
-    return Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
+    ones = np.ones(problem.X.shape[1])
+    wide = angle_columns(problem.X, ones, settings.identity_wide_turns, settings.identity_angle_span)
+    within_a_turn = angle_columns(problem.X, ones, 1, settings.identity_angle_span)
+    readings = [(wide, False, None), (within_a_turn, True, None)]
+    readings += [
+        ({i: within_a_turn[i], j: within_a_turn[j]}, True, (i, j)) for i, j in angle_differences(within_a_turn)
+    ]
+    best, best_score = None, np.inf
+    for angles, replaced, difference in readings:
+        if not angles or (deadline is not None and deadline.passed()):
+            continue
+        turned, sines, written = _angle_columns(problem, angles, replaced, difference)
+        found = noisy_identity(turned, deadline, settings, sines)
+        if found is None:
+            continue
+        skeleton, constants = found.skeleton.substituted(found.constants, written)
+        law = Fitted(skeleton, constants, mse(skeleton.program, problem.X, problem.y, constants, problem.weights))
+        score = _bic(law, len(problem.y)) if np.isfinite(law.loss) else np.inf
+        if score < best_score:
+            best, best_score = law, score
+    return best
 
 
 @dataclass
