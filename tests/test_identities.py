@@ -359,6 +359,26 @@ def test_a_rational_law_of_the_cosine_of_two_angles_difference_comes_back_exact_
     np.testing.assert_allclose(predicted, expected, rtol=1e-7)
 
 
+def test_a_law_of_square_roots_of_features_and_an_angle_comes_back_exact_beyond_the_data():
+    """Two waves' interference, ``x0 + x1 + 2*sqrt(x0*x1)*cos(x2)``: no rational law of
+    the features, nor of their angle's cosine, but one of their square roots."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([10 ** rng.uniform(-3, -1, (512, 2)), rng.uniform(0, 2 * np.pi, 512)])
+
+    def law(v):
+        return v[0] + v[1] + 2 * np.sqrt(v[0] * v[1]) * np.cos(v[2])
+
+    problem, scaling = problem_of(X, law(X.T))
+    assert angle_identity(problem, {2: 1.0}) is None
+    found = angle_identity(problem, {2: 1.0}, roots=True).fitted
+    assert problem.is_exact_to_rounding(found.loss) and found.skeleton.tokens.count("sqrt") >= 2
+    rows, _ = identity_rows(problem, SearchSettings())
+    assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
+    fresh = np.column_stack([10 ** rng.uniform(-1, 1, (256, 2)), rng.uniform(-9, 9, 256)])
+    predicted = scaling.unscale_y(found.skeleton.program(scaling.scale_X(fresh), found.constants))
+    np.testing.assert_allclose(predicted, law(fresh.T), rtol=1e-7)
+
+
 @pytest.mark.parametrize(
     "law",
     [

@@ -184,7 +184,8 @@ def identity_with_angles(
     angles (:func:`angle_columns`, in radians once times ``multipliers``) within each of
     ``turns`` turns in turn (default: 1, then ``settings.identity_wide_turns``), then
     with those within one turn entering by their cosine and sine alone (a set of
-    columns already tried not tried again), then with the difference of each pair of
+    columns already tried not tried again), then so and the other positive columns by
+    their square roots, then with the difference of each pair of
     the columns within one turn (:func:`angle_differences`; the other columns as
     themselves), then :func:`exponential_identity`, then each angle identity over the
     power-law monomial (:func:`over_monomial`); none once ``deadline`` has passed."""
@@ -201,6 +202,7 @@ def identity_with_angles(
             attempts.append(
                 lambda part, a=dict(angles), r=instead: angle_identity(part, a, deadline, r, overdetermined)
             )
+    attempts.append(lambda part: angle_identity(part, within_a_turn, deadline, True, overdetermined, roots=True))
     for i, j in angle_differences(within_a_turn):
         pair = {i: within_a_turn[i], j: within_a_turn[j]}
         attempts.append(
@@ -242,6 +244,7 @@ def angle_identity(
     replaced: bool = True,
     overdetermined: int = SearchSettings.identity_overdetermined,
     difference: tuple[int, int] | None = None,
+    roots: bool = False,
 ) -> Identity | None:
     """The law of the smallest identity (:func:`exact_identity`, without the power-law
     monomial) in which each column ``j`` of ``angles`` enters only by ``cos(a*x_j)`` and
@@ -250,11 +253,13 @@ def angle_identity(
     makes no second identity; with ``replaced=False`` the angles also enter as
     themselves (``x + sin(x) + sin(2*x)``). With a ``difference`` ``(i, j)`` (two angles
     of one multiplier), those two enter only by the cosine and sine of ``a*(x_i - x_j)``
-    (the angle between two directions), not as themselves. ``None`` without angles or
-    where none holds. ``overdetermined``: :attr:`.SearchSettings.identity_overdetermined`."""
-    if not angles:
+    (the angle between two directions), not as themselves. With ``roots``, the other
+    columns that are positive enter by their square roots (``x0 + 2*sqrt(x0*x1)*cos(t)``).
+    ``None`` without angles or roots, or where none holds. ``overdetermined``:
+    :attr:`.SearchSettings.identity_overdetermined`."""
+    if not angles and not roots:
         return None
-    turned, sines, written = _angle_columns(problem, angles, replaced, difference)
+    turned, sines, written = _angle_columns(problem, angles, replaced, difference, roots)
     found = _exact_identity(turned, overdetermined, deadline, sines)
     if found is None:
         return None
@@ -270,26 +275,29 @@ def angle_differences(angles: dict[int, float]) -> list[tuple[int, int]]:
     return [(i, j) for i, j in combinations(sorted(angles), 2) if angles[i] == angles[j]]
 
 
-def _angle_columns(problem: Problem, angles: dict[int, float], replaced: bool, difference=None):
+def _angle_columns(problem: Problem, angles: dict[int, float], replaced: bool, difference=None, roots=False):
     """``problem`` with each column ``j`` of ``angles`` read by ``cos(a*x_j)`` and
     ``sin(a*x_j)`` (``a = angles[j]``; with ``replaced``, not also as itself), the two
-    columns of a ``difference`` by the cosine and sine of ``a*(x_i - x_j)`` alone, the
+    columns of a ``difference`` by the cosine and sine of ``a*(x_i - x_j)`` alone, with
+    ``roots`` the other positive columns by their square roots, the
     indices of the sines' columns, and the substitution (for
     :meth:`.Skeleton.substituted`) that writes a law over those columns over the features."""
     paired = set(difference or ())
     kept = [j for j in range(problem.X.shape[1]) if not ((replaced or j in paired) and j in angles)]
+    rooted = {j for j in kept if roots and np.all(problem.X[:, j] > 0)}
     phases = [((j,), a) for j, a in angles.items() if j not in paired]
     if difference is not None:
         phases.insert(0, (difference, angles[difference[0]]))
     turned = [(columns, a, function) for columns, a in phases for function in ("cos", "sin")]
     with np.errstate(all="ignore"):
         values = [problem.X[:, c[0]] - (problem.X[:, c[1]] if len(c) == 2 else 0.0) for c, _, _ in turned]
-        columns = [problem.X[:, kept], *(getattr(np, f)(a * v)[:, None] for (_, a, f), v in zip(turned, values))]
+        own = np.where([j in rooted for j in kept], np.sqrt(np.abs(problem.X[:, kept])), problem.X[:, kept])
+        columns = [own, *(getattr(np, f)(a * v)[:, None] for (_, a, f), v in zip(turned, values))]
     sines = frozenset(len(kept) + k for k, (_, _, function) in enumerate(turned) if function == "sin")
 
     def written(k: int) -> tuple[list[str], list[float]]:
         if k < len(kept):
-            return [variable_token(kept[k])], []
+            return ["sqrt", variable_token(kept[k])] if kept[k] in rooted else [variable_token(kept[k])], []
         columns, a, function = turned[k - len(kept)]
         phase = [variable_token(columns[0])]
         if len(columns) == 2:
