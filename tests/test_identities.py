@@ -253,6 +253,9 @@ def test_the_power_law_monomial_is_read_where_log_y_is_mostly_a_power_law():
     assert power_law_monomial(X, 3.0 + 0 * X[:, 0]) is None  # a constant: every exponent 0
     # SearchSettings.identity_power_law_r2: the (2 + sin) factor leaves 0.18% of log|y| unexplained
     assert power_law_monomial(X, X[:, 0] * X[:, 1] ** 2 / X[:, 2] ** 3 * (2 + np.sin(X[:, 1])), 0.999) is None
+    # a root's share of two features, slopes -0.51 and -0.47: rounded, or towards 0 within `halves`
+    y = X[:, 0] / np.sqrt(X[:, 1] ** 2 + X[:, 2] ** 2)
+    assert power_law_monomial(X, y, 0.5) == [1, -1, 0] and power_law_monomial(X, y, 0.5, halves=0.1) == [1, 0, 0]
 
 
 def test_a_law_of_high_degree_is_found_over_its_power_law_monomial():
