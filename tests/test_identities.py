@@ -222,6 +222,14 @@ def test_the_exponential_identity_reads_the_points_where_an_exponential_underflo
     assert np.all(predicted[y == 0] < 1e-300) and problem.is_exact_to_rounding(found.loss)
 
 
+def test_the_exponential_identity_writes_the_exponent_s_constant_term_as_a_factor():
+    # exp(-(v0 - v1)**2/(2*v2**2) - log(sqrt(2*pi))): the factor 1/sqrt(2*pi) outside
+    X, y = exponential_drawn(EXPONENTIAL_LAWS["gaussian of a difference"])
+    found = exponential_identity(Problem(X, y)).fitted
+    assert found.skeleton.tokens[:2] == ("mul", "c") and found.constants[0] == pytest.approx(1 / np.sqrt(2 * np.pi))
+    assert found.skeleton.tokens.count("exp") == 1 and found.skeleton.n_constants == len(found.constants)
+
+
 @pytest.mark.parametrize(
     "law",
     [

@@ -43,8 +43,10 @@ from itertools import combinations, product
 from typing import NamedTuple
 
 import numpy as np
+import sympy
 
 from ..expression.monomial import monomial_tokens
+from ..expression.prefix import prefix_to_sympy, skeletonize_with_numbers
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
 from ..shared_setting import one_blas_thread
@@ -335,11 +337,7 @@ def exponential_identity(
     rational = _exact_identity(Problem(X[nonzero], log_y - log_x @ powers), overdetermined, deadline)
     if rational is None:
         return None
-    tokens = ["exp", *rational.fitted.skeleton.tokens]
-    if np.any(exponents):
-        tokens = ["mul", *monomial_tokens({j: b for j, b in enumerate(exponents) if b}), *tokens]
-    skeleton = Skeleton(tuple(["mul", "-1", *tokens] if y[nonzero[0]] < 0 else tokens))
-    constants = rational.fitted.constants
+    skeleton, constants = _exponential_law(rational.fitted, exponents, y[nonzero[0]] < 0)
     loss = mse(skeleton.program, X, y, constants, problem.weights)
     if not problem.is_exact_to_rounding(loss):  # the logarithms' rounding, through exp
         polished = least_squares_run(skeleton.program, X, y, constants, deadline=deadline, weights=problem.weights)
@@ -349,6 +347,25 @@ def exponential_identity(
         if not problem.is_exact_to_rounding(loss):
             return None
     return Identity(Fitted(skeleton, constants, loss), rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
+
+
+def _exponential_law(exponent: Fitted, powers: np.ndarray, negative: bool) -> tuple[Skeleton, np.ndarray]:
+    """The skeleton and constants of ``±m*exp(P/Q)`` (``m`` the monomial of ``powers``) for
+    the law ``exponent`` of ``P/Q``, its constant term as a factor outside (``exp(a +
+    R)`` written ``e**a*exp(R)``: a Gaussian's ``1/sqrt(2*pi)``) where expanding ``P/Q``
+    splits one off."""
+    ratio = prefix_to_sympy(exponent.skeleton.tokens, constants=[sympy.Float(c) for c in exponent.constants])
+    term, rest = sympy.expand(ratio).as_coeff_Add()
+    tokens, numbers = ["exp", *exponent.skeleton.tokens], list(exponent.constants)
+    split = term != 0 and bool(rest.free_symbols) and abs(float(term)) < np.log(np.finfo(np.float64).max)
+    if split:
+        inner, inner_numbers = skeletonize_with_numbers(rest)
+        tokens, numbers = ["exp", *inner], [float(np.exp(float(term))), *inner_numbers]
+    if np.any(powers):
+        tokens = ["mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}), *tokens]
+    if split:
+        tokens = ["mul", CONSTANT, *tokens]
+    return Skeleton(tuple(["mul", "-1", *tokens] if negative else tokens)), np.asarray(numbers, dtype=np.float64)
 
 
 def _log_exponents(
