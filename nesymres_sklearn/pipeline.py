@@ -306,7 +306,7 @@ def plan(stages: Stages) -> Plan:
     if stages.request.settings.identities:
         moment, started = time.perf_counter(), budget.clock()
         settings = stages.request.settings
-        identities, ending = identity_rows(problem, settings, budget.network_end)
+        identities, ending = identity_rows(problem, settings, budget.network_end, stages.request.seed)
         if isinstance(groups, Dimensionless) and not len(identities):  # the groups' identity (angles by sine, cosine)
             identities = groups.identity_rows(problem, budget.network_end, stages.scaling.x_scales, settings)
         stages.timings["identities"] = time.perf_counter() - moment

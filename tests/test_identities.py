@@ -412,6 +412,22 @@ def test_an_angle_law_of_five_features_comes_back_over_its_power_law_monomial(la
     np.testing.assert_allclose(predicted, law(fresh.T), rtol=1e-7)
 
 
+def test_columns_that_no_exact_law_needs_are_dropped_least_relevant_first():
+    """A Gaussian of three features with two added columns: the logs of five columns give
+    too many unknowns, those of the three that the law reads do not."""
+    rng = np.random.default_rng(0)
+    X, y = exponential_drawn(EXPONENTIAL_LAWS["gaussian of a difference"])
+    added = np.column_stack([X[:, :1], rng.uniform(1, 5, (len(X), 2)), X[:, 1:]])  # columns 1 and 2 are noise
+    problem = Problem(added, y)
+    assert len(identity_rows(problem, SearchSettings(identity_dropped_columns=0))[0]) == 0
+    rows, _ = identity_rows(problem, SearchSettings())
+    assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
+    read = {token for token in rows.skeletons[0].tokens if token.startswith("x_")}
+    assert read == {"x_1", "x_4", "x_5"}  # every column of the law, none of the added ones
+    with pytest.raises(ValueError, match="identity_dropped_columns"):
+        SearchSettings(identity_dropped_columns=-1)
+
+
 def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the_searchs_units():
     # validation's VAL-WC-035 and VAL-WC-006: the angle also enters as itself
     rng = np.random.default_rng(0)

@@ -57,6 +57,7 @@ from .fitting.constants import least_squares_run
 from .fitting.polynomial import count_monomials, monomials_of_degree
 from .problem import Problem
 from .settings import SearchSettings
+from .variables.features import relevance
 from .variables.power_law import log_line
 
 #: The total degree of ``P`` and of ``Q``, at most (integer powers up to 5 are tokens).
@@ -105,22 +106,51 @@ class Identity(NamedTuple):
 
 
 def identity_rows(
-    problem: Problem, settings: SearchSettings, deadline: Deadline | None = None
+    problem: Problem, settings: SearchSettings, deadline: Deadline | None = None, seed: int = 0
 ) -> tuple[CandidateRows, bool]:
     """The law of ``problem`` that an identity gives (:func:`exact_identity`; where none
     holds, with the columns within ``settings.identity_wide_turns`` turns also read by
     their cosine and sine, :func:`angle_identity`, in the search's units as the network
     reads them, so that the features' units change no skeleton) as a row of origin
     ``"identity"`` (no row when there is none), and whether it ends the search
-    (:meth:`Identity.ends_search` at ``settings.identity_ending_degree``)."""
+    (:meth:`Identity.ends_search` at ``settings.identity_ending_degree``). Where none
+    holds over every column, the same without the least relevant column, then without
+    the two least (:func:`.variables.features.relevance`, seeded by ``seed``), up to
+    ``settings.identity_dropped_columns``: columns that no exact law needs cost the
+    others their monomials."""
     rows = CandidateRows()
     with one_blas_thread():
-        found = identity_with_angles(
-            problem, np.ones(problem.X.shape[1]), deadline, settings, (settings.identity_wide_turns,), replaced=False
-        )
+        found = _identity_of(problem, settings, deadline)
+        n_features = problem.X.shape[1]
+        dropped = min(settings.identity_dropped_columns, n_features - 2)
+        if found is None and dropped > 0:
+            order = np.argsort(relevance(problem.X, problem.y, seed)[0], kind="stable")
+            for k in range(1, dropped + 1):
+                if found is not None or (deadline is not None and deadline.passed()):
+                    break
+                found = _identity_without(problem, np.sort(order[k:]), settings, deadline)
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and found.ends_search(settings.identity_ending_degree)
+
+
+def _identity_without(
+    problem: Problem, kept: np.ndarray, settings: SearchSettings, deadline: Deadline | None
+) -> Identity | None:
+    """:func:`_identity_of` on the columns ``kept`` of ``problem``, written over all of them."""
+    within = _identity_of(Problem(problem.X[:, kept], problem.y, problem.weights), settings, deadline)
+    if within is None:
+        return None
+    skeleton, constants = within.fitted.skeleton.substituted(
+        within.fitted.constants, lambda j: ([variable_token(int(kept[j]))], [])
+    )
+    return Identity(Fitted(skeleton, constants, within.fitted.loss), within.degree)
+
+
+def _identity_of(problem: Problem, settings: SearchSettings, deadline: Deadline | None) -> Identity | None:
+    """:func:`identity_with_angles` as :func:`identity_rows` reads the columns."""
+    ones = np.ones(problem.X.shape[1])
+    return identity_with_angles(problem, ones, deadline, settings, (settings.identity_wide_turns,), replaced=False)
 
 
 def exact_identity(

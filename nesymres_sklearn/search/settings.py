@@ -324,6 +324,12 @@ class SearchSettings:
         (:func:`.identities.angle_columns`), only where it spans at least this many
         radians: on a narrower range they are nearly polynomials. Not tuned; set with
         the angles (commit 65ba0cd).
+    identity_dropped_columns : int, default=2
+        Where no identity holds over every column, the identities are tried again
+        without the least relevant column, then without the two least, up to this many
+        (:func:`.identities.identity_rows`): a column that no exact law needs costs the
+        others their monomials. Each try is one more identity search (20-100 ms). Not
+        tuned; 0 turns it off.
     identity_wide_turns : float, default=100
         Columns within one turn of 0 are read as angles first; where that gives no
         identity, also those within this many turns (``cos(w*t)`` over ``w*t`` on
@@ -509,6 +515,7 @@ class SearchSettings:
     identity_power_law_r2: float = 0.9
     identity_angle_span: float = 1.0
     identity_wide_turns: float = 100
+    identity_dropped_columns: int = 2
     readable_max_change: float = 1e-3
     readable_max_plain: int = 12
     information_criterion: str | None = "aic"
@@ -561,6 +568,7 @@ class SearchSettings:
             ("held_out_evaluations", 0),
             ("plain_support_evaluations", 0),
             ("identity_overdetermined", 1),
+            ("identity_dropped_columns", 0),
             ("readable_max_plain", 1),
             ("noisy_identity_max_constants", 1),
             ("noisy_identity_polish", 0),
