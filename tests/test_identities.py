@@ -424,6 +424,15 @@ def test_columns_that_no_exact_law_needs_are_dropped_least_relevant_first():
     assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
     read = {token for token in rows.skeletons[0].tokens if token.startswith("x_")}
     assert read == {"x_1", "x_4", "x_5"}  # every column of the law, none of the added ones
+    # a search over fewer columns starts only where the time left before halfway to the
+    # deadline holds what the search over every column took (here: each read of the clock)
+    clock = TickingClock()
+    rows, _ = identity_rows(problem, SearchSettings(), Deadline(1e9, clock))
+    first = clock.now
+    assert len(rows) == 1
+    short = TickingClock()
+    assert len(identity_rows(problem, SearchSettings(), Deadline(1.9 * first, short))[0]) == 0
+    assert short.now < 1.2 * first  # no second search began
     with pytest.raises(ValueError, match="identity_dropped_columns"):
         SearchSettings(identity_dropped_columns=-1)
 

@@ -37,6 +37,7 @@ Bayesian information criterion. Its law is a candidate where its misfit is the n
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations, product
@@ -117,18 +118,23 @@ def identity_rows(
     holds over every column, the same without the least relevant column, then without
     the two least (:func:`.variables.features.relevance`, seeded by ``seed``), up to
     ``settings.identity_dropped_columns``: columns that no exact law needs cost the
-    others their monomials."""
+    others their monomials. Each such search starts only where the time left before
+    halfway to ``deadline`` holds what the search over every column took (the network
+    keeps at least half its time), and stops there."""
     rows = CandidateRows()
     with one_blas_thread():
+        clock = time.perf_counter if deadline is None else deadline.clock
+        started = clock()
         found = _identity_of(problem, settings, deadline)
-        n_features = problem.X.shape[1]
-        dropped = min(settings.identity_dropped_columns, n_features - 2)
-        if found is None and dropped > 0:
+        seconds = clock() - started  # what one more search over fewer columns takes at most, about
+        dropped = min(settings.identity_dropped_columns, problem.X.shape[1] - 2)
+        half = None if deadline is None else deadline.halfway()  # the network keeps at least half its time
+        if found is None and dropped > 0 and (half is None or half.holds(seconds)):
             order = np.argsort(relevance(problem.X, problem.y, seed)[0], kind="stable")
             for k in range(1, dropped + 1):
-                if found is not None or (deadline is not None and deadline.passed()):
+                if found is not None or (half is not None and not half.holds(seconds)):
                     break
-                found = _identity_without(problem, np.sort(order[k:]), settings, deadline)
+                found = _identity_without(problem, np.sort(order[k:]), settings, half)
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and found.ends_search(settings.identity_ending_degree)
