@@ -140,11 +140,17 @@ def test_y_of_both_signs_is_squared_only_where_a_monomial_outside_the_root_carri
     assert exact_identity(problem_of(X, (X[:, 0] - X[:, 1]) * np.sqrt(X[:, 1]))[0]) is None
 
 
-def test_features_bound_by_a_relation_give_no_identity():
+def test_features_bound_by_a_relation_give_no_system_but_their_power_law_may_hold():
+    from nesymres_sklearn.search.identities import _exact_identity
+
     rng = np.random.default_rng(0)
     X = wide(rng, 512, 2)
     X = np.column_stack([X, X[:, 0]])  # a feature twice: every system has more than one identity
-    assert exact_identity(problem_of(X, X[:, 0] / X[:, 1])[0]) is None
+    problem = problem_of(X, X[:, 0] / X[:, 1])[0]
+    assert _exact_identity(problem, SearchSettings().identity_overdetermined) is None
+    # over its power law (the least-norm slopes 0.5, -1, 0.5 rounded) the ratio is constant
+    found = exact_identity(problem).fitted
+    assert found.skeleton.tokens == ("mul", "div", "x_1", "x_2", "c") and found.constants[0] == pytest.approx(1.0)
 
 
 def test_the_deadline_stops_the_search_between_systems():
@@ -278,6 +284,20 @@ def test_a_law_of_high_degree_is_found_over_its_power_law_monomial():
     predicted = scaling.unscale_y(identity.fitted.skeleton.program(scaling.scale_X(fresh), identity.fitted.constants))
     expected = fresh[:, 0] * fresh[:, 1] * np.sqrt(fresh[:, 3] ** 2 + fresh[:, 4] ** 2) / fresh[:, 2] ** 5
     np.testing.assert_allclose(predicted, expected, rtol=1e-7)
+
+
+def test_a_monomial_of_high_degree_beside_other_columns_is_its_power_law_times_a_constant():
+    # degree 7 in five columns: too many monomials for a system, but y over its power law is constant
+    rng = np.random.default_rng(0)
+    X = wide(rng, 512, 5)
+    y = -3.6e87 * X[:, 0] * X[:, 1] ** 4 / X[:, 2] ** 2
+    problem, scaling = problem_of(X, y)
+    identity = exact_identity(problem)
+    assert identity is not None and problem.is_exact_to_rounding(identity.fitted.loss)
+    assert identity.fitted.skeleton.n_constants == 1 and identity.degree == 4
+    fresh = wide(np.random.default_rng(1), 64, 5) * 100
+    predicted = scaling.unscale_y(identity.fitted.skeleton.program(scaling.scale_X(fresh), identity.fitted.constants))
+    np.testing.assert_allclose(predicted, -3.6e87 * fresh[:, 0] * fresh[:, 1] ** 4 / fresh[:, 2] ** 2, rtol=1e-9)
 
 
 def test_the_basis_holds_a_sine_to_a_power_of_at_most_one_and_fewer_monomials_than_unknowns():

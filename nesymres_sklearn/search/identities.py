@@ -199,7 +199,8 @@ def _times_monomial(problem: Problem, powers: list[int], find: Callable[[Problem
         monomial = np.prod(problem.X ** np.array(powers, dtype=np.float64), axis=1)
     if not np.all(np.isfinite(monomial)) or np.any(monomial == 0):
         return None
-    divided = find(Problem(problem.X, problem.y / monomial, problem.weights))
+    ratio = Problem(problem.X, problem.y / monomial, problem.weights)
+    divided = _constant(ratio) or find(ratio)
     if divided is None:
         return None
     tokens = ("mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}), *divided.fitted.skeleton.tokens)
@@ -208,6 +209,16 @@ def _times_monomial(problem: Problem, powers: list[int], find: Callable[[Problem
     if not problem.is_exact_to_rounding(loss):
         return None
     return Identity(Fitted(skeleton, constants, loss), divided.degree + max(abs(b) for b in powers))
+
+
+def _constant(problem: Problem) -> Identity | None:
+    """The constant law of ``problem`` where ``y`` is constant to rounding (a monomial's
+    ratio: no system of degrees (0, 0) is searched), else ``None``."""
+    value = np.average(problem.y, weights=problem.weights)
+    loss = float(np.average((problem.y - value) ** 2, weights=problem.weights))
+    if not is_exact_to_rounding(loss, value * value):
+        return None
+    return Identity(Fitted(Skeleton((CONSTANT,)), np.array([value]), loss), 0)
 
 
 def identity_with_angles(
