@@ -457,6 +457,37 @@ def test_columns_that_no_exact_law_needs_are_dropped_least_relevant_first():
         SearchSettings(identity_dropped_columns=-1)
 
 
+def test_the_readings_after_the_rational_identity_stop_halfway_to_the_deadline(monkeypatch):
+    from nesymres_sklearn.search import identities
+    from nesymres_sklearn.search.identities import identity_with_angles
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([10 ** rng.uniform(-1, 1, (512, 4)), rng.uniform(0, np.pi, 512)])
+    y = X[:, 0] / (X[:, 1] * np.sqrt(X[:, 2] ** 2 + X[:, 3] ** 2 - 2 * X[:, 2] * X[:, 3] * np.cos(X[:, 4])))
+    problem = Problem(X, y)  # found by a late reading: the angle over the power-law monomial
+
+    class Clock:
+        now, step = 0.0, 0.0
+
+        def __call__(self):
+            self.now += self.step
+            return self.now
+
+    clock = Clock()
+    assert identity_with_angles(problem, np.ones(5), Deadline(1.0, clock)) is not None  # a stopped clock
+    original = identities.exact_identity
+
+    def slow_first(*args, **kwargs):  # the rational identity took 0.6 of the deadline's 1.0
+        found = original(*args, **kwargs)
+        clock.now, clock.step = 0.6, 0.01
+        return found
+
+    monkeypatch.setattr(identities, "exact_identity", slow_first)
+    clock.now = 0.0
+    assert identity_with_angles(problem, np.ones(5), Deadline(1.0, clock)) is None
+    assert clock.now < 0.85  # stopped at halfway (0.805), not at the deadline
+
+
 def test_without_units_a_law_of_features_and_their_sines_comes_back_exact_in_the_searchs_units():
     # validation's VAL-WC-035 and VAL-WC-006: the angle also enters as itself
     rng = np.random.default_rng(0)

@@ -237,8 +237,26 @@ def identity_with_angles(
     their square roots, then with the difference of each pair of
     the columns within one turn (:func:`angle_differences`; the other columns as
     themselves), then :func:`exponential_identity`, then each angle identity over the
-    power-law monomial (:func:`over_monomial`); none once ``deadline`` has passed."""
+    power-law monomial (:func:`over_monomial`); none once ``deadline`` has passed. The
+    readings after :func:`exact_identity` stop halfway from then to ``deadline``, so that
+    the network keeps at least half its time."""
     settings = SearchSettings() if settings is None else settings
+    found = exact_identity(problem, deadline, settings)
+    if found is not None:
+        return found
+    half = None if deadline is None else deadline.halfway()
+    return _other_readings(problem, multipliers, half, settings, turns, replaced)
+
+
+def _other_readings(
+    problem: Problem,
+    multipliers: np.ndarray,
+    deadline: Deadline | None,
+    settings: SearchSettings,
+    turns: tuple[float, ...] | None,
+    replaced: bool,
+) -> Identity | None:
+    """:func:`identity_with_angles` after :func:`exact_identity`, until ``deadline``."""
     overdetermined = settings.identity_overdetermined
     within_a_turn = angle_columns(problem.X, multipliers, 1, settings.identity_angle_span)
     sets = [
@@ -258,7 +276,6 @@ def identity_with_angles(
             lambda part, pair=pair: angle_identity(part, pair, deadline, replaced, overdetermined, tuple(pair))
         )
     steps = [
-        lambda: exact_identity(problem, deadline, settings),
         *(lambda attempt=attempt: attempt(problem) for attempt in attempts),
         lambda: exponential_identity(problem, deadline, overdetermined),
         *(lambda attempt=attempt: over_monomial(problem, attempt, settings) for attempt in attempts),
