@@ -37,7 +37,6 @@ Bayesian information criterion. Its law is a candidate where its misfit is the n
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations, product
@@ -123,12 +122,12 @@ def identity_rows(
     keeps at least half its time), and stops there."""
     rows = CandidateRows()
     with one_blas_thread():
-        clock = time.perf_counter if deadline is None else deadline.clock
-        started = clock()
+        started = None if deadline is None else deadline.clock()
         found = _identity_of(problem, settings, deadline)
-        seconds = clock() - started  # what one more search over fewer columns takes at most, about
         dropped = min(settings.identity_dropped_columns, problem.X.shape[1] - 2)
         half = None if deadline is None else deadline.halfway()  # the network keeps at least half its time
+        # what one more search over fewer columns takes at most, about
+        seconds = 0.0 if deadline is None else deadline.clock() - started
         if found is None and dropped > 0 and (half is None or half.holds(seconds)):
             order = np.argsort(relevance(problem.X, problem.y, seed)[0], kind="stable")
             for k in range(1, dropped + 1):
@@ -166,40 +165,48 @@ def exact_identity(
     on every point of ``problem`` and beyond the points it is fitted on (see the module
     docstring), or ``None``; no further system is decomposed once ``deadline`` has passed.
     Where there is none and ``y`` is mostly a power law of the features, the identity of
-    ``y / m`` for its monomial ``m`` (:func:`power_law_monomial`), times ``m``.
+    ``y / m`` for its monomial ``m`` (:func:`monomial_ratios`), times ``m``.
     ``settings`` (default :class:`.SearchSettings`) give the knobs."""
     settings = SearchSettings() if settings is None else settings
     found = _exact_identity(problem, settings.identity_overdetermined, deadline)
     if found is not None or (deadline is not None and deadline.passed()):
         return found
+    ratios = monomial_ratios(problem, settings)
     return over_monomial(
-        problem, lambda divided: _exact_identity(divided, settings.identity_overdetermined, deadline), settings
+        problem, lambda divided: _exact_identity(divided, settings.identity_overdetermined, deadline), ratios
     )
 
 
-def over_monomial(
-    problem: Problem, find: Callable[[Problem], Identity | None], settings: SearchSettings
-) -> Identity | None:
-    """The identity that ``find`` gives for ``y / m`` times ``m``, where ``y`` is mostly a
-    power law of the features and ``m`` is its monomial (:func:`power_law_monomial`,
-    then with the slopes within ``HALVES`` of a half rounded towards 0), and the product
-    is exact to rounding; else ``None``."""
+def monomial_ratios(problem: Problem, settings: SearchSettings) -> list[tuple[list[int], Problem]]:
+    """``y / m`` (as a problem) for each monomial ``m`` that ``y`` is mostly a power law of
+    (:func:`power_law_monomial`, then with the slopes within ``HALVES`` of a half rounded
+    towards 0), with its exponents, where ``m`` is finite and not 0 at every point."""
     r2 = settings.identity_power_law_r2
     monomials = [power_law_monomial(problem.X, problem.y, r2, within) for within in (0.0, HALVES)]
+    ratios = []
     for powers in dict.fromkeys(tuple(powers) for powers in monomials if powers is not None):
-        found = _times_monomial(problem, list(powers), find)
+        with np.errstate(all="ignore"):
+            monomial = np.prod(problem.X ** np.array(powers, dtype=np.float64), axis=1)
+        if np.all(np.isfinite(monomial)) and not np.any(monomial == 0):
+            ratios.append((list(powers), Problem(problem.X, problem.y / monomial, problem.weights)))
+    return ratios
+
+
+def over_monomial(
+    problem: Problem, find: Callable[[Problem], Identity | None], ratios: list[tuple[list[int], Problem]]
+) -> Identity | None:
+    """The identity that ``find`` gives for ``y / m`` (or ``y / m`` constant to rounding)
+    times ``m``, for the first of ``ratios`` (:func:`monomial_ratios`) where the product
+    is exact to rounding; else ``None``."""
+    for powers, ratio in ratios:
+        found = _times_monomial(problem, powers, ratio, find)
         if found is not None:
             return found
     return None
 
 
-def _times_monomial(problem: Problem, powers: list[int], find: Callable[[Problem], Identity | None]):
-    """:func:`over_monomial` for the monomial of exponents ``powers``."""
-    with np.errstate(all="ignore"):
-        monomial = np.prod(problem.X ** np.array(powers, dtype=np.float64), axis=1)
-    if not np.all(np.isfinite(monomial)) or np.any(monomial == 0):
-        return None
-    ratio = Problem(problem.X, problem.y / monomial, problem.weights)
+def _times_monomial(problem: Problem, powers: list[int], ratio: Problem, find: Callable[[Problem], Identity | None]):
+    """:func:`over_monomial` for the monomial of exponents ``powers``, ``ratio`` being ``y`` over it."""
     divided = _constant(ratio) or find(ratio)
     if divided is None:
         return None
@@ -258,27 +265,21 @@ def _other_readings(
 ) -> Identity | None:
     """:func:`identity_with_angles` after :func:`exact_identity`, until ``deadline``."""
     overdetermined = settings.identity_overdetermined
-    within_a_turn = angle_columns(problem.X, multipliers, 1, settings.identity_angle_span)
-    sets = [
-        (tuple(angle_columns(problem.X, multipliers, within, settings.identity_angle_span).items()), replaced)
-        for within in turns or (1, settings.identity_wide_turns)
+    readings, within_a_turn, differences = _angle_readings(problem.X, multipliers, settings, turns, replaced)
+    attempts: list[Callable[[Problem], Identity | None]] = [
+        lambda part, a=angles, r=instead: angle_identity(part, a, deadline, r, overdetermined)
+        for angles, instead, _ in readings
     ]
-    attempts: list[Callable[[Problem], Identity | None]] = []
-    for angles, instead in dict.fromkeys([*sets, (tuple(within_a_turn.items()), True)]):  # each set once
-        if angles:
-            attempts.append(
-                lambda part, a=dict(angles), r=instead: angle_identity(part, a, deadline, r, overdetermined)
-            )
     attempts.append(lambda part: angle_identity(part, within_a_turn, deadline, True, overdetermined, roots=True))
-    for i, j in angle_differences(within_a_turn):
-        pair = {i: within_a_turn[i], j: within_a_turn[j]}
-        attempts.append(
-            lambda part, pair=pair: angle_identity(part, pair, deadline, replaced, overdetermined, tuple(pair))
-        )
+    attempts += [
+        lambda part, a=angles, pair=pair: angle_identity(part, a, deadline, True, overdetermined, pair)
+        for angles, _, pair in differences
+    ]
+    ratios = monomial_ratios(problem, settings)  # once for every attempt over the monomial
     steps = [
         *(lambda attempt=attempt: attempt(problem) for attempt in attempts),
         lambda: exponential_identity(problem, deadline, overdetermined),
-        *(lambda attempt=attempt: over_monomial(problem, attempt, settings) for attempt in attempts),
+        *(lambda attempt=attempt: over_monomial(problem, attempt, ratios) for attempt in attempts),
     ]
     for step in steps:
         if deadline is not None and deadline.passed():
@@ -287,6 +288,36 @@ def _other_readings(
         if found is not None:
             return found
     return None
+
+
+def _angle_readings(
+    X: np.ndarray,
+    multipliers: np.ndarray,
+    settings: SearchSettings,
+    turns: tuple[float, ...] | None = None,
+    replaced: bool = True,
+) -> tuple[list[tuple[dict[int, float], bool, None]], dict[int, float], list[tuple[dict[int, float], bool, tuple]]]:
+    """How the angle identities read the columns that may be angles (:func:`angle_columns`,
+    in radians once times ``multipliers``): ``(angles, replaced, None)`` for those within
+    each of ``turns`` turns (default: 1, then ``settings.identity_wide_turns``), then
+    for those within one turn by their cosine and sine alone, each set once; the columns
+    within one turn; and ``(pair's angles, True, pair)`` for each pair of those of one
+    multiplier, read by their difference (:func:`angle_differences`)."""
+    span = settings.identity_angle_span
+    within_a_turn = angle_columns(X, multipliers, 1, span)
+    sets = [
+        (tuple(angle_columns(X, multipliers, within, span).items()), replaced)
+        for within in turns or (1, settings.identity_wide_turns)
+    ]
+    readings = [
+        (dict(angles), instead, None)
+        for angles, instead in dict.fromkeys([*sets, (tuple(within_a_turn.items()), True)])
+        if angles
+    ]
+    differences = [
+        ({i: within_a_turn[i], j: within_a_turn[j]}, True, (i, j)) for i, j in angle_differences(within_a_turn)
+    ]
+    return readings, within_a_turn, differences
 
 
 def angle_columns(
@@ -438,10 +469,9 @@ def _log_exponents(
     """The exponents ``b_j`` of :func:`exponential_identity`'s smallest system where one
     identity holds, each rounded to a multiple of one half (at most ``MAX_POWER`` in
     magnitude); ``None`` where no system holds or an exponent is not such a multiple."""
-    read = np.unique(np.linspace(0, len(log_y) - 1, min(len(log_y), SVD_POINTS)).astype(int))
+    read = _spread_points(len(log_y))
     unknowns, blocks = len(read) // overdetermined, 1 + log_x.shape[1]
-    exponents = basis_exponents(X.shape[1], unknowns)
-    counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
+    exponents, counts = _monomials(X.shape[1], unknowns)
     with np.errstate(all="ignore"):
         basis = _values(X[read], exponents)
     if not (np.all(np.isfinite(basis)) and np.all(np.isfinite(log_y)) and np.all(np.isfinite(log_x))):
@@ -530,9 +560,8 @@ def _exact_identity(
     ``overdetermined`` points per unknown; a column in ``sines`` (a sine beside its
     cosine) is in no monomial to a power above 1 (``sin**2 = 1 - cos**2``)."""
     X, y = problem.X, problem.y
-    read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
-    exponents = basis_exponents(X.shape[1], len(read) // overdetermined, sines)
-    counts = np.cumsum(np.bincount(exponents.sum(axis=1)))  # the basis's degrees only
+    read = _spread_points(len(y))
+    exponents, counts = _monomials(X.shape[1], len(read) // overdetermined, sines)
     pairs = degree_pairs(counts, len(read) // overdetermined)
     if not pairs:
         return None
@@ -592,12 +621,8 @@ def noisy_angle_law(
     ``deadline`` holds; ``None`` without such a column or a fit."""
     settings = SearchSettings() if settings is None else settings
     ones = np.ones(problem.X.shape[1])
-    wide = angle_columns(problem.X, ones, settings.identity_wide_turns, settings.identity_angle_span)
-    within_a_turn = angle_columns(problem.X, ones, 1, settings.identity_angle_span)
-    readings = [(wide, False, None), (within_a_turn, True, None)]
-    readings += [
-        ({i: within_a_turn[i], j: within_a_turn[j]}, True, (i, j)) for i, j in angle_differences(within_a_turn)
-    ]
+    readings, _, differences = _angle_readings(problem.X, ones, settings, (settings.identity_wide_turns,), False)
+    readings += differences
     best, best_score = None, np.inf
     for angles, replaced, difference in readings:
         if not angles or (deadline is not None and deadline.passed()):
@@ -722,11 +747,10 @@ def _noisy_system(problem: Problem, overdetermined: int, sines: frozenset = froz
     reads, at most ``NOISY_UNKNOWNS`` unknowns (the columns in ``sines`` to a power of at
     most 1); ``None`` where the monomials are not finite."""
     X, y = problem.X, problem.y
-    read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SVD_POINTS)).astype(int))
+    read = _spread_points(len(y))
     points = Problem(X[read], y[read], None if problem.weights is None else problem.weights[read])
     unknowns = min(len(read) // overdetermined, NOISY_UNKNOWNS)
-    exponents = basis_exponents(X.shape[1], unknowns, sines)
-    counts = np.cumsum(np.bincount(exponents.sum(axis=1)))
+    exponents, counts = _monomials(X.shape[1], unknowns, sines)
     pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))
     with np.errstate(all="ignore"):
         basis = _values(X, exponents)
@@ -938,6 +962,17 @@ def basis_exponents(n_features: int, unknowns: int, sines: frozenset = frozenset
             break  # counted first: a layer too large to use is not listed (20 features' cubes: 1,540)
         rows += [e for e in monomials_of_degree(n_features, degree) if all(e[j] <= 1 for j in sines)]
     return np.array(rows, dtype=np.int64).reshape(len(rows), n_features)
+
+
+def _spread_points(n: int) -> np.ndarray:
+    """The indices of the at most ``SVD_POINTS`` points, spread over ``n``, that the systems read."""
+    return np.unique(np.linspace(0, n - 1, min(n, SVD_POINTS)).astype(int))
+
+
+def _monomials(n_features: int, unknowns: int, sines: frozenset = frozenset()) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`basis_exponents` and how many of them are of each total degree or less."""
+    exponents = basis_exponents(n_features, unknowns, sines)
+    return exponents, np.cumsum(np.bincount(exponents.sum(axis=1)))
 
 
 def degree_pairs(counts: np.ndarray, unknowns: int) -> list[tuple[int, int]]:
