@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from nesymres_sklearn.search import exactness
+from nesymres_sklearn.search.exactness import EXACT, Tolerance
 from nesymres_sklearn.search.problem import Problem
 
 PACKAGE = Path(exactness.__file__).resolve().parents[1]
@@ -45,3 +46,26 @@ def test_no_other_module_holds_a_threshold_of_exactness():
                 if named and isinstance(node.value, ast.Constant) and node.value.value < 1:
                     found.append(f"{path.relative_to(PACKAGE)}: {target.id}")
     assert found == []
+
+
+def test_a_tolerance_to_the_noise_is_a_chi_square_test_of_the_law_s_errors():
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=2000)
+    sd = np.full(2000, 0.1)
+    predicted = y + rng.normal(0.0, 0.1, 2000)  # errors of the noise's size
+    loss = float(np.mean((y - predicted) ** 2))
+    assert Tolerance(sd, 1.5).law_holds(y, predicted, loss, 1.0)
+    assert not Tolerance(sd / 2, 1.5).law_holds(y, predicted, loss, 1.0)  # twice the noise given
+    assert not EXACT.law_holds(y, predicted, loss, 1.0) and EXACT.exact
+    assert EXACT.law_holds(y, y + 1e-14, 1e-28, 1.0)  # exact to rounding
+    # the noise of y / m, y**2 and log|y|, to first order
+    m = np.full(2000, 4.0)
+    assert np.allclose(Tolerance(sd).over(m).sd, 0.025)
+    assert np.allclose(Tolerance(sd).of_square(np.full(2000, -3.0)).sd, 0.6)
+    assert np.allclose(Tolerance(sd).of_log(np.full(2000, 5.0)).sd, 0.02)
+    assert Tolerance(sd).at(slice(0, 10)).sd.shape == (10,)
+    assert EXACT.over(m) is EXACT and EXACT.unknowns(128) == 128
+    assert Tolerance(sd, most_unknowns=64).unknowns(128) == 64
+    # a null vector holds where its residual is the noise's share of it, or exact to rounding
+    assert Tolerance(sd, 1.5).null_holds(0.02, 0.01) and not Tolerance(sd, 1.5).null_holds(0.03, 0.01)
+    assert EXACT.null_holds(1e-26) and not EXACT.null_holds(1e-22)

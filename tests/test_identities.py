@@ -20,6 +20,7 @@ from nesymres_sklearn.search.identities import (
     noisy_angle_law,
     noisy_identity,
     noisy_identity_rows,
+    noise_tolerance,
     power_law_monomial,
 )
 from nesymres_sklearn.search.problem import Problem
@@ -587,15 +588,15 @@ def test_the_forms_of_the_law_under_noise_are_named():
 def test_the_law_under_noise_is_a_row_only_where_its_misfit_is_the_noise_s():
     problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
     assert len(identity_rows(problem, SearchSettings())[0]) == 0  # the plan's identities: exact ones only
-    found = noisy_identity_rows(problem, 1.5 * sd, SearchSettings(), None)
+    found = noisy_identity_rows(problem, sd, SearchSettings(), None)
     assert len(found) == 1 and found.origins == ["identity"]
-    assert len(noisy_identity_rows(problem, 0.5 * sd, SearchSettings(), None)) == 0  # above the noise given
+    assert len(noisy_identity_rows(problem, sd / 3, SearchSettings(), None)) == 0  # above the noise given
     n_constants = found.skeletons[0].n_constants
     capped = SearchSettings(noisy_identity_max_constants=n_constants - 1)  # more constants than the cap
-    assert len(noisy_identity_rows(problem, 1.5 * sd, capped, None)) == 0
+    assert len(noisy_identity_rows(problem, sd, capped, None)) == 0
     # a law that no rational function of low degree follows to the noise
     wavy, _, sd = _noisy(lambda X: np.sin(3 * X[:, 0]) * np.exp(X[:, 1]) + X[:, 2], level=0.001)
-    assert len(noisy_identity_rows(wavy, 1.5 * sd, SearchSettings(), None)) == 0
+    assert len(noisy_identity_rows(wavy, sd, SearchSettings(), None)) == 0
 
 
 def test_a_noisy_fit_runs_the_law_under_noise_in_the_plan_before_operon_where_the_time_holds_it(
@@ -752,3 +753,72 @@ def test_the_least_squares_monomial_reads_signs_zeros_and_weights_and_nothing_fr
     assert least_squares_monomial(X, wrong) is None
     assert least_squares_monomial(X, wrong, weights=weights) == [3, 0, -1]
     assert least_squares_monomial(np.ones((10, 0)), np.ones(10)) is None
+
+
+def _to_the_noise(problem: Problem, sd: float, most_unknowns: int | None = None):
+    """The law of :func:`identity_rows` with identities that hold to the noise ``sd``, or ``None``."""
+    tolerance = noise_tolerance(problem, sd, SearchSettings(), most_unknowns)
+    rows, ends = identity_rows(problem, SearchSettings(), tolerance=tolerance)
+    assert not ends  # under noise no identity ends the search
+    return (rows.skeletons[0], rows.constants[0]) if len(rows) else None
+
+
+@pytest.mark.parametrize(
+    "law, high, unknowns, expected",
+    [
+        (lambda X: np.sin(X[:, 0]) / np.sin(X[:, 1]), 1.5, 16, "sin(x_1)/sin(x_2)"),  # angles, by their sines
+        # positive columns by their roots beside an angle (the others beyond a turn)
+        (lambda X: X[:, 0] + X[:, 1] + 2 * np.sqrt(X[:, 0] * X[:, 1]) * np.cos(X[:, 2]), (12, 12, 1.5), 64, None),
+        (lambda X: X[:, 0] * np.sqrt(X[:, 1] ** 2 + X[:, 2] ** 2), 1.5, 16, "x_1*sqrt(x_2**2 + x_3**2)"),
+    ],
+)
+def test_an_identity_holds_to_the_noise_where_none_is_exact(law, high, unknowns, expected):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0.2, np.broadcast_to(high, (3,)), (600, 3))
+    clean = law(X)
+    sd = 0.001 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    assert len(identity_rows(problem, SearchSettings())[0]) == 0  # exact to rounding: none
+    skeleton, constants = _to_the_noise(problem, sd, unknowns)
+    with np.errstate(all="ignore"):
+        predicted = skeleton.program(X, constants)
+    assert np.sqrt(np.mean((predicted - clean) ** 2)) < 0.3 * sd  # the law, not the noise
+    assert skeleton.n_constants <= 3
+    if expected is not None:  # its form, every constant 1
+        ones = {symbol: 1 for symbol in skeleton.sympy.free_symbols if symbol.name.startswith("c")}
+        assert str(sympy.simplify(skeleton.sympy.subs(ones))) == expected
+
+
+def test_a_large_system_under_noise_is_searched_only_where_its_unknowns_are_allowed():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-3, 3, (800, 4))
+    X[:, 0] = np.abs(X[:, 0]) + 0.1
+    clean = X[:, 0] * X[:, 3] ** 2 * (X[:, 1] ** 2 + X[:, 2] ** 2) / 4  # degree 5 in 4 features: 126 monomials
+    sd = 0.001 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    assert _to_the_noise(problem, sd, 64) is None
+    skeleton, constants = _to_the_noise(problem, sd)
+    with np.errstate(all="ignore"):
+        assert np.sqrt(np.mean((skeleton.program(X, constants) - clean) ** 2)) < 0.3 * sd
+    assert skeleton.n_constants <= 3
+
+
+def test_an_approximation_to_the_noise_that_does_not_extrapolate_is_no_identity():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0.0, 2.0, (600, 3))
+    clean = np.exp(X[:, 0]) * X[:, 1] + X[:, 2]  # within 1e-3 of rational laws of 20 monomials on [0, 2]
+    sd = 0.001 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    assert _to_the_noise(problem, sd, 64) is None
+
+
+def test_the_sizes_of_the_systems_under_noise_are_settings():
+    assert SearchSettings().noisy_identity_unknowns == (16, 64)
+    for wrong in ((16, 1), [16], (16.0,)):
+        with pytest.raises(ValueError, match="noisy_identity_unknowns must be a tuple of integers"):
+            SearchSettings(noisy_identity_unknowns=wrong)
+    problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1), level=0.001)
+    found = noisy_identity_rows(problem, sd, SearchSettings(), None)
+    assert found.skeletons[0].n_constants <= 2  # the identity to the noise: the law
+    alone = noisy_identity_rows(problem, sd, SearchSettings(noisy_identity_unknowns=()), None)
+    assert len(alone) == 1  # the law of the information criterion alone finds it too

@@ -46,6 +46,7 @@ VARIANTS = {
     "smoothed": SearchSettings(network_reads_smoothed=True),
     "rational-only": SearchSettings(noisy_identity_forms=("rational",)),
     "no-angle": SearchSettings(noisy_identity_forms=("rational", "root", "power")),
+    "no-identity-readings": SearchSettings(noisy_identity_unknowns=()),
 }
 
 

@@ -34,6 +34,10 @@ name              FVU    a fit this close or closer ...
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
 EXACT_FIT = 1e-14
 ROUNDING_FIT = 1e-24
 FVU_FLOOR = 1e-12
@@ -91,3 +95,82 @@ def restatement_reach(scale: float = 1.0) -> float:
     """How far apart the square roots of two restatements' losses can be (the triangle
     inequality of root mean squares): rows farther apart need no comparison."""
     return (RESTATEMENT * scale) ** 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class Tolerance:
+    """How closely an identity must hold: exact to float64's rounding (``sd`` is
+    ``None``), or to the noise of ``y``, whose standard deviation at each point is ``sd``
+    (a chi-square test: a law holds where its errors in units of ``sd`` have a mean
+    square of at most ``ratio**2``; a system's null vector where its residual is at most
+    ``ratio**2`` times the share of it that the noise of ``y`` makes). Under noise, a law
+    of more than ``most_constants`` constants is no identity (it may fit the noise), the
+    systems have at most ``most_unknowns`` unknowns (none: as many as the points allow),
+    and each rational fit takes ``polish`` Gauss-Newton steps."""
+
+    sd: np.ndarray | None = None
+    ratio: float = 1.0
+    most_constants: int | None = None
+    most_unknowns: int | None = None
+    polish: int = 0
+
+    @property
+    def exact(self) -> bool:
+        return self.sd is None
+
+    def law_holds(
+        self, y: np.ndarray, predicted: np.ndarray, loss: float, scale: float, variance: np.ndarray | float = 0.0
+    ) -> bool:
+        """Whether a law predicting ``predicted`` for ``y`` with mean squared error ``loss``
+        (of ``y``'s variance ``scale``) holds; under noise, the prediction's own error of
+        ``variance`` at each point (its constants' uncertainty) adds to the noise's."""
+        if self.sd is None:
+            return bool(is_exact_to_rounding(loss, scale))
+        with np.errstate(all="ignore"):
+            errors = (y - predicted) ** 2 / (self.sd**2 + variance)
+            return bool(np.mean(errors) <= self.ratio**2)
+
+    def null_holds(self, residual: float, share: float = 1.0) -> bool:
+        """Whether a null vector of squared ``residual`` holds: exact to rounding, or at
+        most ``ratio**2`` times the ``share`` of it that the noise makes."""
+        return bool(is_exact_to_rounding(residual) if self.sd is None else residual <= self.ratio**2 * share)
+
+    def unknowns(self, allowed: int) -> int:
+        """The unknowns of a system, of the ``allowed`` by the points."""
+        return allowed if self.most_unknowns is None else min(allowed, self.most_unknowns)
+
+    def at(self, rows) -> Tolerance:
+        """The tolerance on the points ``rows``."""
+        return (
+            self
+            if self.sd is None
+            else Tolerance(self.sd[rows], self.ratio, self.most_constants, self.most_unknowns, self.polish)
+        )
+
+    def over(self, divisor: np.ndarray) -> Tolerance:
+        """The tolerance of ``y / divisor``."""
+        return (
+            self
+            if self.sd is None
+            else Tolerance(self.sd / np.abs(divisor), self.ratio, self.most_constants, self.most_unknowns, self.polish)
+        )
+
+    def of_square(self, y: np.ndarray) -> Tolerance:
+        """The tolerance of ``y**2`` (to first order, ``2*|y|*sd``)."""
+        return (
+            self
+            if self.sd is None
+            else Tolerance(2 * np.abs(y) * self.sd, self.ratio, self.most_constants, self.most_unknowns, self.polish)
+        )
+
+    def of_log(self, y: np.ndarray) -> Tolerance:
+        """The tolerance of ``log|y|`` (to first order, ``sd/|y|``)."""
+        return (
+            self
+            if self.sd is None
+            else Tolerance(self.sd / np.abs(y), self.ratio, self.most_constants, self.most_unknowns, self.polish)
+        )
+
+
+#: Identities exact to float64's rounding.
+EXACT = Tolerance()

@@ -43,6 +43,7 @@ from itertools import combinations, product
 from typing import NamedTuple
 
 import numpy as np
+import scipy.linalg
 import sympy
 
 from ..expression.monomial import monomial_tokens
@@ -51,7 +52,7 @@ from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT, variable_token
 from ..shared_setting import one_blas_thread
 from .budget import Deadline
-from .exactness import is_exact_to_rounding
+from .exactness import EXACT, Tolerance, is_exact_to_rounding
 from .fitted import CandidateRows, Fitted, mse
 from .fitting.constants import least_squares_run
 from .fitting.polynomial import count_monomials, monomials_of_degree
@@ -90,6 +91,13 @@ NOISY_UNKNOWNS = 64
 #: The monomials that :func:`least_squares_monomial` compares, at most (exponents up to
 #: 5 in magnitude for 3 features, 2 for 4, 1 for 5 and 6).
 MONOMIAL_CANDIDATES = 1500
+#: Under noise, the null vectors' generalized eigenproblem (:func:`_null_vectors`) adds
+#: this share of the mean of its residuals' matrix's diagonal to it (that matrix is
+#: singular where monomials are).
+NULL_RIDGE = 1e-12
+#: Under noise, :func:`exponential_identity` reads the points where ``|y|`` is at least
+#: this many times the noise (its logarithm's noise, ``sd/|y|``, is then at most a tenth).
+LOG_NOISE = 10.0
 
 
 class Identity(NamedTuple):
@@ -106,7 +114,11 @@ class Identity(NamedTuple):
 
 
 def identity_rows(
-    problem: Problem, settings: SearchSettings, deadline: Deadline | None = None, seed: int = 0
+    problem: Problem,
+    settings: SearchSettings,
+    deadline: Deadline | None = None,
+    seed: int = 0,
+    tolerance: Tolerance = EXACT,
 ) -> tuple[CandidateRows, bool]:
     """The law of ``problem`` that an identity gives (:func:`exact_identity`; where none
     holds, with the columns within ``settings.identity_wide_turns`` turns also read by
@@ -119,11 +131,12 @@ def identity_rows(
     ``settings.identity_dropped_columns``: columns that no exact law needs cost the
     others their monomials. Each such search starts only where the time left before
     halfway to ``deadline`` holds what the search over every column took (the network
-    keeps at least half its time), and stops there."""
+    keeps at least half its time), and stops there. With a ``tolerance`` to the noise, every
+    identity holds to the noise instead of to rounding, and none ends the search."""
     rows = CandidateRows()
     with one_blas_thread():
         started = None if deadline is None else deadline.clock()
-        found = _identity_of(problem, settings, deadline)
+        found = _identity_of(problem, settings, deadline, tolerance)
         dropped = min(settings.identity_dropped_columns, problem.X.shape[1] - 2)
         half = None if deadline is None else deadline.halfway()  # the network keeps at least half its time
         # what one more search over fewer columns takes at most, about
@@ -133,17 +146,17 @@ def identity_rows(
             for k in range(1, dropped + 1):
                 if found is not None or (half is not None and not half.holds(seconds)):
                     break
-                found = _identity_without(problem, np.sort(order[k:]), settings, half)
+                found = _identity_without(problem, np.sort(order[k:]), settings, half, tolerance)
     if found is not None:
         rows.add(found.fitted, origin="identity")
-    return rows, found is not None and found.ends_search(settings.identity_ending_degree)
+    return rows, found is not None and tolerance.exact and found.ends_search(settings.identity_ending_degree)
 
 
 def _identity_without(
-    problem: Problem, kept: np.ndarray, settings: SearchSettings, deadline: Deadline | None
+    problem: Problem, kept: np.ndarray, settings: SearchSettings, deadline: Deadline | None, tolerance: Tolerance
 ) -> Identity | None:
     """:func:`_identity_of` on the columns ``kept`` of ``problem``, written over all of them."""
-    within = _identity_of(Problem(problem.X[:, kept], problem.y, problem.weights), settings, deadline)
+    within = _identity_of(Problem(problem.X[:, kept], problem.y, problem.weights), settings, deadline, tolerance)
     if within is None:
         return None
     skeleton, constants = within.fitted.skeleton.substituted(
@@ -152,80 +165,136 @@ def _identity_without(
     return Identity(Fitted(skeleton, constants, within.fitted.loss), within.degree)
 
 
-def _identity_of(problem: Problem, settings: SearchSettings, deadline: Deadline | None) -> Identity | None:
+def _identity_of(
+    problem: Problem, settings: SearchSettings, deadline: Deadline | None, tolerance: Tolerance
+) -> Identity | None:
     """:func:`identity_with_angles` as :func:`identity_rows` reads the columns."""
     ones = np.ones(problem.X.shape[1])
-    return identity_with_angles(problem, ones, deadline, settings, (settings.identity_wide_turns,), replaced=False)
+    turns = (settings.identity_wide_turns,)
+    return identity_with_angles(problem, ones, deadline, settings, turns, replaced=False, tolerance=tolerance)
 
 
 def exact_identity(
-    problem: Problem, deadline: Deadline | None = None, settings: SearchSettings | None = None
+    problem: Problem,
+    deadline: Deadline | None = None,
+    settings: SearchSettings | None = None,
+    tolerance: Tolerance = EXACT,
 ) -> Identity | None:
     """The law ``P/Q`` or ``±sqrt(P/Q)`` of the smallest identity that is exact to rounding
     on every point of ``problem`` and beyond the points it is fitted on (see the module
     docstring), or ``None``; no further system is decomposed once ``deadline`` has passed.
     Where there is none and ``y`` is mostly a power law of the features, the identity of
     ``y / m`` for its monomial ``m`` (:func:`monomial_ratios`), times ``m``.
-    ``settings`` (default :class:`.SearchSettings`) give the knobs."""
+    ``settings`` (default :class:`.SearchSettings`) give the knobs; with a ``tolerance``
+    to the noise, "exact" is "to the noise"."""
     settings = SearchSettings() if settings is None else settings
-    found = _exact_identity(problem, settings.identity_overdetermined, deadline)
+    found = _exact_identity(problem, settings.identity_overdetermined, deadline, tolerance=tolerance)
     if found is not None or (deadline is not None and deadline.passed()):
         return found
-    ratios = monomial_ratios(problem, settings)
-    return over_monomial(
-        problem, lambda divided: _exact_identity(divided, settings.identity_overdetermined, deadline), ratios
-    )
+
+    def divided(part: Problem, within: Tolerance) -> Identity | None:
+        return _exact_identity(part, settings.identity_overdetermined, deadline, tolerance=within)
+
+    return over_monomial(problem, divided, monomial_ratios(problem, settings, not tolerance.exact), tolerance)
 
 
-def monomial_ratios(problem: Problem, settings: SearchSettings) -> list[tuple[list[int], Problem]]:
+def monomial_ratios(
+    problem: Problem, settings: SearchSettings, noisy: bool = False
+) -> list[tuple[list[int], np.ndarray, Problem]]:
     """``y / m`` (as a problem) for each monomial ``m`` that ``y`` is mostly a power law of
     (:func:`power_law_monomial`, then with the slopes within ``HALVES`` of a half rounded
-    towards 0), with its exponents, where ``m`` is finite and not 0 at every point."""
-    r2 = settings.identity_power_law_r2
-    monomials = [power_law_monomial(problem.X, problem.y, r2, within) for within in (0.0, HALVES)]
+    towards 0; ``noisy``, as :func:`noisy_identity` also reads them: on the points of the
+    largest ``|y|``, and by :func:`least_squares_monomial`), with its exponents and values,
+    where ``m`` is finite and not 0 at every point."""
+    X, y, r2 = problem.X, problem.y, settings.identity_power_law_r2
+    monomials = [power_law_monomial(X, y, r2, within) for within in (0.0, HALVES)]
+    if noisy:
+        loud = np.abs(y) >= np.quantile(np.abs(y), settings.noisy_power_quantile)
+        read = _spread_points(len(y))
+        weights = None if problem.weights is None else problem.weights[read]
+        monomials += [power_law_monomial(X[loud], y[loud], r2), least_squares_monomial(X[read], y[read], r2, weights)]
     ratios = []
     for powers in dict.fromkeys(tuple(powers) for powers in monomials if powers is not None):
         with np.errstate(all="ignore"):
             monomial = np.prod(problem.X ** np.array(powers, dtype=np.float64), axis=1)
         if np.all(np.isfinite(monomial)) and not np.any(monomial == 0):
-            ratios.append((list(powers), Problem(problem.X, problem.y / monomial, problem.weights)))
+            ratios.append((list(powers), monomial, Problem(problem.X, problem.y / monomial, problem.weights)))
     return ratios
 
 
+Find = Callable[[Problem, Tolerance], "Identity | None"]
+
+
 def over_monomial(
-    problem: Problem, find: Callable[[Problem], Identity | None], ratios: list[tuple[list[int], Problem]]
+    problem: Problem,
+    find: Find,
+    ratios: list[tuple[list[int], np.ndarray, Problem]],
+    tolerance: Tolerance = EXACT,
 ) -> Identity | None:
     """The identity that ``find`` gives for ``y / m`` (or ``y / m`` constant to rounding)
     times ``m``, for the first of ``ratios`` (:func:`monomial_ratios`) where the product
-    is exact to rounding; else ``None``."""
-    for powers, ratio in ratios:
-        found = _times_monomial(problem, powers, ratio, find)
+    holds (to ``tolerance``); else ``None``."""
+    for powers, monomial, ratio in ratios:
+        found = _times_monomial(problem, powers, ratio, find, tolerance, tolerance.over(monomial))
         if found is not None:
             return found
     return None
 
 
-def _times_monomial(problem: Problem, powers: list[int], ratio: Problem, find: Callable[[Problem], Identity | None]):
-    """:func:`over_monomial` for the monomial of exponents ``powers``, ``ratio`` being ``y`` over it."""
-    divided = _constant(ratio) or find(ratio)
+def _times_monomial(
+    problem: Problem, powers: list[int], ratio: Problem, find: Find, tolerance: Tolerance, within: Tolerance
+) -> Identity | None:
+    """:func:`over_monomial` for the monomial of exponents ``powers``, ``ratio`` being ``y``
+    over it (``within``: its tolerance)."""
+    divided = _constant(ratio, within) or find(ratio, within)
     if divided is None:
         return None
     tokens = ("mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}), *divided.fitted.skeleton.tokens)
     skeleton, constants = Skeleton(tokens), divided.fitted.constants
-    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
-    if not problem.is_exact_to_rounding(loss):
-        return None
-    return Identity(Fitted(skeleton, constants, loss), divided.degree + max(abs(b) for b in powers))
+    found = _holding(problem, Fitted(skeleton, constants, np.inf), tolerance)
+    return None if found is None else Identity(found, divided.degree + max(abs(b) for b in powers))
 
 
-def _constant(problem: Problem) -> Identity | None:
+def _constant(problem: Problem, tolerance: Tolerance = EXACT) -> Identity | None:
     """The constant law of ``problem`` where ``y`` is constant to rounding (a monomial's
-    ratio: no system of degrees (0, 0) is searched), else ``None``."""
-    value = np.average(problem.y, weights=problem.weights)
-    loss = float(np.average((problem.y - value) ** 2, weights=problem.weights))
-    if not is_exact_to_rounding(loss, value * value):
+    ratio: no system of degrees (0, 0) is searched), or to the noise, else ``None``."""
+    if tolerance.exact:
+        value = np.average(problem.y, weights=problem.weights)
+        loss = float(np.average((problem.y - value) ** 2, weights=problem.weights))
+        holds = is_exact_to_rounding(loss, value * value)
+    else:
+        value = np.average(problem.y, weights=tolerance.sd**-2)  # the noise's weights
+        loss = float(np.average((problem.y - value) ** 2, weights=problem.weights))
+        holds = tolerance.law_holds(problem.y, value, loss, problem.scale)
+    return Identity(Fitted(Skeleton((CONSTANT,)), np.array([value]), loss), 0) if holds else None
+
+
+def _holding(problem: Problem, law: Fitted, tolerance: Tolerance, deadline: Deadline | None = None) -> Fitted | None:
+    """``law`` (its loss on ``problem``'s points) where it holds to ``tolerance``; under
+    noise, else with its constants refitted by least squares where that makes it hold;
+    ``None`` otherwise."""
+    program, X, y, weights = law.skeleton.program, problem.X, problem.y, problem.weights
+    law = Fitted(law.skeleton, law.constants, mse(program, X, y, law.constants, weights))
+    if _holds(problem, law, tolerance):
+        return law
+    if tolerance.exact:
         return None
-    return Identity(Fitted(Skeleton((CONSTANT,)), np.array([value]), loss), 0)
+    constants = least_squares_run(program, X, y, law.constants, deadline=deadline, weights=weights)
+    if constants is None:
+        return None
+    law = Fitted(law.skeleton, constants, mse(program, X, y, constants, weights))
+    return law if _holds(problem, law, tolerance) else None
+
+
+def _holds(problem: Problem, law: Fitted, tolerance: Tolerance) -> bool:
+    """Whether ``law``, of loss ``law.loss`` on ``problem``'s points, holds to ``tolerance`` there."""
+    if not np.isfinite(law.loss):
+        return False
+    if tolerance.exact:
+        return problem.is_exact_to_rounding(law.loss)
+    with np.errstate(all="ignore"):
+        predicted = law.skeleton.program(problem.X, law.constants)
+    return tolerance.law_holds(problem.y, predicted, law.loss, problem.scale)
 
 
 def identity_with_angles(
@@ -235,6 +304,7 @@ def identity_with_angles(
     settings: SearchSettings | None = None,
     turns: tuple[float, ...] | None = None,
     replaced: bool = True,
+    tolerance: Tolerance = EXACT,
 ) -> Identity | None:
     """:func:`exact_identity`, or else :func:`angle_identity` with the columns that may be
     angles (:func:`angle_columns`, in radians once times ``multipliers``) within each of
@@ -246,13 +316,13 @@ def identity_with_angles(
     themselves), then :func:`exponential_identity`, then each angle identity over the
     power-law monomial (:func:`over_monomial`); none once ``deadline`` has passed. The
     readings after :func:`exact_identity` stop halfway from then to ``deadline``, so that
-    the network keeps at least half its time."""
+    the network keeps at least half its time. Each holds to ``tolerance``."""
     settings = SearchSettings() if settings is None else settings
-    found = exact_identity(problem, deadline, settings)
+    found = exact_identity(problem, deadline, settings, tolerance)
     if found is not None:
         return found
     half = None if deadline is None else deadline.halfway()
-    return _other_readings(problem, multipliers, half, settings, turns, replaced)
+    return _other_readings(problem, multipliers, half, settings, turns, replaced, tolerance)
 
 
 def _other_readings(
@@ -262,24 +332,31 @@ def _other_readings(
     settings: SearchSettings,
     turns: tuple[float, ...] | None,
     replaced: bool,
+    tolerance: Tolerance,
 ) -> Identity | None:
     """:func:`identity_with_angles` after :func:`exact_identity`, until ``deadline``."""
     overdetermined = settings.identity_overdetermined
     readings, within_a_turn, differences = _angle_readings(problem.X, multipliers, settings, turns, replaced)
-    attempts: list[Callable[[Problem], Identity | None]] = [
-        lambda part, a=angles, r=instead: angle_identity(part, a, deadline, r, overdetermined)
+    attempts: list[Find] = [
+        lambda part, within, a=angles, r=instead: angle_identity(part, a, deadline, r, overdetermined, tolerance=within)
         for angles, instead, _ in readings
     ]
-    attempts.append(lambda part: angle_identity(part, within_a_turn, deadline, True, overdetermined, roots=True))
+    attempts.append(
+        lambda part, within: angle_identity(
+            part, within_a_turn, deadline, True, overdetermined, roots=True, tolerance=within
+        )
+    )
     attempts += [
-        lambda part, a=angles, pair=pair: angle_identity(part, a, deadline, True, overdetermined, pair)
+        lambda part, within, a=angles, pair=pair: angle_identity(
+            part, a, deadline, True, overdetermined, pair, tolerance=within
+        )
         for angles, _, pair in differences
     ]
-    ratios = monomial_ratios(problem, settings)  # once for every attempt over the monomial
+    ratios = monomial_ratios(problem, settings, not tolerance.exact)  # once for every attempt over the monomial
     steps = [
-        *(lambda attempt=attempt: attempt(problem) for attempt in attempts),
-        lambda: exponential_identity(problem, deadline, overdetermined),
-        *(lambda attempt=attempt: over_monomial(problem, attempt, ratios) for attempt in attempts),
+        *(lambda attempt=attempt: attempt(problem, tolerance) for attempt in attempts),
+        lambda: exponential_identity(problem, deadline, overdetermined, tolerance),
+        *(lambda attempt=attempt: over_monomial(problem, attempt, ratios, tolerance) for attempt in attempts),
     ]
     for step in steps:
         if deadline is not None and deadline.passed():
@@ -342,6 +419,7 @@ def angle_identity(
     overdetermined: int = SearchSettings.identity_overdetermined,
     difference: tuple[int, int] | None = None,
     roots: bool = False,
+    tolerance: Tolerance = EXACT,
 ) -> Identity | None:
     """The law of the smallest identity (:func:`exact_identity`, without the power-law
     monomial) in which each column ``j`` of ``angles`` enters only by ``cos(a*x_j)`` and
@@ -352,19 +430,17 @@ def angle_identity(
     of one multiplier), those two enter only by the cosine and sine of ``a*(x_i - x_j)``
     (the angle between two directions), not as themselves. With ``roots``, the other
     columns that are positive enter by their square roots (``x0 + 2*sqrt(x0*x1)*cos(t)``).
-    ``None`` without angles or roots, or where none holds. ``overdetermined``:
+    ``None`` without angles or roots, or where none holds (to ``tolerance``). ``overdetermined``:
     :attr:`.SearchSettings.identity_overdetermined`."""
     if not angles and not roots:
         return None
     turned, sines, written = _angle_columns(problem, angles, replaced, difference, roots)
-    found = _exact_identity(turned, overdetermined, deadline, sines)
+    found = _exact_identity(turned, overdetermined, deadline, sines, tolerance)
     if found is None:
         return None
     skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
-    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
-    if not problem.is_exact_to_rounding(loss):
-        return None
-    return Identity(Fitted(skeleton, constants, loss), found.degree)
+    law = _holding(problem, Fitted(skeleton, constants, np.inf), tolerance, deadline)
+    return None if law is None else Identity(law, found.degree)
 
 
 def angle_differences(angles: dict[int, float]) -> list[tuple[int, int]]:
@@ -405,7 +481,10 @@ def _angle_columns(problem: Problem, angles: dict[int, float], replaced: bool, d
 
 
 def exponential_identity(
-    problem: Problem, deadline: Deadline | None = None, overdetermined: int = SearchSettings.identity_overdetermined
+    problem: Problem,
+    deadline: Deadline | None = None,
+    overdetermined: int = SearchSettings.identity_overdetermined,
+    tolerance: Tolerance = EXACT,
 ) -> Identity | None:
     """The law ``±m(x)*exp(P/Q)`` (``m`` a monomial of exponents that are multiples of one
     half, ``P/Q`` a rational law: a Gaussian, a Boltzmann factor) where it is exact to
@@ -416,32 +495,36 @@ def exponential_identity(
     linear in the coefficients of ``P``, ``Q`` and ``b_j*Q``: the smallest system where
     one identity holds gives the exponents ``b_j`` (rounded to halves), and the
     rational identity of ``log|y| - sum_j b_j*log|x_j|`` (:func:`_exact_identity`, with
-    its test beyond the points it is fitted on) gives ``P/Q``."""
+    its test beyond the points it is fitted on) gives ``P/Q``. Under noise (a
+    ``tolerance`` to it), on the points where ``|y|`` is at least ``LOG_NOISE`` times the
+    noise, so that its logarithm's noise is ``sd/|y|`` to first order."""
     X, y = problem.X, problem.y
     if _changes_sign(y) or not np.any(y):
         return None
-    nonzero = np.flatnonzero(np.abs(y) >= np.finfo(np.float64).tiny)  # a subnormal's log has lost digits
+    floor = np.finfo(np.float64).tiny if tolerance.exact else LOG_NOISE * tolerance.sd
+    nonzero = np.flatnonzero(np.abs(y) >= floor)  # a subnormal's log has lost digits
+    if len(nonzero) < overdetermined * 2:
+        return None
     logged = [j for j in range(X.shape[1]) if np.all(X[nonzero, j] != 0)]
     with np.errstate(all="ignore"):
         log_y, log_x = np.log(np.abs(y[nonzero])), np.log(np.abs(X[nonzero][:, logged]))
-    powers = _log_exponents(X[nonzero], log_y, log_x, overdetermined, deadline)
+    logs = tolerance.at(nonzero).of_log(y[nonzero])
+    powers = _log_exponents(X[nonzero], log_y, log_x, overdetermined, deadline, logs)
     if powers is None:
         return None
     exponents = np.zeros(X.shape[1])
     exponents[logged] = powers
-    rational = _exact_identity(Problem(X[nonzero], log_y - log_x @ powers), overdetermined, deadline)
+    rational = _exact_identity(Problem(X[nonzero], log_y - log_x @ powers), overdetermined, deadline, tolerance=logs)
     if rational is None:
         return None
     skeleton, constants = _exponential_law(rational.fitted, exponents, y[nonzero[0]] < 0)
-    loss = mse(skeleton.program, X, y, constants, problem.weights)
-    if not problem.is_exact_to_rounding(loss):  # the logarithms' rounding, through exp
+    law = _holding(problem, Fitted(skeleton, constants, np.inf), tolerance, deadline)
+    if law is None and tolerance.exact:  # the logarithms' rounding, through exp
         polished = least_squares_run(skeleton.program, X, y, constants, deadline=deadline, weights=problem.weights)
-        if polished is None:
-            return None
-        constants, loss = polished, mse(skeleton.program, X, y, polished, problem.weights)
-        if not problem.is_exact_to_rounding(loss):
-            return None
-    return Identity(Fitted(skeleton, constants, loss), rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
+        law = None if polished is None else _holding(problem, Fitted(skeleton, polished, np.inf), tolerance)
+    if law is None:
+        return None
+    return Identity(law, rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
 
 
 def _exponential_law(exponent: Fitted, powers: np.ndarray, negative: bool) -> tuple[Skeleton, np.ndarray]:
@@ -464,13 +547,19 @@ def _exponential_law(exponent: Fitted, powers: np.ndarray, negative: bool) -> tu
 
 
 def _log_exponents(
-    X: np.ndarray, log_y: np.ndarray, log_x: np.ndarray, overdetermined: int, deadline: Deadline | None
+    X: np.ndarray,
+    log_y: np.ndarray,
+    log_x: np.ndarray,
+    overdetermined: int,
+    deadline: Deadline | None,
+    tolerance: Tolerance = EXACT,
 ) -> np.ndarray | None:
     """The exponents ``b_j`` of :func:`exponential_identity`'s smallest system where one
-    identity holds, each rounded to a multiple of one half (at most ``MAX_POWER`` in
-    magnitude); ``None`` where no system holds or an exponent is not such a multiple."""
+    identity holds (to ``tolerance``, that of ``log_y``), each rounded to a multiple of
+    one half (at most ``MAX_POWER`` in magnitude); ``None`` where no system holds or,
+    exact to rounding, an exponent is not such a multiple."""
     read = _spread_points(len(log_y))
-    unknowns, blocks = len(read) // overdetermined, 1 + log_x.shape[1]
+    unknowns, blocks = tolerance.unknowns(len(read) // overdetermined), 1 + log_x.shape[1]
     exponents, counts = _monomials(X.shape[1], unknowns)
     with np.errstate(all="ignore"):
         basis = _values(X[read], exponents)
@@ -483,15 +572,17 @@ def _log_exponents(
         p, q = (int(counts[degree]) for degree in degrees)
         divisor = basis[:, :q]
         logs = [-log_y[read, None] * divisor, *(log_x[read][:, [k]] * divisor for k in range(log_x.shape[1]))]
-        matrix, norms = _scaled(np.hstack([basis[:, :p], *logs]))
-        _, values, vectors = np.linalg.svd(matrix, full_matrices=False)
-        if not is_exact_to_rounding(values[-1] ** 2) or is_exact_to_rounding(values[-2] ** 2):
+        derivative = np.zeros((len(read), p + len(logs) * q))
+        derivative[:, p : p + q] = -divisor  # the noise enters through log|y|
+        matrix, norms, slopes = _scaled(np.hstack([basis[:, :p], *logs]), derivative)
+        (holds, degenerate), vectors = _null_vectors(matrix, slopes, tolerance.at(read), 2)
+        if not holds or degenerate:
             continue
-        vector = vectors[-1] / norms
+        vector = vectors[0] / norms
         lead = p + int(np.argmax(np.abs(vector[p : p + q])))  # b_j*Q's coefficients over Q's
         powers = vector[lead + q :: q][: log_x.shape[1]] / vector[lead]
         halves = np.round(2 * powers) / 2
-        if np.max(np.abs(powers - halves), initial=0.0) > POWER_TOLERANCE:
+        if tolerance.exact and np.max(np.abs(powers - halves), initial=0.0) > POWER_TOLERANCE:
             return None
         return halves if np.max(np.abs(halves), initial=0.0) <= MAX_POWER else None
     return None
@@ -554,22 +645,29 @@ def least_squares_monomial(
 
 
 def _exact_identity(
-    problem: Problem, overdetermined: int, deadline: Deadline | None = None, sines: frozenset = frozenset()
+    problem: Problem,
+    overdetermined: int,
+    deadline: Deadline | None = None,
+    sines: frozenset = frozenset(),
+    tolerance: Tolerance = EXACT,
 ) -> Identity | None:
     """:func:`exact_identity` without the power-law monomial, on systems of at least
     ``overdetermined`` points per unknown; a column in ``sines`` (a sine beside its
-    cosine) is in no monomial to a power above 1 (``sin**2 = 1 - cos**2``)."""
+    cosine) is in no monomial to a power above 1 (``sin**2 = 1 - cos**2``). Each system,
+    law and test holds to ``tolerance``."""
     X, y = problem.X, problem.y
     read = _spread_points(len(y))
-    exponents, counts = _monomials(X.shape[1], len(read) // overdetermined, sines)
-    pairs = degree_pairs(counts, len(read) // overdetermined)
+    unknowns = tolerance.unknowns(len(read) // overdetermined)
+    exponents, counts = _monomials(X.shape[1], unknowns, sines)
+    pairs = degree_pairs(counts, unknowns)
     if not pairs:
         return None
     with np.errstate(all="ignore"):
         basis = _values(X[read], exponents)
     if not np.all(np.isfinite(basis)) or not np.all(np.isfinite(y * y)):
         return None
-    systems = [_System(basis, t[read], counts) for t in ([y, y * y] if _sign_carried(X, y) else [y])]
+    targets = [(y, tolerance), (y * y, tolerance.of_square(y))][: 2 if _sign_carried(X, y) else 1]
+    systems = [_System(basis, t[read], counts, within.at(read)) for t, within in targets]
 
     def passed() -> bool:
         return deadline is not None and deadline.passed()
@@ -589,25 +687,56 @@ def _exact_identity(
             continue
         if passed():
             return None
-        if not system.holds(pair) or system.degenerate(pair):
+        if not system.holds(pair) or (tolerance.exact and system.degenerate(pair)):
             continue
-        terms = _Terms(*system.sparse(pair), root=power == 1)
-        found = _law(problem, exponents, terms)
-        if found is not None and problem.is_exact_to_rounding(found.loss) and _extrapolates(problem, exponents, terms):
+        if tolerance.exact:
+            terms = _Terms(*system.sparse(pair), root=power == 1)
+            found = _law(problem, exponents, terms)
+        else:
+            fitted = system.fitted_terms(pair)
+            if fitted is None:
+                continue
+            terms = fitted[0]._replace(root=power == 1)
+            found = _law_of(problem, exponents, terms, *fitted[1:])
+        found = None if found is None else _holding(problem, found, tolerance, deadline)
+        if found is not None and _extrapolates(problem, exponents, terms, tolerance):
             return Identity(found, int(exponents[np.concatenate([terms.numerator, terms.denominator])].max()))
     return None
 
 
 def noisy_identity_rows(
-    problem: Problem, reach: float, settings: SearchSettings, deadline: Deadline | None
+    problem: Problem, noise: float, settings: SearchSettings, deadline: Deadline | None, seed: int = 0
 ) -> CandidateRows:
-    """The law under noise (:func:`noisy_identity`, with ``settings``' knobs, on one BLAS
-    thread) as a row (origin ``"identity"``) where its root mean squared error is at
-    most ``reach`` (its misfit is the noise's) and its constants at most
-    ``noisy_identity_max_constants``; no row otherwise."""
+    """The law under ``noise`` (the standard deviation of ``y``'s at a point of weight 1)
+    as a row (origin ``"identity"``): the identity that holds to it
+    (:func:`identity_rows` with :func:`noise_tolerance`, systems of at most
+    ``settings.noisy_identity_unknowns[0]`` unknowns in every reading, then of the next:
+    under noise a large system may approximate a law that a small one in another
+    reading writes), else :func:`noisy_identity` where its root mean squared error is at
+    most ``settings.noise_ratio`` times the noise; with at most
+    ``noisy_identity_max_constants`` constants; no row otherwise. On one BLAS thread,
+    until ``deadline``."""
+    for unknowns in settings.noisy_identity_unknowns:
+        found, _ = identity_rows(problem, settings, deadline, seed, noise_tolerance(problem, noise, settings, unknowns))
+        if len(found) or (deadline is not None and deadline.passed()):
+            return found
     with one_blas_thread():
         law = noisy_identity(problem, deadline, settings)
-    return _kept(law, reach, settings)
+    return _kept(law, settings.noise_ratio * noise, settings)
+
+
+def noise_tolerance(
+    problem: Problem, noise: float, settings: SearchSettings, most_unknowns: int | None = None
+) -> Tolerance:
+    """The :class:`.exactness.Tolerance` of ``problem``'s identities under ``noise`` (the
+    standard deviation at a point of weight 1; the weights count as inverse variances):
+    ``settings.noise_ratio`` times it, at most ``settings.noisy_identity_max_constants``
+    constants and ``most_unknowns`` unknowns, ``settings.noisy_identity_polish`` steps."""
+    weights = np.ones(len(problem.y)) if problem.weights is None else problem.weights
+    sd = noise / np.sqrt(weights)
+    return Tolerance(
+        sd, settings.noise_ratio, settings.noisy_identity_max_constants, most_unknowns, settings.noisy_identity_polish
+    )
 
 
 def noisy_angle_law(
@@ -993,65 +1122,105 @@ def _values(X: np.ndarray, exponents: np.ndarray) -> np.ndarray:
     return np.prod(X[:, None, :] ** exponents[None], axis=2)
 
 
-def _scaled(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``matrix`` with each row and then each column of unit norm, and the columns' norms
-    (a zero row or column stays as it is)."""
+def _scaled(matrix: np.ndarray, derivative: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``matrix`` with each row and then each column of unit norm, the columns' norms (a
+    zero row or column stays as it is), and ``derivative`` (each row's by the point's
+    ``t``; none: zeros) scaled alike, the rows' norms held."""
     rows = np.linalg.norm(matrix, axis=1, keepdims=True)
-    matrix = matrix / np.where(rows > 0, rows, 1.0)
+    rows = np.where(rows > 0, rows, 1.0)
+    matrix = matrix / rows
     norms = np.linalg.norm(matrix, axis=0)
     norms = np.where(norms > 0, norms, 1.0)
-    return matrix / norms, norms
+    slopes = np.zeros_like(matrix) if derivative is None else derivative / rows / norms
+    return matrix / norms, norms, slopes
 
 
-def _singular_values(matrix: np.ndarray) -> np.ndarray:
-    """The singular values of ``matrix``, largest first."""
-    return np.linalg.svd(matrix, compute_uv=False)
+def _null_vectors(
+    matrix: np.ndarray, slopes: np.ndarray, tolerance: Tolerance, count: int
+) -> tuple[list[bool], np.ndarray]:
+    """The ``count`` null vectors of the scaled ``matrix`` (rows), the first its closest,
+    and whether each holds to ``tolerance``. Exact to rounding: the right singular vectors
+    of the smallest singular values. Under noise: those of the smallest ratio of the
+    squared residual to the share of it that the noise of ``t`` makes (the rows change
+    with ``t`` by ``slopes``, :func:`_scaled`), a generalized eigenproblem: the columns'
+    own near-dependencies (a polynomial of ``cos`` on a narrow range), which ``t`` has
+    no part in, leave residuals below the noise's, but no noise explains them."""
+    if tolerance.exact:
+        _, values, vectors = np.linalg.svd(matrix, full_matrices=False)
+        return [tolerance.null_holds(values[-k] ** 2) for k in range(1, count + 1)], vectors[::-1][:count]
+    noise = slopes * tolerance.sd[:, None]
+    gram = matrix.T @ matrix
+    ridge = NULL_RIDGE * np.trace(gram) / len(gram) * np.eye(len(gram))
+    shares, vectors = scipy.linalg.eigh(noise.T @ noise, gram + ridge)  # noise's share over the residual, ascending
+    vectors = vectors[:, ::-1][:, :count].T
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    holds = []
+    for vector in vectors:
+        residual, change = float(np.sum((matrix @ vector) ** 2)), float(np.sum((noise @ vector) ** 2))
+        holds.append(tolerance.null_holds(residual, change))
+    return holds, vectors
 
 
 class _System:
     """The identity's matrix for one ``t`` on the points read: the monomial columns
     ``basis`` (by total degree; ``counts[d]`` of degree up to ``d``) for ``P`` and ``-t``
-    times them for ``Q``, by pair of degrees."""
+    times them for ``Q``, by pair of degrees; its null vectors hold to ``tolerance``
+    (that of ``t`` on those points)."""
 
-    def __init__(self, basis: np.ndarray, t: np.ndarray, counts: np.ndarray):
-        self.basis, self.t, self.counts = basis, t, counts
-        self._decomposed: dict[tuple[int, int], np.ndarray] = {}
+    def __init__(self, basis: np.ndarray, t: np.ndarray, counts: np.ndarray, tolerance: Tolerance = EXACT):
+        self.basis, self.t, self.counts, self.tolerance = basis, t, counts, tolerance
+        self._tested: dict[tuple[int, int], tuple[bool, bool]] = {}
 
     def size(self, pair: tuple[int, int]) -> int:
         return int(self.counts[pair[0]] + self.counts[pair[1]])
 
-    def columns(self, pair: tuple[int, int]) -> np.ndarray:
-        """The columns of ``P``'s monomials then ``Q``'s, scaled (:func:`_scaled`)."""
+    def columns(self, pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The columns of ``P``'s monomials then ``Q``'s, scaled, their norms, and how they
+        change with ``t`` (:func:`_scaled`)."""
         n_p, n_q = (int(self.counts[degree]) for degree in pair)
-        return _scaled(np.hstack([self.basis[:, :n_p], -self.t[:, None] * self.basis[:, :n_q]]))[0]
+        derivative = np.hstack([np.zeros((len(self.t), n_p)), -self.basis[:, :n_q]])
+        return _scaled(np.hstack([self.basis[:, :n_p], -self.t[:, None] * self.basis[:, :n_q]]), derivative)
 
-    def singular_values(self, pair: tuple[int, int]) -> np.ndarray:
-        if pair not in self._decomposed:
-            self._decomposed[pair] = _singular_values(self.columns(pair))
-        return self._decomposed[pair]
+    def _test(self, pair: tuple[int, int]) -> tuple[bool, bool]:
+        """Whether one identity of these degrees holds, and whether a second does."""
+        if pair not in self._tested:
+            matrix, _, slopes = self.columns(pair)
+            self._tested[pair] = tuple(self._null_holds(matrix, slopes, count=2))
+        return self._tested[pair]
 
     def holds(self, pair: tuple[int, int]) -> bool:
         """Whether an identity of these degrees holds on the points read."""
-        return bool(is_exact_to_rounding(self.singular_values(pair)[-1] ** 2))
+        return self._test(pair)[0]
 
     def degenerate(self, pair: tuple[int, int]) -> bool:
         """Whether more than one identity of these degrees holds."""
-        return bool(is_exact_to_rounding(self.singular_values(pair)[-2] ** 2))
+        return self._test(pair)[1]
+
+    def _null_holds(self, matrix: np.ndarray, slopes: np.ndarray, count: int = 1) -> list[bool]:
+        """Whether the ``count`` closest null vectors of ``matrix`` hold (:func:`_null_vectors`)."""
+        if self.tolerance.exact:  # the singular values alone
+            values = np.linalg.svd(matrix, compute_uv=False)
+            return [bool(is_exact_to_rounding(values[-k] ** 2)) for k in range(1, count + 1)]
+        return _null_vectors(matrix, slopes, self.tolerance, count)[0]
 
     def sparse(self, pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """The monomials (columns of the basis) of ``P`` and of ``Q`` that the identity
         needs: the terms of the smallest shares are dropped while the rest holds, the
         most such at once, until none can go."""
-        matrix = self.columns(pair)
+        matrix, _, slopes = self.columns(pair)
         n_p = int(self.counts[pair[0]])
         kept = np.arange(matrix.shape[1])
+
+        def holds_on(columns: np.ndarray) -> bool:  # with terms of both P and Q
+            return bool(columns[0] < n_p <= columns[-1] and self._null_holds(matrix[:, columns], slopes[:, columns])[0])
+
         while True:
             vector = np.linalg.svd(matrix[:, kept], full_matrices=False)[2][-1]
             order = np.argsort(np.abs(vector), kind="stable")
             low, high = 0, len(kept) - 2  # the identity keeps a term of P and one of Q
             while low < high:  # the longest run of ``order`` whose removal leaves an identity
                 middle = (low + high + 1) // 2
-                if _holds_on(matrix, kept[np.sort(order[middle:])], n_p):
+                if holds_on(kept[np.sort(order[middle:])]):
                     low = middle
                 else:
                     high = middle - 1
@@ -1059,11 +1228,44 @@ class _System:
                 return kept[kept < n_p], kept[kept >= n_p] - n_p
             kept = kept[np.sort(order[low:])]
 
+    def fitted_terms(self, pair: tuple[int, int]) -> tuple[_Terms, np.ndarray, np.ndarray] | None:
+        """Under noise, the monomials of ``P`` and of ``Q`` that the law needs, their
+        coefficients and shares: the pair's law ``t = P/Q`` fitted by :func:`_rational_fit`
+        (each point's error over its noise), its terms of the smallest shares dropped while
+        it holds (the most at once), until none can go; ``None`` where the pair's law does
+        not hold. The null vector's small entries are the noise's as much as the law's, so
+        the terms are judged by the law's own error."""
+        sd, ratio = self.tolerance.sd, self.tolerance.ratio
 
-def _holds_on(matrix: np.ndarray, columns: np.ndarray, n_p: int) -> bool:
-    """Whether an identity over these ``columns`` of ``matrix``, with terms of both ``P``
-    (columns before ``n_p``) and ``Q``, holds."""
-    return bool(columns[0] < n_p <= columns[-1] and is_exact_to_rounding(_singular_values(matrix[:, columns])[-1] ** 2))
+        def fit(terms: _Terms) -> tuple[np.ndarray, np.ndarray] | None:
+            numerator, denominator = self.basis[:, terms.numerator], self.basis[:, terms.denominator]
+            coefficients, shares = _rational_fit(self.basis, self.t, terms, sd, self.tolerance.polish)
+            if coefficients is None:
+                return None
+            error = _law_residual(numerator, denominator, self.t, coefficients, 1.0 / sd)[0] / len(self.t)
+            return (coefficients, shares) if error <= ratio**2 else None
+
+        terms = _Terms(np.arange(self.counts[pair[0]]), np.arange(self.counts[pair[1]]), root=False)
+        found = fit(terms)
+        while found is not None:
+            n_p, order = len(terms.numerator), np.argsort(found[1], kind="stable")
+            for m in _halving(len(order) - 2):
+                dropped = order[:m]
+                fewer = _Terms(
+                    np.delete(terms.numerator, dropped[dropped < n_p]),
+                    np.delete(terms.denominator, dropped[dropped >= n_p] - n_p),
+                    root=False,
+                )
+                trial = fit(fewer) if len(fewer.numerator) and len(fewer.denominator) else None
+                if trial is not None:
+                    terms, found = fewer, trial
+                    break
+            else:
+                most = self.tolerance.most_constants
+                if most is not None and len(terms.numerator) + len(terms.denominator) - 1 > most:
+                    return None
+                return terms, *found
+        return None
 
 
 class _Terms(NamedTuple):
@@ -1085,7 +1287,7 @@ def _coefficients(problem: Problem, exponents: np.ndarray, terms: _Terms, part) 
         matrix = np.hstack(
             [_values(X, exponents[terms.numerator]), -t[:, None] * _values(X, exponents[terms.denominator])]
         )
-        matrix, norms = _scaled(matrix)
+        matrix, norms, _ = _scaled(matrix)
     if not np.all(np.isfinite(matrix)) or len(matrix) <= matrix.shape[1]:
         return None
     _, values, vectors = np.linalg.svd(matrix, full_matrices=False)
@@ -1174,16 +1376,45 @@ def _sign_carried(X: np.ndarray, y: np.ndarray) -> bool:
     return False
 
 
-def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms) -> bool:
+def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms, tolerance: Tolerance = EXACT) -> bool:
     """Whether, for every feature, the identity fitted on the points where the feature is
-    at most its median is exact to rounding on every point, where those points determine
-    it: a rational function that only approximates ``y`` to rounding (Padé's of ``exp``
-    on a narrow range) is exact where it was fitted, not beyond."""
+    at most its median holds (to ``tolerance``) on every point, where those points
+    determine it: a rational function that only approximates ``y`` to rounding (Padé's of
+    ``exp`` on a narrow range) is exact where it was fitted, not beyond. Under noise, the
+    law's constants are refitted on those points by least squares (the null vector's
+    fit weighs the points by ``|Q|``), and the error of its prediction that their
+    uncertainty makes adds to the noise (:func:`_extrapolates_to_the_noise`)."""
     for column in problem.X.T:
-        found = _law(problem, exponents, terms, column <= np.median(column))
-        if found is not None and not problem.is_exact_to_rounding(found.loss):
+        part = column <= np.median(column)
+        found = _law(problem, exponents, terms, part)
+        if found is None:
+            continue
+        if not (
+            _holds(problem, found, tolerance)
+            if tolerance.exact
+            else _extrapolates_to_the_noise(problem, found, part, tolerance)
+        ):
             return False
     return True
+
+
+def _extrapolates_to_the_noise(problem: Problem, law: Fitted, part: np.ndarray, tolerance: Tolerance) -> bool:
+    """Whether ``law``, its constants refitted on the points ``part`` by least squares,
+    holds on every point to the noise of ``tolerance`` plus the variance of its
+    prediction (the constants' covariance from those points, to first order)."""
+    X, y, program, sd = problem.X, problem.y, law.skeleton.program, tolerance.sd
+    on = None if problem.weights is None else problem.weights[part]
+    constants = least_squares_run(program, X[part], y[part], law.constants, weights=on)
+    if constants is None:
+        return False
+    predicted, jacobian = program.value_and_jacobian(X, constants)
+    with np.errstate(all="ignore"):
+        scaled = jacobian[part] / sd[part, None]
+        covariance = np.linalg.pinv(scaled.T @ scaled) if np.all(np.isfinite(scaled)) else None
+    if covariance is None:
+        return False
+    variance = np.einsum("ij,jk,ik->i", jacobian, covariance, jacobian)
+    return tolerance.law_holds(y, predicted, mse(program, X, y, constants, problem.weights), problem.scale, variance)
 
 
 def _term(exponent: np.ndarray, constant: bool, sign: int = 1) -> list[str]:

@@ -300,6 +300,13 @@ class SearchSettings:
         On the four validation sets at three noise levels
         (``benchmarks/studies/noisy_law.py``, variant ``power-all``: 0) every law came
         back the same: none spans decades. Not tuned: the half of the points.
+    noisy_identity_unknowns : tuple of int, default=(16, 64)
+        Under noise, the identities' readings (:func:`.identities.noisy_identity_rows`:
+        rational, angles, roots, differences, the exponential, over the power-law
+        monomial) are searched to the noise with systems of at most this many unknowns,
+        every reading at the first size before any at the next (a large system
+        approximates, to the noise, a law that a small one in another reading writes),
+        before the law of the information criterion; ``()``: the latter alone.
     noisy_identity_polish : int, default=5
         Gauss-Newton steps on the law's own error after each rational fit under noise
         (:func:`.identities._rational_fit`; 0: the reweighted null vector alone). The
@@ -510,6 +517,7 @@ class SearchSettings:
     noisy_identity_seconds: float = 0.05
     noisy_identity_max_constants: int = 16
     noisy_identity_polish: int = 5
+    noisy_identity_unknowns: tuple[int, ...] = (16, 64)
     noisy_power_quantile: float = 0.5
     identity_overdetermined: int = 2
     identity_power_law_r2: float = 0.9
@@ -638,6 +646,11 @@ class SearchSettings:
             raise ValueError(
                 f"SearchSettings.noisy_identity_forms must be a tuple of {sorted(NOISY_FORMS)}, "
                 f"got {self.noisy_identity_forms!r}."
+            )
+        unknowns = self.noisy_identity_unknowns
+        if not (isinstance(unknowns, tuple) and all(isinstance(u, int) and u >= 2 for u in unknowns)):
+            raise ValueError(
+                f"SearchSettings.noisy_identity_unknowns must be a tuple of integers of at least 2, got {unknowns!r}."
             )
         if self.noisy_identity_level is not None and not self.noisy_identity_level >= 0:
             raise ValueError(
