@@ -300,6 +300,18 @@ def test_a_column_that_beats_no_shuffled_copy_of_itself_on_held_out_points_is_un
     assert unsupported_on_held_out(line.skeleton, line.constants, problem, folds, SearchSettings(), 0) == []
 
 
+def test_a_column_without_whose_order_the_row_is_not_finite_is_supported():
+    """``sqrt(x1 - x2)`` with ``x1`` just above ``x2``: shuffled, either column makes the
+    root's argument negative somewhere, so no shuffled copy is finite; the row needs both."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 2, (200, 3))
+    X[:, 1] = X[:, 2] + rng.uniform(0.01, 0.1, 200)
+    problem = Problem(X, np.sqrt((X[:, 1] - X[:, 2]) / X[:, 0]) + rng.normal(0.0, 1e-4, 200))
+    folds = np.random.default_rng(0).permutation(200) % 5
+    law = fitted("mul c sqrt div add x_2 mul c x_3 x_1", problem)
+    assert unsupported_on_held_out(law.skeleton, law.constants, problem, folds, SearchSettings(), 0) == []
+
+
 def test_rows_with_an_unsupported_column_are_left_out_of_the_choice():
     """The row with the unused x3 fits best on held-out points too, but x3 beats none of
     its shuffled copies: the row without it is chosen."""

@@ -28,11 +28,20 @@ median: no rational function that approximates a smooth one to rounding on a nar
 range and only there. The decompositions run on one BLAS thread
 (:func:`..shared_setting.one_blas_thread`).
 
-Under noise no identity is exact, and :func:`noisy_identity` fits the same systems to
-the noise instead: each pair of degrees by the reweighted null vector, polished by
-Gauss-Newton steps on the law's own error, the pair and then the terms chosen by the
-Bayesian information criterion. Its law is a candidate where its misfit is the noise's
-(:func:`noisy_identity_rows`).
+Under noise no identity is exact. Every reading above is then searched to the noise
+instead (a :class:`.exactness.Tolerance` of the estimated noise, :func:`noisy_identity_rows`):
+a system's null vector holds where its residual is at most ``noise_ratio**2`` times the
+share of it that the noise of ``t`` makes (the smallest such ratio, a generalized
+eigenproblem: the monomials' own near-dependencies leave residuals below the noise's
+that no noise explains); the pair's law is fitted to ``t`` by the reweighted null
+vector and Gauss-Newton steps on the law's own error, and its terms of the smallest
+shares are dropped while it holds (the null vector's small entries are the noise's as
+much as the law's); the law holds where its errors over the noise have a mean square of
+at most ``noise_ratio**2`` (a chi-square test), refitted by least squares, and beyond
+half of each feature, where its constants' uncertainty adds to the noise. Small systems
+come first in every reading. Where none holds, :func:`noisy_identity` fits the same
+systems to the noise by the Bayesian information criterion, a candidate where its
+misfit is the noise's.
 """
 
 from __future__ import annotations

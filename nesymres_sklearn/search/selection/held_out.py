@@ -131,8 +131,10 @@ def unsupported_on_held_out(
     refitted as the folds are: one Gauss-Newton step from ``constants``) by more than
     ``SearchSettings.held_out_standard_errors`` standard errors of their paired
     differences: what the variable adds on points it was not fitted on, a column of
-    noise adds as well. Each copy takes one of ``evaluations``; variables not tested
-    before they are spent count as supported."""
+    noise adds as well. A variable without whose order the row is nowhere finite (each
+    copy's error is not: a root of a difference of columns) is supported. Each copy
+    takes one of ``evaluations``; variables not tested before they are spent count as
+    supported."""
     errors = held_out_errors(skeleton, constants, problem, folds)
     rng = np.random.default_rng(seed)
     unsupported = []
@@ -146,6 +148,8 @@ def unsupported_on_held_out(
             copy = held_out_errors(skeleton, constants, dataclasses.replace(problem, X=X), folds)
             if best is None or np.mean(copy) < np.mean(best):
                 best = copy
+        if np.all(np.isfinite(errors)) and not np.isfinite(np.mean(best)):
+            continue  # without the column's order the row is not even finite (a root of a difference)
         with np.errstate(all="ignore"):
             gain = float(np.mean(best) - np.mean(errors))
             margin = settings.held_out_standard_errors * float(np.std(best - errors)) / np.sqrt(len(errors))
