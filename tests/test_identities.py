@@ -17,10 +17,10 @@ from nesymres_sklearn.search.identities import (
     exponential_identity,
     identity_rows,
     least_squares_monomial,
+    noise_tolerance,
     noisy_angle_law,
     noisy_identity,
     noisy_identity_rows,
-    noise_tolerance,
     power_law_monomial,
 )
 from nesymres_sklearn.search.problem import Problem
