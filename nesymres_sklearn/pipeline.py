@@ -35,7 +35,7 @@ from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget, Calibration
 from .search.fitted import CandidateRows, Fitted
-from .search.identities import AngleLawUnderNoise, identity_rows, noisy_identity_rows
+from .search.identities import AngleLawUnderNoise, IdentityUnderNoise, identity_rows, noisy_identity_rows
 from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
 from .search.problem import Problem
@@ -178,11 +178,13 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
                 problem, operon_settings, request.seed, restrictions.operators, n_islands, calibration
             )
             sources.insert(0, islands)
-        if "angle" in settings.noisy_identity_forms and _noisy(done.noise, problem, settings):
-            # its turn starts where the time left holds the plan's law under noise again
+        if _noisy(done.noise, problem, settings):
+            # their turns start where the time left holds the plan's law under noise again
             seconds = max((step.seconds for step in budget.plan if step.unit == LAW_UNDER_NOISE), default=0.0)
-            reach = settings.noise_ratio * done.noise
-            sources.insert(0, AngleLawUnderNoise(problem, reach, settings, seconds))  # first
+            if "angle" in settings.noisy_identity_forms:
+                sources.insert(0, AngleLawUnderNoise(problem, settings.noise_ratio * done.noise, settings, seconds))
+            if settings.noisy_identity_unknowns:  # the identities to the noise, first
+                sources.insert(0, IdentityUnderNoise(problem, done.noise, settings, seconds, request.seed))
         warm = ContinuationState(
             fingerprint,
             (X, y, weights),

@@ -12,6 +12,7 @@ from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import CandidateRows
 from nesymres_sklearn.search.identities import (
     AngleLawUnderNoise,
+    IdentityUnderNoise,
     angle_identity,
     exact_identity,
     exponential_identity,
@@ -588,7 +589,7 @@ def test_the_forms_of_the_law_under_noise_are_named():
 def test_the_law_under_noise_is_a_row_only_where_its_misfit_is_the_noise_s():
     problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1))
     assert len(identity_rows(problem, SearchSettings())[0]) == 0  # the plan's identities: exact ones only
-    found = noisy_identity_rows(problem, sd, SearchSettings(), None)
+    found = noisy_identity_rows(problem, sd, SearchSettings(noisy_identity_unknowns=()), None)
     assert len(found) == 1 and found.origins == ["identity"]
     assert len(noisy_identity_rows(problem, sd / 3, SearchSettings(), None)) == 0  # above the noise given
     n_constants = found.skeletons[0].n_constants
@@ -801,6 +802,19 @@ def test_a_large_system_under_noise_is_searched_only_where_its_unknowns_are_allo
     with np.errstate(all="ignore"):
         assert np.sqrt(np.mean((skeleton.program(X, constants) - clean) ** 2)) < 0.3 * sd
     assert skeleton.n_constants <= 3
+    # as a source of the continuation: its first turn, the law; later turns, nothing
+    plan = SearchSettings(noisy_identity_forms=())  # the plan's sizes alone, without the law of the criterion
+    assert len(noisy_identity_rows(problem, sd, plan, None)) == 0
+    source = IdentityUnderNoise(problem, sd)
+    first = source.propose(CandidateRows(), 0, None)
+    assert first.skeletons == [skeleton] and first.origins == ["identity"]
+    assert len(source.propose(first, 1, None)) == 0
+
+    def clock():
+        return 0.0  # a stopped clock: the time left is the deadline's
+
+    slow = IdentityUnderNoise(problem, sd, seconds=2.0)  # the plan's law under noise took 2 s
+    assert not slow.holds(Deadline(1.0, clock)) and slow.holds(Deadline(3.0, clock))
 
 
 def test_an_approximation_to_the_noise_that_does_not_extrapolate_is_no_identity():
@@ -819,6 +833,6 @@ def test_the_sizes_of_the_systems_under_noise_are_settings():
             SearchSettings(noisy_identity_unknowns=wrong)
     problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1), level=0.001)
     found = noisy_identity_rows(problem, sd, SearchSettings(), None)
-    assert found.skeletons[0].n_constants <= 2  # the identity to the noise: the law
+    assert len(found) == 2 and all(skeleton.n_constants <= 2 for skeleton in found.skeletons)  # the law, twice
     alone = noisy_identity_rows(problem, sd, SearchSettings(noisy_identity_unknowns=()), None)
-    assert len(alone) == 1  # the law of the information criterion alone finds it too
+    assert len(alone) == 1  # the law of the information criterion alone

@@ -716,22 +716,40 @@ def _exact_identity(
 def noisy_identity_rows(
     problem: Problem, noise: float, settings: SearchSettings, deadline: Deadline | None, seed: int = 0
 ) -> CandidateRows:
-    """The law under ``noise`` (the standard deviation of ``y``'s at a point of weight 1)
-    as a row (origin ``"identity"``): the identity that holds to it
-    (:func:`identity_rows` with :func:`noise_tolerance`, systems of at most
-    ``settings.noisy_identity_unknowns[0]`` unknowns in every reading, then of the next:
-    under noise a large system may approximate a law that a small one in another
-    reading writes), else :func:`noisy_identity` where its root mean squared error is at
-    most ``settings.noise_ratio`` times the noise; with at most
-    ``noisy_identity_max_constants`` constants; no row otherwise. On one BLAS thread,
-    until ``deadline``."""
-    for unknowns in settings.noisy_identity_unknowns:
+    """The laws under ``noise`` (the standard deviation of ``y``'s at a point of weight 1)
+    as rows (origin ``"identity"``), with at most ``noisy_identity_max_constants``
+    constants: :func:`noisy_identity` where its root mean squared error is at most
+    ``settings.noise_ratio`` times the noise, then, while ``deadline`` holds, the identity
+    that holds to the noise (:func:`identities_to_the_noise`, of the sizes
+    ``settings.noisy_identity_unknowns``). On one BLAS thread."""
+    with one_blas_thread():
+        law = noisy_identity(problem, deadline, settings)
+    found = _kept(law, settings.noise_ratio * noise, settings)
+    if deadline is None or not deadline.passed():
+        found.extend(
+            identities_to_the_noise(problem, noise, settings, deadline, seed, settings.noisy_identity_unknowns)
+        )
+    return found
+
+
+def identities_to_the_noise(
+    problem: Problem,
+    noise: float,
+    settings: SearchSettings,
+    deadline: Deadline | None,
+    seed: int,
+    sizes: tuple[int | None, ...],
+) -> CandidateRows:
+    """The identity that holds to ``noise`` (:func:`identity_rows` with
+    :func:`noise_tolerance`) as a row, its systems of at most ``sizes[0]`` unknowns in
+    every reading, then of the next size (``None``: as many as the points allow; under
+    noise a large system may approximate a law that a small one in another reading
+    writes); no row where none holds before ``deadline``."""
+    for unknowns in sizes:
         found, _ = identity_rows(problem, settings, deadline, seed, noise_tolerance(problem, noise, settings, unknowns))
         if len(found) or (deadline is not None and deadline.passed()):
             return found
-    with one_blas_thread():
-        law = noisy_identity(problem, deadline, settings)
-    return _kept(law, settings.noise_ratio * noise, settings)
+    return CandidateRows()
 
 
 def noise_tolerance(
@@ -802,6 +820,35 @@ class AngleLawUnderNoise:
         with one_blas_thread():
             law = noisy_angle_law(self.problem, deadline, self.settings)
         return _kept(law, self.reach, self.settings)
+
+
+@dataclass
+class IdentityUnderNoise:
+    """The identities' readings to the ``noise`` (:func:`identities_to_the_noise`, of the
+    sizes ``settings.noisy_identity_unknowns`` and then the largest the points allow) as
+    a source of the continuation: its first turn searches (where the plan's law under
+    noise had no time left for them, or found none of those sizes:
+    ``v1*v4**2*(v2**2 + v3**2)`` has 126 monomials of degree 5), a row (origin
+    ``"identity"``) where one holds; later turns add nothing.
+    A turn starts while the time left holds ``seconds`` (the plan's law under noise took
+    as long), and at least ``settings.noisy_identity_seconds``; ``seed``: the columns'
+    relevance."""
+
+    problem: Problem
+    noise: float
+    settings: SearchSettings = field(default_factory=SearchSettings)
+    seconds: float = 0.0
+    seed: int = 0
+    name: str = "identity"
+
+    def holds(self, deadline: Deadline | None) -> bool:
+        return deadline is None or deadline.holds(max(self.seconds, self.settings.noisy_identity_seconds))
+
+    def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
+        if turn:
+            return CandidateRows()
+        sizes = (*self.settings.noisy_identity_unknowns, None)
+        return identities_to_the_noise(self.problem, self.noise, self.settings, deadline, self.seed, sizes)
 
 
 def _kept(law: Fitted | None, reach: float, settings: SearchSettings) -> CandidateRows:
@@ -1224,7 +1271,7 @@ class _System:
             return bool(columns[0] < n_p <= columns[-1] and self._null_holds(matrix[:, columns], slopes[:, columns])[0])
 
         while True:
-            vector = np.linalg.svd(matrix[:, kept], full_matrices=False)[2][-1]
+            vector = _null_vectors(matrix[:, kept], slopes[:, kept], self.tolerance, 1)[1][0]
             order = np.argsort(np.abs(vector), kind="stable")
             low, high = 0, len(kept) - 2  # the identity keeps a term of P and one of Q
             while low < high:  # the longest run of ``order`` whose removal leaves an identity
@@ -1238,43 +1285,26 @@ class _System:
             kept = kept[np.sort(order[low:])]
 
     def fitted_terms(self, pair: tuple[int, int]) -> tuple[_Terms, np.ndarray, np.ndarray] | None:
-        """Under noise, the monomials of ``P`` and of ``Q`` that the law needs, their
-        coefficients and shares: the pair's law ``t = P/Q`` fitted by :func:`_rational_fit`
-        (each point's error over its noise), its terms of the smallest shares dropped while
-        it holds (the most at once), until none can go; ``None`` where the pair's law does
-        not hold. The null vector's small entries are the noise's as much as the law's, so
-        the terms are judged by the law's own error."""
-        sd, ratio = self.tolerance.sd, self.tolerance.ratio
-
-        def fit(terms: _Terms) -> tuple[np.ndarray, np.ndarray] | None:
-            numerator, denominator = self.basis[:, terms.numerator], self.basis[:, terms.denominator]
-            coefficients, shares = _rational_fit(self.basis, self.t, terms, sd, self.tolerance.polish)
-            if coefficients is None:
-                return None
-            error = _law_residual(numerator, denominator, self.t, coefficients, 1.0 / sd)[0] / len(self.t)
-            return (coefficients, shares) if error <= ratio**2 else None
-
-        terms = _Terms(np.arange(self.counts[pair[0]]), np.arange(self.counts[pair[1]]), root=False)
-        found = fit(terms)
-        while found is not None:
-            n_p, order = len(terms.numerator), np.argsort(found[1], kind="stable")
-            for m in _halving(len(order) - 2):
-                dropped = order[:m]
-                fewer = _Terms(
-                    np.delete(terms.numerator, dropped[dropped < n_p]),
-                    np.delete(terms.denominator, dropped[dropped >= n_p] - n_p),
-                    root=False,
-                )
-                trial = fit(fewer) if len(fewer.numerator) and len(fewer.denominator) else None
-                if trial is not None:
-                    terms, found = fewer, trial
-                    break
-            else:
-                most = self.tolerance.most_constants
-                if most is not None and len(terms.numerator) + len(terms.denominator) - 1 > most:
-                    return None
-                return terms, *found
-        return None
+        """Under noise, the monomials of ``P`` and of ``Q`` that the law needs
+        (:meth:`sparse`), their coefficients and shares: the law ``t = P/Q`` from their
+        closest null vector (:func:`_null_vectors`), polished by Gauss-Newton steps on the
+        law's own error (each point's over its noise); ``None`` where that law does not
+        hold (the null vector's test is to first order: where ``Q`` nears 0, the law's
+        error is not the equation's) or has more than ``tolerance.most_constants``."""
+        sd, ratio, most = self.tolerance.sd, self.tolerance.ratio, self.tolerance.most_constants
+        matrix, norms, slopes = self.columns(pair)
+        n_p = int(self.counts[pair[0]])
+        terms = _Terms(*self.sparse(pair), root=False)
+        if most is not None and len(terms.numerator) + len(terms.denominator) - 1 > most:
+            return None
+        columns = np.concatenate([terms.numerator, n_p + terms.denominator])
+        vector = _null_vectors(matrix[:, columns], slopes[:, columns], self.tolerance, 1)[1][0]
+        numerator, denominator = self.basis[:, terms.numerator], self.basis[:, terms.denominator]
+        coefficients = _gauss_newton(
+            numerator, denominator, self.t, vector / norms[columns], 1.0 / sd, self.tolerance.polish
+        )
+        error = _law_residual(numerator, denominator, self.t, coefficients, 1.0 / sd)[0] / len(self.t)
+        return (terms, coefficients, np.abs(vector)) if error <= ratio**2 else None
 
 
 class _Terms(NamedTuple):

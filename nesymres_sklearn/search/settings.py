@@ -301,12 +301,14 @@ class SearchSettings:
         (``benchmarks/studies/noisy_law.py``, variant ``power-all``: 0) every law came
         back the same: none spans decades. Not tuned: the half of the points.
     noisy_identity_unknowns : tuple of int, default=(16, 64)
-        Under noise, the identities' readings (:func:`.identities.noisy_identity_rows`:
+        Under noise, the identities' readings (:func:`.identities.identities_to_the_noise`:
         rational, angles, roots, differences, the exponential, over the power-law
         monomial) are searched to the noise with systems of at most this many unknowns,
         every reading at the first size before any at the next (a large system
-        approximates, to the noise, a law that a small one in another reading writes),
-        before the law of the information criterion; ``()``: the latter alone.
+        approximates, to the noise, a law that a small one in another reading writes):
+        in the plan after the law of the information criterion while its time holds, and
+        as the continuation's first source (:class:`.identities.IdentityUnderNoise`, then
+        also with the largest systems the points allow); ``()``: neither.
     noisy_identity_polish : int, default=5
         Gauss-Newton steps on the law's own error after each rational fit under noise
         (:func:`.identities._rational_fit`; 0: the reweighted null vector alone). The
