@@ -39,9 +39,10 @@ shares are dropped while it holds (the null vector's small entries are the noise
 much as the law's); the law holds where its errors over the noise have a mean square of
 at most ``noise_ratio**2`` (a chi-square test), refitted by least squares, and beyond
 half of each feature, where its constants' uncertainty adds to the noise. Small systems
-come first in every reading. Where none holds, :func:`noisy_identity` fits the same
-systems to the noise by the Bayesian information criterion, a candidate where its
-misfit is the noise's.
+come first in every reading (:func:`identities_to_the_noise`). Before them,
+:func:`noisy_identity` fits the rational systems to the noise by the Bayesian
+information criterion, a candidate where its misfit is the noise's
+(:func:`noisy_identity_rows`).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ NOISY_UNKNOWNS = 64
 #: The monomials that :func:`least_squares_monomial` compares, at most (exponents up to
 #: 5 in magnitude for 3 features, 2 for 4, 1 for 5 and 6).
 MONOMIAL_CANDIDATES = 1500
-#: Under noise, the null vectors' generalized eigenproblem (:func:`_null_vectors`) adds
+#: Under noise, the null vectors' generalized eigenproblem (:class:`_Nulls`) adds
 #: this share of the mean of its residuals' matrix's diagonal to it (that matrix is
 #: singular where monomials are).
 NULL_RIDGE = 1e-12
@@ -584,7 +585,7 @@ def _log_exponents(
         derivative = np.zeros((len(read), p + len(logs) * q))
         derivative[:, p : p + q] = -divisor  # the noise enters through log|y|
         matrix, norms, slopes = _scaled(np.hstack([basis[:, :p], *logs]), derivative)
-        (holds, degenerate), vectors = _null_vectors(matrix, slopes, tolerance.at(read), 2)
+        (holds, degenerate), vectors = _Nulls(matrix, slopes, tolerance.at(read)).vectors(count=2)
         if not holds or degenerate:
             continue
         vector = vectors[0] / norms
@@ -1191,30 +1192,50 @@ def _scaled(matrix: np.ndarray, derivative: np.ndarray | None = None) -> tuple[n
     return matrix / norms, norms, slopes
 
 
-def _null_vectors(
-    matrix: np.ndarray, slopes: np.ndarray, tolerance: Tolerance, count: int
-) -> tuple[list[bool], np.ndarray]:
-    """The ``count`` null vectors of the scaled ``matrix`` (rows), the first its closest,
-    and whether each holds to ``tolerance``. Exact to rounding: the right singular vectors
-    of the smallest singular values. Under noise: those of the smallest ratio of the
-    squared residual to the share of it that the noise of ``t`` makes (the rows change
-    with ``t`` by ``slopes``, :func:`_scaled`), a generalized eigenproblem: the columns'
-    own near-dependencies (a polynomial of ``cos`` on a narrow range), which ``t`` has
-    no part in, leave residuals below the noise's, but no noise explains them."""
-    if tolerance.exact:
-        _, values, vectors = np.linalg.svd(matrix, full_matrices=False)
-        return [tolerance.null_holds(values[-k] ** 2) for k in range(1, count + 1)], vectors[::-1][:count]
-    noise = slopes * tolerance.sd[:, None]
-    gram = matrix.T @ matrix
-    ridge = NULL_RIDGE * np.trace(gram) / len(gram) * np.eye(len(gram))
-    shares, vectors = scipy.linalg.eigh(noise.T @ noise, gram + ridge)  # noise's share over the residual, ascending
-    vectors = vectors[:, ::-1][:, :count].T
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    holds = []
-    for vector in vectors:
-        residual, change = float(np.sum((matrix @ vector) ** 2)), float(np.sum((noise @ vector) ** 2))
-        holds.append(tolerance.null_holds(residual, change))
-    return holds, vectors
+class _Nulls:
+    """The null vectors of a scaled ``matrix`` over any subset of its columns, and whether
+    each holds to ``tolerance``. Exact to rounding: the right singular vectors of the
+    smallest singular values. Under noise: those of the smallest ratio of the squared
+    residual to the share of it that the noise of ``t`` makes (the rows change with ``t``
+    by ``slopes``, :func:`_scaled`), a generalized eigenproblem of the two Gram matrices
+    (computed once): the columns' own near-dependencies (a polynomial of ``cos`` on a
+    narrow range), which ``t`` has no part in, leave residuals below the noise's, but no
+    noise explains them."""
+
+    def __init__(self, matrix: np.ndarray, slopes: np.ndarray, tolerance: Tolerance):
+        self.matrix, self.tolerance = matrix, tolerance
+        if not tolerance.exact:
+            noise = slopes * tolerance.sd[:, None]
+            self.gram, self.noise_gram = matrix.T @ matrix, noise.T @ noise
+
+    def holds(self, columns: np.ndarray | None = None, count: int = 1) -> list[bool]:
+        """Whether the ``count`` closest null vectors over ``columns`` (default: all) hold."""
+        if self.tolerance.exact:  # the singular values alone
+            values = np.linalg.svd(self._columns(columns), compute_uv=False)
+            return [bool(is_exact_to_rounding(values[-k] ** 2)) for k in range(1, count + 1)]
+        return self.vectors(columns, count)[0]
+
+    def vectors(self, columns: np.ndarray | None = None, count: int = 1) -> tuple[list[bool], np.ndarray]:
+        """The ``count`` closest null vectors over ``columns`` (rows, the closest first)
+        and whether each holds."""
+        if self.tolerance.exact:
+            _, values, vectors = np.linalg.svd(self._columns(columns), full_matrices=False)
+            return [self.tolerance.null_holds(values[-k] ** 2) for k in range(1, count + 1)], vectors[::-1][:count]
+        every = slice(None) if columns is None else np.ix_(columns, columns)
+        gram, noise = self.gram[every], self.noise_gram[every]
+        ridge = NULL_RIDGE * np.trace(gram) / len(gram) * np.eye(len(gram))
+        k = len(gram)
+        if k < count or not (np.all(np.isfinite(gram)) and np.all(np.isfinite(noise))):
+            return [False] * count, np.zeros((count, k))
+        # the largest ratios of the noise's share to the residual, ascending
+        vectors = scipy.linalg.eigh(noise, gram + ridge, subset_by_index=[k - count, k - 1], check_finite=False)[1]
+        vectors = vectors[:, ::-1].T
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        holds = [self.tolerance.null_holds(v @ gram @ v, v @ noise @ v) for v in vectors]
+        return holds, vectors
+
+    def _columns(self, columns: np.ndarray | None) -> np.ndarray:
+        return self.matrix if columns is None else self.matrix[:, columns]
 
 
 class _System:
@@ -1241,7 +1262,7 @@ class _System:
         """Whether one identity of these degrees holds, and whether a second does."""
         if pair not in self._tested:
             matrix, _, slopes = self.columns(pair)
-            self._tested[pair] = tuple(self._null_holds(matrix, slopes, count=2))
+            self._tested[pair] = tuple(_Nulls(matrix, slopes, self.tolerance).holds(count=2))
         return self._tested[pair]
 
     def holds(self, pair: tuple[int, int]) -> bool:
@@ -1252,26 +1273,19 @@ class _System:
         """Whether more than one identity of these degrees holds."""
         return self._test(pair)[1]
 
-    def _null_holds(self, matrix: np.ndarray, slopes: np.ndarray, count: int = 1) -> list[bool]:
-        """Whether the ``count`` closest null vectors of ``matrix`` hold (:func:`_null_vectors`)."""
-        if self.tolerance.exact:  # the singular values alone
-            values = np.linalg.svd(matrix, compute_uv=False)
-            return [bool(is_exact_to_rounding(values[-k] ** 2)) for k in range(1, count + 1)]
-        return _null_vectors(matrix, slopes, self.tolerance, count)[0]
-
     def sparse(self, pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """The monomials (columns of the basis) of ``P`` and of ``Q`` that the identity
         needs: the terms of the smallest shares are dropped while the rest holds, the
         most such at once, until none can go."""
         matrix, _, slopes = self.columns(pair)
-        n_p = int(self.counts[pair[0]])
+        nulls, n_p = _Nulls(matrix, slopes, self.tolerance), int(self.counts[pair[0]])
         kept = np.arange(matrix.shape[1])
 
         def holds_on(columns: np.ndarray) -> bool:  # with terms of both P and Q
-            return bool(columns[0] < n_p <= columns[-1] and self._null_holds(matrix[:, columns], slopes[:, columns])[0])
+            return bool(columns[0] < n_p <= columns[-1] and nulls.holds(columns)[0])
 
         while True:
-            vector = _null_vectors(matrix[:, kept], slopes[:, kept], self.tolerance, 1)[1][0]
+            vector = nulls.vectors(kept)[1][0]
             order = np.argsort(np.abs(vector), kind="stable")
             low, high = 0, len(kept) - 2  # the identity keeps a term of P and one of Q
             while low < high:  # the longest run of ``order`` whose removal leaves an identity
@@ -1287,7 +1301,7 @@ class _System:
     def fitted_terms(self, pair: tuple[int, int]) -> tuple[_Terms, np.ndarray, np.ndarray] | None:
         """Under noise, the monomials of ``P`` and of ``Q`` that the law needs
         (:meth:`sparse`), their coefficients and shares: the law ``t = P/Q`` from their
-        closest null vector (:func:`_null_vectors`), polished by Gauss-Newton steps on the
+        closest null vector (:class:`_Nulls`), polished by Gauss-Newton steps on the
         law's own error (each point's over its noise); ``None`` where that law does not
         hold (the null vector's test is to first order: where ``Q`` nears 0, the law's
         error is not the equation's) or has more than ``tolerance.most_constants``."""
@@ -1298,7 +1312,7 @@ class _System:
         if most is not None and len(terms.numerator) + len(terms.denominator) - 1 > most:
             return None
         columns = np.concatenate([terms.numerator, n_p + terms.denominator])
-        vector = _null_vectors(matrix[:, columns], slopes[:, columns], self.tolerance, 1)[1][0]
+        vector = _Nulls(matrix, slopes, self.tolerance).vectors(columns)[1][0]
         numerator, denominator = self.basis[:, terms.numerator], self.basis[:, terms.denominator]
         coefficients = _gauss_newton(
             numerator, denominator, self.t, vector / norms[columns], 1.0 / sd, self.tolerance.polish
