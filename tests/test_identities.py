@@ -593,7 +593,9 @@ def test_the_law_under_noise_is_a_row_only_where_its_misfit_is_the_noise_s():
     assert len(found) == 1 and found.origins == ["identity"]
     assert len(noisy_identity_rows(problem, sd / 3, SearchSettings(), None)) == 0  # above the noise given
     n_constants = found.skeletons[0].n_constants
-    capped = SearchSettings(noisy_identity_max_constants=n_constants - 1)  # more constants than the cap
+    capped = SearchSettings(  # more constants than the caps
+        noisy_identity_max_constants=n_constants - 1, noisy_identity_readings_constants=n_constants - 1
+    )
     assert len(noisy_identity_rows(problem, sd, capped, None)) == 0
     # a law that no rational function of low degree follows to the noise
     wavy, _, sd = _noisy(lambda X: np.sin(3 * X[:, 0]) * np.exp(X[:, 1]) + X[:, 2], level=0.001)

@@ -742,12 +742,15 @@ def identities_to_the_noise(
     sizes: tuple[int | None, ...],
 ) -> CandidateRows:
     """The identity that holds to ``noise`` (:func:`identity_rows` with
-    :func:`noise_tolerance`) as a row, its systems of at most ``sizes[0]`` unknowns in
+    :func:`noise_tolerance`) as a row where it has at most
+    ``settings.noisy_identity_readings_constants`` constants, its systems of at most ``sizes[0]`` unknowns in
     every reading, then of the next size (``None``: as many as the points allow; under
     noise a large system may approximate a law that a small one in another reading
     writes); no row where none holds before ``deadline``."""
+    most = settings.noisy_identity_readings_constants
     for unknowns in sizes:
         found, _ = identity_rows(problem, settings, deadline, seed, noise_tolerance(problem, noise, settings, unknowns))
+        found = found.where(lambda skeleton, constants, loss: skeleton.n_constants <= most)
         if len(found) or (deadline is not None and deadline.passed()):
             return found
     return CandidateRows()
@@ -758,13 +761,12 @@ def noise_tolerance(
 ) -> Tolerance:
     """The :class:`.exactness.Tolerance` of ``problem``'s identities under ``noise`` (the
     standard deviation at a point of weight 1; the weights count as inverse variances):
-    ``settings.noise_ratio`` times it, at most ``settings.noisy_identity_max_constants``
+    ``settings.noise_ratio`` times it, at most ``settings.noisy_identity_readings_constants``
     constants and ``most_unknowns`` unknowns, ``settings.noisy_identity_polish`` steps."""
     weights = np.ones(len(problem.y)) if problem.weights is None else problem.weights
     sd = noise / np.sqrt(weights)
-    return Tolerance(
-        sd, settings.noise_ratio, settings.noisy_identity_max_constants, most_unknowns, settings.noisy_identity_polish
-    )
+    most = settings.noisy_identity_readings_constants
+    return Tolerance(sd, settings.noise_ratio, most, most_unknowns, settings.noisy_identity_polish)
 
 
 def noisy_angle_law(

@@ -309,6 +309,12 @@ class SearchSettings:
         in the plan after the law of the information criterion while its time holds, and
         as the continuation's first source (:class:`.identities.IdentityUnderNoise`, then
         also with the largest systems the points allow); ``()``: neither.
+    noisy_identity_readings_constants : int, default=6
+        A law of those readings is a row only with at most this many constants: more is
+        a rational approximation of a smooth law (on clean data whose law no candidate
+        writes, the local fits read its curvature as noise, and a quotient of ten
+        constants in ``x0``, ``sin(x0)`` and ``cos(x1)`` held to that "noise"), which the
+        law of the information criterion already offers.
     noisy_identity_polish : int, default=5
         Gauss-Newton steps on the law's own error after each rational fit under noise
         (:func:`.identities._rational_fit`; 0: the reweighted null vector alone). The
@@ -520,6 +526,7 @@ class SearchSettings:
     noisy_identity_max_constants: int = 16
     noisy_identity_polish: int = 5
     noisy_identity_unknowns: tuple[int, ...] = (16, 64)
+    noisy_identity_readings_constants: int = 6
     noisy_power_quantile: float = 0.5
     identity_overdetermined: int = 2
     identity_power_law_r2: float = 0.9
@@ -581,6 +588,7 @@ class SearchSettings:
             ("identity_dropped_columns", 0),
             ("readable_max_plain", 1),
             ("noisy_identity_max_constants", 1),
+            ("noisy_identity_readings_constants", 1),
             ("noisy_identity_polish", 0),
         ):
             value = getattr(self, name)
