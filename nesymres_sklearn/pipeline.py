@@ -347,7 +347,7 @@ def plan(stages: Stages) -> Plan:
     settings = stages.request.settings
     noise = noise_level(rows, problem, settings, budget)
     if _noisy(noise, problem, settings):
-        rows.extend(restrictions.kept(law_under_noise(problem, noise, settings, budget, stages.request.seed)))
+        rows.extend(restrictions.kept(law_under_noise(problem, noise, settings, budget)))
     refinement = None
     if stages.operon is not None:
         moment = time.perf_counter()
@@ -377,19 +377,16 @@ def _noisy(noise: float, problem: Problem, settings: SearchSettings) -> bool:
     )
 
 
-def law_under_noise(
-    problem: Problem, noise: float, settings: SearchSettings, budget: Budget, seed: int = 0
-) -> CandidateRows:
-    """The law under noise (:func:`.identities.noisy_identity_rows`, ``seed`` its
-    columns' relevance) before Operon's generations, which it seeds, where the time
-    before the refinement's end holds it (``SearchSettings.noisy_identity_seconds`` at
-    the fit's pace)."""
+def law_under_noise(problem: Problem, noise: float, settings: SearchSettings, budget: Budget) -> CandidateRows:
+    """The law under noise (:func:`.identities.noisy_identity_rows`) before Operon's
+    generations, which it seeds, where the time before the refinement's end holds it
+    (``SearchSettings.noisy_identity_seconds`` at the fit's pace)."""
     deadline = budget.refinement_end
     if deadline is not None and not deadline.holds(settings.noisy_identity_seconds * budget.pace()):
         budget.record(LAW_UNDER_NOISE, 0.0, "skipped: no time")
         return CandidateRows()
     started = budget.clock()
-    found = noisy_identity_rows(problem, noise, settings, deadline, seed)
+    found = noisy_identity_rows(problem, noise, settings, deadline)
     budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(deadline))
     return found
 

@@ -16,6 +16,7 @@ from nesymres_sklearn.search.identities import (
     angle_identity,
     exact_identity,
     exponential_identity,
+    identities_to_the_noise,
     identity_rows,
     least_squares_monomial,
     noise_tolerance,
@@ -834,7 +835,6 @@ def test_the_sizes_of_the_systems_under_noise_are_settings():
         with pytest.raises(ValueError, match="noisy_identity_unknowns must be a tuple of integers"):
             SearchSettings(noisy_identity_unknowns=wrong)
     problem, _, sd = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1), level=0.001)
-    found = noisy_identity_rows(problem, sd, SearchSettings(), None)
-    assert len(found) == 2 and all(skeleton.n_constants <= 2 for skeleton in found.skeletons)  # the law, twice
-    alone = noisy_identity_rows(problem, sd, SearchSettings(noisy_identity_unknowns=()), None)
-    assert len(alone) == 1  # the law of the information criterion alone
+    found = identities_to_the_noise(problem, sd, SearchSettings(), None, 0, SearchSettings().noisy_identity_unknowns)
+    assert len(found) == 1 and found.skeletons[0].n_constants <= 2  # the law
+    assert len(identities_to_the_noise(problem, sd, SearchSettings(), None, 0, ())) == 0  # no sizes, no search

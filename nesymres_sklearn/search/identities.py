@@ -715,22 +715,18 @@ def _exact_identity(
 
 
 def noisy_identity_rows(
-    problem: Problem, noise: float, settings: SearchSettings, deadline: Deadline | None, seed: int = 0
+    problem: Problem, noise: float, settings: SearchSettings, deadline: Deadline | None
 ) -> CandidateRows:
-    """The laws under ``noise`` (the standard deviation of ``y``'s at a point of weight 1)
-    as rows (origin ``"identity"``), with at most ``noisy_identity_max_constants``
-    constants: :func:`noisy_identity` where its root mean squared error is at most
-    ``settings.noise_ratio`` times the noise, then, while ``deadline`` holds, the identity
-    that holds to the noise (:func:`identities_to_the_noise`, of the sizes
-    ``settings.noisy_identity_unknowns``). On one BLAS thread."""
+    """The law under ``noise`` (the standard deviation of ``y``'s at a point of weight 1)
+    as a row (origin ``"identity"``): :func:`noisy_identity` where its root mean squared
+    error is at most ``settings.noise_ratio`` times the noise and its constants at most
+    ``noisy_identity_max_constants``; no row otherwise. On one BLAS thread, until
+    ``deadline``. (The identities that hold to the noise, :func:`identities_to_the_noise`,
+    are a source of the continuation, :class:`IdentityUnderNoise`: in the plan, after
+    this law, they cost the validation sets' laws more than they gave.)"""
     with one_blas_thread():
         law = noisy_identity(problem, deadline, settings)
-    found = _kept(law, settings.noise_ratio * noise, settings)
-    if deadline is None or not deadline.passed():
-        found.extend(
-            identities_to_the_noise(problem, noise, settings, deadline, seed, settings.noisy_identity_unknowns)
-        )
-    return found
+    return _kept(law, settings.noise_ratio * noise, settings)
 
 
 def identities_to_the_noise(
@@ -828,11 +824,10 @@ class AngleLawUnderNoise:
 @dataclass
 class IdentityUnderNoise:
     """The identities' readings to the ``noise`` (:func:`identities_to_the_noise`, of the
-    sizes ``settings.noisy_identity_unknowns`` and then the largest the points allow) as
-    a source of the continuation: its first turn searches (where the plan's law under
-    noise had no time left for them, or found none of those sizes:
-    ``v1*v4**2*(v2**2 + v3**2)`` has 126 monomials of degree 5), a row (origin
-    ``"identity"``) where one holds; later turns add nothing.
+    sizes ``settings.noisy_identity_unknowns`` and then the largest the points allow:
+    ``v1*v4**2*(v2**2 + v3**2)`` has 126 monomials of degree 5) as a source of the
+    continuation: its first turn searches, a row (origin ``"identity"``) where one holds;
+    later turns add nothing.
     A turn starts while the time left holds ``seconds`` (the plan's law under noise took
     as long), and at least ``settings.noisy_identity_seconds``; ``seed``: the columns'
     relevance."""
