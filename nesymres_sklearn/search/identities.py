@@ -39,10 +39,10 @@ shares are dropped while it holds (the null vector's small entries are the noise
 much as the law's); the law holds where its errors over the noise have a mean square of
 at most ``noise_ratio**2`` (a chi-square test), refitted by least squares, and beyond
 half of each feature, where its constants' uncertainty adds to the noise. Small systems
-come first in every reading (:func:`identities_to_the_noise`). Before them,
-:func:`noisy_identity` fits the rational systems to the noise by the Bayesian
-information criterion, a candidate where its misfit is the noise's
-(:func:`noisy_identity_rows`).
+come first in every reading (:func:`identities_to_the_noise`), a source of the
+continuation (:class:`IdentityUnderNoise`). In the plan, :func:`noisy_identity` fits the
+rational systems to the noise by the Bayesian information criterion, a candidate where
+its misfit is the noise's (:func:`noisy_identity_rows`).
 """
 
 from __future__ import annotations
