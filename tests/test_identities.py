@@ -478,14 +478,14 @@ def test_the_readings_after_the_rational_identity_stop_halfway_to_the_deadline(m
 
     clock = Clock()
     assert identity_with_angles(problem, np.ones(5), Deadline(1.0, clock)) is not None  # a stopped clock
-    original = identities.exact_identity
+    original = identities._rational_or_over_monomial
 
     def slow_first(*args, **kwargs):  # the rational identity took 0.6 of the deadline's 1.0
         found = original(*args, **kwargs)
         clock.now, clock.step = 0.6, 0.01
         return found
 
-    monkeypatch.setattr(identities, "exact_identity", slow_first)
+    monkeypatch.setattr(identities, "_rational_or_over_monomial", slow_first)
     clock.now = 0.0
     assert identity_with_angles(problem, np.ones(5), Deadline(1.0, clock)) is None
     assert clock.now < 0.85  # stopped at halfway (0.805), not at the deadline

@@ -34,7 +34,8 @@ name              FVU    a fit this close or closer ...
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -141,35 +142,23 @@ class Tolerance:
 
     def at(self, rows) -> Tolerance:
         """The tolerance on the points ``rows``."""
-        return (
-            self
-            if self.sd is None
-            else Tolerance(self.sd[rows], self.ratio, self.most_constants, self.most_unknowns, self.polish)
-        )
+        return self._of(lambda sd: sd[rows])
 
     def over(self, divisor: np.ndarray) -> Tolerance:
         """The tolerance of ``y / divisor``."""
-        return (
-            self
-            if self.sd is None
-            else Tolerance(self.sd / np.abs(divisor), self.ratio, self.most_constants, self.most_unknowns, self.polish)
-        )
+        return self._of(lambda sd: sd / np.abs(divisor))
 
     def of_square(self, y: np.ndarray) -> Tolerance:
         """The tolerance of ``y**2`` (to first order, ``2*|y|*sd``)."""
-        return (
-            self
-            if self.sd is None
-            else Tolerance(2 * np.abs(y) * self.sd, self.ratio, self.most_constants, self.most_unknowns, self.polish)
-        )
+        return self._of(lambda sd: 2 * np.abs(y) * sd)
 
     def of_log(self, y: np.ndarray) -> Tolerance:
         """The tolerance of ``log|y|`` (to first order, ``sd/|y|``)."""
-        return (
-            self
-            if self.sd is None
-            else Tolerance(self.sd / np.abs(y), self.ratio, self.most_constants, self.most_unknowns, self.polish)
-        )
+        return self._of(lambda sd: sd / np.abs(y))
+
+    def _of(self, noise: Callable[[np.ndarray], np.ndarray]) -> Tolerance:
+        """This tolerance with the noise ``noise(sd)``; exact to rounding, itself."""
+        return self if self.sd is None else replace(self, sd=noise(self.sd))
 
 
 #: Identities exact to float64's rounding.

@@ -198,14 +198,23 @@ def exact_identity(
     ``settings`` (default :class:`.SearchSettings`) give the knobs; with a ``tolerance``
     to the noise, "exact" is "to the noise"."""
     settings = SearchSettings() if settings is None else settings
+    return _rational_or_over_monomial(problem, deadline, settings, tolerance)[0]
+
+
+def _rational_or_over_monomial(
+    problem: Problem, deadline: Deadline | None, settings: SearchSettings, tolerance: Tolerance
+) -> tuple[Identity | None, list[tuple[list[int], np.ndarray, Problem]] | None]:
+    """:func:`exact_identity`, and the :func:`monomial_ratios` it read (``None`` where it
+    read none), for the readings that follow it."""
     found = _exact_identity(problem, settings.identity_overdetermined, deadline, tolerance=tolerance)
     if found is not None or (deadline is not None and deadline.passed()):
-        return found
+        return found, None
 
     def divided(part: Problem, within: Tolerance) -> Identity | None:
         return _exact_identity(part, settings.identity_overdetermined, deadline, tolerance=within)
 
-    return over_monomial(problem, divided, monomial_ratios(problem, settings, not tolerance.exact), tolerance)
+    ratios = monomial_ratios(problem, settings, not tolerance.exact)
+    return over_monomial(problem, divided, ratios, tolerance), ratios
 
 
 def monomial_ratios(
@@ -261,7 +270,7 @@ def _times_monomial(
         return None
     tokens = ("mul", *monomial_tokens({j: b for j, b in enumerate(powers) if b}), *divided.fitted.skeleton.tokens)
     skeleton, constants = Skeleton(tokens), divided.fitted.constants
-    found = _holding(problem, Fitted(skeleton, constants, np.inf), tolerance)
+    found = _holding(problem, skeleton, constants, tolerance)
     return None if found is None else Identity(found, divided.degree + max(abs(b) for b in powers))
 
 
@@ -279,20 +288,22 @@ def _constant(problem: Problem, tolerance: Tolerance = EXACT) -> Identity | None
     return Identity(Fitted(Skeleton((CONSTANT,)), np.array([value]), loss), 0) if holds else None
 
 
-def _holding(problem: Problem, law: Fitted, tolerance: Tolerance, deadline: Deadline | None = None) -> Fitted | None:
-    """``law`` (its loss on ``problem``'s points) where it holds to ``tolerance``; under
-    noise, else with its constants refitted by least squares where that makes it hold;
-    ``None`` otherwise."""
-    program, X, y, weights = law.skeleton.program, problem.X, problem.y, problem.weights
-    law = Fitted(law.skeleton, law.constants, mse(program, X, y, law.constants, weights))
+def _holding(
+    problem: Problem, skeleton: Skeleton, constants: np.ndarray, tolerance: Tolerance, deadline: Deadline | None = None
+) -> Fitted | None:
+    """The law of ``skeleton`` and ``constants`` (its loss on ``problem``'s points) where
+    it holds to ``tolerance``; under noise, else with its constants refitted by least
+    squares where that makes it hold; ``None`` otherwise."""
+    program, X, y, weights = skeleton.program, problem.X, problem.y, problem.weights
+    law = Fitted(skeleton, constants, mse(program, X, y, constants, weights))
     if _holds(problem, law, tolerance):
         return law
     if tolerance.exact:
         return None
-    constants = least_squares_run(program, X, y, law.constants, deadline=deadline, weights=weights)
+    constants = least_squares_run(program, X, y, constants, deadline=deadline, weights=weights)
     if constants is None:
         return None
-    law = Fitted(law.skeleton, constants, mse(program, X, y, constants, weights))
+    law = Fitted(skeleton, constants, mse(program, X, y, constants, weights))
     return law if _holds(problem, law, tolerance) else None
 
 
@@ -328,11 +339,11 @@ def identity_with_angles(
     readings after :func:`exact_identity` stop halfway from then to ``deadline``, so that
     the network keeps at least half its time. Each holds to ``tolerance``."""
     settings = SearchSettings() if settings is None else settings
-    found = exact_identity(problem, deadline, settings, tolerance)
-    if found is not None:
+    found, ratios = _rational_or_over_monomial(problem, deadline, settings, tolerance)
+    if found is not None or ratios is None:  # found, or the deadline passed
         return found
     half = None if deadline is None else deadline.halfway()
-    return _other_readings(problem, multipliers, half, settings, turns, replaced, tolerance)
+    return _other_readings(problem, multipliers, half, settings, turns, replaced, tolerance, ratios)
 
 
 def _other_readings(
@@ -343,8 +354,10 @@ def _other_readings(
     turns: tuple[float, ...] | None,
     replaced: bool,
     tolerance: Tolerance,
+    ratios: list[tuple[list[int], np.ndarray, Problem]],
 ) -> Identity | None:
-    """:func:`identity_with_angles` after :func:`exact_identity`, until ``deadline``."""
+    """:func:`identity_with_angles` after :func:`exact_identity`, until ``deadline``
+    (``ratios``: the :func:`monomial_ratios` that it read)."""
     overdetermined = settings.identity_overdetermined
     readings, within_a_turn, differences = _angle_readings(problem.X, multipliers, settings, turns, replaced)
     attempts: list[Find] = [
@@ -362,7 +375,6 @@ def _other_readings(
         )
         for angles, _, pair in differences
     ]
-    ratios = monomial_ratios(problem, settings, not tolerance.exact)  # once for every attempt over the monomial
     steps = [
         *(lambda attempt=attempt: attempt(problem, tolerance) for attempt in attempts),
         lambda: exponential_identity(problem, deadline, overdetermined, tolerance),
@@ -449,7 +461,7 @@ def angle_identity(
     if found is None:
         return None
     skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
-    law = _holding(problem, Fitted(skeleton, constants, np.inf), tolerance, deadline)
+    law = _holding(problem, skeleton, constants, tolerance, deadline)
     return None if law is None else Identity(law, found.degree)
 
 
@@ -528,10 +540,10 @@ def exponential_identity(
     if rational is None:
         return None
     skeleton, constants = _exponential_law(rational.fitted, exponents, y[nonzero[0]] < 0)
-    law = _holding(problem, Fitted(skeleton, constants, np.inf), tolerance, deadline)
+    law = _holding(problem, skeleton, constants, tolerance, deadline)
     if law is None and tolerance.exact:  # the logarithms' rounding, through exp
         polished = least_squares_run(skeleton.program, X, y, constants, deadline=deadline, weights=problem.weights)
-        law = None if polished is None else _holding(problem, Fitted(skeleton, polished, np.inf), tolerance)
+        law = None if polished is None else _holding(problem, skeleton, polished, tolerance)
     if law is None:
         return None
     return Identity(law, rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
@@ -582,8 +594,10 @@ def _log_exponents(
         p, q = (int(counts[degree]) for degree in degrees)
         divisor = basis[:, :q]
         logs = [-log_y[read, None] * divisor, *(log_x[read][:, [k]] * divisor for k in range(log_x.shape[1]))]
-        derivative = np.zeros((len(read), p + len(logs) * q))
-        derivative[:, p : p + q] = -divisor  # the noise enters through log|y|
+        derivative = None
+        if not tolerance.exact:
+            derivative = np.zeros((len(read), p + len(logs) * q))
+            derivative[:, p : p + q] = -divisor  # the noise enters through log|y|
         matrix, norms, slopes = _scaled(np.hstack([basis[:, :p], *logs]), derivative)
         (holds, degenerate), vectors = _Nulls(matrix, slopes, tolerance.at(read)).vectors(count=2)
         if not holds or degenerate:
@@ -708,7 +722,7 @@ def _exact_identity(
                 continue
             terms = fitted[0]._replace(root=power == 1)
             found = _law_of(problem, exponents, terms, *fitted[1:])
-        found = None if found is None else _holding(problem, found, tolerance, deadline)
+        found = None if found is None else _holding(problem, found.skeleton, found.constants, tolerance, deadline)
         if found is not None and _extrapolates(problem, exponents, terms, tolerance):
             return Identity(found, int(exponents[np.concatenate([terms.numerator, terms.denominator])].max()))
     return None
@@ -794,15 +808,32 @@ def noisy_angle_law(
     return best
 
 
+class _FirstTurnOnly:
+    """A source of the continuation whose first turn is all it has (:meth:`_first`);
+    later turns add nothing, and the scheduler retires it. A turn starts while the time
+    left holds its ``seconds`` (the plan's law under noise took as long), and at least
+    ``settings.noisy_identity_seconds``."""
+
+    settings: SearchSettings
+    seconds: float
+
+    def holds(self, deadline: Deadline | None) -> bool:
+        return deadline is None or deadline.holds(max(self.seconds, self.settings.noisy_identity_seconds))
+
+    def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
+        return CandidateRows() if turn else self._first(deadline)
+
+    def _first(self, deadline: Deadline | None) -> CandidateRows:
+        raise NotImplementedError
+
+
 @dataclass
-class AngleLawUnderNoise:
+class AngleLawUnderNoise(_FirstTurnOnly):
     """The angle form of the law under noise (:func:`noisy_angle_law`) as a source of
     the continuation, where the budget is idle (in the plan its time was the network's
     and Operon's): its first turn fits it, a row (origin ``"identity"``) where
-    :func:`noisy_identity_rows`' tests pass (``reach``: the misfit of the noise); later
-    turns add nothing, and the scheduler retires it. A turn starts while the time left
-    holds ``seconds`` (the plan's law under noise took as long), and at least
-    ``settings.noisy_identity_seconds``."""
+    :func:`noisy_identity_rows`' tests pass (``reach``: the misfit of the noise); its
+    turns as :class:`_FirstTurnOnly`'s."""
 
     problem: Problem
     reach: float
@@ -810,27 +841,19 @@ class AngleLawUnderNoise:
     seconds: float = 0.0
     name: str = "angle"
 
-    def holds(self, deadline: Deadline | None) -> bool:
-        return deadline is None or deadline.holds(max(self.seconds, self.settings.noisy_identity_seconds))
-
-    def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
-        if turn:
-            return CandidateRows()
+    def _first(self, deadline: Deadline | None) -> CandidateRows:
         with one_blas_thread():
             law = noisy_angle_law(self.problem, deadline, self.settings)
         return _kept(law, self.reach, self.settings)
 
 
 @dataclass
-class IdentityUnderNoise:
+class IdentityUnderNoise(_FirstTurnOnly):
     """The identities' readings to the ``noise`` (:func:`identities_to_the_noise`, of the
     sizes ``settings.noisy_identity_unknowns`` and then the largest the points allow:
     ``v1*v4**2*(v2**2 + v3**2)`` has 126 monomials of degree 5) as a source of the
     continuation: its first turn searches, a row (origin ``"identity"``) where one holds;
-    later turns add nothing.
-    A turn starts while the time left holds ``seconds`` (the plan's law under noise took
-    as long), and at least ``settings.noisy_identity_seconds``; ``seed``: the columns'
-    relevance."""
+    its turns as :class:`_FirstTurnOnly`'s; ``seed``: the columns' relevance."""
 
     problem: Problem
     noise: float
@@ -839,12 +862,7 @@ class IdentityUnderNoise:
     seed: int = 0
     name: str = "identity"
 
-    def holds(self, deadline: Deadline | None) -> bool:
-        return deadline is None or deadline.holds(max(self.seconds, self.settings.noisy_identity_seconds))
-
-    def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
-        if turn:
-            return CandidateRows()
+    def _first(self, deadline: Deadline | None) -> CandidateRows:
         sizes = (*self.settings.noisy_identity_unknowns, None)
         return identities_to_the_noise(self.problem, self.noise, self.settings, deadline, self.seed, sizes)
 
@@ -1176,16 +1194,18 @@ def _values(X: np.ndarray, exponents: np.ndarray) -> np.ndarray:
     return np.prod(X[:, None, :] ** exponents[None], axis=2)
 
 
-def _scaled(matrix: np.ndarray, derivative: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _scaled(
+    matrix: np.ndarray, derivative: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``matrix`` with each row and then each column of unit norm, the columns' norms (a
     zero row or column stays as it is), and ``derivative`` (each row's by the point's
-    ``t``; none: zeros) scaled alike, the rows' norms held."""
+    ``t``; ``None`` exact to rounding) scaled alike, the rows' norms held."""
     rows = np.linalg.norm(matrix, axis=1, keepdims=True)
     rows = np.where(rows > 0, rows, 1.0)
     matrix = matrix / rows
     norms = np.linalg.norm(matrix, axis=0)
     norms = np.where(norms > 0, norms, 1.0)
-    slopes = np.zeros_like(matrix) if derivative is None else derivative / rows / norms
+    slopes = None if derivative is None else derivative / rows / norms
     return matrix / norms, norms, slopes
 
 
@@ -1199,7 +1219,7 @@ class _Nulls:
     narrow range), which ``t`` has no part in, leave residuals below the noise's, but no
     noise explains them."""
 
-    def __init__(self, matrix: np.ndarray, slopes: np.ndarray, tolerance: Tolerance):
+    def __init__(self, matrix: np.ndarray, slopes: np.ndarray | None, tolerance: Tolerance):
         self.matrix, self.tolerance = matrix, tolerance
         if not tolerance.exact:
             noise = slopes * tolerance.sd[:, None]
@@ -1209,7 +1229,7 @@ class _Nulls:
         """Whether the ``count`` closest null vectors over ``columns`` (default: all) hold."""
         if self.tolerance.exact:  # the singular values alone
             values = np.linalg.svd(self._columns(columns), compute_uv=False)
-            return [bool(is_exact_to_rounding(values[-k] ** 2)) for k in range(1, count + 1)]
+            return [self.tolerance.null_holds(values[-k] ** 2) for k in range(1, count + 1)]
         return self.vectors(columns, count)[0]
 
     def vectors(self, columns: np.ndarray | None = None, count: int = 1) -> tuple[list[bool], np.ndarray]:
@@ -1220,10 +1240,10 @@ class _Nulls:
             return [self.tolerance.null_holds(values[-k] ** 2) for k in range(1, count + 1)], vectors[::-1][:count]
         every = slice(None) if columns is None else np.ix_(columns, columns)
         gram, noise = self.gram[every], self.noise_gram[every]
-        ridge = NULL_RIDGE * np.trace(gram) / len(gram) * np.eye(len(gram))
         k = len(gram)
         if k < count or not (np.all(np.isfinite(gram)) and np.all(np.isfinite(noise))):
             return [False] * count, np.zeros((count, k))
+        ridge = NULL_RIDGE * np.trace(gram) / k * np.eye(k)
         # the largest ratios of the noise's share to the residual, ascending
         vectors = scipy.linalg.eigh(noise, gram + ridge, subset_by_index=[k - count, k - 1], check_finite=False)[1]
         vectors = vectors[:, ::-1].T
@@ -1244,22 +1264,29 @@ class _System:
     def __init__(self, basis: np.ndarray, t: np.ndarray, counts: np.ndarray, tolerance: Tolerance = EXACT):
         self.basis, self.t, self.counts, self.tolerance = basis, t, counts, tolerance
         self._tested: dict[tuple[int, int], tuple[bool, bool]] = {}
+        self._last: tuple[tuple[int, int], tuple[np.ndarray, np.ndarray, _Nulls]] | None = None
 
     def size(self, pair: tuple[int, int]) -> int:
         return int(self.counts[pair[0]] + self.counts[pair[1]])
 
-    def columns(self, pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The columns of ``P``'s monomials then ``Q``'s, scaled, their norms, and how they
-        change with ``t`` (:func:`_scaled`)."""
-        n_p, n_q = (int(self.counts[degree]) for degree in pair)
-        derivative = np.hstack([np.zeros((len(self.t), n_p)), -self.basis[:, :n_q]])
-        return _scaled(np.hstack([self.basis[:, :n_p], -self.t[:, None] * self.basis[:, :n_q]]), derivative)
+    def columns(self, pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, _Nulls]:
+        """The columns of ``P``'s monomials then ``Q``'s, scaled, their norms, and their
+        null vectors (:func:`_scaled`, :class:`_Nulls`; under noise, with how the columns
+        change with ``t``); the last pair's kept for the steps that follow its test."""
+        if self._last is None or self._last[0] != pair:
+            n_p, n_q = (int(self.counts[degree]) for degree in pair)
+            derivative = None
+            if not self.tolerance.exact:
+                derivative = np.hstack([np.zeros((len(self.t), n_p)), -self.basis[:, :n_q]])
+            raw = np.hstack([self.basis[:, :n_p], -self.t[:, None] * self.basis[:, :n_q]])
+            matrix, norms, slopes = _scaled(raw, derivative)
+            self._last = (pair, (matrix, norms, _Nulls(matrix, slopes, self.tolerance)))
+        return self._last[1]
 
     def _test(self, pair: tuple[int, int]) -> tuple[bool, bool]:
         """Whether one identity of these degrees holds, and whether a second does."""
         if pair not in self._tested:
-            matrix, _, slopes = self.columns(pair)
-            self._tested[pair] = tuple(_Nulls(matrix, slopes, self.tolerance).holds(count=2))
+            self._tested[pair] = tuple(self.columns(pair)[2].holds(count=2))
         return self._tested[pair]
 
     def holds(self, pair: tuple[int, int]) -> bool:
@@ -1274,8 +1301,8 @@ class _System:
         """The monomials (columns of the basis) of ``P`` and of ``Q`` that the identity
         needs: the terms of the smallest shares are dropped while the rest holds, the
         most such at once, until none can go."""
-        matrix, _, slopes = self.columns(pair)
-        nulls, n_p = _Nulls(matrix, slopes, self.tolerance), int(self.counts[pair[0]])
+        matrix, _, nulls = self.columns(pair)
+        n_p = int(self.counts[pair[0]])
         kept = np.arange(matrix.shape[1])
 
         def holds_on(columns: np.ndarray) -> bool:  # with terms of both P and Q
@@ -1303,13 +1330,13 @@ class _System:
         hold (the null vector's test is to first order: where ``Q`` nears 0, the law's
         error is not the equation's) or has more than ``tolerance.most_constants``."""
         sd, ratio, most = self.tolerance.sd, self.tolerance.ratio, self.tolerance.most_constants
-        matrix, norms, slopes = self.columns(pair)
+        _, norms, nulls = self.columns(pair)
         n_p = int(self.counts[pair[0]])
         terms = _Terms(*self.sparse(pair), root=False)
         if most is not None and len(terms.numerator) + len(terms.denominator) - 1 > most:
             return None
         columns = np.concatenate([terms.numerator, n_p + terms.denominator])
-        vector = _Nulls(matrix, slopes, self.tolerance).vectors(columns)[1][0]
+        vector = nulls.vectors(columns)[1][0]
         numerator, denominator = self.basis[:, terms.numerator], self.basis[:, terms.denominator]
         coefficients = _gauss_newton(
             numerator, denominator, self.t, vector / norms[columns], 1.0 / sd, self.tolerance.polish

@@ -312,8 +312,8 @@ class SearchSettings:
         validation-nc/-wc/-fc/-many at noise 0.001 and 0.01 (40 laws each, 1 s) they
         recovered 4 laws fewer of 320 and were close (FVU <= 1e-4) 2.5-5 points less
         often in 7 of 8 cells, every interval holding 0, where the noise estimate is
-        loose (``benchmarks/results/noise-search/identity-readings-{1s,fc-many-1s}.md``), against 4
-        laws more of 120 on FastSRB, a development set.
+        loose (``benchmarks/results/noise-search/identity-readings-{1s,fc-many-1s}.md``);
+        validation, not the development set where they gained, chose this.
     noisy_identity_readings_constants : int, default=6
         A law of those readings is a row only with at most this many constants: more is
         a rational approximation of a smooth law (on clean data whose law no candidate
