@@ -577,6 +577,12 @@ def main(argv=None) -> None:
     parser.add_argument("--n-variables", type=int, default=3)
     parser.add_argument("--max-operators", type=int, default=5)
     parser.add_argument(
+        "--width-weights",
+        type=float,
+        nargs="+",
+        help="weights of laws of 1..n variables, drawn before the tree (default: each leaf draws its variable)",
+    )
+    parser.add_argument(
         "--simplification",
         choices=SIMPLIFICATIONS,
         default="full",
@@ -601,6 +607,7 @@ def main(argv=None) -> None:
         simplification=args.simplification,
         simplify_timeout=args.simplify_timeout,
         max_length=args.max_length,
+        width_weights=args.width_weights,
     )
     from tqdm.auto import tqdm
 

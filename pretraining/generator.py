@@ -108,6 +108,12 @@ class GeneratorConfig:
     max_length : int, default=60
         Model sequence length; skeletons whose longest possible target (with start,
         end and three sampled placeholders) would not fit are rejected.
+    width_weights : tuple of float or None, default=None
+        ``None`` (the paper's): each variable leaf draws its variable uniformly, so wide
+        laws are rare. Otherwise the unnormalised probability of a law of ``1..n_variables``
+        variables: a tree draws its width ``k`` first (and is redrawn until it has ``k``
+        leaves), ``k`` of its leaves get one variable each, and its other variable leaves
+        draw among those ``k``; it has up to ``max_operators + k - 1`` operators.
     """
 
     n_variables: int = 3
@@ -120,6 +126,7 @@ class GeneratorConfig:
     simplification: str = "full"
     simplify_timeout: float = 1.0
     max_length: int = 60
+    width_weights: tuple | None = None
 
     def __post_init__(self):
         self.operator_weights = dict(self.operator_weights)
@@ -137,9 +144,21 @@ class GeneratorConfig:
         bad = [k for k in self.integer_leaves + self.pow_exponents if k not in INTEGERS]
         if bad:
             raise ValueError(f"Integers {bad} are not vocabulary tokens {INTEGERS}.")
+        if self.width_weights is not None:
+            self.width_weights = tuple(float(w) for w in self.width_weights)
+            weights = self.width_weights
+            if len(weights) != self.n_variables or min(weights) < 0 or not any(weights):
+                raise ValueError(
+                    f"width_weights needs {self.n_variables} non-negative weights (laws of 1..{self.n_variables} "
+                    f"variables), not all zero; got {self.width_weights}."
+                )
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The settings; ``width_weights`` only when set, so banks of the paper's draw keep their settings."""
+        settings = asdict(self)
+        if self.width_weights is None:
+            del settings["width_weights"]
+        return settings
 
     @property
     def operators(self) -> list[str]:
@@ -164,10 +183,44 @@ def sample_tree(rng: np.random.Generator, config: GeneratorConfig) -> list[str]:
 
     Operators are the keys of ``config.operator_weights``; a ``pow`` token is followed
     by its argument only (its exponent is chosen in :func:`tree_to_prefix`). Leaves
-    are variable tokens ``x_i`` or integer strings.
+    are variable tokens ``x_i`` or integer strings; ``config.width_weights`` draws the
+    law's number of variables first.
     """
+    if config.width_weights is None:
+        labels, children, leaves = _sample_shape(rng, config, config.max_operators)
+        for slot in leaves:
+            labels[slot] = _leaf(rng, config, config.n_variables)
+    else:
+        weights = np.asarray(config.width_weights)
+        width = int(rng.choice(len(weights), p=weights / weights.sum())) + 1
+        most = config.max_operators + width - 1
+        labels, children, leaves = _sample_shape(rng, config, most)
+        for _ in range(MAX_SHAPE_DRAWS):
+            if len(leaves) >= width:
+                break
+            labels, children, leaves = _sample_shape(rng, config, most)
+        width = min(width, len(leaves))
+        chosen = set(rng.choice(len(leaves), size=width, replace=False).tolist())
+        order = iter(rng.permutation(width).tolist())
+        for position, slot in enumerate(leaves):
+            labels[slot] = variable_token(next(order)) if position in chosen else _leaf(rng, config, width)
+    out, pending = [], [0]
+    while pending:
+        node = pending.pop()
+        out.append(labels[node])
+        pending.extend(reversed(children[node]))
+    return out
+
+
+#: Trees drawn at most for a law of ``k`` variables to have ``k`` leaves (then fewer variables).
+MAX_SHAPE_DRAWS = 100
+
+
+def _sample_shape(rng: np.random.Generator, config: GeneratorConfig, most: int) -> tuple[list, list, list[int]]:
+    """A tree of ``min_operators..most`` operators: labels (``None`` at leaves), children and
+    the leaf slots in order."""
     operators = config.operators
-    n_operators = int(rng.integers(config.min_operators, config.max_operators + 1))
+    n_operators = int(rng.integers(config.min_operators, most + 1))
     labels: list[str | None] = [None]
     children: list[list[int]] = [[]]
     open_slots = [0]
@@ -180,17 +233,14 @@ def sample_tree(rng: np.random.Generator, config: GeneratorConfig) -> list[str]:
             open_slots.append(len(labels))
             labels.append(None)
             children.append([])
-    for slot in sorted(open_slots):
-        if rng.random() < config.p_variable:
-            labels[slot] = variable_token(int(rng.integers(config.n_variables)))
-        else:
-            labels[slot] = str(config.integer_leaves[int(rng.integers(len(config.integer_leaves)))])
-    out, pending = [], [0]
-    while pending:
-        node = pending.pop()
-        out.append(labels[node])
-        pending.extend(reversed(children[node]))
-    return out
+    return labels, children, sorted(open_slots)
+
+
+def _leaf(rng: np.random.Generator, config: GeneratorConfig, n_variables: int) -> str:
+    """A variable among the first ``n_variables`` with probability ``p_variable``, else an integer."""
+    if rng.random() < config.p_variable:
+        return variable_token(int(rng.integers(n_variables)))
+    return str(config.integer_leaves[int(rng.integers(len(config.integer_leaves)))])
 
 
 def compact_variables(tokens: list[str]) -> list[str]:

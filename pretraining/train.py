@@ -99,6 +99,7 @@ from .runtime import (
     sum_over_ranks,
     training_threads,
 )
+from .widen import widen, widening
 
 logger = logging.getLogger(__name__)
 
@@ -239,6 +240,15 @@ def restore(state: State, config: TrainConfig, model_config: ModelConfig, runtim
         return path
     if config.model.init_weights:
         initial = load_folder(Path(config.model.init_weights), torch.device("cpu"))
+        if widening(initial.config, model_config):
+            widen(initial, state.model)
+            logger.info(
+                "Started from the weights in %s, widened from %d to %d variables.",
+                config.model.init_weights,
+                initial.config.n_variables,
+                model_config.n_variables,
+            )
+            return None
         if initial.config != model_config:
             raise ValueError(f"{config.model.init_weights} holds another model config than {config.model.size!r}.")
         state.model.load_state_dict(initial.state_dict())

@@ -136,6 +136,9 @@ def window_parser() -> argparse.ArgumentParser:
     window.add_argument("--n-variables", type=int, default=3, help="variables of a bank built here (and the model's)")
     window.add_argument("--max-operators", type=int, default=5, help="operators per tree of a bank built here")
     window.add_argument(
+        "--width-weights", type=float, nargs="+", help="weights of laws of 1..n variables in a bank built here"
+    )
+    window.add_argument(
         "--data",
         choices=DATA_SOURCES,
         default="host",
@@ -162,7 +165,10 @@ def run_window(args: argparse.Namespace, train_options: list[str], clock=time.mo
 
     settings(60 * args.minutes)  # refuse bad options before the bank is made
     generator = GeneratorConfig(
-        n_variables=args.n_variables, max_operators=args.max_operators, simplification="automatic"
+        n_variables=args.n_variables,
+        max_operators=args.max_operators,
+        simplification="automatic",
+        width_weights=args.width_weights,
     )
     source = prepare_bank(
         bank, args.bank_pack, args.n_skeletons, args.n_heldout, args.bank_seed, available_cores(), generator

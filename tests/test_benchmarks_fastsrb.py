@@ -236,23 +236,29 @@ def test_feature_names_become_the_law_variables():
 # --------------------------------------------------------------------------- runner and report
 
 
-def fit_oracle(X, y, law, max_time, seed):
+def fit_oracle(X, y, law, max_time, seed, n_jobs=1):
     """The law itself, whatever the data."""
     return Fitted(law.evaluate, law.prepared)
 
 
-def fit_broken(X, y, law, max_time, seed):
+def fit_broken(X, y, law, max_time, seed, n_jobs=1):
     raise ValueError("No product of powers of the features has the units of y")
 
 
-def fit_sleeping(X, y, law, max_time, seed):
+def fit_sleeping(X, y, law, max_time, seed, n_jobs=1):
     time.sleep(60)
+
+
+def fit_counting_cores(X, y, law, max_time, seed, n_jobs=1):
+    """The law, its expression the number of cores the runner gave the fit."""
+    return Fitted(law.evaluate, f"{n_jobs}")
 
 
 FAKE_METHODS = {
     "oracle": Method("oracle", fit_oracle),
     "broken": Method("broken", fit_broken),
     "sleeping": Method("sleeping", fit_sleeping),
+    "cores": Method("cores", fit_counting_cores),
 }
 
 
@@ -287,6 +293,11 @@ def test_the_runner_writes_a_row_per_fit_and_resumes(tmp_path):
     results = run(out, problems=3, on_row=written.append, **options)
     assert len(results) == 12 and len(written) == 4 and {row["problem"] for row in written} == {2}
     assert len(read_results(out, out)) == 12  # a fit found twice is kept once
+
+
+def test_each_fit_gets_the_threads_per_fit_as_its_cores(tmp_path):
+    results = run(tmp_path / "cores.csv", law_names=["I.29.4"], methods=["cores"], registry=FAKE_METHODS, n_threads=3)
+    assert list(results["expression"].astype(str)) == ["3"]
 
 
 def test_a_fit_past_its_time_limit_is_killed_and_a_miss(tmp_path):
@@ -338,7 +349,7 @@ def test_report_counts_wild_misses_and_laws_reading_an_added_column():
 def test_irrelevant_columns_are_appended_at_fit_and_new_at_prediction():
     seen = []
 
-    def fit_spy(X, y, law, max_time, seed):
+    def fit_spy(X, y, law, max_time, seed, n_jobs=1):
         seen.append(X)
         return Fitted(lambda X_new: seen.append(X_new) or X_new[:, 0], "v1")
 

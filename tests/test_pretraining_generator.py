@@ -210,3 +210,41 @@ def test_memoised_skeleton_equals_a_fresh_simplification_and_skips_timeouts(monk
     assert generator.memoised_skeleton(other, config) == "timeout" and len(calls) == 2
     # Other settings are another entry.
     assert generator.memoised_skeleton(prefix, GeneratorConfig(simplification="full")) == "timeout"
+
+
+def _width(tree) -> int:
+    return len({i for t in tree if (i := variable_index(t)) is not None})
+
+
+def test_width_weights_draw_the_laws_number_of_variables_first():
+    config = GeneratorConfig(n_variables=8, width_weights=(2, 2, 2, 1, 1, 1, 1, 1))
+    rng = np.random.default_rng(5)
+    widths = Counter(_width(sample_tree(rng, config)) for _ in range(3000))
+    expected = {k: w / 11 for k, w in enumerate(config.width_weights, start=1)}
+    # 7 degrees of freedom; 24.32 is the 0.999 quantile.
+    _chi_square_ok(widths, expected, 3000, 24.32)
+
+
+def test_a_law_of_k_variables_uses_each_of_the_first_k_and_no_other():
+    config = GeneratorConfig(n_variables=8, width_weights=(0,) * 7 + (1,))
+    rng = np.random.default_rng(6)
+    for _ in range(200):
+        tree = sample_tree(rng, config)
+        assert {variable_index(t) for t in tree if variable_index(t) is not None} == set(range(8))
+        assert sum(arity(t) for t in tree) + 1 == len(tree)  # a whole tree
+
+
+def test_without_width_weights_the_paper_draw_and_settings_are_unchanged():
+    rng_a, rng_b = np.random.default_rng(7), np.random.default_rng(7)
+    paper, widths = GeneratorConfig(), GeneratorConfig(width_weights=(1, 1, 1))
+    assert "width_weights" not in paper.to_dict()
+    assert widths.to_dict()["width_weights"] == (1.0, 1.0, 1.0)
+    trees = [sample_tree(rng_a, paper) for _ in range(300)]
+    assert Counter(map(_width, trees))[3] < 0.25 * len(trees)
+    assert Counter(_width(sample_tree(rng_b, widths)) for _ in range(300))[3] > 0.25 * 300
+
+
+@pytest.mark.parametrize("weights", [(1, 1), (1, -1, 1), (0, 0, 0)])
+def test_width_weights_are_one_non_negative_weight_per_number_of_variables(weights):
+    with pytest.raises(ValueError, match="width_weights"):
+        GeneratorConfig(width_weights=weights)

@@ -33,7 +33,7 @@ def build_run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-laws", type=int, help="only the first N laws (of those chosen)")
     parser.add_argument("--n-jobs", type=int, default=1, help="fits at the same time")
     parser.add_argument("--backend", default="loky", choices=BACKENDS)
-    parser.add_argument("--threads-per-fit", type=int, default=1)
+    parser.add_argument("--threads-per-fit", type=int, default=1, help="cores of one fit (ours: its n_jobs)")
     parser.add_argument("--time-limit", type=float, help="kill a fit after this many seconds (default 2*T + 20)")
     parser.add_argument("--out", required=True, help="result CSV (created or extended)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no line per fit")

@@ -1,7 +1,8 @@
 """The methods run on FastSRB, each a fit at a time budget ``max_time`` with a seed.
 
-- ``ours``: ``NeSymReSRegressor(max_time=T, random_state=problem)`` on the raw data, the
-  package's defaults otherwise;
+- ``ours``: ``NeSymReSRegressor(max_time=T, random_state=problem, n_jobs=threads)`` on the
+  raw data (``threads``: the runner's ``--threads-per-fit``, default 1), the package's
+  defaults otherwise;
 - ``ours-units``: the same, given the law's units (``X_units``, ``y_units`` from the YAML);
 - ``operon``: Operon alone, ``pyoperon.sklearn.SymbolicRegressor`` through
   :class:`benchmarks.methods.operon.OperonAdapter` (one thread) with ``max_time=T``
@@ -61,10 +62,11 @@ class Fitted:
 
 @dataclass(frozen=True)
 class Method:
-    """A method of the FastSRB runner: ``fit(X, y, law, max_time, seed) -> Fitted``."""
+    """A method of the FastSRB runner: ``fit(X, y, law, max_time, seed, n_jobs) -> Fitted``
+    (``n_jobs``: the cores a fit may use)."""
 
     name: str
-    fit: Callable[[np.ndarray, np.ndarray, Law, float, int], Fitted]
+    fit: Callable[[np.ndarray, np.ndarray, Law, float, int, int], Fitted]
     preload: Callable[[], None] | None = None
 
 
@@ -98,16 +100,16 @@ def _fitted_ours(model) -> Fitted:
     return Fitted(model.predict, with_law_variables(str(expression.xreplace(values)), offset=0))
 
 
-def fit_ours(X, y, law: Law, max_time: float, seed: int) -> Fitted:
+def fit_ours(X, y, law: Law, max_time: float, seed: int, n_jobs: int = 1) -> Fitted:
     from nesymres_sklearn import NeSymReSRegressor
 
-    return _fitted_ours(NeSymReSRegressor(max_time=max_time, random_state=seed).fit(X, y))
+    return _fitted_ours(NeSymReSRegressor(max_time=max_time, random_state=seed, n_jobs=n_jobs).fit(X, y))
 
 
-def fit_ours_units(X, y, law: Law, max_time: float, seed: int) -> Fitted:
+def fit_ours_units(X, y, law: Law, max_time: float, seed: int, n_jobs: int = 1) -> Fitted:
     from nesymres_sklearn import NeSymReSRegressor
 
-    model = NeSymReSRegressor(max_time=max_time, random_state=seed)
+    model = NeSymReSRegressor(max_time=max_time, random_state=seed, n_jobs=n_jobs)
     return _fitted_ours(model.fit(X, y, X_units=law.X_units, y_units=law.y_units))
 
 
@@ -119,8 +121,8 @@ def with_irrelevant_columns(method: Method, name: str, n_columns: int = IRRELEVA
     def columns(n_rows: int, seed: int, purpose: int) -> np.ndarray:
         return np.random.default_rng([seed, purpose]).uniform(*IRRELEVANT_RANGE, (n_rows, n_columns))
 
-    def fit(X, y, law: Law, max_time: float, seed: int) -> Fitted:
-        fitted = method.fit(np.column_stack([X, columns(len(X), seed, 0)]), y, law, max_time, seed)
+    def fit(X, y, law: Law, max_time: float, seed: int, n_jobs: int = 1) -> Fitted:
+        fitted = method.fit(np.column_stack([X, columns(len(X), seed, 0)]), y, law, max_time, seed, n_jobs)
 
         def predict(X_new):
             return fitted.predict(np.column_stack([X_new, columns(len(X_new), seed, 1)]))
@@ -144,7 +146,8 @@ def _preload_operon() -> None:
     import pyoperon.sklearn  # noqa: F401
 
 
-def fit_operon(X, y, law: Law, max_time: float, seed: int) -> Fitted:
+def fit_operon(X, y, law: Law, max_time: float, seed: int, n_jobs: int = 1) -> Fitted:
+    """Operon alone, on one thread whatever ``n_jobs`` (the published protocol's)."""
     from benchmarks.methods.operon import OperonAdapter
 
     adapter = OperonAdapter(OPERON_MAX_EVALUATIONS, time_budget=max_time, random_state=seed, **OPERON_OPTIONS)

@@ -134,7 +134,7 @@ def _child(method: Method, law_name: str, X, y, X_validation, connection, max_ti
     start = time.perf_counter()
     try:
         with threadpool_limits(limits=n_threads):
-            fitted = method.fit(X, y, law, max_time, seed)
+            fitted = method.fit(X, y, law, max_time, seed, n_threads)
             fit_time = time.perf_counter() - start
             with np.errstate(all="ignore"):
                 predictions = np.asarray(fitted.predict(X_validation), dtype=np.float64)
