@@ -30,11 +30,11 @@ LAYERS = {
     ],
     "nesymres_sklearn.search": [
         "exactness", "budget", "settings", "problem", "fitted", "views", "scaling", "decoding", "fitting", "noise",
-        "selection", "variables", "identities", "looks", "anytime", "scheduler",
+        "selection", "variables", "pursuit", "identities", "looks", "anytime", "scheduler",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "device_data", "runtime", "checkpoint", "export",
-        "config", "evaluation", "curves", "train", "validate", "window",
+        "config", "evaluation", "curves", "widen", "train", "validate", "window",
     ],
     "benchmarks": [
         "datasets", "metrics", "profiles", "methods", "tasks", "isolation", "results", "backends", "report",
@@ -79,6 +79,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.exactness",
     "nesymres_sklearn.search.fitted",
     "nesymres_sklearn.search.identities",
+    "nesymres_sklearn.search.pursuit",
     "nesymres_sklearn.search.noise",
     "nesymres_sklearn.search.scaling",
     "nesymres_sklearn.search.views",

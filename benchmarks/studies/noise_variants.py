@@ -47,6 +47,7 @@ VARIANTS = {
     "rational-only": SearchSettings(noisy_identity_forms=("rational",)),
     "no-angle": SearchSettings(noisy_identity_forms=("rational", "root", "power")),
     "no-identity-readings": SearchSettings(noisy_identity_unknowns=()),
+    "no-pursuit": SearchSettings(noisy_identity_pursuit=False),
     "readings-16-constants": SearchSettings(noisy_identity_readings_constants=16),
 }
 

@@ -67,6 +67,7 @@ from .fitted import CandidateRows, Fitted, mse
 from .fitting.constants import least_squares_run
 from .fitting.polynomial import count_monomials, monomials_of_degree
 from .problem import Problem
+from .pursuit import gauss_newton, law_residual, pursuit
 from .settings import SearchSettings
 from .variables.features import relevance
 from .variables.power_law import log_line
@@ -98,6 +99,9 @@ RATIONAL_ROUNDS = 3
 LEVY_MAX_TERMS = 3
 #: Unknowns of the systems that :func:`noisy_identity` fits, at most.
 NOISY_UNKNOWNS = 64
+#: First terms a matching pursuit starts from (:func:`pursued_identity`): a rational law
+#: has a first term for each normalisation of its denominator.
+PURSUIT_STARTS = 3
 #: The monomials that :func:`least_squares_monomial` compares, at most (exponents up to
 #: 5 in magnitude for 3 features, 2 for 4, 1 for 5 and 6).
 MONOMIAL_CANDIDATES = 1500
@@ -734,13 +738,51 @@ def noisy_identity_rows(
     """The law under ``noise`` (the standard deviation of ``y``'s at a point of weight 1)
     as a row (origin ``"identity"``): :func:`noisy_identity` where its root mean squared
     error is at most ``settings.noise_ratio`` times the noise and its constants at most
-    ``noisy_identity_max_constants``; no row otherwise. On one BLAS thread, until
+    ``noisy_identity_max_constants``; with ``settings.noisy_identity_pursuit``, also the
+    pursuit's law (:func:`pursued_identity`). On one BLAS thread, until
     ``deadline``. (The identities that hold to the noise, :func:`identities_to_the_noise`,
     are a source of the continuation, :class:`IdentityUnderNoise`: in the plan, after
     this law, they cost the validation sets' laws more than they gave.)"""
     with one_blas_thread():
         law = noisy_identity(problem, deadline, settings)
-    return _kept(law, settings.noise_ratio * noise, settings)
+        found = _kept(law, settings.noise_ratio * noise, settings)
+        if settings.noisy_identity_pursuit and not (deadline is not None and deadline.passed()):
+            found.extend(pursued_identity(problem, noise, settings, deadline))
+    return found
+
+
+def pursued_identity(
+    problem: Problem, noise: float, settings: SearchSettings, deadline: Deadline | None
+) -> CandidateRows:
+    """The law ``P/Q`` of few Laurent monomials that a matching pursuit finds under
+    ``noise`` (:func:`.pursuit.pursuit`, on the points the systems read): of its laws of
+    1, 2, ... terms, the first that holds to the noise on every point (:func:`_holding`)
+    and beyond half of each feature (:func:`_law_extrapolates`) with at most
+    ``settings.noisy_identity_readings_constants`` constants, as a row (origin
+    ``"identity"``); no row otherwise. The pursuit starts from each of the
+    ``PURSUIT_STARTS`` monomials that lower the error most alone, and from the
+    least-squares monomial (:func:`least_squares_monomial`) times the others, until one
+    finds a law or ``deadline`` passes."""
+    tolerance = noise_tolerance(problem, noise, settings)
+    most = settings.noisy_identity_readings_constants
+    read = _spread_points(len(problem.y))
+    points = Problem(problem.X[read], problem.y[read], None if problem.weights is None else problem.weights[read])
+    found = CandidateRows()
+    starts = [(None, rank) for rank in range(PURSUIT_STARTS)]
+    lead = least_squares_monomial(points.X, points.y, -np.inf, points.weights)
+    if lead is not None:
+        starts.insert(1, (lead, 0))
+    for lead, first in starts:
+        for step in pursuit(points, tolerance.sd[read], most + 1, tolerance.polish, deadline, lead, first):
+            if step.error > tolerance.ratio**2:
+                continue
+            terms = _Terms(step.numerator, step.denominator, root=False)
+            law = _law_of(problem, step.exponents, terms, step.coefficients, step.shares)
+            law = None if law is None else _holding(problem, law.skeleton, law.constants, tolerance, deadline)
+            if law is not None and law.skeleton.n_constants <= most and _law_extrapolates(problem, law, tolerance):
+                found.add(law, origin="identity")
+                return found
+    return found
 
 
 def identities_to_the_noise(
@@ -1060,7 +1102,7 @@ def _rational_fit(
     noise's ``spread`` (default 1); ``None`` where the fit is not finite. With
     ``polish`` (under noise), also each solution with one of ``Q``'s coefficients fixed
     at 1 (Levy's), the one of the law's smallest error then taking at most ``polish``
-    Gauss-Newton steps (:func:`_gauss_newton`): the null vector minimises the error of
+    Gauss-Newton steps (:func:`.pursuit.gauss_newton`): the null vector minimises the error of
     the equation, whose columns ``y Q`` carry the noise, and with monomials of nearly
     collinear features it may fit the noise with the law's terms' shares far off."""
     numerator, denominator = basis[:, terms.numerator], basis[:, terms.denominator]
@@ -1072,9 +1114,9 @@ def _rational_fit(
     if not fits:
         return None, np.zeros(len(terms.numerator) + len(terms.denominator))
     if polish:
-        errors = [_law_residual(numerator, denominator, y, coefficients, scale)[0] for coefficients, _ in fits]
+        errors = [law_residual(numerator, denominator, y, coefficients, scale)[0] for coefficients, _ in fits]
         coefficients, norms = fits[int(np.argmin(errors))]
-        coefficients = _gauss_newton(numerator, denominator, y, coefficients, scale, polish)
+        coefficients = gauss_newton(numerator, denominator, y, coefficients, scale, polish)
     else:
         coefficients, norms = fits[0]
     shares = np.abs(coefficients * norms)
@@ -1110,47 +1152,6 @@ def _reweighted(
             break
         weights = scale / q
     return coefficients, norms
-
-
-def _law_residual(
-    numerator: np.ndarray, denominator: np.ndarray, y: np.ndarray, coefficients: np.ndarray, scale: np.ndarray
-) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    """The sum of squares of the law's error ``(y - P/Q) * scale`` (inf where not
-    finite), the error, and ``P`` and ``Q`` at the points."""
-    n_p = numerator.shape[1]
-    with np.errstate(all="ignore"):
-        p, q = numerator @ coefficients[:n_p], denominator @ coefficients[n_p:]
-        error = (y - p / q) * scale
-        total = float(error @ error)
-    return (total if np.isfinite(total) else np.inf), error, p, q
-
-
-def _gauss_newton(
-    numerator: np.ndarray,
-    denominator: np.ndarray,
-    y: np.ndarray,
-    coefficients: np.ndarray,
-    scale: np.ndarray,
-    rounds: int,
-) -> np.ndarray:
-    """``coefficients`` of ``P/Q`` after at most ``rounds`` Gauss-Newton steps on the
-    law's own error ``(y - P/Q) * scale`` (the null vector minimises the equation's
-    error, which the noise in ``y * Q`` biases), each kept while it lowers that error."""
-    cost, r, p, q = _law_residual(numerator, denominator, y, coefficients, scale)
-    for _ in range(rounds):
-        with np.errstate(all="ignore"):
-            jacobian = np.hstack([numerator / q[:, None], -(p / q**2)[:, None] * denominator]) * scale[:, None]
-            norms = np.linalg.norm(jacobian, axis=0)
-            norms = np.where(norms > 0, norms, 1.0)
-        if not (np.isfinite(cost) and np.all(np.isfinite(jacobian))):
-            break
-        step = np.linalg.lstsq(jacobian / norms, r, rcond=None)[0] / norms
-        trial = _law_residual(numerator, denominator, y, coefficients + step, scale)
-        if not trial[0] < cost:
-            break
-        coefficients = coefficients + step
-        cost, r, p, q = trial
-    return coefficients
 
 
 def basis_exponents(n_features: int, unknowns: int, sines: frozenset = frozenset()) -> np.ndarray:
@@ -1338,10 +1339,10 @@ class _System:
         columns = np.concatenate([terms.numerator, n_p + terms.denominator])
         vector = nulls.vectors(columns)[1][0]
         numerator, denominator = self.basis[:, terms.numerator], self.basis[:, terms.denominator]
-        coefficients = _gauss_newton(
+        coefficients = gauss_newton(
             numerator, denominator, self.t, vector / norms[columns], 1.0 / sd, self.tolerance.polish
         )
-        error = _law_residual(numerator, denominator, self.t, coefficients, 1.0 / sd)[0] / len(self.t)
+        error = law_residual(numerator, denominator, self.t, coefficients, 1.0 / sd)[0] / len(self.t)
         return (terms, coefficients, np.abs(vector)) if error <= ratio**2 else None
 
 
@@ -1475,6 +1476,15 @@ def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms, tolera
     return True
 
 
+def _law_extrapolates(problem: Problem, law: Fitted, tolerance: Tolerance) -> bool:
+    """Whether ``law``, its constants refitted from its own on the points where each
+    feature is at most its median, holds on every point to the noise and the variance of
+    its prediction (:func:`_extrapolates_to_the_noise`)."""
+    return all(
+        _extrapolates_to_the_noise(problem, law, column <= np.median(column), tolerance) for column in problem.X.T
+    )
+
+
 def _extrapolates_to_the_noise(problem: Problem, law: Fitted, part: np.ndarray, tolerance: Tolerance) -> bool:
     """Whether ``law``, its constants refitted on the points ``part`` by least squares,
     holds on every point to the noise of ``tolerance`` plus the variance of its
@@ -1487,9 +1497,13 @@ def _extrapolates_to_the_noise(problem: Problem, law: Fitted, part: np.ndarray, 
     predicted, jacobian = program.value_and_jacobian(X, constants)
     with np.errstate(all="ignore"):
         scaled = jacobian[part] / sd[part, None]
-        covariance = np.linalg.pinv(scaled.T @ scaled) if np.all(np.isfinite(scaled)) else None
-    if covariance is None:
-        return False
+        if not np.all(np.isfinite(scaled)):
+            return False
+        # each constant's column of unit norm first: constants of far different scales
+        # would leave the small singular values below the pseudo-inverse's cut
+        norms = np.linalg.norm(scaled, axis=0)
+        norms = np.where(norms > 0, norms, 1.0)
+        covariance = np.linalg.pinv((scaled / norms).T @ (scaled / norms)) / np.outer(norms, norms)
     variance = np.einsum("ij,jk,ik->i", jacobian, covariance, jacobian)
     return tolerance.law_holds(y, predicted, mse(program, X, y, constants, problem.weights), problem.scale, variance)
 
