@@ -35,7 +35,13 @@ from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget, Calibration
 from .search.fitted import CandidateRows, Fitted
-from .search.identities import AngleLawUnderNoise, IdentityUnderNoise, identity_rows, noisy_identity_rows
+from .search.identities import (
+    AngleLawUnderNoise,
+    IdentityUnderNoise,
+    PursuitUnderNoise,
+    identity_rows,
+    noisy_identity_rows,
+)
 from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
 from .search.problem import Problem
@@ -183,8 +189,10 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             seconds = max((step.seconds for step in budget.plan if step.unit == LAW_UNDER_NOISE), default=0.0)
             if "angle" in settings.noisy_identity_forms:
                 sources.insert(0, AngleLawUnderNoise(problem, settings.noise_ratio * done.noise, settings, seconds))
-            if settings.noisy_identity_unknowns:  # the identities to the noise, first
+            if settings.noisy_identity_unknowns:  # the identities to the noise
                 sources.insert(0, IdentityUnderNoise(problem, done.noise, settings, seconds, request.seed))
+            if settings.noisy_identity_pursuit:  # the matching pursuit's law, first
+                sources.insert(0, PursuitUnderNoise(problem, done.noise, settings, seconds))
         warm = ContinuationState(
             fingerprint,
             (X, y, weights),

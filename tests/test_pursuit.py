@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from nesymres_sklearn.search.identities import pursued_identity
+from nesymres_sklearn.search.fitted import CandidateRows
+from nesymres_sklearn.search.identities import PursuitUnderNoise, pursued_identity
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.pursuit import PURSUIT_MAX_POWER, _gains, laurent_exponents, pursuit
 from nesymres_sklearn.search.settings import SearchSettings
@@ -62,3 +63,12 @@ def test_no_law_where_no_few_monomials_follow_the_data_and_steps_stop_at_the_mos
     steps = list(pursuit(wavy, np.full(len(wavy.y), sd), 4, 0))
     assert [len(s.numerator) + len(s.denominator) for s in steps] == [2, 3, 4]
     assert all(s.error > 1 for s in steps)
+
+
+def test_the_pursuit_is_a_source_of_one_turn_in_the_continuation():
+    law = lambda X: 0.5 * X[:, 0] ** 2 * X[:, 1] ** 2 * (X[:, 0] + X[:, 1]) / X[:, 2] ** 5  # noqa: E731
+    problem, _, sd = _noisy(law, low=0.5, high=3.0)
+    source = PursuitUnderNoise(problem, sd, SearchSettings())
+    first = source.propose(CandidateRows(), 0, None)
+    assert source.name == "pursuit" and first.origins == ["identity"] and first.skeletons[0].n_constants == 2
+    assert len(source.propose(first, 1, None)) == 0

@@ -738,40 +738,62 @@ def noisy_identity_rows(
     """The law under ``noise`` (the standard deviation of ``y``'s at a point of weight 1)
     as a row (origin ``"identity"``): :func:`noisy_identity` where its root mean squared
     error is at most ``settings.noise_ratio`` times the noise and its constants at most
-    ``noisy_identity_max_constants``; with ``settings.noisy_identity_pursuit``, also the
-    pursuit's law (:func:`pursued_identity`). On one BLAS thread, until
+    ``noisy_identity_max_constants``; no row otherwise. On one BLAS thread, until
     ``deadline``. (The identities that hold to the noise, :func:`identities_to_the_noise`,
     are a source of the continuation, :class:`IdentityUnderNoise`: in the plan, after
     this law, they cost the validation sets' laws more than they gave.)"""
     with one_blas_thread():
         law = noisy_identity(problem, deadline, settings)
-        found = _kept(law, settings.noise_ratio * noise, settings)
-        if settings.noisy_identity_pursuit and not (deadline is not None and deadline.passed()):
-            found.extend(pursued_identity(problem, noise, settings, deadline))
-    return found
+    return _kept(law, settings.noise_ratio * noise, settings)
 
 
 def pursued_identity(
     problem: Problem, noise: float, settings: SearchSettings, deadline: Deadline | None
 ) -> CandidateRows:
     """The law ``P/Q`` of few Laurent monomials that a matching pursuit finds under
-    ``noise`` (:func:`.pursuit.pursuit`, on the points the systems read): of its laws of
-    1, 2, ... terms, the first that holds to the noise on every point (:func:`_holding`)
-    and beyond half of each feature (:func:`_law_extrapolates`) with at most
-    ``settings.noisy_identity_readings_constants`` constants, as a row (origin
-    ``"identity"``); no row otherwise. The pursuit starts from each of the
+    ``noise`` (:func:`.pursuit.pursuit`, on the points the systems read), over the
+    features, then with the columns that may be angles read by their cosine and sine
+    (as :func:`noisy_angle_law` reads them), written back over the features: of a
+    pursuit's laws of 1, 2, ... terms, the first that holds to the noise on every point
+    (:func:`_holding`) and beyond half of each feature (:func:`_law_extrapolates`) with
+    at most ``settings.noisy_identity_readings_constants`` constants, as a row (origin
+    ``"identity"``); no row otherwise. Each pursuit starts from each of the
     ``PURSUIT_STARTS`` monomials that lower the error most alone, and from the
-    least-squares monomial (:func:`least_squares_monomial`) times the others, until one
-    finds a law or ``deadline`` passes."""
+    least-squares monomial (:func:`least_squares_monomial`) times the others: of their
+    laws, the one of the fewest constants (then the lowest loss), while ``deadline``
+    holds. The first reading with a law gives it."""
+    found = CandidateRows()
+    ones = np.ones(problem.X.shape[1])
+    readings, _, differences = _angle_readings(problem.X, ones, settings, (settings.identity_wide_turns,), False)
+    for reading in [None, *readings, *differences]:
+        if deadline is not None and deadline.passed():
+            break
+        if reading is None:
+            law = _pursued_law(problem, noise, settings, deadline)
+        else:
+            angles, replaced, difference = reading
+            turned, _, written = _angle_columns(problem, angles, replaced, difference)
+            law = _pursued_law(turned, noise, settings, deadline)
+            if law is not None:
+                skeleton, constants = law.skeleton.substituted(law.constants, written)
+                law = Fitted(skeleton, constants, law.loss)
+        if law is not None:
+            found.add(law, origin="identity")
+            break
+    return found
+
+
+def _pursued_law(problem: Problem, noise: float, settings: SearchSettings, deadline: Deadline | None) -> Fitted | None:
+    """:func:`pursued_identity` over ``problem``'s columns as they are."""
     tolerance = noise_tolerance(problem, noise, settings)
     most = settings.noisy_identity_readings_constants
     read = _spread_points(len(problem.y))
     points = Problem(problem.X[read], problem.y[read], None if problem.weights is None else problem.weights[read])
-    found = CandidateRows()
     starts = [(None, rank) for rank in range(PURSUIT_STARTS)]
     lead = least_squares_monomial(points.X, points.y, -np.inf, points.weights)
     if lead is not None:
         starts.insert(1, (lead, 0))
+    best = None
     for lead, first in starts:
         for step in pursuit(points, tolerance.sd[read], most + 1, tolerance.polish, deadline, lead, first):
             if step.error > tolerance.ratio**2:
@@ -780,9 +802,10 @@ def pursued_identity(
             law = _law_of(problem, step.exponents, terms, step.coefficients, step.shares)
             law = None if law is None else _holding(problem, law.skeleton, law.constants, tolerance, deadline)
             if law is not None and law.skeleton.n_constants <= most and _law_extrapolates(problem, law, tolerance):
-                found.add(law, origin="identity")
-                return found
-    return found
+                if best is None or (law.skeleton.n_constants, law.loss) < (best.skeleton.n_constants, best.loss):
+                    best = law
+                break  # a longer law of this start would only fit the noise further
+    return best
 
 
 def identities_to_the_noise(
@@ -907,6 +930,23 @@ class IdentityUnderNoise(_FirstTurnOnly):
     def _first(self, deadline: Deadline | None) -> CandidateRows:
         sizes = (*self.settings.noisy_identity_unknowns, None)
         return identities_to_the_noise(self.problem, self.noise, self.settings, deadline, self.seed, sizes)
+
+
+@dataclass
+class PursuitUnderNoise(_FirstTurnOnly):
+    """The matching pursuit's law under ``noise`` (:func:`pursued_identity`) as a source
+    of the continuation: its first turn searches, a row (origin ``"identity"``) where one
+    holds; its turns as :class:`_FirstTurnOnly`'s."""
+
+    problem: Problem
+    noise: float
+    settings: SearchSettings = field(default_factory=SearchSettings)
+    seconds: float = 0.0
+    name: str = "pursuit"
+
+    def _first(self, deadline: Deadline | None) -> CandidateRows:
+        with one_blas_thread():
+            return pursued_identity(self.problem, self.noise, self.settings, deadline)
 
 
 def _kept(law: Fitted | None, reach: float, settings: SearchSettings) -> CandidateRows:

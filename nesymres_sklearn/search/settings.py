@@ -323,11 +323,12 @@ class SearchSettings:
         at noise 0.001 and 0.01 (the readings in the plan, 1 s): the same laws
         recovered, close -2.5 to +2.5 points.
     noisy_identity_pursuit : bool, default=True
-        Under noise, beside the law of the information criterion, the law of few Laurent
-        monomials that a matching pursuit builds (:func:`.identities.pursued_identity`,
-        :mod:`.pursuit`) where it holds to the noise and beyond half of each feature.
-        Chosen on validation (``benchmarks/studies/noise_variants.py``, variant
-        ``no-pursuit``; ``docs/measured-data.md``).
+        Under noise, the law of few Laurent monomials that a matching pursuit builds
+        (:func:`.identities.pursued_identity`, :mod:`.pursuit`) where it holds to the
+        noise and beyond half of each feature, as the continuation's first source
+        (:class:`.identities.PursuitUnderNoise`). Chosen on validation
+        (``benchmarks/studies/noise_variants.py``, variant ``no-pursuit``;
+        ``docs/measured-data.md``).
     noisy_identity_polish : int, default=5
         Gauss-Newton steps on the law's own error after each rational fit under noise
         (:func:`.identities._rational_fit`; 0: the reweighted null vector alone). The
