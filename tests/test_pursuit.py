@@ -2,10 +2,11 @@
 
 import numpy as np
 
+from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import CandidateRows
 from nesymres_sklearn.search.identities import PursuitUnderNoise, pursued_identity
 from nesymres_sklearn.search.problem import Problem
-from nesymres_sklearn.search.pursuit import PURSUIT_MAX_POWER, _gains, laurent_exponents, pursuit
+from nesymres_sklearn.search.pursuit import PURSUIT_MAX_POWER, _gains, laurent_exponents, laurent_values, pursuit
 from nesymres_sklearn.search.settings import SearchSettings
 
 
@@ -72,3 +73,24 @@ def test_the_pursuit_is_a_source_of_one_turn_in_the_continuation():
     first = source.propose(CandidateRows(), 0, None)
     assert source.name == "pursuit" and first.origins == ["identity"] and first.skeletons[0].n_constants == 2
     assert len(source.propose(first, 1, None)) == 0
+
+
+def test_no_step_or_law_once_the_deadline_passes():
+    law = lambda X: 0.5 * X[:, 0] ** 2 * X[:, 1] ** 2 * (X[:, 0] + X[:, 1]) / X[:, 2] ** 5  # noqa: E731
+    problem, _, sd = _noisy(law, low=0.5, high=3.0)
+    passed = Deadline(0.0, clock=lambda: 1.0)
+    assert list(pursuit(problem, np.full(len(problem.y), sd), 4, 0, passed)) == []
+    assert len(pursued_identity(problem, sd, SearchSettings(), passed)) == 0
+    ticks = iter(range(10_000))  # one tick a look at the clock: the deadline passes within the search
+    assert len(pursued_identity(problem, sd, SearchSettings(), Deadline(3.0, clock=lambda: next(ticks)))) == 0
+
+
+def test_the_values_are_the_powers_with_their_signs():
+    X = np.array([[2.0, -3.0], [-0.5, 4.0], [0.0, 1.5]])
+    exponents = np.array([[0, 0], [1, -2], [-1, 3], [2, 1], [0, -1]])
+    expected = np.prod(X[:, None, :] ** exponents[None].astype(float), axis=2)
+    with np.errstate(divide="ignore"):
+        got = laurent_values(X, exponents)
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-12, atol=1e-300)  # 0**2: a denormal
+    assert np.all(np.abs(got[~finite]) > 1e300)  # a negative power of a zero

@@ -47,7 +47,7 @@ VARIANTS = {
     "rational-only": SearchSettings(noisy_identity_forms=("rational",)),
     "no-angle": SearchSettings(noisy_identity_forms=("rational", "root", "power")),
     "no-identity-readings": SearchSettings(noisy_identity_unknowns=()),
-    "no-pursuit": SearchSettings(noisy_identity_pursuit=False),
+    "pursuit": SearchSettings(noisy_identity_pursuit=True),
     "readings-16-constants": SearchSettings(noisy_identity_readings_constants=16),
 }
 

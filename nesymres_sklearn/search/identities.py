@@ -67,7 +67,7 @@ from .fitted import CandidateRows, Fitted, mse
 from .fitting.constants import least_squares_run
 from .fitting.polynomial import count_monomials, monomials_of_degree
 from .problem import Problem
-from .pursuit import gauss_newton, law_residual, pursuit
+from .pursuit import Dictionary, gauss_newton, law_residual, pursuit
 from .settings import SearchSettings
 from .variables.features import relevance
 from .variables.power_law import log_line
@@ -793,15 +793,23 @@ def _pursued_law(problem: Problem, noise: float, settings: SearchSettings, deadl
     lead = least_squares_monomial(points.X, points.y, -np.inf, points.weights)
     if lead is not None:
         starts.insert(1, (lead, 0))
+    dictionary = Dictionary.of(points.X)
     best = None
     for lead, first in starts:
-        for step in pursuit(points, tolerance.sd[read], most + 1, tolerance.polish, deadline, lead, first):
+        if deadline is not None and deadline.passed():
+            break
+        steps = pursuit(points, tolerance.sd[read], most + 1, tolerance.polish, deadline, lead, first, dictionary)
+        for step in steps:
             if step.error > tolerance.ratio**2:
                 continue
             terms = _Terms(step.numerator, step.denominator, root=False)
             law = _law_of(problem, step.exponents, terms, step.coefficients, step.shares)
             law = None if law is None else _holding(problem, law.skeleton, law.constants, tolerance, deadline)
-            if law is not None and law.skeleton.n_constants <= most and _law_extrapolates(problem, law, tolerance):
+            if (
+                law is not None
+                and law.skeleton.n_constants <= most
+                and _law_extrapolates(problem, law, tolerance, deadline)
+            ):
                 if best is None or (law.skeleton.n_constants, law.loss) < (best.skeleton.n_constants, best.loss):
                     best = law
                 break  # a longer law of this start would only fit the noise further
@@ -1516,13 +1524,16 @@ def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms, tolera
     return True
 
 
-def _law_extrapolates(problem: Problem, law: Fitted, tolerance: Tolerance) -> bool:
+def _law_extrapolates(problem: Problem, law: Fitted, tolerance: Tolerance, deadline: Deadline | None = None) -> bool:
     """Whether ``law``, its constants refitted from its own on the points where each
     feature is at most its median, holds on every point to the noise and the variance of
-    its prediction (:func:`_extrapolates_to_the_noise`)."""
-    return all(
-        _extrapolates_to_the_noise(problem, law, column <= np.median(column), tolerance) for column in problem.X.T
-    )
+    its prediction (:func:`_extrapolates_to_the_noise`); not once ``deadline`` passes."""
+    for column in problem.X.T:
+        if deadline is not None and deadline.passed():
+            return False
+        if not _extrapolates_to_the_noise(problem, law, column <= np.median(column), tolerance):
+            return False
+    return True
 
 
 def _extrapolates_to_the_noise(problem: Problem, law: Fitted, part: np.ndarray, tolerance: Tolerance) -> bool:

@@ -74,10 +74,27 @@ def _of_degree(n_features: int, degree: int) -> list[tuple[int, ...]]:
 
 
 def laurent_values(X: np.ndarray, exponents: np.ndarray) -> np.ndarray:
-    """The monomials of ``exponents`` (rows) at the points ``X``, one column each (``inf``
-    where a negative power meets a zero)."""
+    """The monomials of ``exponents`` (rows) at the points ``X``, one column each (a
+    negative power of a zero is huge or ``inf``): ``exp(e log|x|)`` with the sign of the
+    odd powers of the negative ``x``, a matrix product instead of a power per entry."""
     with np.errstate(all="ignore"):
-        return np.prod(X[:, None, :] ** exponents[None].astype(np.float64), axis=2)
+        logs = np.log(np.maximum(np.abs(X), np.finfo(np.float64).tiny))
+        odd = (np.remainder(exponents, 2) == 1).astype(np.float64)
+        signs = 1.0 - 2.0 * np.remainder((X < 0).astype(np.float64) @ odd.T, 2)
+        return signs * np.exp(logs @ exponents.T.astype(np.float64))
+
+
+class Dictionary(NamedTuple):
+    """The Laurent monomials of a pursuit (:func:`laurent_exponents`) and their values at
+    the points, computed once for all its starts."""
+
+    exponents: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, X: np.ndarray) -> Dictionary:
+        exponents = laurent_exponents(X.shape[1])
+        return cls(exponents, laurent_values(X, exponents))
 
 
 class Step(NamedTuple):
@@ -101,19 +118,25 @@ def pursuit(
     deadline: Deadline | None = None,
     lead: np.ndarray | None = None,
     first: int = 0,
+    dictionary: Dictionary | None = None,
 ) -> Iterator[Step]:
     """The laws ``P/Q`` of 1, 2, ... terms beside ``Q``'s 1 (at most ``most_terms`` in
     all) that the pursuit (module docstring) builds on ``problem``, the noise of each
     point ``sd``, ``polish`` Gauss-Newton steps each; ``P``'s monomials are the ``lead``
     monomial's exponents (none: 1) times the Laurent monomials, the lead itself the first
     term (without a lead, the monomial of the ``first``-ranked gain, 0 the largest: a law
-    ``P/Q`` has as many first terms as ``Q`` has normalisations). It ends where a law is
-    not finite or ``deadline`` passes."""
+    ``P/Q`` has as many first terms as ``Q`` has normalisations). ``dictionary``: the
+    Laurent monomials at ``problem``'s points (default: computed here). It ends where a
+    law is not finite or ``deadline`` passes."""
     X, t = problem.X, problem.y
-    small = laurent_exponents(X.shape[1])
-    shifted = small if lead is None else small + np.asarray(lead, dtype=np.int64)
+    small, own = Dictionary.of(X) if dictionary is None else dictionary
+    if lead is None:
+        shifted, times = small, own
+    else:
+        lead = np.asarray(lead, dtype=np.int64)
+        shifted, times = small + lead, own * laurent_values(X, lead[None])
     exponents = np.vstack([shifted, small])  # P's monomials, then Q's
-    values = laurent_values(X, exponents)
+    values = np.hstack([times, own])
     m = len(small)
     with np.errstate(all="ignore"):
         design = np.hstack([values[:, :m], -t[:, None] * values[:, m:]])  # P's columns, then -t times Q's
