@@ -79,6 +79,9 @@ REJECTION_REASONS = ("timeout", "no_variable", "unwritable", "exponent", "too_lo
 # placeholders, at most 4 extra tokens each) plus start and end tokens.
 TARGET_OVERHEAD = 3 * 4 + 2
 
+#: Trees drawn at most for a law of ``k`` variables to have ``k`` leaves (then fewer variables).
+MAX_SHAPE_DRAWS = 100
+
 
 @dataclass
 class GeneratorConfig:
@@ -210,10 +213,6 @@ def sample_tree(rng: np.random.Generator, config: GeneratorConfig) -> list[str]:
         out.append(labels[node])
         pending.extend(reversed(children[node]))
     return out
-
-
-#: Trees drawn at most for a law of ``k`` variables to have ``k`` leaves (then fewer variables).
-MAX_SHAPE_DRAWS = 100
 
 
 def _sample_shape(rng: np.random.Generator, config: GeneratorConfig, most: int) -> tuple[list, list, list[int]]:
