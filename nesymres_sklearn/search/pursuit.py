@@ -13,13 +13,15 @@ exponents allowed, ``sum |e_j|`` bounded) with a constant, and ``Q = 1 + ...``:
    its noise times ``|Q|`` of the last round (Sanathanan and Koerner's iteration), which
    turns the equation's error into the law's; then Gauss-Newton steps on the law's own
    error;
-3. the pursuit stops at the first law that holds to the noise, extrapolates beyond half
-   of each feature, and has at most the tolerance's constants, or when the terms run out.
+3. it yields the law after each term, until the terms run out; the caller
+   (:func:`.identities.pursued_identity`) takes the first that holds to the noise and
+   extrapolates beyond half of each feature.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -41,18 +43,21 @@ REWEIGHTING_ROUNDS = 3
 SPAN_TOLERANCE = 1e-8
 
 
+@lru_cache(maxsize=32)
 def laurent_exponents(n_features: int, most: int = PURSUIT_MONOMIALS) -> np.ndarray:
-    """The exponents (rows) of the Laurent monomials of ``n_features`` variables whose
-    ``sum |e_j|`` is at most the largest bound that keeps them within ``most`` (at most
-    ``PURSUIT_MAX_DEGREE``, each ``|e_j|`` at most ``PURSUIT_MAX_POWER``), the constant
-    first and then by that sum."""
+    """The exponents (rows, read-only: computed once per size) of the Laurent monomials of
+    ``n_features`` variables whose ``sum |e_j|`` is at most the largest bound that keeps
+    them within ``most`` (at most ``PURSUIT_MAX_DEGREE``, each ``|e_j|`` at most
+    ``PURSUIT_MAX_POWER``), the constant first and then by that sum."""
     rows = [np.zeros(n_features, dtype=np.int64)]
     for degree in range(1, PURSUIT_MAX_DEGREE + 1):
         layer = [e for e in _of_degree(n_features, degree) if max(abs(v) for v in e) <= PURSUIT_MAX_POWER]
         if len(rows) + len(layer) > most:
             break
         rows += [np.array(e, dtype=np.int64) for e in layer]
-    return np.array(rows).reshape(len(rows), n_features)
+    exponents = np.array(rows).reshape(len(rows), n_features)
+    exponents.flags.writeable = False
+    return exponents
 
 
 def _of_degree(n_features: int, degree: int) -> list[tuple[int, ...]]:
