@@ -28,7 +28,7 @@ def test_the_monomials_are_the_laurent_ones_of_the_largest_bound_that_fits():
     assert {e for e in every if sum(map(abs, e)) <= bound} == {tuple(e) for e in exponents}
     wide = laurent_exponents(3, most=10_000)
     assert len(wide) > 100 and np.abs(wide).max() <= PURSUIT_MAX_POWER
-    assert laurent_exponents(3, 10_000) is wide and not wide.flags.writeable  # computed once, shared
+    assert laurent_exponents(3, most=10_000) is wide and not wide.flags.writeable  # computed once, shared
 
 
 def test_each_step_adds_the_column_that_lowers_the_residual_most_beside_the_chosen():
