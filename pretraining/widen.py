@@ -74,7 +74,8 @@ def _input_columns(old: int, new: int) -> torch.Tensor:
 
 
 def _copy_token_rows(name, value, new, rows, narrow: ModelConfig, wide: ModelConfig) -> None:
-    added = [i for i, token in enumerate(wide.vocabulary) if token not in set(narrow.vocabulary)]
+    old = set(narrow.vocabulary)
+    added = [i for i, token in enumerate(wide.vocabulary) if token not in old]
     if name == TOKEN_EMBEDDING:
         new[added] = value[narrow.vocabulary.index(variable_token(narrow.n_variables - 1))]
     elif name == HEAD_WEIGHT:

@@ -69,3 +69,12 @@ def test_a_tolerance_to_the_noise_is_a_chi_square_test_of_the_law_s_errors():
     # a null vector holds where its residual is the noise's share of it, or exact to rounding
     assert Tolerance(sd, 1.5).null_holds(0.02, 0.01) and not Tolerance(sd, 1.5).null_holds(0.03, 0.01)
     assert EXACT.null_holds(1e-26) and not EXACT.null_holds(1e-22)
+
+
+def test_a_problem_at_some_points_keeps_their_weights():
+    X, y = np.arange(12.0).reshape(6, 2), np.arange(6.0)
+    weighted = Problem(X, y, np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
+    part = weighted.at(np.array([1, 4]))
+    assert np.array_equal(part.X, X[[1, 4]]) and np.array_equal(part.y, [1.0, 4.0])
+    assert np.array_equal(part.weights, [2.0, 5.0])
+    assert Problem(X, y).at(y > 3).weights is None and len(Problem(X, y).at(y > 3).y) == 2

@@ -47,6 +47,7 @@ its misfit is the noise's (:func:`noisy_identity_rows`).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations, product
@@ -761,25 +762,25 @@ def pursued_identity(
     ``PURSUIT_STARTS`` monomials that lower the error most alone, and from the
     least-squares monomial (:func:`least_squares_monomial`) times the others: of their
     laws, the one of the fewest constants (then the lowest loss), while ``deadline``
-    holds. The first reading with a law gives it."""
+    holds. The first reading with a law gives it. On one BLAS thread."""
     found = CandidateRows()
-    ones = np.ones(problem.X.shape[1])
-    readings, _, differences = _angle_readings(problem.X, ones, settings, (settings.identity_wide_turns,), False)
-    for reading in [None, *readings, *differences]:
-        if deadline is not None and deadline.passed():
-            break
-        if reading is None:
-            law = _pursued_law(problem, noise, settings, deadline)
-        else:
-            angles, replaced, difference = reading
-            turned, _, written = _angle_columns(problem, angles, replaced, difference)
-            law = _pursued_law(turned, noise, settings, deadline)
-            if law is not None:
-                skeleton, constants = law.skeleton.substituted(law.constants, written)
-                law = Fitted(skeleton, constants, law.loss)
-        if law is not None:
-            found.add(law, origin="identity")
-            break
+    with one_blas_thread():
+        law = _pursued_law(problem, noise, settings, deadline)
+        if law is None:
+            ones = np.ones(problem.X.shape[1])
+            readings, _, differences = _angle_readings(
+                problem.X, ones, settings, (settings.identity_wide_turns,), False
+            )
+            for angles, replaced, difference in [*readings, *differences]:
+                if law is not None or (deadline is not None and deadline.passed()):
+                    break
+                turned, _, written = _angle_columns(problem, angles, replaced, difference)
+                law = _pursued_law(turned, noise, settings, deadline)
+                if law is not None:
+                    skeleton, constants = law.skeleton.substituted(law.constants, written)
+                    law = Fitted(skeleton, constants, law.loss)
+    if law is not None:
+        found.add(law, origin="identity")
     return found
 
 
@@ -788,7 +789,7 @@ def _pursued_law(problem: Problem, noise: float, settings: SearchSettings, deadl
     tolerance = noise_tolerance(problem, noise, settings)
     most = settings.noisy_identity_readings_constants
     read = _spread_points(len(problem.y))
-    points = Problem(problem.X[read], problem.y[read], None if problem.weights is None else problem.weights[read])
+    points = problem.at(read)
     starts = [(None, rank) for rank in range(PURSUIT_STARTS)]
     lead = least_squares_monomial(points.X, points.y, -np.inf, points.weights)
     if lead is not None:
@@ -881,7 +882,7 @@ def noisy_angle_law(
     return best
 
 
-class _FirstTurnOnly:
+class _FirstTurnOnly(ABC):
     """A source of the continuation whose first turn is all it has (:meth:`_first`);
     later turns add nothing, and the scheduler retires it. A turn starts while the time
     left holds its ``seconds`` (the plan's law under noise took as long), and at least
@@ -896,8 +897,9 @@ class _FirstTurnOnly:
     def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
         return CandidateRows() if turn else self._first(deadline)
 
+    @abstractmethod
     def _first(self, deadline: Deadline | None) -> CandidateRows:
-        raise NotImplementedError
+        """The rows of the first turn."""
 
 
 @dataclass
@@ -921,17 +923,24 @@ class AngleLawUnderNoise(_FirstTurnOnly):
 
 
 @dataclass
-class IdentityUnderNoise(_FirstTurnOnly):
+class _SearchUnderNoise(_FirstTurnOnly):
+    """A search of ``problem`` under ``noise`` (the standard deviation at a point of
+    weight 1) as a source of the continuation."""
+
+    problem: Problem
+    noise: float
+    settings: SearchSettings = field(default_factory=SearchSettings)
+    seconds: float = 0.0
+
+
+@dataclass
+class IdentityUnderNoise(_SearchUnderNoise):
     """The identities' readings to the ``noise`` (:func:`identities_to_the_noise`, of the
     sizes ``settings.noisy_identity_unknowns`` and then the largest the points allow:
     ``v1*v4**2*(v2**2 + v3**2)`` has 126 monomials of degree 5) as a source of the
     continuation: its first turn searches, a row (origin ``"identity"``) where one holds;
     its turns as :class:`_FirstTurnOnly`'s; ``seed``: the columns' relevance."""
 
-    problem: Problem
-    noise: float
-    settings: SearchSettings = field(default_factory=SearchSettings)
-    seconds: float = 0.0
     seed: int = 0
     name: str = "identity"
 
@@ -941,20 +950,15 @@ class IdentityUnderNoise(_FirstTurnOnly):
 
 
 @dataclass
-class PursuitUnderNoise(_FirstTurnOnly):
+class PursuitUnderNoise(_SearchUnderNoise):
     """The matching pursuit's law under ``noise`` (:func:`pursued_identity`) as a source
     of the continuation: its first turn searches, a row (origin ``"identity"``) where one
     holds; its turns as :class:`_FirstTurnOnly`'s."""
 
-    problem: Problem
-    noise: float
-    settings: SearchSettings = field(default_factory=SearchSettings)
-    seconds: float = 0.0
     name: str = "pursuit"
 
     def _first(self, deadline: Deadline | None) -> CandidateRows:
-        with one_blas_thread():
-            return pursued_identity(self.problem, self.noise, self.settings, deadline)
+        return pursued_identity(self.problem, self.noise, self.settings, deadline)
 
 
 def _kept(law: Fitted | None, reach: float, settings: SearchSettings) -> CandidateRows:
@@ -1039,7 +1043,7 @@ def _noisy_system(problem: Problem, overdetermined: int, sines: frozenset = froz
     most 1); ``None`` where the monomials are not finite."""
     X, y = problem.X, problem.y
     read = _spread_points(len(y))
-    points = Problem(X[read], y[read], None if problem.weights is None else problem.weights[read])
+    points = problem.at(read)
     unknowns = min(len(read) // overdetermined, NOISY_UNKNOWNS)
     exponents, counts = _monomials(X.shape[1], unknowns, sines)
     pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))

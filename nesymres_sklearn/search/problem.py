@@ -32,6 +32,10 @@ class Problem:
         fractions of variance unexplained."""
         return variance(self.y, self.weights) or 1.0
 
+    def at(self, rows) -> Problem:
+        """The problem on the points ``rows`` (an index or a mask), their weights with them."""
+        return Problem(self.X[rows], self.y[rows], None if self.weights is None else self.weights[rows])
+
     def is_exact(self, loss: float) -> bool:
         """Whether a fit with this mean squared error is exact (:func:`.exactness.is_exact`)."""
         return exactness.is_exact(loss, self.scale)

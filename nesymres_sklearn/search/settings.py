@@ -330,8 +330,8 @@ class SearchSettings:
         the plan (1 s, noise 0.001 and 0.01, validation-nc/-wc, 40 laws each) it recovered
         one law fewer in 3 of 4 cells; in the continuation (10 s, noise 0.01,
         validation-nc/-wc/-fc/-many, 20 laws each) one fewer on -nc and -many, one more
-        close on -wc, every interval holding 0; FastSRB at noise 0.01 and 10 s stayed at
-        52.5% (``benchmarks/results/noise-search/pursuit-{1s,10s}.md``). On its own it
+        close on -wc, every interval holding 0
+        (``benchmarks/results/noise-search/pursuit-{1s,10s}.md``). On its own it
         writes sparse laws of high degree that the identities' systems do not reach
         (``docs/measured-data.md``).
     noisy_identity_polish : int, default=5
