@@ -221,6 +221,35 @@ def test_a_noisy_constant_within_its_error_bar_of_a_physical_constant_becomes_it
     assert float(snapped) == pytest.approx(constants.k * 1e20, rel=1e-12)
 
 
+def test_a_constant_is_tried_again_once_the_one_it_traded_off_against_is_written_exactly():
+    """In ``c0*x1/(x2 + c1)`` the two constants trade off, so at noise 0.02 the bar of
+    ``c0`` is too wide for the rare family of physical constants (:func:`chance_match`);
+    once ``c1`` is written as 1, the bar of ``c0`` with ``c1`` held is a quarter as wide,
+    and ``c0`` becomes Boltzmann's constant (times a power of ten)."""
+    from scipy import constants
+
+    from nesymres_sklearn.search.fitting.constants import least_squares_run
+    from nesymres_sklearn.writing.readable import chance_match, standard_errors
+
+    boltzmann = constants.k * 1e23
+    skeleton = Skeleton(("mul", "c", "mul", "x_1", "div", "1", "add", "c", "x_2"))
+    rng = np.random.default_rng(0)
+    X_ = rng.uniform(1, 5, (512, 2))
+    clean = boltzmann * X_[:, 0] / (X_[:, 1] + 1)
+    sd = 0.02 * np.std(clean)
+    y = clean + rng.normal(0, sd, len(clean))
+    fitted = least_squares_run(skeleton.program, X_, y, np.array([boltzmann, 1.0]))
+    both = standard_errors(skeleton, fitted, X_, y)
+    held = standard_errors(skeleton, fitted, X_, y, free=[0])
+    assert np.isnan(held[1]) and held[0] < both[0] / 3  # the bar narrows with c1 held
+    settings = SearchSettings()
+    assert chance_match(60, 1.96 * both[0], fitted[0]) > settings.snap_chance  # too wide alone
+    assert abs(fitted[0] / boltzmann - 1) > 1e-4
+    snapped = exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd)
+    assert snapped[1] == 1
+    assert float(snapped[0]) == pytest.approx(boltzmann, rel=1e-12)
+
+
 def test_a_wide_error_bar_snaps_to_no_physical_constant_or_multiple_of_pi():
     """At noise 0.3 the bar is about 2% wide: one of the 30 physical constants (and their
     inverses) or of the 142 multiples of pi per decade lies within it by chance, and the

@@ -38,7 +38,6 @@ from benchmarks.metrics import FVU_THRESHOLD, fvu
 from benchmarks.report import pipe_table, write_study
 from benchmarks.studies.black_box import SETS as BLACK_BOX_SETS
 from benchmarks.studies.black_box import black_box_set
-from nesymres_sklearn.search.noise import noise_std
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.held_out import held_out_choice
 from nesymres_sklearn.search.selection.table import CandidateTable
@@ -57,18 +56,16 @@ RULES = {
     "bic": SearchSettings(information_criterion="bic"),
     "aic": SearchSettings(information_criterion="aic"),
     "aic+1/token": SearchSettings(information_criterion="aic", information_per_token=1.0),
-    "bic+1/token": SearchSettings(information_criterion="bic", information_per_token=1.0),
+    "aic+reach1.25": SearchSettings(held_out_noise_reach=1.25),
+    "aic+reach1.5": SearchSettings(held_out_noise_reach=1.5),
+    "aic+reach2": SearchSettings(held_out_noise_reach=2.0),
+    "aic+1se": SearchSettings(held_out_standard_errors=1.0),
+    "aic+2se": SearchSettings(held_out_standard_errors=2.0),
 }
 
 
-#: The rule whose row is also replayed with its constants snapped at each level.
-SNAPPED_RULE = "bic"
-SNAP_LEVELS = (0.0, 0.95, 0.99)
-
-
-def rules(table: CandidateTable, problem: Problem, seed: int) -> dict[str, int]:
-    """The row each rule chooses."""
-    noise = noise_std(problem, SearchSettings())
+def rules(table: CandidateTable, problem: Problem, seed: int, noise: float) -> dict[str, int]:
+    """The row each rule chooses (``noise``: the fit's noise level, in the search's units)."""
     found = {"score": table.best_index}
     for name, settings in RULES.items():
         found[name] = held_out_choice(table, problem, settings, seed, noise)
@@ -93,27 +90,21 @@ def _fit(X, y, budget: float, seed: int, cache: Path | None, key: str):
 
 
 def _replayed(reg, X, y, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each rule's row of the fit's table, as ``rule -> (skeleton, constants)``, and the
-    row of :data:`SNAPPED_RULE` with its constants snapped at each of :data:`SNAP_LEVELS`."""
+    """Each rule's row of the fit's table, as ``rule -> (skeleton, constants)``, its
+    constants snapped as the fit snaps the selected row's (the fit's noise level times
+    ``noise_ratio``, the default ``snap_level``)."""
     scaling = reg._writer.scaling
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y))
     table = CandidateTable(reg.equations_, reg._fitted, reg.best_index_)
-    noise = noise_std(problem, SearchSettings())
-    chosen = {
-        name: reg._fitted[row][:2]
-        for name, row in rules(table, problem, int(np.random.RandomState(seed).randint(2**31))).items()
-    }
-    skeleton, constants = chosen[SNAPPED_RULE]
-    for level in SNAP_LEVELS:
+    noise = reg.noise_std_ / abs(scaling.y_scale)
+    settings = SearchSettings()
+    chosen = {}
+    for name, row in rules(table, problem, int(np.random.RandomState(seed).randint(2**31)), noise).items():
+        skeleton, constants = reg._fitted[row][:2]
         snapped = exact_constants(
-            skeleton,
-            np.asarray(constants, float),
-            problem.X,
-            problem.y,
-            noise=1.5 * noise,
-            settings=SearchSettings(snap_level=level),
+            skeleton, np.asarray(constants, float), problem.X, problem.y, noise=settings.noise_ratio * noise
         )
-        chosen[f"{SNAPPED_RULE}+snap{level:g}"] = (skeleton, np.array([float(c) for c in snapped]))
+        chosen[name] = (skeleton, np.array([float(c) for c in snapped]))
     return chosen
 
 

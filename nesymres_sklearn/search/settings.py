@@ -195,6 +195,12 @@ class SearchSettings:
         variance (``noise_std_``) is selected: it explains the points down to the noise.
         Three, as the estimate runs about 10% low on laws that the points resolve
         (``benchmarks/studies/noise_level.py``); not tuned further.
+    held_out_noise_reach : float, default=1.0
+        The noise variance that rule reads: the lowest held-out error where its root
+        lies within this many estimated noise levels, else the estimate (or the lowest
+        held-out error where that is lower). Above 1, an estimate that runs low still
+        lets the law's own row count as explained down to the noise, where the lowest
+        held-out error, a longer row's, is no more than the noise. 1: the estimate.
     information_criterion : {"aic", "bic"} or None, default="aic"
         Before the held-out folds, a row of the front stays only when no shorter row
         beats it on this criterion on the training points (``n log(mse)`` plus 2, or
@@ -534,6 +540,7 @@ class SearchSettings:
     held_out_folds: int = 5
     held_out_standard_errors: float = 0.5
     held_out_noise_errors: float = 3.0
+    held_out_noise_reach: float = 1.0
     snap_level: float = 0.95
     snap_chance: float = 0.05
     network_reads_smoothed: bool = False
@@ -617,6 +624,7 @@ class SearchSettings:
         for name in (
             "held_out_standard_errors",
             "held_out_noise_errors",
+            "held_out_noise_reach",
             "selection_margin",
             "pruning_score_rise",
             "support_gain_ratio",

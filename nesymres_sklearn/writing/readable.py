@@ -225,21 +225,31 @@ def _decade(number: sympy.Expr) -> sympy.Rational:
     return sympy.Integer(10) ** (up - down)
 
 
-def standard_errors(skeleton: Skeleton, constants: np.ndarray, X: np.ndarray, y: np.ndarray, weights=None):
+def standard_errors(
+    skeleton: Skeleton, constants: np.ndarray, X: np.ndarray, y: np.ndarray, weights=None, free=None
+) -> np.ndarray:
     """The fitted constants' standard errors by the delta method (``s² (JᵀWJ)⁻¹``,
     ``s²`` the residual variance; :mod:`nesymres_sklearn.uncertainty` has the same for
-    the fitted equation); inf where the data do not determine a constant."""
+    the fitted equation); inf where the data do not determine a constant. With ``free``
+    (positions), the errors of those constants with the others held at their values
+    (NaN for the others): a constant that trades off against one written exactly is
+    pinned down closer once that one is fixed."""
     weights = np.ones(len(y)) if weights is None else weights
+    free = list(range(len(constants))) if free is None else list(free)
     with np.errstate(all="ignore"):
         values, jacobian = skeleton.program.value_and_jacobian(X, constants)
-        dof = max(len(y) - len(constants), 1)
+        jacobian = jacobian[:, free]
+        dof = max(len(y) - len(free), 1)
         variance_ = float(np.sum(weights * (y - values) ** 2)) / dof
         gram = jacobian.T @ (jacobian * weights[:, None])
+    errors = np.full(len(constants), np.nan)
     if not (np.isfinite(variance_) and np.all(np.isfinite(gram))):
-        return np.full(len(constants), np.inf)
+        errors[free] = np.inf
+        return errors
     covariance = variance_ * np.linalg.pinv(gram)
     determined = np.abs(np.diag(gram)) > 0
-    return np.where(determined, np.sqrt(np.clip(np.diag(covariance), 0.0, None)), np.inf)
+    errors[free] = np.where(determined, np.sqrt(np.clip(np.diag(covariance), 0.0, None)), np.inf)
+    return errors
 
 
 def exact_constants(
@@ -264,10 +274,12 @@ def exact_constants(
     error is at most ``noise`` (the noise level, times the settings' ratio: the misfit is
     the noise's, not an approximate law's; 0, the default, never), a constant is also
     tried as the plain number (times a power of ten) or physical constant nearest to it within
-    its error bar (the ``level`` quantile of the normal law times its standard error),
-    and the numbers are kept while the likelihood-ratio test at ``level`` holds:
-    ``n log(mse / mse_fitted)`` at most the chi-square quantile of as many degrees of
-    freedom as constants replaced."""
+    its error bar (the ``level`` quantile of the normal law times its standard error,
+    the constants already written held fixed), and the numbers are kept while the
+    likelihood-ratio test at ``level`` holds: ``n log(mse / mse_fitted)`` at most the
+    chi-square quantile of as many degrees of freedom as constants replaced. There, a
+    constant written exactly narrows the bars of those that traded off against it, so
+    the constants left are tried again until a pass writes none."""
     settings = SearchSettings() if settings is None else settings
     level = settings.snap_level
     evaluations = Evaluations(READABLE_EVALUATIONS) if evaluations is None else evaluations
@@ -291,32 +303,45 @@ def exact_constants(
     inexact = not is_readable_exactly(reference)
     loss = reference * scale
     noisy = inexact and level > 0 and loss <= noise**2 and len(y) > len(values)
-    spread = standard_errors(skeleton, values, X, y, weights) * norm.ppf(0.5 + level / 2) if noisy else None
+    quantile = norm.ppf(0.5 + level / 2)
+
+    def bars() -> np.ndarray | None:
+        """The error bars of the constants not yet written exactly, those written held fixed."""
+        free = [j for j in range(len(values)) if j not in exact]
+        return standard_errors(skeleton, values, X, y, weights, free) * quantile if noisy else None
 
     def allowed(replaced: int) -> float:
         if noisy:  # the likelihood-ratio test of ``replaced`` constants fixed
             return reference * np.exp(chi2.ppf(level, replaced) / len(y))
         return max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
 
-    for i in range(len(values)):
-        spent = evaluations.spent
-        free = [j for j in range(len(values)) if j != i and j not in exact]
-        bound = allowed(len(exact) + 1)
-        if spent:
-            numbers = [sympy.Integer(0)]
-        else:
-            spread_i = None if spread is None else spread[i]
-            numbers = simple_numbers(float(values[i]), plain_only=inexact, spread=spread_i, settings=settings)
-        for number in numbers:
-            trial = values.copy()
-            trial[i] = float(number)
-            if not spent and fvu(trial) > bound and number == 1 and values[i] != 0:
-                trial[free] = values[free] / values[i]  # a scale shared by a ratio's constants
-            if not spent and fvu(trial) > bound:
-                trial = refit(trial, free)
-            if fvu(trial) <= bound:
-                values, exact[i] = trial, number
-                break
+    spread, pending = bars(), list(range(len(values)))
+    while pending:
+        for i in pending:
+            spent = evaluations.spent
+            free = [j for j in range(len(values)) if j != i and j not in exact]
+            bound = allowed(len(exact) + 1)
+            if spent:
+                numbers = [sympy.Integer(0)]
+            else:
+                spread_i = None if spread is None else spread[i]
+                numbers = simple_numbers(float(values[i]), plain_only=inexact, spread=spread_i, settings=settings)
+            for number in numbers:
+                trial = values.copy()
+                trial[i] = float(number)
+                if not spent and fvu(trial) > bound and number == 1 and values[i] != 0:
+                    trial[free] = values[free] / values[i]  # a scale shared by a ratio's constants
+                if not spent and fvu(trial) > bound:
+                    trial = refit(trial, free)
+                if fvu(trial) <= bound:
+                    values, exact[i] = trial, number
+                    if noisy:
+                        spread = bars()
+                    break
+        # under noise, a constant written exactly narrows the bars of those it traded off
+        # against: the ones tried before it are tried again, until none more is written
+        tried_again = [i for i in pending if i not in exact]
+        pending = tried_again if noisy and len(tried_again) < len(pending) else []
     return [exact.get(i, float(v)) for i, v in enumerate(values)]
 
 
