@@ -56,11 +56,11 @@ RULES = {
     "bic": SearchSettings(information_criterion="bic"),
     "aic": SearchSettings(information_criterion="aic"),
     "aic+1/token": SearchSettings(information_criterion="aic", information_per_token=1.0),
-    "aic+reach1.25": SearchSettings(held_out_noise_reach=1.25),
-    "aic+reach1.5": SearchSettings(held_out_noise_reach=1.5),
-    "aic+reach2": SearchSettings(held_out_noise_reach=2.0),
     "aic+1se": SearchSettings(held_out_standard_errors=1.0),
-    "aic+2se": SearchSettings(held_out_standard_errors=2.0),
+    "aic+zero4": SearchSettings(snap_zero_allowance=4.0),
+    "aic+zero8": SearchSettings(snap_zero_allowance=8.0),
+    "aic+zero16": SearchSettings(snap_zero_allowance=16.0),
+    "aic+zero32": SearchSettings(snap_zero_allowance=32.0),
 }
 
 
@@ -92,17 +92,22 @@ def _fit(X, y, budget: float, seed: int, cache: Path | None, key: str):
 def _replayed(reg, X, y, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each rule's row of the fit's table, as ``rule -> (skeleton, constants)``, its
     constants snapped as the fit snaps the selected row's (the fit's noise level times
-    ``noise_ratio``, the default ``snap_level``)."""
+    ``noise_ratio``, the rule's settings)."""
     scaling = reg._writer.scaling
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y))
     table = CandidateTable(reg.equations_, reg._fitted, reg.best_index_)
     noise = reg.noise_std_ / abs(scaling.y_scale)
-    settings = SearchSettings()
     chosen = {}
     for name, row in rules(table, problem, int(np.random.RandomState(seed).randint(2**31)), noise).items():
         skeleton, constants = reg._fitted[row][:2]
+        settings = RULES.get(name, SearchSettings())
         snapped = exact_constants(
-            skeleton, np.asarray(constants, float), problem.X, problem.y, noise=settings.noise_ratio * noise
+            skeleton,
+            np.asarray(constants, float),
+            problem.X,
+            problem.y,
+            noise=settings.noise_ratio * noise,
+            settings=settings,
         )
         chosen[name] = (skeleton, np.array([float(c) for c in snapped]))
     return chosen

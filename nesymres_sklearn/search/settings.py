@@ -195,12 +195,6 @@ class SearchSettings:
         variance (``noise_std_``) is selected: it explains the points down to the noise.
         Three, as the estimate runs about 10% low on laws that the points resolve
         (``benchmarks/studies/noise_level.py``); not tuned further.
-    held_out_noise_reach : float, default=1.0
-        The noise variance that rule reads: the lowest held-out error where its root
-        lies within this many estimated noise levels, else the estimate (or the lowest
-        held-out error where that is lower). Above 1, an estimate that runs low still
-        lets the law's own row count as explained down to the noise, where the lowest
-        held-out error, a longer row's, is no more than the noise. 1: the estimate.
     information_criterion : {"aic", "bic"} or None, default="aic"
         Before the held-out folds, a row of the front stays only when no shorter row
         beats it on this criterion on the training points (``n log(mse)`` plus 2, or
@@ -225,6 +219,11 @@ class SearchSettings:
         rows (``benchmarks/studies/selection_rules.py``): validation-nc recovered 12% ->
         18% at 0.01 and 0% -> 4% at 0.1 with 0.95 or 0.99; 0.95 moved fewer rows out of
         "close" (FVU <= 1e-4); validation-wc (arbitrary constants) unchanged.
+    snap_zero_allowance : float, default=0.0
+        Each constant written as 0 there (a term removed) may raise ``n log(mse)`` by this
+        much beyond the likelihood-ratio test: the search tried many terms, and the one
+        that lowers the training error most lowers it by more than the test allows a
+        single term by chance (``v1*v2 + 0.0011/(v1*v2)``). 0: the test alone.
     network_reads_smoothed : bool, default=False
         The network's first decoding reads each target replaced by its local polynomial
         fit (:func:`.noise.smoothed`), less noisy than the measured one; the constants
@@ -540,9 +539,9 @@ class SearchSettings:
     held_out_folds: int = 5
     held_out_standard_errors: float = 0.5
     held_out_noise_errors: float = 3.0
-    held_out_noise_reach: float = 1.0
     snap_level: float = 0.95
     snap_chance: float = 0.05
+    snap_zero_allowance: float = 0.0
     network_reads_smoothed: bool = False
     noise_ratio: float = 1.5
     noisy_identity_level: float | None = 1e-4
@@ -624,7 +623,6 @@ class SearchSettings:
         for name in (
             "held_out_standard_errors",
             "held_out_noise_errors",
-            "held_out_noise_reach",
             "selection_margin",
             "pruning_score_rise",
             "support_gain_ratio",
@@ -646,6 +644,7 @@ class SearchSettings:
             "identity_angle_span",
             "readable_max_change",
             "snap_chance",
+            "snap_zero_allowance",
             "noisy_identity_seconds",
             "noisy_identity_max_level",
         ):

@@ -164,11 +164,8 @@ def _choice(errors: dict, complexity: np.ndarray, table: CandidateTable, n: int,
     means = {i: float(np.mean(e)) for i, e in errors.items()}
     leader = min(means, key=lambda i: (means[i], complexity[i]))
     # the noise variance, or the lowest held-out error where that is lower (a law that varies
-    # faster than the points resolve inflates the estimate) or within the estimate's reach of
-    # it (an estimate that runs low); nan without an estimate
-    lowest = means[leader]
-    floor = lowest if lowest <= (settings.held_out_noise_reach * noise) ** 2 else min(noise**2, lowest)
-    bound = floor * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
+    # faster than the points resolve inflates the estimate); nan without an estimate
+    bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
     consistent = [i for i in errors if means[i] <= bound]
     if consistent:  # explained down to the noise: the simplest such row
         return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
