@@ -57,10 +57,7 @@ RULES = {
     "aic": SearchSettings(information_criterion="aic"),
     "aic+1/token": SearchSettings(information_criterion="aic", information_per_token=1.0),
     "aic+1se": SearchSettings(held_out_standard_errors=1.0),
-    "aic+zero4": SearchSettings(snap_zero_allowance=4.0),
-    "aic+zero8": SearchSettings(snap_zero_allowance=8.0),
-    "aic+zero16": SearchSettings(snap_zero_allowance=16.0),
-    "aic+zero32": SearchSettings(snap_zero_allowance=32.0),
+    "aic+0se": SearchSettings(held_out_standard_errors=0.0),
 }
 
 

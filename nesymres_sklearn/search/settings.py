@@ -219,11 +219,6 @@ class SearchSettings:
         rows (``benchmarks/studies/selection_rules.py``): validation-nc recovered 12% ->
         18% at 0.01 and 0% -> 4% at 0.1 with 0.95 or 0.99; 0.95 moved fewer rows out of
         "close" (FVU <= 1e-4); validation-wc (arbitrary constants) unchanged.
-    snap_zero_allowance : float, default=0.0
-        Each constant written as 0 there (a term removed) may raise ``n log(mse)`` by this
-        much beyond the likelihood-ratio test: the search tried many terms, and the one
-        that lowers the training error most lowers it by more than the test allows a
-        single term by chance (``v1*v2 + 0.0011/(v1*v2)``). 0: the test alone.
     network_reads_smoothed : bool, default=False
         The network's first decoding reads each target replaced by its local polynomial
         fit (:func:`.noise.smoothed`), less noisy than the measured one; the constants
@@ -541,7 +536,6 @@ class SearchSettings:
     held_out_noise_errors: float = 3.0
     snap_level: float = 0.95
     snap_chance: float = 0.05
-    snap_zero_allowance: float = 0.0
     network_reads_smoothed: bool = False
     noise_ratio: float = 1.5
     noisy_identity_level: float | None = 1e-4
@@ -644,7 +638,6 @@ class SearchSettings:
             "identity_angle_span",
             "readable_max_change",
             "snap_chance",
-            "snap_zero_allowance",
             "noisy_identity_seconds",
             "noisy_identity_max_level",
         ):

@@ -277,8 +277,7 @@ def exact_constants(
     its error bar (the ``level`` quantile of the normal law times its standard error,
     the constants already written held fixed), and the numbers are kept while the
     likelihood-ratio test at ``level`` holds: ``n log(mse / mse_fitted)`` at most the
-    chi-square quantile of as many degrees of freedom as constants replaced, plus
-    ``snap_zero_allowance`` for each written as 0 (a term removed). There, a
+    chi-square quantile of as many degrees of freedom as constants replaced. There, a
     constant written exactly narrows the bars of those that traded off against it, so
     the constants left are tried again until a pass writes none."""
     settings = SearchSettings() if settings is None else settings
@@ -311,10 +310,9 @@ def exact_constants(
         free = [j for j in range(len(values)) if j not in exact]
         return standard_errors(skeleton, values, X, y, weights, free) * quantile if noisy else None
 
-    def allowed(replaced: int, zeros: int) -> float:
-        if noisy:  # the likelihood-ratio test of ``replaced`` constants fixed, ``zeros`` of them at 0
-            statistic = chi2.ppf(level, replaced) + zeros * settings.snap_zero_allowance
-            return reference * np.exp(statistic / len(y))
+    def allowed(replaced: int) -> float:
+        if noisy:  # the likelihood-ratio test of ``replaced`` constants fixed
+            return reference * np.exp(chi2.ppf(level, replaced) / len(y))
         return max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
 
     spread, pending = bars(), list(range(len(values)))
@@ -322,14 +320,13 @@ def exact_constants(
         for i in pending:
             spent = evaluations.spent
             free = [j for j in range(len(values)) if j != i and j not in exact]
-            zeros = sum(number == 0 for number in exact.values())
+            bound = allowed(len(exact) + 1)
             if spent:
                 numbers = [sympy.Integer(0)]
             else:
                 spread_i = None if spread is None else spread[i]
                 numbers = simple_numbers(float(values[i]), plain_only=inexact, spread=spread_i, settings=settings)
             for number in numbers:
-                bound = allowed(len(exact) + 1, zeros + (number == 0))
                 trial = values.copy()
                 trial[i] = float(number)
                 if not spent and fvu(trial) > bound and number == 1 and values[i] != 0:
