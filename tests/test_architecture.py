@@ -30,7 +30,7 @@ LAYERS = {
     ],
     "nesymres_sklearn.search": [
         "exactness", "budget", "settings", "problem", "fitted", "views", "scaling", "decoding", "fitting", "noise",
-        "selection", "variables", "pursuit", "identities", "looks", "anytime", "scheduler",
+        "selection", "variables", "pursuit", "offset_exponential", "identities", "looks", "anytime", "scheduler",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "data", "device_data", "runtime", "checkpoint", "export",
@@ -80,6 +80,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.fitted",
     "nesymres_sklearn.search.identities",
     "nesymres_sklearn.search.pursuit",
+    "nesymres_sklearn.search.offset_exponential",
     "nesymres_sklearn.search.noise",
     "nesymres_sklearn.search.scaling",
     "nesymres_sklearn.search.views",

@@ -30,6 +30,11 @@ name              FVU    a fit this close or closer ...
                          ``x0*sin(x1 - 5.06e-8)`` beside ``x0*sin(x1)``; the table keeps
                          the better-scoring one
 ================  =====  ====================================================================
+
+One tolerance is relative, point by point: on data over decades a sum of squares reads
+the largest values alone, so a rewriting of an accurate fit (a constant pruned or
+spelled as a number) must also keep every point's relative error within
+``RELATIVE_RISE`` times what it was, or ``RELATIVE_FLOOR`` (:func:`keeps_every_point`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ SURROGATE = 1e-9
 READABLE = 1e-9
 NEAR_EXACT = 1e-8
 RESTATEMENT = 1e-12
+RELATIVE_RISE = 1e3
+RELATIVE_FLOOR = 1e-9
 
 
 def is_exact(loss, scale: float = 1.0):
@@ -163,3 +170,21 @@ class Tolerance:
 
 #: Identities exact to float64's rounding.
 EXACT = Tolerance()
+
+
+def worst_relative_error(predicted: np.ndarray, y: np.ndarray) -> float:
+    """The largest relative error of ``predicted`` at a point where ``y`` is not 0; inf
+    where one is not finite, nan where every ``y`` is 0."""
+    nonzero = y != 0
+    if not np.any(nonzero):
+        return float("nan")
+    with np.errstate(all="ignore"):
+        errors = np.abs(predicted[nonzero] / y[nonzero] - 1)
+    return float(np.max(np.where(np.isnan(errors), np.inf, errors)))
+
+
+def keeps_every_point(rewritten: float, original: float) -> bool:
+    """Whether a rewriting whose worst relative error is ``rewritten`` keeps the points of
+    a fit whose worst was ``original`` (:func:`worst_relative_error`): at most
+    ``RELATIVE_RISE`` times it, or ``RELATIVE_FLOOR``; always where ``original`` is not finite."""
+    return not np.isfinite(original) or rewritten <= max(RELATIVE_RISE * original, RELATIVE_FLOOR)

@@ -67,6 +67,7 @@ from .exactness import EXACT, Tolerance, is_exact_to_rounding
 from .fitted import CandidateRows, Fitted, mse
 from .fitting.constants import least_squares_run
 from .fitting.polynomial import count_monomials, monomials_of_degree
+from .offset_exponential import offset_exponential_law
 from .problem import Problem
 from .pursuit import Dictionary, gauss_newton, law_residual, pursuit
 from .settings import SearchSettings
@@ -383,6 +384,7 @@ def _other_readings(
     steps = [
         *(lambda attempt=attempt: attempt(problem, tolerance) for attempt in attempts),
         lambda: exponential_identity(problem, deadline, overdetermined, tolerance),
+        lambda: _offset_exponential(problem, deadline, tolerance),
         *(lambda attempt=attempt: over_monomial(problem, attempt, ratios, tolerance) for attempt in attempts),
     ]
     for step in steps:
@@ -552,6 +554,16 @@ def exponential_identity(
     if law is None:
         return None
     return Identity(law, rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
+
+
+def _offset_exponential(problem: Problem, deadline: Deadline | None, tolerance: Tolerance) -> Identity | None:
+    """The law ``c*m*(exp(k*n) ± 1)**±1`` exact to rounding (:func:`.offset_exponential_law`)
+    as an identity of degree 0 (two constants exact on every point: no rational function
+    approximating a transcendental one); none to the noise."""
+    if not tolerance.exact:
+        return None
+    law = offset_exponential_law(problem, deadline)
+    return None if law is None else Identity(law, 0)
 
 
 def _exponential_law(exponent: Fitted, powers: np.ndarray, negative: bool) -> tuple[Skeleton, np.ndarray]:

@@ -37,7 +37,7 @@ from scipy import constants as physical
 from scipy.stats import chi2, norm
 
 from ..expression.skeleton import Skeleton
-from ..search.exactness import FVU_FLOOR, is_readable_exactly
+from ..search.exactness import FVU_FLOOR, is_readable_exactly, keeps_every_point, worst_relative_error
 from ..search.fitted import mse
 from ..search.fitting.constants import Evaluations, least_squares_run
 from ..search.problem import variance
@@ -288,6 +288,10 @@ def exact_constants(
     def fvu(values):
         return mse(skeleton.program, X, y, values, weights) / scale
 
+    def worst_relative(values) -> float:
+        with np.errstate(all="ignore"):
+            return worst_relative_error(skeleton.program(X, values), y)
+
     def refit(values, free):
         """``values`` with the constants at positions ``free`` re-fitted, the others fixed."""
         if not free:
@@ -303,6 +307,7 @@ def exact_constants(
     inexact = not is_readable_exactly(reference)
     loss = reference * scale
     noisy = inexact and level > 0 and loss <= noise**2 and len(y) > len(values)
+    original = np.inf if inexact else worst_relative(values)  # exact: keep every point (data over decades)
     quantile = norm.ppf(0.5 + level / 2)
 
     def bars() -> np.ndarray | None:
@@ -333,7 +338,7 @@ def exact_constants(
                     trial[free] = values[free] / values[i]  # a scale shared by a ratio's constants
                 if not spent and fvu(trial) > bound:
                     trial = refit(trial, free)
-                if fvu(trial) <= bound:
+                if fvu(trial) <= bound and keeps_every_point(worst_relative(trial), original):
                     values, exact[i] = trial, number
                     if noisy:
                         spread = bars()

@@ -26,6 +26,7 @@ import numpy as np
 from ...expression.program import PrefixProgram, evaluate
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, token_arity, variable_index
+from ..exactness import keeps_every_point, worst_relative_error
 from ..fitted import Fitted, mse
 from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import variance
@@ -197,8 +198,13 @@ def prune(
         loss = mse(partial(evaluate, tokens), X, y, values, weights)
         return float(scores(log_fvu([loss], scale), [len(tokens)], complexity_penalty)[0]), loss
 
+    def worst(tokens, values) -> float:
+        with np.errstate(all="ignore"):
+            return worst_relative_error(evaluate(tokens, X, values), y)
+
     tokens, values = _folded(list(skeleton.tokens), np.asarray(constants, dtype=np.float64), X)
     best, loss = score(tokens, values)
+    original = worst(tokens, values)
     refits = 0
     changed = True
     while changed and (evaluations is None or not evaluations.spent):
@@ -232,7 +238,7 @@ def prune(
                 )
                 trial_values = trial_values if refitted is None else refitted
                 trial_score = score(trial_tokens, trial_values)[0]
-            if trial_score <= best:
+            if trial_score <= best and keeps_every_point(worst(trial_tokens, trial_values), original):
                 tokens, values = trial_tokens, trial_values
                 best, loss = score(tokens, values)
                 changed = True

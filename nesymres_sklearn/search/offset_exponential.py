@@ -1,0 +1,193 @@
+"""Laws ``c*m(x) * (exp(k*n(x)) ± 1)**±1``: a monomial times the exponential of another
+minus or plus one, or over it, found exactly.
+
+Planck's and Bose-Einstein's ``m/(exp(n) - 1)``, Fermi-Dirac's ``m/(exp(n) + 1)`` and the
+diode's ``m*(exp(n) - 1)`` are neither rational laws (:mod:`.identities`) nor a monomial
+times an exponential (:func:`.identities.exponential_identity`): where ``n`` is small the
+law is ``m/n``, where it is large ``m*exp(-n)``, so no one reading of the points holds.
+But for the right ``n`` and scale ``k``, ``log|y| ∓ log|exp(k*n) ± 1|`` is ``log|c*m|``,
+linear in the logarithms of the features. So each monomial ``n`` of exponents -1, 0 and 1
+over the features that are nowhere 0 (at most ``MAX_FEATURES`` of them; signs kept) is
+tried, with a grid of scales ``k`` (``SCALES_PER_DECADE`` per decade, where the median of
+``|k*n|`` spans ``SCALE_DECADES``), both signs of ``k``, of the offset and of the power:
+each reading's share of ``log|y|`` that the features' logarithms leave unexplained is one
+projection, on at most ``SEARCH_POINTS`` points spread over the data. The ``CANDIDATES``
+best readings get their scale refined (a bounded scalar minimisation of that share in
+``log|k|``); where the share is then at most rounding's, the exponents of ``m`` are
+rounded to halves, and ``c`` and ``k`` fitted by least squares of the relative errors on
+every point; a law is found where it is exact to rounding there and within
+``RELATIVE_TOLERANCE`` of every point (data over decades). The few thousand readings take
+tens of milliseconds; the search checks its deadline between monomials."""
+
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from ..expression.monomial import monomial_tokens
+from ..expression.skeleton import Skeleton
+from ..expression.tokens import CONSTANT
+from .budget import Deadline
+from .fitted import Fitted, mse
+from .fitting.constants import least_squares_run
+from .problem import Problem
+
+#: Features (of one sign) over which the monomials ``m`` and ``n`` range: ``3**6 - 1``
+#: monomials ``n`` at most.
+MAX_FEATURES = 6
+#: Points read by the search (spread over the data); the law is fitted and tested on all.
+SEARCH_POINTS = 128
+#: Scales ``k`` per decade of the grid, and the decades of the median ``|k*n|`` it spans.
+SCALES_PER_DECADE = 8
+SCALE_DECADES = (-2.0, 2.0)
+#: Readings whose scale is refined, best first, where the share of ``log|y|`` they leave
+#: unexplained at the grid's scale is below ``MAX_GRID_UNEXPLAINED``; a refined reading's law
+#: is fitted where its share is below ``MAX_UNEXPLAINED``.
+CANDIDATES = 32
+MAX_GRID_UNEXPLAINED = 0.05
+MAX_UNEXPLAINED = 1e-8
+#: How far (in halves) an exponent of ``m`` may lie from a multiple of one half.
+HALF_TOLERANCE = 1e-3
+#: The largest relative error of a law at any point: on data over decades, a law exact to
+#: rounding on the sum of squares may miss the small values (the exponential's rounding
+#: at ``k*n`` near 700 is about 1e-13).
+RELATIVE_TOLERANCE = 1e-9
+
+
+def offset_exponential_law(problem: Problem, deadline: Deadline | None = None) -> Fitted | None:
+    """The law ``c*m*(exp(k*n) + s)**p`` (``s`` and ``p`` each -1 or 1) exact to rounding
+    on every point of ``problem``, or ``None`` (see the module docstring); ``None`` also
+    where ``y`` is 0 somewhere, or where the ``deadline`` passes."""
+    X, y = problem.X, problem.y
+    columns = [j for j in range(X.shape[1]) if np.all(X[:, j])]
+    if not np.all(y) or not 1 <= len(columns) <= MAX_FEATURES:
+        return None
+    read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SEARCH_POINTS)).astype(int))
+    features = X[np.ix_(read, columns)]
+    with np.errstate(all="ignore"):
+        logs = np.log(np.abs(features))
+        log_y = np.log(np.abs(y[read]))
+    design = np.column_stack([logs, np.ones(len(read))])
+    if not (np.all(np.isfinite(design)) and np.all(np.isfinite(log_y))):
+        return None
+    basis = np.linalg.qr(design)[0]
+    readings = []
+    for exponents in product((-1, 0, 1), repeat=len(columns)):
+        if not any(exponents):
+            continue
+        if deadline is not None and deadline.passed():
+            return None
+        readings += _readings(_monomial(features, exponents), log_y, basis, exponents)
+    readings.sort(key=lambda reading: reading[0])
+    refined = []
+    for share, exponents, scale, offset, power in readings[:CANDIDATES]:
+        if share > MAX_GRID_UNEXPLAINED or (deadline is not None and deadline.passed()):
+            break
+        n = _monomial(features, exponents)
+        scale = _refined(n, log_y, basis, scale, offset, power)
+        refined.append((_reading_share(n, log_y, basis, scale, offset, power), n, exponents, scale, offset, power))
+    for share, n, exponents, scale, offset, power in sorted(refined, key=lambda reading: reading[0]):
+        if share > MAX_UNEXPLAINED or (deadline is not None and deadline.passed()):
+            return None
+        law = _law(problem, columns, design, log_y, n, exponents, scale, offset, power, deadline)
+        if law is not None:
+            return law
+    return None
+
+
+def _monomial(features: np.ndarray, exponents: tuple) -> np.ndarray:
+    """The values of the monomial of integer ``exponents`` over the columns of ``features``, signs kept."""
+    with np.errstate(all="ignore"):
+        return np.prod(features ** np.array(exponents, dtype=float), axis=1)
+
+
+def _unexplained(z: np.ndarray, basis: np.ndarray, log_y: np.ndarray) -> np.ndarray:
+    """The sum of squares of each column of ``z`` that the columns of ``basis``
+    (orthonormal, the constant among them) leave unexplained, as a share of that of
+    ``log_y`` about its mean (``z`` may be constant: ``m`` a constant); inf where not finite."""
+    with np.errstate(all="ignore"):
+        residual = z - basis @ (basis.T @ z)
+        share = np.sum(residual**2, axis=0) / np.sum((log_y - log_y.mean()) ** 2)
+    return np.where(np.isfinite(share), share, np.inf)
+
+
+def _readings(n: np.ndarray, log_y: np.ndarray, basis: np.ndarray, exponents: tuple) -> list[tuple]:
+    """``(share unexplained, exponents, scale, offset, power)`` of the best grid scale of
+    each sign of the scale, the offset and the power, for the monomial values ``n``."""
+    low, high = SCALE_DECADES
+    decades = np.linspace(low, high, int(round((high - low) * SCALES_PER_DECADE)) + 1)
+    scales = 10.0**decades / np.median(np.abs(n))
+    found = []
+    for sign, offset, power in product((1, -1), (1, -1), (1, -1)):
+        with np.errstate(all="ignore"):
+            shifted = np.exp(sign * np.outer(n, scales)) + offset
+            z = log_y[:, None] - power * np.log(np.abs(shifted))
+        shares = _unexplained(z, basis, log_y)
+        best = int(np.argmin(shares))
+        found.append((float(shares[best]), exponents, sign * float(scales[best]), offset, power))
+    return found
+
+
+def _reading_share(n: np.ndarray, log_y: np.ndarray, basis: np.ndarray, scale: float, offset: int, power: int):
+    with np.errstate(all="ignore"):
+        shifted = np.exp(scale * n) + offset
+        z = log_y - power * np.log(np.abs(shifted))
+    return float(_unexplained(z[:, None], basis, log_y)[0])
+
+
+def _refined(n: np.ndarray, log_y: np.ndarray, basis: np.ndarray, scale: float, offset: int, power: int) -> float:
+    """``scale`` moved within half a grid step (in ``log|k|``) to where the reading's share
+    unexplained is least."""
+    sign, centre, step = np.sign(scale), np.log10(abs(scale)), 1.0 / SCALES_PER_DECADE
+    result = minimize_scalar(
+        lambda t: _reading_share(n, log_y, basis, sign * 10.0**t, offset, power),
+        bounds=(centre - step, centre + step),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
+    return float(sign * 10.0**result.x)
+
+
+def _law(
+    problem: Problem,
+    columns: list[int],
+    design: np.ndarray,
+    log_y: np.ndarray,
+    n: np.ndarray,
+    exponents: tuple,
+    scale: float,
+    offset: int,
+    power: int,
+    deadline: Deadline | None,
+) -> Fitted | None:
+    """The reading's law with the exponents of ``m`` rounded to halves, ``c`` and ``k``
+    fitted on every point; ``None`` where an exponent is no multiple of one half or the
+    law is not exact to rounding."""
+    with np.errstate(all="ignore"):
+        z = log_y - power * np.log(np.abs(np.exp(scale * n) + offset))
+    solution = np.linalg.lstsq(design, z, rcond=None)[0]
+    halves = np.round(2 * solution[:-1]) / 2
+    if np.max(np.abs(solution[:-1] - halves)) > HALF_TOLERANCE:
+        return None
+    outer = {columns[i]: float(b) for i, b in enumerate(halves) if b}
+    inner = monomial_tokens({columns[i]: b for i, b in enumerate(exponents) if b})
+    shifted = ["add", "exp", "mul", CONSTANT, *inner, str(offset)]
+    factor = ["mul", CONSTANT, *monomial_tokens(outer)] if outer else [CONSTANT]
+    tokens = ["div", *factor, *shifted] if power < 0 else ["mul", *factor, *shifted]
+    skeleton = Skeleton(tuple(tokens))
+    with np.errstate(all="ignore"):  # the sign of ``c``: that of ``y`` over the law with ``c = 1``
+        sign = np.sign(problem.y[0] / skeleton.program(problem.X[:1], np.array([1.0, scale]))[0])
+    if not np.isfinite(sign) or sign == 0:
+        return None
+    start = np.array([sign * np.exp(solution[-1]), scale])
+    relative = problem.y**-2.0 / np.mean(problem.y**-2.0)  # every point's relative error counts alike
+    constants = least_squares_run(skeleton.program, problem.X, problem.y, start, deadline=deadline, weights=relative)
+    if constants is None:
+        return None
+    with np.errstate(all="ignore"):
+        worst = np.max(np.abs(skeleton.program(problem.X, constants) / problem.y - 1))
+    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
+    exact = worst <= RELATIVE_TOLERANCE and problem.is_exact_to_rounding(loss)
+    return Fitted(skeleton, constants, loss) if exact else None
