@@ -78,3 +78,19 @@ def test_a_problem_at_some_points_keeps_their_weights():
     assert np.array_equal(part.X, X[[1, 4]]) and np.array_equal(part.y, [1.0, 4.0])
     assert np.array_equal(part.weights, [2.0, 5.0])
     assert Problem(X, y).at(y > 3).weights is None and len(Problem(X, y).at(y > 3).y) == 2
+
+
+def test_a_rewriting_keeps_every_point_s_relative_error():
+    y = np.array([1e-6, 1.0, 1e60])
+    exact = y * (1 + 1e-15)
+    assert exactness.worst_relative_error(exact, y) < 2e-15
+    # the largest value alone fits: the sum of squares cannot tell, the relative errors can
+    largest_only = np.array([0.0, 0.0, 1e60])
+    assert exactness.worst_relative_error(largest_only, y) == 1.0
+    original = exactness.worst_relative_error(exact, y)
+    assert not exactness.keeps_every_point(1.0, original)
+    assert exactness.keeps_every_point(5e-10, original)  # within the floor
+    assert exactness.keeps_every_point(100 * original, original)  # within the rise
+    assert exactness.keeps_every_point(1.0, np.inf)  # nothing to keep: an approximation
+    assert np.isnan(exactness.worst_relative_error(np.ones(2), np.zeros(2)))
+    assert exactness.worst_relative_error(np.array([np.nan, 1.0]), np.ones(2)) == np.inf

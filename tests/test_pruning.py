@@ -102,3 +102,16 @@ def test_the_pruning_judges_no_trial_after_its_deadline(monkeypatch):
     late = Evaluations(10**6, Deadline(4.0, Ticking()))  # passes at the clock's fourth read
     pruned = pruning.prune(DISGUISED, DISGUISED_CONSTANTS, X_positive, target, 0.01, evaluations=late)
     assert len(judged) <= 4 < whole and pruned.skeleton == DISGUISED  # the row itself, then three trials
+
+
+def test_an_exact_law_over_decades_keeps_the_constants_that_its_small_values_need():
+    """``y = 2.3*x0*(exp(0.724*x1) - 1)`` from 1e-3 to 1e126: ``x0*(exp(0.72608*x1) - 1)``
+    fits the largest values to rounding, and the sum of squares reads only them; every
+    point's relative error does not let the constant go."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(1, 2, 200), np.geomspace(1e-3, 400, 200)])
+    y = 2.3 * X[:, 0] * (np.exp(0.724 * X[:, 1]) - 1)
+    skeleton = Skeleton(("mul", "mul", "c", "x_1", "add", "exp", "mul", "c", "x_2", "-1"))
+    pruned = prune(skeleton, np.array([2.3, 0.724]), X, y, complexity_penalty=0.01)
+    assert pruned.skeleton == skeleton
+    np.testing.assert_allclose(pruned.skeleton.program(X, pruned.constants), y, rtol=1e-9)

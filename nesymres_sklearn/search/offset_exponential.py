@@ -38,10 +38,12 @@ from .problem import Problem
 #: monomials ``n`` at most.
 MAX_FEATURES = 6
 #: Points read by the search (spread over the data); the law is fitted and tested on all.
-SEARCH_POINTS = 128
+SEARCH_POINTS = 64
 #: Scales ``k`` per decade of the grid, and the decades of the median ``|k*n|`` it spans.
 SCALES_PER_DECADE = 8
 SCALE_DECADES = (-2.0, 2.0)
+#: Monomials whose readings are computed at once (between deadline checks).
+MONOMIALS_AT_ONCE = 64
 #: Readings whose scale is refined, best first, where the share of ``log|y|`` they leave
 #: unexplained at the grid's scale is below ``MAX_GRID_UNEXPLAINED``; a refined reading's law
 #: is fitted where its share is below ``MAX_UNEXPLAINED``.
@@ -73,13 +75,12 @@ def offset_exponential_law(problem: Problem, deadline: Deadline | None = None) -
     if not (np.all(np.isfinite(design)) and np.all(np.isfinite(log_y))):
         return None
     basis = np.linalg.qr(design)[0]
+    monomials = [exponents for exponents in product((-1, 0, 1), repeat=len(columns)) if any(exponents)]
     readings = []
-    for exponents in product((-1, 0, 1), repeat=len(columns)):
-        if not any(exponents):
-            continue
+    for start in range(0, len(monomials), MONOMIALS_AT_ONCE):
         if deadline is not None and deadline.passed():
             return None
-        readings += _readings(_monomial(features, exponents), log_y, basis, exponents)
+        readings += _readings(features, log_y, basis, monomials[start : start + MONOMIALS_AT_ONCE])
     readings.sort(key=lambda reading: reading[0])
     refined = []
     for share, exponents, scale, offset, power in readings[:CANDIDATES]:
@@ -113,20 +114,34 @@ def _unexplained(z: np.ndarray, basis: np.ndarray, log_y: np.ndarray) -> np.ndar
     return np.where(np.isfinite(share), share, np.inf)
 
 
-def _readings(n: np.ndarray, log_y: np.ndarray, basis: np.ndarray, exponents: tuple) -> list[tuple]:
+def _readings(features: np.ndarray, log_y: np.ndarray, basis: np.ndarray, monomials: list[tuple]) -> list[tuple]:
     """``(share unexplained, exponents, scale, offset, power)`` of the best grid scale of
-    each sign of the scale, the offset and the power, for the monomial values ``n``."""
+    each sign of the scale, the offset and the power, for each monomial of ``monomials``.
+    Projections are linear: the residual of ``log|y| - p*L`` is ``r_y - p*r_L``, so each
+    ``L = log|exp(k*n) + s|`` is projected once for both powers."""
     low, high = SCALE_DECADES
     decades = np.linspace(low, high, int(round((high - low) * SCALES_PER_DECADE)) + 1)
-    scales = 10.0**decades / np.median(np.abs(n))
+    values = np.column_stack([_monomial(features, exponents) for exponents in monomials])
+    scales = 10.0 ** decades[None, :] / np.median(np.abs(values), axis=0)[:, None]
+    r_y = log_y - basis @ (basis.T @ log_y)
+    total = np.sum((log_y - log_y.mean()) ** 2)
     found = []
-    for sign, offset, power in product((1, -1), (1, -1), (1, -1)):
+    for sign in (1, -1):
         with np.errstate(all="ignore"):
-            shifted = np.exp(sign * np.outer(n, scales)) + offset
-            z = log_y[:, None] - power * np.log(np.abs(shifted))
-        shares = _unexplained(z, basis, log_y)
-        best = int(np.argmin(shares))
-        found.append((float(shares[best]), exponents, sign * float(scales[best]), offset, power))
+            grown = np.exp(sign * values[:, :, None] * scales[None, :, :]).reshape(len(log_y), -1)
+        for offset in (1, -1):
+            with np.errstate(all="ignore"):
+                logged = np.log(np.abs(grown + offset))
+                residual = logged - basis @ (basis.T @ logged)
+                cross, square = r_y @ residual, np.sum(residual**2, axis=0)
+            for power in (1, -1):
+                with np.errstate(all="ignore"):
+                    shares = (r_y @ r_y - 2 * power * cross + square) / total
+                shares = np.where(np.isfinite(shares), np.maximum(shares, 0.0), np.inf).reshape(len(monomials), -1)
+                best = np.argmin(shares, axis=1)
+                for m, exponents in enumerate(monomials):
+                    scale = sign * float(scales[m, best[m]])
+                    found.append((float(shares[m, best[m]]), exponents, scale, offset, power))
     return found
 
 

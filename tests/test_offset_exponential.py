@@ -1,0 +1,80 @@
+"""Laws ``c*m*(exp(k*n) ± 1)**±1`` found exactly (``search/offset_exponential.py``)."""
+
+import numpy as np
+import pytest
+
+from nesymres_sklearn.search.budget import Deadline
+from nesymres_sklearn.search.identities import identity_rows
+from nesymres_sklearn.search.offset_exponential import offset_exponential_law
+from nesymres_sklearn.search.problem import Problem
+from nesymres_sklearn.search.settings import SearchSettings
+
+RNG = np.random.default_rng(0)
+X = RNG.uniform(1, 5, (512, 4))
+SIGNED = X * np.where(RNG.random((512, 4)) < 0.5, -1.0, 1.0) * np.array([1.0, 1.0, 0.0, 0.0]) + X * np.array(
+    [0.0, 0.0, 1.0, 1.0]
+)
+
+
+@pytest.mark.parametrize(
+    "X_, law, tokens, constants",
+    [
+        (
+            X,
+            lambda X: 2.5 * X[:, 0] ** 3 / (X[:, 3] ** 2 * (np.exp(0.7 * X[:, 0] * X[:, 1] / X[:, 2]) - 1)),
+            ("div", "mul", "c", "div", "pow", "x_1", "3", "pow", "x_4", "2"),
+            [2.5, 0.7],
+        ),
+        (X, lambda X: 3.0 / (np.exp(-1.1 * X[:, 1] / X[:, 3]) + 1), ("div", "c", "add", "exp"), [3.0, -1.1]),
+        (
+            SIGNED,  # the current and the voltage change sign
+            lambda X: 1.3 * X[:, 0] * (np.exp(0.4 * X[:, 1] / X[:, 2]) - 1),
+            ("mul", "mul", "c", "x_1", "add", "exp"),
+            [1.3, 0.4],
+        ),
+    ],
+    ids=["over exp minus one", "over exp plus one", "times exp minus one"],
+)
+def test_the_law_and_its_constants_come_back(X_, law, tokens, constants):
+    found = offset_exponential_law(Problem(X_, law(X_)))
+    assert found is not None
+    assert found.skeleton.tokens[: len(tokens)] == tokens
+    np.testing.assert_allclose(found.constants, constants, rtol=1e-10)
+
+
+def test_a_law_over_sixty_decades_fits_its_small_values_too():
+    """``y`` from 1e-5 to 1e60: the law's constants fit the relative errors, not the largest value alone."""
+    n = np.linspace(0.001, 1.0, 300)[:, None] * np.array([1.0, 1.0])
+    X_ = np.column_stack([RNG.uniform(1, 2, 300), n[:, 0] * RNG.uniform(1, 2, 300), RNG.uniform(1, 2, 300)])
+    y = X_[:, 0] * (np.exp(140.0 * X_[:, 1] / X_[:, 2]) - 1)
+    assert np.max(y) / np.min(y) > 1e50
+    found = offset_exponential_law(Problem(X_, y))
+    assert found is not None
+    np.testing.assert_allclose(found.skeleton.program(X_, found.constants), y, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "law",
+    [
+        lambda X: X[:, 0] / (X[:, 1] + X[:, 2]),  # rational: the identities' own
+        lambda X: X[:, 0] * np.exp(-X[:, 1]),  # a monomial times an exponential
+        lambda X: np.sin(X[:, 0]) * X[:, 1],
+    ],
+)
+def test_other_laws_give_none(law):
+    assert offset_exponential_law(Problem(X, law(X))) is None
+
+
+def test_none_where_y_is_zero_or_the_deadline_has_passed():
+    y = 3.0 / (np.exp(-1.1 * X[:, 1] / X[:, 3]) + 1)
+    assert offset_exponential_law(Problem(X, np.where(np.arange(512) == 7, 0.0, y))) is None
+    passed = Deadline(0.0, lambda: 1.0)
+    assert offset_exponential_law(Problem(X, y), passed) is None
+
+
+def test_the_identities_write_it_as_an_exact_law_that_ends_the_search():
+    y = 2.5 * X[:, 0] ** 3 / (X[:, 3] ** 2 * (np.exp(0.7 * X[:, 0] * X[:, 1] / X[:, 2]) - 1))
+    rows, ends = identity_rows(Problem(X, y), SearchSettings())
+    assert len(rows) == 1 and ends
+    assert "exp" in rows.skeletons[0].tokens
+    assert Problem(X, y).is_exact_to_rounding(rows.losses[0])
