@@ -78,3 +78,20 @@ def test_the_identities_write_it_as_an_exact_law_that_ends_the_search():
     assert len(rows) == 1 and ends
     assert "exp" in rows.skeletons[0].tokens
     assert Problem(X, y).is_exact_to_rounding(rows.losses[0])
+
+
+def test_under_noise_the_law_holds_to_the_noise_and_an_other_law_gives_none():
+    from nesymres_sklearn.search.exactness import Tolerance
+
+    rng = np.random.default_rng(1)
+    clean = 2.5 * X[:, 0] ** 3 / (X[:, 3] ** 2 * (np.exp(0.7 * X[:, 0] * X[:, 1] / X[:, 2]) - 1))
+    sd = 0.01 * np.sqrt(np.mean(clean**2))
+    noisy = Problem(X, clean + rng.normal(0, sd, len(clean)))
+    tolerance = Tolerance(sd=np.full(len(clean), sd), ratio=1.5)
+    assert offset_exponential_law(noisy) is None  # not exact to rounding
+    found = offset_exponential_law(noisy, None, tolerance)
+    assert found is not None and found.skeleton.tokens[:4] == ("div", "mul", "c", "div")
+    np.testing.assert_allclose(found.constants, [2.5, 0.7], rtol=0.01)
+    other = np.sin(X[:, 0]) * X[:, 1] + 3
+    noisy_other = Problem(X, other + rng.normal(0, 0.01 * np.sqrt(np.mean(other**2)), len(other)))
+    assert offset_exponential_law(noisy_other, None, tolerance) is None

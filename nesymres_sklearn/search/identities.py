@@ -147,7 +147,7 @@ def identity_rows(
     ``settings.identity_dropped_columns``: columns that no exact law needs cost the
     others their monomials. Each such search starts only where the time left before
     halfway to ``deadline`` holds what the search over every column took (the network
-    keeps at least half its time), and stops there. Where none holds exactly, the law
+    keeps at least half its time), and stops there. Where none holds, the law
     ``c*m*(exp(k*n) ± 1)**±1`` (:func:`.offset_exponential.offset_exponential_law`) is
     searched over every column until then. With a ``tolerance`` to the noise, every
     identity holds to the noise instead of to rounding, and none ends the search."""
@@ -165,8 +165,8 @@ def identity_rows(
                 if found is not None or (half is not None and not half.holds(seconds)):
                     break
                 found = _identity_without(problem, np.sort(order[k:]), settings, half, tolerance)
-        if found is None and tolerance.exact:  # over every column, once
-            found = _offset_exponential(problem, half)
+        if found is None:  # over every column, once
+            found = _offset_exponential(problem, half, tolerance)
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and tolerance.exact and found.ends_search(settings.identity_ending_degree)
@@ -559,11 +559,11 @@ def exponential_identity(
     return Identity(law, rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
 
 
-def _offset_exponential(problem: Problem, deadline: Deadline | None) -> Identity | None:
-    """The law ``c*m*(exp(k*n) ± 1)**±1`` exact to rounding (:func:`.offset_exponential_law`)
-    as an identity of degree 0 (two constants exact on every point: no rational function
-    approximating a transcendental one)."""
-    law = offset_exponential_law(problem, deadline)
+def _offset_exponential(problem: Problem, deadline: Deadline | None, tolerance: Tolerance) -> Identity | None:
+    """The law ``c*m*(exp(k*n) ± 1)**±1`` exact to rounding, or to the noise
+    (:func:`.offset_exponential_law`), as an identity of degree 0 (two constants exact on
+    every point: no rational function approximating a transcendental one)."""
+    law = offset_exponential_law(problem, deadline, tolerance)
     return None if law is None else Identity(law, 0)
 
 

@@ -17,7 +17,8 @@ best readings get their scale refined (a bounded scalar minimisation of that sha
 rounded to halves, and ``c`` and ``k`` fitted by least squares of the relative errors on
 every point; a law is found where it is exact to rounding there and within
 ``RELATIVE_TOLERANCE`` of every point (data over decades). The few thousand readings take
-tens of milliseconds; the search checks its deadline between monomials."""
+tens of milliseconds; the search checks its deadline between monomials. Under noise (a
+:class:`.exactness.Tolerance` of it) the same readings count to the noise."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from ..expression.monomial import monomial_tokens
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
 from .budget import Deadline
+from .exactness import EXACT, Tolerance, worst_relative_error
 from .fitted import Fitted, mse
 from .fitting.constants import least_squares_run
 from .problem import Problem
@@ -44,6 +46,8 @@ SCALES_PER_DECADE = 8
 SCALE_DECADES = (-2.0, 2.0)
 #: Monomials whose readings are computed at once (between deadline checks).
 MONOMIALS_AT_ONCE = 64
+#: Under noise, the readings are made where ``|y|`` is at least this many times the noise.
+LOG_NOISE = 10.0
 #: Readings whose scale is refined, best first, where the share of ``log|y|`` they leave
 #: unexplained at the grid's scale is below ``MAX_GRID_UNEXPLAINED``; a refined reading's law
 #: is fitted where its share is below ``MAX_UNEXPLAINED``.
@@ -58,15 +62,25 @@ HALF_TOLERANCE = 1e-3
 RELATIVE_TOLERANCE = 1e-9
 
 
-def offset_exponential_law(problem: Problem, deadline: Deadline | None = None) -> Fitted | None:
+def offset_exponential_law(
+    problem: Problem, deadline: Deadline | None = None, tolerance: Tolerance = EXACT
+) -> Fitted | None:
     """The law ``c*m*(exp(k*n) + s)**p`` (``s`` and ``p`` each -1 or 1) exact to rounding
     on every point of ``problem``, or ``None`` (see the module docstring); ``None`` also
-    where ``y`` is 0 somewhere, or where the ``deadline`` passes."""
+    where ``y`` is 0 somewhere, or where the ``deadline`` passes. With a ``tolerance`` to
+    the noise, the readings are made on the points where ``|y|`` is at least
+    ``LOG_NOISE`` times the noise (``log|y|``'s noise is then about ``sd/|y|``), a refined
+    reading counts where its share unexplained is at most ``tolerance.ratio**2`` times
+    that noise's share, and its law, fitted with the noise's weights, where it holds to
+    the noise (:meth:`.exactness.Tolerance.law_holds`)."""
     X, y = problem.X, problem.y
     columns = [j for j in range(X.shape[1]) if np.all(X[:, j])]
     if not np.all(y) or not 1 <= len(columns) <= MAX_FEATURES:
         return None
-    read = np.unique(np.linspace(0, len(y) - 1, min(len(y), SEARCH_POINTS)).astype(int))
+    usable = np.arange(len(y)) if tolerance.exact else np.flatnonzero(np.abs(y) >= LOG_NOISE * tolerance.sd)
+    if len(usable) < 2 * (len(columns) + 3):
+        return None
+    read = usable[np.unique(np.linspace(0, len(usable) - 1, min(len(usable), SEARCH_POINTS)).astype(int))]
     features = X[np.ix_(read, columns)]
     with np.errstate(all="ignore"):
         logs = np.log(np.abs(features))
@@ -75,6 +89,10 @@ def offset_exponential_law(problem: Problem, deadline: Deadline | None = None) -
     if not (np.all(np.isfinite(design)) and np.all(np.isfinite(log_y))):
         return None
     basis = np.linalg.qr(design)[0]
+    most = MAX_UNEXPLAINED
+    if not tolerance.exact:  # the share of log|y|'s sum of squares that its noise makes
+        noise_share = np.sum(tolerance.at(read).of_log(y[read]).sd ** 2) / np.sum((log_y - log_y.mean()) ** 2)
+        most = max(most, tolerance.ratio**2 * float(noise_share))
     monomials = [exponents for exponents in product((-1, 0, 1), repeat=len(columns)) if any(exponents)]
     readings = []
     for start in range(0, len(monomials), MONOMIALS_AT_ONCE):
@@ -84,15 +102,15 @@ def offset_exponential_law(problem: Problem, deadline: Deadline | None = None) -
     readings.sort(key=lambda reading: reading[0])
     refined = []
     for share, exponents, scale, offset, power in readings[:CANDIDATES]:
-        if share > MAX_GRID_UNEXPLAINED or (deadline is not None and deadline.passed()):
+        if share > max(MAX_GRID_UNEXPLAINED, most) or (deadline is not None and deadline.passed()):
             break
         n = _monomial(features, exponents)
         scale = _refined(n, log_y, basis, scale, offset, power)
         refined.append((_reading_share(n, log_y, basis, scale, offset, power), n, exponents, scale, offset, power))
     for share, n, exponents, scale, offset, power in sorted(refined, key=lambda reading: reading[0]):
-        if share > MAX_UNEXPLAINED or (deadline is not None and deadline.passed()):
+        if share > most or (deadline is not None and deadline.passed()):
             return None
-        law = _law(problem, columns, design, log_y, n, exponents, scale, offset, power, deadline)
+        law = _law(problem, columns, design, log_y, n, exponents, scale, offset, power, deadline, tolerance)
         if law is not None:
             return law
     return None
@@ -176,15 +194,16 @@ def _law(
     offset: int,
     power: int,
     deadline: Deadline | None,
+    tolerance: Tolerance,
 ) -> Fitted | None:
     """The reading's law with the exponents of ``m`` rounded to halves, ``c`` and ``k``
-    fitted on every point; ``None`` where an exponent is no multiple of one half or the
-    law is not exact to rounding."""
+    fitted on every point; ``None`` where an exponent is no multiple of one half (exact to
+    rounding) or the law does not hold to ``tolerance``."""
     with np.errstate(all="ignore"):
         z = log_y - power * np.log(np.abs(np.exp(scale * n) + offset))
     solution = np.linalg.lstsq(design, z, rcond=None)[0]
     halves = np.round(2 * solution[:-1]) / 2
-    if np.max(np.abs(solution[:-1] - halves)) > HALF_TOLERANCE:
+    if tolerance.exact and np.max(np.abs(solution[:-1] - halves)) > HALF_TOLERANCE:
         return None
     outer = {columns[i]: float(b) for i, b in enumerate(halves) if b}
     inner = monomial_tokens({columns[i]: b for i, b in enumerate(exponents) if b})
@@ -197,12 +216,17 @@ def _law(
     if not np.isfinite(sign) or sign == 0:
         return None
     start = np.array([sign * np.exp(solution[-1]), scale])
-    relative = problem.y**-2.0 / np.mean(problem.y**-2.0)  # every point's relative error counts alike
-    constants = least_squares_run(skeleton.program, problem.X, problem.y, start, deadline=deadline, weights=relative)
+    # exact: every point's relative error counts alike; under noise, the noise's weights
+    spread = np.abs(problem.y) if tolerance.exact else tolerance.sd * np.ones(len(problem.y))
+    weights = spread**-2.0 / np.mean(spread**-2.0)
+    constants = least_squares_run(skeleton.program, problem.X, problem.y, start, deadline=deadline, weights=weights)
     if constants is None:
         return None
     with np.errstate(all="ignore"):
-        worst = np.max(np.abs(skeleton.program(problem.X, constants) / problem.y - 1))
+        predicted = skeleton.program(problem.X, constants)
     loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
-    exact = worst <= RELATIVE_TOLERANCE and problem.is_exact_to_rounding(loss)
-    return Fitted(skeleton, constants, loss) if exact else None
+    if tolerance.exact:
+        holds = worst_relative_error(predicted, problem.y) <= RELATIVE_TOLERANCE and problem.is_exact_to_rounding(loss)
+    else:
+        holds = tolerance.law_holds(problem.y, predicted, loss, problem.scale)
+    return Fitted(skeleton, constants, loss) if holds else None
