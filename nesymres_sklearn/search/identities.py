@@ -752,17 +752,17 @@ def noisy_identity_rows(
     """The law under ``noise`` (the standard deviation of ``y``'s at a point of weight 1)
     as a row (origin ``"identity"``): :func:`noisy_identity` where its root mean squared
     error is at most ``settings.noise_ratio`` times the noise and its constants at most
-    ``noisy_identity_max_constants``; no row otherwise. Beside it, the law
-    ``c*m*(exp(k*n) ± 1)**±1`` where it holds to the noise (:func:`.offset_exponential_law`,
-    tens of milliseconds). On one BLAS thread, until ``deadline``. (The identities that
+    ``noisy_identity_max_constants``; else the law ``c*m*(exp(k*n) ± 1)**±1`` where it
+    holds to the noise (:func:`.offset_exponential_law`, tens of milliseconds). On one BLAS thread, until ``deadline``. (The identities that
     hold to the noise, :func:`identities_to_the_noise`, are a source of the continuation,
     :class:`IdentityUnderNoise`: in the plan, after this law, they cost the validation
     sets' laws more than they gave.)"""
     reach = settings.noise_ratio * noise
     with one_blas_thread():
         rows = _kept(noisy_identity(problem, deadline, settings), reach, settings)
-        offset = offset_exponential_law(problem, deadline, noise_tolerance(problem, noise, settings))
-    rows.extend(_kept(offset, reach, settings))
+        if not len(rows):
+            offset = offset_exponential_law(problem, deadline, noise_tolerance(problem, noise, settings))
+            rows = _kept(offset, reach, settings)
     return rows
 
 
