@@ -753,8 +753,9 @@ def noisy_identity_rows(
     as a row (origin ``"identity"``): :func:`noisy_identity` where its root mean squared
     error is at most ``settings.noise_ratio`` times the noise and its constants at most
     ``noisy_identity_max_constants``; else the law ``c*m*(exp(k*n) ± 1)**±1`` where it
-    holds to the noise (:func:`.offset_exponential_law`, tens of milliseconds). On one BLAS thread, until ``deadline``. (The identities that
-    hold to the noise, :func:`identities_to_the_noise`, are a source of the continuation,
+    holds to the noise (:func:`.offset_exponential_law`, tens of milliseconds). On one
+    BLAS thread, until ``deadline``. (The identities that hold to the noise,
+    :func:`identities_to_the_noise`, are a source of the continuation,
     :class:`IdentityUnderNoise`: in the plan, after this law, they cost the validation
     sets' laws more than they gave.)"""
     reach = settings.noise_ratio * noise
