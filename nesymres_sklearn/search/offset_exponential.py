@@ -16,7 +16,8 @@ best readings get their scale refined (a bounded scalar minimisation of that sha
 ``log|k|``); where the share is then at most rounding's, the exponents of ``m`` are
 rounded to halves, and ``c`` and ``k`` fitted by least squares of the relative errors on
 every point; a law is found where it is exact to rounding there and within
-``RELATIVE_TOLERANCE`` of every point (data over decades). The few thousand readings take
+``exactness.RELATIVE_FLOOR`` of every point (data over decades: a law exact to rounding
+on the sum of squares may miss the small values). The few thousand readings take
 tens of milliseconds; the search checks its deadline between monomials. Under noise (a
 :class:`.exactness.Tolerance` of it) the same readings count to the noise."""
 
@@ -31,7 +32,7 @@ from ..expression.monomial import monomial_tokens
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
 from .budget import Deadline
-from .exactness import EXACT, Tolerance, worst_relative_error
+from .exactness import EXACT, RELATIVE_FLOOR, Tolerance, worst_relative_error
 from .fitted import Fitted, mse
 from .fitting.constants import least_squares_run
 from .problem import Problem
@@ -56,10 +57,6 @@ MAX_GRID_UNEXPLAINED = 0.05
 MAX_UNEXPLAINED = 1e-8
 #: How far (in halves) an exponent of ``m`` may lie from a multiple of one half.
 HALF_TOLERANCE = 1e-3
-#: The largest relative error of a law at any point: on data over decades, a law exact to
-#: rounding on the sum of squares may miss the small values (the exponential's rounding
-#: at ``k*n`` near 700 is about 1e-13).
-RELATIVE_TOLERANCE = 1e-9
 
 
 def offset_exponential_law(
@@ -164,6 +161,7 @@ def _readings(features: np.ndarray, log_y: np.ndarray, basis: np.ndarray, monomi
 
 
 def _reading_share(n: np.ndarray, log_y: np.ndarray, basis: np.ndarray, scale: float, offset: int, power: int):
+    """The share unexplained (:func:`_unexplained`) of one reading of the monomial values ``n``."""
     with np.errstate(all="ignore"):
         shifted = np.exp(scale * n) + offset
         z = log_y - power * np.log(np.abs(shifted))
@@ -226,7 +224,7 @@ def _law(
         predicted = skeleton.program(problem.X, constants)
     loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
     if tolerance.exact:
-        holds = worst_relative_error(predicted, problem.y) <= RELATIVE_TOLERANCE and problem.is_exact_to_rounding(loss)
+        holds = worst_relative_error(predicted, problem.y) <= RELATIVE_FLOOR and problem.is_exact_to_rounding(loss)
     else:
         holds = tolerance.law_holds(problem.y, predicted, loss, problem.scale)
     return Fitted(skeleton, constants, loss) if holds else None
