@@ -191,7 +191,9 @@ def prune(
     """``skeleton`` and ``constants`` with the parts that do not pay for their tokens
     removed, and the MSE on ``(X, y)`` (``weights``, mean 1, weight the errors); stops
     trying once the refits have spent the shared ``evaluations``; a replacement that
-    raises the score by more than ``max_score_rise`` alone is not refitted."""
+    raises the score by more than ``max_score_rise`` alone is not refitted, and none is
+    taken that loses a point of an accurate fit (:func:`..exactness.keeps_every_point`:
+    on data over decades the score reads only the largest values)."""
     scale = variance(y, weights) or 1.0
 
     def score(tokens, values):  # trials are scored once: evaluated, not compiled
