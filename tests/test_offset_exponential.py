@@ -94,3 +94,18 @@ def test_under_noise_the_law_holds_to_the_noise_and_an_other_law_gives_none():
     other = np.sin(X[:, 0]) * X[:, 1] + 3
     noisy_other = Problem(X, other + rng.normal(0, 0.01 * np.sqrt(np.mean(other**2)), len(other)))
     assert offset_exponential_law(noisy_other, None, tolerance) is None
+
+
+def test_the_law_under_noise_and_the_identities_to_the_noise_write_it_where_no_rational_law_holds():
+    from nesymres_sklearn.search.identities import identities_to_the_noise, noisy_identity_rows
+
+    rng = np.random.default_rng(2)
+    clean = 2.5 * X[:, 0] ** 3 / (X[:, 3] ** 2 * (np.exp(0.7 * X[:, 0] * X[:, 1] / X[:, 2]) - 1))
+    sd = 0.01 * np.sqrt(np.mean(clean**2))
+    problem = Problem(X, clean + rng.normal(0, sd, len(clean)))
+    for rows in (
+        noisy_identity_rows(problem, sd, SearchSettings(), None),
+        identities_to_the_noise(problem, sd, SearchSettings(), None, 0, (16,)),
+    ):
+        assert len(rows) == 1 and "exp" in rows.skeletons[0].tokens and rows.origins == ["identity"]
+        np.testing.assert_allclose(rows.constants[0], [2.5, 0.7], rtol=0.01)

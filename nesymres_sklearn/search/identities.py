@@ -147,10 +147,11 @@ def identity_rows(
     ``settings.identity_dropped_columns``: columns that no exact law needs cost the
     others their monomials. Each such search starts only where the time left before
     halfway to ``deadline`` holds what the search over every column took (the network
-    keeps at least half its time), and stops there. Where none holds, the law
+    keeps at least half its time), and stops there. Where none holds exactly, the law
     ``c*m*(exp(k*n) ± 1)**±1`` (:func:`.offset_exponential.offset_exponential_law`) is
-    searched over every column until then. With a ``tolerance`` to the noise, every
-    identity holds to the noise instead of to rounding, and none ends the search."""
+    searched over every column until then (to the noise: :func:`identities_to_the_noise`).
+    With a ``tolerance`` to the noise, every identity holds to the noise instead of to
+    rounding, and none ends the search."""
     rows = CandidateRows()
     with one_blas_thread():
         started = None if deadline is None else deadline.clock()
@@ -165,8 +166,8 @@ def identity_rows(
                 if found is not None or (half is not None and not half.holds(seconds)):
                     break
                 found = _identity_without(problem, np.sort(order[k:]), settings, half, tolerance)
-        if found is None:  # over every column, once
-            found = _offset_exponential(problem, half, tolerance)
+        if found is None and tolerance.exact:  # over every column, once (to the noise: in its readings)
+            found = _offset_exponential(problem, half)
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and tolerance.exact and found.ends_search(settings.identity_ending_degree)
@@ -559,11 +560,11 @@ def exponential_identity(
     return Identity(law, rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
 
 
-def _offset_exponential(problem: Problem, deadline: Deadline | None, tolerance: Tolerance) -> Identity | None:
-    """The law ``c*m*(exp(k*n) ± 1)**±1`` exact to rounding, or to the noise
-    (:func:`.offset_exponential_law`), as an identity of degree 0 (two constants exact on
-    every point: no rational function approximating a transcendental one)."""
-    law = offset_exponential_law(problem, deadline, tolerance)
+def _offset_exponential(problem: Problem, deadline: Deadline | None) -> Identity | None:
+    """The law ``c*m*(exp(k*n) ± 1)**±1`` exact to rounding (:func:`.offset_exponential_law`)
+    as an identity of degree 0 (two constants exact on every point: no rational function
+    approximating a transcendental one)."""
+    law = offset_exponential_law(problem, deadline)
     return None if law is None else Identity(law, 0)
 
 
@@ -849,10 +850,19 @@ def identities_to_the_noise(
     ``settings.noisy_identity_readings_constants`` constants, its systems of at most ``sizes[0]`` unknowns in
     every reading, then of the next size (``None``: as many as the points allow; under
     noise a large system may approximate a law that a small one in another reading
-    writes); no row where none holds before ``deadline``."""
+    writes); where none holds at the first size, the law ``c*m*(exp(k*n) ± 1)**±1`` to the
+    noise (:func:`.offset_exponential_law`: it reads no system, so once, until halfway to
+    ``deadline`` as the readings over fewer columns); no row where none holds before
+    ``deadline``."""
     most = settings.noisy_identity_readings_constants
     for unknowns in sizes:
-        found, _ = identity_rows(problem, settings, deadline, seed, noise_tolerance(problem, noise, settings, unknowns))
+        tolerance = noise_tolerance(problem, noise, settings, unknowns)
+        found, _ = identity_rows(problem, settings, deadline, seed, tolerance)
+        if not len(found) and unknowns == sizes[0]:
+            with one_blas_thread():
+                law = offset_exponential_law(problem, None if deadline is None else deadline.halfway(), tolerance)
+            if law is not None:
+                found.add(law, origin="identity")
         found = found.where(lambda skeleton, constants, loss: skeleton.n_constants <= most)
         if len(found) or (deadline is not None and deadline.passed()):
             return found

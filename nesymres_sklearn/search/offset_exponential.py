@@ -37,7 +37,7 @@ from .fitted import Fitted, mse
 from .fitting.constants import least_squares_run
 from .problem import Problem
 
-#: Features (of one sign) over which the monomials ``m`` and ``n`` range: ``3**6 - 1``
+#: Features (nowhere 0) over which the monomials ``m`` and ``n`` range: ``3**6 - 1``
 #: monomials ``n`` at most.
 MAX_FEATURES = 6
 #: Points read by the search (spread over the data); the law is fitted and tested on all.
@@ -69,7 +69,8 @@ def offset_exponential_law(
     ``LOG_NOISE`` times the noise (``log|y|``'s noise is then about ``sd/|y|``), a refined
     reading counts where its share unexplained is at most ``tolerance.ratio**2`` times
     that noise's share, and its law, fitted with the noise's weights, where it holds to
-    the noise (:meth:`.exactness.Tolerance.law_holds`)."""
+    the noise (:meth:`.exactness.Tolerance.law_holds`); of those that hold, the one of the
+    lowest loss (another monomial ``m`` with the other offset may hold to the noise too)."""
     X, y = problem.X, problem.y
     columns = [j for j in range(X.shape[1]) if np.all(X[:, j])]
     if not np.all(y) or not 1 <= len(columns) <= MAX_FEATURES:
@@ -86,31 +87,36 @@ def offset_exponential_law(
     if not (np.all(np.isfinite(design)) and np.all(np.isfinite(log_y))):
         return None
     basis = np.linalg.qr(design)[0]
+    logs_y = _Logs(log_y, basis)
     most = MAX_UNEXPLAINED
     if not tolerance.exact:  # the share of log|y|'s sum of squares that its noise makes
-        noise_share = np.sum(tolerance.at(read).of_log(y[read]).sd ** 2) / np.sum((log_y - log_y.mean()) ** 2)
+        noise_share = np.sum(tolerance.at(read).of_log(y[read]).sd ** 2) / logs_y.total
         most = max(most, tolerance.ratio**2 * float(noise_share))
     monomials = [exponents for exponents in product((-1, 0, 1), repeat=len(columns)) if any(exponents)]
     readings = []
     for start in range(0, len(monomials), MONOMIALS_AT_ONCE):
         if deadline is not None and deadline.passed():
             return None
-        readings += _readings(features, log_y, basis, monomials[start : start + MONOMIALS_AT_ONCE])
+        readings += _readings(features, logs_y, monomials[start : start + MONOMIALS_AT_ONCE])
     readings.sort(key=lambda reading: reading[0])
     refined = []
     for share, exponents, scale, offset, power in readings[:CANDIDATES]:
         if share > max(MAX_GRID_UNEXPLAINED, most) or (deadline is not None and deadline.passed()):
             break
         n = _monomial(features, exponents)
-        scale = _refined(n, log_y, basis, scale, offset, power)
-        refined.append((_reading_share(n, log_y, basis, scale, offset, power), n, exponents, scale, offset, power))
+        scale = _refined(n, logs_y, scale, offset, power)
+        share = logs_y.share(_taken_out(log_y, n, scale, offset, power))
+        refined.append((share, n, exponents, scale, offset, power))
+    best = None  # exact: the first law that holds; to the noise, the one of the lowest loss
     for share, n, exponents, scale, offset, power in sorted(refined, key=lambda reading: reading[0]):
         if share > most or (deadline is not None and deadline.passed()):
-            return None
+            break
         law = _law(problem, columns, design, log_y, n, exponents, scale, offset, power, deadline, tolerance)
-        if law is not None:
+        if law is not None and tolerance.exact:
             return law
-    return None
+        if law is not None and (best is None or law.loss < best.loss):
+            best = law
+    return best
 
 
 def _monomial(features: np.ndarray, exponents: tuple) -> np.ndarray:
@@ -119,17 +125,31 @@ def _monomial(features: np.ndarray, exponents: tuple) -> np.ndarray:
         return np.prod(features ** np.array(exponents, dtype=float), axis=1)
 
 
-def _unexplained(z: np.ndarray, basis: np.ndarray, log_y: np.ndarray) -> np.ndarray:
-    """The sum of squares of each column of ``z`` that the columns of ``basis``
-    (orthonormal, the constant among them) leave unexplained, as a share of that of
-    ``log_y`` about its mean (``z`` may be constant: ``m`` a constant); inf where not finite."""
+class _Logs:
+    """``log|y|`` on the points read (``values``), its residual off the features' logarithms (``basis``,
+    orthonormal, the constant among them) and its sum of squares about its mean (``total``),
+    computed once for every reading."""
+
+    def __init__(self, log_y: np.ndarray, basis: np.ndarray):
+        self.values, self.basis = log_y, basis
+        self.residual = log_y - basis @ (basis.T @ log_y)
+        self.total = float(np.sum((log_y - log_y.mean()) ** 2))
+
+    def share(self, z: np.ndarray) -> float:
+        """The sum of squares of ``z`` that the features' logarithms leave unexplained, as a
+        share of ``total`` (``z`` may be constant: ``m`` a constant); inf where not finite."""
+        with np.errstate(all="ignore"):
+            share = float(np.sum((z - self.basis @ (self.basis.T @ z)) ** 2) / self.total)
+        return share if np.isfinite(share) else np.inf
+
+
+def _taken_out(log_y: np.ndarray, n: np.ndarray, scale: float, offset: int, power: int) -> np.ndarray:
+    """``log|y| - power*log|exp(scale*n) + offset|``: ``log|c*m|`` for the reading of the law."""
     with np.errstate(all="ignore"):
-        residual = z - basis @ (basis.T @ z)
-        share = np.sum(residual**2, axis=0) / np.sum((log_y - log_y.mean()) ** 2)
-    return np.where(np.isfinite(share), share, np.inf)
+        return log_y - power * np.log(np.abs(np.exp(scale * n) + offset))
 
 
-def _readings(features: np.ndarray, log_y: np.ndarray, basis: np.ndarray, monomials: list[tuple]) -> list[tuple]:
+def _readings(features: np.ndarray, logs_y: _Logs, monomials: list[tuple]) -> list[tuple]:
     """``(share unexplained, exponents, scale, offset, power)`` of the best grid scale of
     each sign of the scale, the offset and the power, for each monomial of ``monomials``.
     Projections are linear: the residual of ``log|y| - p*L`` is ``r_y - p*r_L``, so each
@@ -138,12 +158,11 @@ def _readings(features: np.ndarray, log_y: np.ndarray, basis: np.ndarray, monomi
     decades = np.linspace(low, high, int(round((high - low) * SCALES_PER_DECADE)) + 1)
     values = np.column_stack([_monomial(features, exponents) for exponents in monomials])
     scales = 10.0 ** decades[None, :] / np.median(np.abs(values), axis=0)[:, None]
-    r_y = log_y - basis @ (basis.T @ log_y)
-    total = np.sum((log_y - log_y.mean()) ** 2)
+    r_y, basis, points = logs_y.residual, logs_y.basis, len(logs_y.residual)
     found = []
     for sign in (1, -1):
         with np.errstate(all="ignore"):
-            grown = np.exp(sign * values[:, :, None] * scales[None, :, :]).reshape(len(log_y), -1)
+            grown = np.exp(sign * values[:, :, None] * scales[None, :, :]).reshape(points, -1)
         for offset in (1, -1):
             with np.errstate(all="ignore"):
                 logged = np.log(np.abs(grown + offset))
@@ -151,7 +170,7 @@ def _readings(features: np.ndarray, log_y: np.ndarray, basis: np.ndarray, monomi
                 cross, square = r_y @ residual, np.sum(residual**2, axis=0)
             for power in (1, -1):
                 with np.errstate(all="ignore"):
-                    shares = (r_y @ r_y - 2 * power * cross + square) / total
+                    shares = (r_y @ r_y - 2 * power * cross + square) / logs_y.total
                 shares = np.where(np.isfinite(shares), np.maximum(shares, 0.0), np.inf).reshape(len(monomials), -1)
                 best = np.argmin(shares, axis=1)
                 for m, exponents in enumerate(monomials):
@@ -160,20 +179,12 @@ def _readings(features: np.ndarray, log_y: np.ndarray, basis: np.ndarray, monomi
     return found
 
 
-def _reading_share(n: np.ndarray, log_y: np.ndarray, basis: np.ndarray, scale: float, offset: int, power: int):
-    """The share unexplained (:func:`_unexplained`) of one reading of the monomial values ``n``."""
-    with np.errstate(all="ignore"):
-        shifted = np.exp(scale * n) + offset
-        z = log_y - power * np.log(np.abs(shifted))
-    return float(_unexplained(z[:, None], basis, log_y)[0])
-
-
-def _refined(n: np.ndarray, log_y: np.ndarray, basis: np.ndarray, scale: float, offset: int, power: int) -> float:
-    """``scale`` moved within half a grid step (in ``log|k|``) to where the reading's share
+def _refined(n: np.ndarray, logs_y: _Logs, scale: float, offset: int, power: int) -> float:
+    """``scale`` moved within a grid step (in ``log|k|``) to where the reading's share
     unexplained is least."""
     sign, centre, step = np.sign(scale), np.log10(abs(scale)), 1.0 / SCALES_PER_DECADE
     result = minimize_scalar(
-        lambda t: _reading_share(n, log_y, basis, sign * 10.0**t, offset, power),
+        lambda t: logs_y.share(_taken_out(logs_y.values, n, sign * 10.0**t, offset, power)),
         bounds=(centre - step, centre + step),
         method="bounded",
         options={"xatol": 1e-12},
@@ -197,9 +208,7 @@ def _law(
     """The reading's law with the exponents of ``m`` rounded to halves, ``c`` and ``k``
     fitted on every point; ``None`` where an exponent is no multiple of one half (exact to
     rounding) or the law does not hold to ``tolerance``."""
-    with np.errstate(all="ignore"):
-        z = log_y - power * np.log(np.abs(np.exp(scale * n) + offset))
-    solution = np.linalg.lstsq(design, z, rcond=None)[0]
+    solution = np.linalg.lstsq(design, _taken_out(log_y, n, scale, offset, power), rcond=None)[0]
     halves = np.round(2 * solution[:-1]) / 2
     if tolerance.exact and np.max(np.abs(solution[:-1] - halves)) > HALF_TOLERANCE:
         return None

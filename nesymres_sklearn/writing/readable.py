@@ -307,7 +307,7 @@ def exact_constants(
     inexact = not is_readable_exactly(reference)
     loss = reference * scale
     noisy = inexact and level > 0 and loss <= noise**2 and len(y) > len(values)
-    original = np.inf if inexact else worst_relative(values)  # exact: keep every point (data over decades)
+    original = None if inexact else worst_relative(values)  # exact: keep every point (data over decades)
     quantile = norm.ppf(0.5 + level / 2)
 
     def bars() -> np.ndarray | None:
@@ -338,7 +338,7 @@ def exact_constants(
                     trial[free] = values[free] / values[i]  # a scale shared by a ratio's constants
                 if not spent and fvu(trial) > bound:
                     trial = refit(trial, free)
-                if fvu(trial) <= bound and keeps_every_point(worst_relative(trial), original):
+                if fvu(trial) <= bound and (inexact or keeps_every_point(worst_relative(trial), original)):
                     values, exact[i] = trial, number
                     if noisy:
                         spread = bars()
