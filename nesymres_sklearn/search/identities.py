@@ -311,7 +311,7 @@ def _holding(
         return law
     if tolerance.exact:
         return None
-    constants = least_squares_run(program, X, y, constants, deadline=deadline, weights=weights)
+    constants = least_squares_run(program, X, y, constants, deadline=deadline, weights=tolerance.sd**-2.0)
     if constants is None:
         return None
     law = Fitted(skeleton, constants, mse(program, X, y, constants, weights))
@@ -617,8 +617,9 @@ def _log_exponents(
         if not tolerance.exact:
             derivative = np.zeros((len(read), p + len(logs) * q))
             derivative[:, p : p + q] = -divisor  # the noise enters through log|y|
-        matrix, norms, slopes = _scaled(np.hstack([basis[:, :p], *logs]), derivative)
-        (holds, degenerate), vectors = _Nulls(matrix, slopes, tolerance.at(read)).vectors(count=2)
+        within = tolerance.at(read)
+        matrix, norms, slopes = _scaled(np.hstack([basis[:, :p], *logs]), derivative, within.sd)
+        (holds, degenerate), vectors = _Nulls(matrix, slopes, within).vectors(count=2)
         if not holds or degenerate:
             continue
         vector = vectors[0] / norms
@@ -1277,13 +1278,19 @@ def _values(X: np.ndarray, exponents: np.ndarray) -> np.ndarray:
 
 
 def _scaled(
-    matrix: np.ndarray, derivative: np.ndarray | None = None
+    matrix: np.ndarray, derivative: np.ndarray | None = None, sd: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``matrix`` with each row and then each column of unit norm, the columns' norms (a
     zero row or column stays as it is), and ``derivative`` (each row's by the point's
-    ``t``; ``None`` exact to rounding) scaled alike, the rows' norms held."""
-    rows = np.linalg.norm(matrix, axis=1, keepdims=True)
-    rows = np.where(rows > 0, rows, 1.0)
+    ``t``; ``None`` exact to rounding) scaled alike. Under noise (``sd``, that of each
+    point's ``t``), each row is divided by its noise instead: the residuals are then in
+    units of the noise, and a chi-square test weighs each point by what it carries (on
+    rows of unit norm, the noisiest points would pass any vector)."""
+    if sd is None:
+        rows = np.linalg.norm(matrix, axis=1, keepdims=True)
+        rows = np.where(rows > 0, rows, 1.0)
+    else:
+        rows = sd[:, None]
     matrix = matrix / rows
     norms = np.linalg.norm(matrix, axis=0)
     norms = np.where(norms > 0, norms, 1.0)
@@ -1361,7 +1368,7 @@ class _System:
             if not self.tolerance.exact:
                 derivative = np.hstack([np.zeros((len(self.t), n_p)), -self.basis[:, :n_q]])
             raw = np.hstack([self.basis[:, :n_p], -self.t[:, None] * self.basis[:, :n_q]])
-            matrix, norms, slopes = _scaled(raw, derivative)
+            matrix, norms, slopes = _scaled(raw, derivative, self.tolerance.sd)
             self._last = (pair, (matrix, norms, _Nulls(matrix, slopes, self.tolerance)))
         return self._last[1]
 
@@ -1574,8 +1581,7 @@ def _extrapolates_to_the_noise(problem: Problem, law: Fitted, part: np.ndarray, 
     holds on every point to the noise of ``tolerance`` plus the variance of its
     prediction (the constants' covariance from those points, to first order)."""
     X, y, program, sd = problem.X, problem.y, law.skeleton.program, tolerance.sd
-    on = None if problem.weights is None else problem.weights[part]
-    constants = least_squares_run(program, X[part], y[part], law.constants, weights=on)
+    constants = least_squares_run(program, X[part], y[part], law.constants, weights=sd[part] ** -2.0)
     if constants is None:
         return False
     predicted, jacobian = program.value_and_jacobian(X, constants)
