@@ -39,6 +39,7 @@ from .search.identities import (
     AngleLawUnderNoise,
     IdentityUnderNoise,
     PursuitUnderNoise,
+    identities_to_the_noise,
     identity_rows,
     noisy_identity_rows,
 )
@@ -355,7 +356,7 @@ def plan(stages: Stages) -> Plan:
     settings = stages.request.settings
     noise = noise_level(rows, problem, settings, budget)
     if _noisy(noise, problem, settings):
-        rows.extend(restrictions.kept(law_under_noise(problem, noise, settings, budget)))
+        rows.extend(restrictions.kept(law_under_noise(problem, noise, settings, budget, stages.request.seed)))
     refinement = None
     if stages.operon is not None:
         moment = time.perf_counter()
@@ -385,7 +386,9 @@ def _noisy(noise: float, problem: Problem, settings: SearchSettings) -> bool:
     )
 
 
-def law_under_noise(problem: Problem, noise: float, settings: SearchSettings, budget: Budget) -> CandidateRows:
+def law_under_noise(
+    problem: Problem, noise: float, settings: SearchSettings, budget: Budget, seed: int = 0
+) -> CandidateRows:
     """The law under noise (:func:`.identities.noisy_identity_rows`) before Operon's
     generations, which it seeds, where the time before the refinement's end holds it
     (``SearchSettings.noisy_identity_seconds`` at the fit's pace)."""
@@ -394,7 +397,11 @@ def law_under_noise(problem: Problem, noise: float, settings: SearchSettings, bu
         budget.record(LAW_UNDER_NOISE, 0.0, "skipped: no time")
         return CandidateRows()
     started = budget.clock()
-    found = noisy_identity_rows(problem, noise, settings, deadline)
+    found = identities_to_the_noise(
+        problem, noise, settings, deadline, seed, (*settings.noisy_identity_unknowns, None)
+    )
+    if not len(found):
+        found = noisy_identity_rows(problem, noise, settings, deadline)
     budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(deadline))
     return found
 
