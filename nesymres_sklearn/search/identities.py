@@ -859,10 +859,11 @@ def identities_to_the_noise(
     for unknowns in sizes:
         tolerance = noise_tolerance(problem, noise, settings, unknowns)
         found, _ = identity_rows(problem, settings, deadline, seed, tolerance)
-        if unknowns == sizes[0]:  # beside an identity: a rational law may approximate it to the noise
+        if unknowns == sizes[0]:  # also where an identity holds: it may approximate this law to the noise
             with one_blas_thread():
                 law = offset_exponential_law(problem, None if deadline is None else deadline.halfway(), tolerance)
-            if law is not None:
+            if law is not None and law.skeleton.n_constants < min((s.n_constants for s in found.skeletons), default=most + 1):
+                found = CandidateRows()
                 found.add(law, origin="identity")
         found = found.where(lambda skeleton, constants, loss: skeleton.n_constants <= most)
         if len(found) or (deadline is not None and deadline.passed()):
