@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations, product
 from typing import NamedTuple
 
@@ -856,19 +856,27 @@ def identities_to_the_noise(
     ``deadline`` as the readings over fewer columns); no row where none holds before
     ``deadline``."""
     most = settings.noisy_identity_readings_constants
+    best = CandidateRows()
     for unknowns in sizes:
-        tolerance = noise_tolerance(problem, noise, settings, unknowns)
+        tolerance = replace(noise_tolerance(problem, noise, settings, unknowns), most_constants=most)
         found, _ = identity_rows(problem, settings, deadline, seed, tolerance)
         if unknowns == sizes[0]:  # also where an identity holds: it may approximate this law to the noise
             with one_blas_thread():
                 law = offset_exponential_law(problem, None if deadline is None else deadline.halfway(), tolerance)
-            if law is not None and law.skeleton.n_constants < min((s.n_constants for s in found.skeletons), default=most + 1):
+            if law is not None and law.skeleton.n_constants < _fewest(found, most + 1):
                 found = CandidateRows()
                 found.add(law, origin="identity")
         found = found.where(lambda skeleton, constants, loss: skeleton.n_constants <= most)
-        if len(found) or (deadline is not None and deadline.passed()):
-            return found
-    return CandidateRows()
+        if len(found):
+            best, most = found, _fewest(found, most) - 1
+        if most < 1 or (deadline is not None and deadline.passed()):
+            break
+    return best
+
+
+def _fewest(rows: CandidateRows, otherwise: int) -> int:
+    """The fewest constants of a row of ``rows``; ``otherwise`` without a row."""
+    return min((skeleton.n_constants for skeleton in rows.skeletons), default=otherwise)
 
 
 def noise_tolerance(
