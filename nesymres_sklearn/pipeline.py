@@ -190,7 +190,8 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             seconds = max((step.seconds for step in budget.plan if step.unit == LAW_UNDER_NOISE), default=0.0)
             if "angle" in settings.noisy_identity_forms:
                 sources.insert(0, AngleLawUnderNoise(problem, settings.noise_ratio * done.noise, settings, seconds))
-            if settings.noisy_identity_unknowns:  # the identities to the noise
+            searched = any(step.unit == LAW_UNDER_NOISE and step.status == "done" for step in budget.plan)
+            if settings.noisy_identity_unknowns and not searched:  # the identities to the noise, where cut short
                 sources.insert(0, IdentityUnderNoise(problem, done.noise, settings, seconds, request.seed))
             if settings.noisy_identity_pursuit:  # the matching pursuit's law, first
                 sources.insert(0, PursuitUnderNoise(problem, done.noise, settings, seconds))
@@ -389,17 +390,19 @@ def _noisy(noise: float, problem: Problem, settings: SearchSettings) -> bool:
 def law_under_noise(
     problem: Problem, noise: float, settings: SearchSettings, budget: Budget, seed: int = 0
 ) -> CandidateRows:
-    """The law under noise (:func:`.identities.noisy_identity_rows`) before Operon's
-    generations, which it seeds, where the time before the refinement's end holds it
-    (``SearchSettings.noisy_identity_seconds`` at the fit's pace)."""
+    """The law under noise before Operon's generations, which it seeds, where the time
+    before the refinement's end holds it (``SearchSettings.noisy_identity_seconds`` at
+    the fit's pace): the identities that hold to the noise
+    (:func:`.identities.identities_to_the_noise`, systems of
+    ``settings.noisy_identity_unknowns`` unknowns, then as many as the points allow,
+    seeded by ``seed``), else the law of the lowest information criterion that fits to
+    the noise (:func:`.identities.noisy_identity_rows`)."""
     deadline = budget.refinement_end
     if deadline is not None and not deadline.holds(settings.noisy_identity_seconds * budget.pace()):
         budget.record(LAW_UNDER_NOISE, 0.0, "skipped: no time")
         return CandidateRows()
     started = budget.clock()
-    found = identities_to_the_noise(
-        problem, noise, settings, deadline, seed, (*settings.noisy_identity_unknowns, None)
-    )
+    found = identities_to_the_noise(problem, noise, settings, deadline, seed, (*settings.noisy_identity_unknowns, None))
     if not len(found):
         found = noisy_identity_rows(problem, noise, settings, deadline)
     budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(deadline))

@@ -38,9 +38,10 @@ def test_the_search_continues_until_the_budget_ends_and_a_larger_one_never_selec
     fits = [regressor(tiny_model, max_time=max_time).fit(*inexact) for max_time in (60.0, 90.0, 150.0)]
     plans = [turns(fit) for fit in fits]
     assert 0 < len(plans[0]) < len(plans[1]) < len(plans[2])
-    # the identities to the noise and the angle form of the law under noise too: these
-    # points read as noisy (the law varies fast)
-    assert {unit.split()[1] for unit in plans[2]} == {"identity", "angle", "operon", "network", "residual"}
+    # the angle form of the law under noise too: these points read as noisy (the law
+    # varies fast); the identities to the noise ran in full in the plan
+    assert {unit.split()[1] for unit in plans[2]} == {"angle", "operon", "network", "residual"}
+    assert fits[2].plan_.set_index("unit").loc["identity under noise", "status"] == "done"
     for small, large in zip(plans, plans[1:]):
         # the same first turns; near its end a smaller budget gives the turn to a source that the time left holds
         assert large[:3] == small[:3]
@@ -54,16 +55,15 @@ def test_the_search_continues_until_the_budget_ends_and_a_larger_one_never_selec
 
 
 def test_every_source_takes_a_turn_and_adds_rows(tiny_model, inexact):
-    """Fixed work of six turns: the pursuit (where asked for), the identities to the noise
-    and the angle form of the law under noise (these points read as noisy), Operon's
-    islands, the network's samples and its look at the best row's residual each take one
-    (ties go to the first), and their rows join."""
+    """Fixed work of five turns: the pursuit (where asked for) and the angle form of the
+    law under noise (these points read as noisy), Operon's islands, the network's samples
+    and its look at the best row's residual each take one (ties go to the first), and
+    their rows join. The identities to the noise ran in full in the plan: no turn."""
     plain = regressor(tiny_model).fit(*inexact)
-    settings = SearchSettings(continuation_steps=6, noisy_identity_pursuit=True)
+    settings = SearchSettings(continuation_steps=5, noisy_identity_pursuit=True)
     fit = regressor(tiny_model, search_settings=settings).fit(*inexact)
     assert turns(fit) == [
         "continue: pursuit 0",
-        "continue: identity 0",
         "continue: angle 0",
         "continue: operon 0",
         "continue: network 0",
@@ -128,6 +128,25 @@ def test_warm_start_continues_the_search_on_the_same_data(tiny_model, inexact, m
     cold = regressor(tiny_model, max_time=40.0).fit(*inexact)
     cold.fit(*inexact)  # warm_start=False: a new search each time
     assert cold.plan_["unit"].iloc[0] == "identities"
+
+
+def test_the_identities_to_the_noise_that_the_plan_cut_short_take_a_turn_on_a_warm_start(
+    tiny_model, inexact, manual_clock, monkeypatch
+):
+    from nesymres_sklearn import pipeline
+
+    search = pipeline.identities_to_the_noise
+
+    def past_the_end(*args):  # the plan's search reaches the refinement's end
+        manual_clock.advance(30.0)
+        return search(*args)
+
+    monkeypatch.setattr(pipeline, "identities_to_the_noise", past_the_end)
+    fit = regressor(tiny_model, max_time=40.0, warm_start=True).fit(*inexact)
+    assert fit.plan_.set_index("unit").loc["identity under noise", "status"] == "cut"
+    monkeypatch.setattr(pipeline, "identities_to_the_noise", search)
+    fit.fit(*inexact)
+    assert "continue: identity 0" in turns(fit)
 
 
 def test_warm_start_state_is_not_pickled(tiny_model, inexact):

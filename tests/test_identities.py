@@ -838,3 +838,34 @@ def test_the_sizes_of_the_systems_under_noise_are_settings():
     found = identities_to_the_noise(problem, sd, SearchSettings(), None, 0, SearchSettings().noisy_identity_unknowns)
     assert len(found) == 1 and found.skeletons[0].n_constants <= 2  # the law
     assert len(identities_to_the_noise(problem, sd, SearchSettings(), None, 0, ())) == 0  # no sizes, no search
+
+
+def test_under_noise_a_law_over_a_monomial_of_features_over_decades_holds_to_the_noise():
+    """Features over two decades make ``y`` span six, and noise of 0.001 ``std(y)`` buries
+    most points: each row of a system weighs by its point's noise, so the law over its
+    monomial comes back (on rows of unit norm the noisiest points let ``c*x_2`` pass)."""
+    rng = np.random.default_rng(6)
+    X = 10 ** rng.uniform(-1, 1, (512, 4)) * np.where(rng.random((512, 4)) < 0.5, -1.0, 1.0)
+    X[:, 0] = np.abs(X[:, 0])
+    clean = X[:, 0] * X[:, 3] ** 2 * (X[:, 1] ** 2 + X[:, 2] ** 2) / 4
+    sd = 0.001 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    found = identities_to_the_noise(problem, sd, SearchSettings(), None, 0, (16, 64, None))
+    assert len(found) == 1
+    skeleton, constants = found.skeletons[0], found.constants[0]
+    assert np.sqrt(np.mean((skeleton.program(X, constants) - clean) ** 2)) < 0.3 * sd
+    assert skeleton.n_constants <= 2
+
+
+def test_under_noise_a_larger_system_writes_the_law_of_fewer_constants_that_a_small_one_approximates():
+    """``x0/(x1*sin(x2))`` to 0.003 noise: 16 unknowns hold ``c*x0/(x1*x2*(1 + c*x2**2))``
+    (two constants), 64 the sine's law (one), which comes back."""
+    rng = np.random.default_rng(8)
+    X = np.column_stack([10 ** rng.uniform(-1, 1, (512, 2)), rng.uniform(0.01, 1.57, 512)])
+    clean = X[:, 0] / (X[:, 1] * np.sin(X[:, 2]))
+    sd = 0.003 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    small = identities_to_the_noise(problem, sd, SearchSettings(), None, 0, (16,))
+    assert len(small) == 1 and "sin" not in small.skeletons[0].tokens and small.skeletons[0].n_constants == 2
+    found = identities_to_the_noise(problem, sd, SearchSettings(), None, 0, (16, 64))
+    assert len(found) == 1 and "sin" in found.skeletons[0].tokens and found.skeletons[0].n_constants == 1

@@ -109,3 +109,20 @@ def test_the_law_under_noise_and_the_identities_to_the_noise_write_it_where_no_r
     ):
         assert len(rows) == 1 and "exp" in rows.skeletons[0].tokens and rows.origins == ["identity"]
         np.testing.assert_allclose(rows.constants[0], [2.5, 0.7], rtol=0.01)
+
+
+def test_to_the_noise_the_law_replaces_an_identity_of_more_constants_that_approximates_it():
+    """With ``k*n`` small on the data, a law of the identities' systems of 64 unknowns
+    holds to 0.001 noise too, with five constants; of the laws that hold, the one of
+    fewer constants comes back."""
+    from nesymres_sklearn.search.identities import identities_to_the_noise, noise_tolerance
+
+    rng = np.random.default_rng(3)
+    clean = 2.5 * X[:, 0] ** 3 / (X[:, 3] ** 2 * (np.exp(0.1 * X[:, 0] * X[:, 1] / X[:, 2]) - 1))
+    sd = 0.001 * np.sqrt(np.mean(clean**2))
+    problem = Problem(X, clean + rng.normal(0, sd, len(clean)))
+    other = identity_rows(problem, SearchSettings(), None, 0, noise_tolerance(problem, sd, SearchSettings(), 64))[0]
+    assert len(other) == 1 and other.skeletons[0].n_constants > 2
+    found = identities_to_the_noise(problem, sd, SearchSettings(), None, 0, (64,))
+    assert len(found) == 1 and found.skeletons[0].tokens[:4] == ("div", "mul", "c", "div")
+    np.testing.assert_allclose(found.constants[0], [2.5, 0.1], rtol=0.01)

@@ -29,20 +29,25 @@ range and only there. The decompositions run on one BLAS thread
 (:func:`..shared_setting.one_blas_thread`).
 
 Under noise no identity is exact. Every reading above is then searched to the noise
-instead (a :class:`.exactness.Tolerance` of the estimated noise, :func:`noisy_identity_rows`):
-a system's null vector holds where its residual is at most ``noise_ratio**2`` times the
-share of it that the noise of ``t`` makes (the smallest such ratio, a generalized
-eigenproblem: the monomials' own near-dependencies leave residuals below the noise's
-that no noise explains); the pair's law is fitted to ``t`` by the reweighted null
-vector and Gauss-Newton steps on the law's own error, and its terms of the smallest
-shares are dropped while it holds (the null vector's small entries are the noise's as
-much as the law's); the law holds where its errors over the noise have a mean square of
-at most ``noise_ratio**2`` (a chi-square test), refitted by least squares, and beyond
-half of each feature, where its constants' uncertainty adds to the noise. Small systems
-come first in every reading (:func:`identities_to_the_noise`), a source of the
-continuation (:class:`IdentityUnderNoise`). In the plan, :func:`noisy_identity` fits the
-rational systems to the noise by the Bayesian information criterion, a candidate where
-its misfit is the noise's (:func:`noisy_identity_rows`).
+instead (a :class:`.exactness.Tolerance` of the estimated noise): each point's row is
+divided by the noise of its ``t`` rather than scaled to unit norm, so that the
+residuals are in units of the noise (on a target over decades, or over a monomial, the
+points' noise differs by orders of magnitude, and on rows of unit norm the noisiest
+points would let any vector pass); a system's null vector holds where its residual is
+at most ``noise_ratio**2`` times the share of it that the noise of ``t`` makes (the
+smallest such ratio, a generalized eigenproblem: the monomials' own near-dependencies
+leave residuals below the noise's that no noise explains); the pair's law is fitted to
+``t`` by the reweighted null vector and Gauss-Newton steps on the law's own error, and
+its terms of the smallest shares are dropped while it holds (the null vector's small
+entries are the noise's as much as the law's); the law holds where its errors over the
+noise have a mean square of at most ``noise_ratio**2`` (a chi-square test), refitted by
+least squares weighted by the noise, and beyond half of each feature, where its
+constants' uncertainty adds to the noise. Small systems come first in every reading,
+larger ones while a law of fewer constants may hold (:func:`identities_to_the_noise`,
+the plan's first law under noise and a source of the continuation,
+:class:`IdentityUnderNoise`); where none holds, :func:`noisy_identity` fits the rational
+systems to the noise by the Bayesian information criterion, a candidate where its
+misfit is the noise's (:func:`noisy_identity_rows`).
 """
 
 from __future__ import annotations
@@ -756,10 +761,8 @@ def noisy_identity_rows(
     error is at most ``settings.noise_ratio`` times the noise and its constants at most
     ``noisy_identity_max_constants``; else the law ``c*m*(exp(k*n) ± 1)**±1`` where it
     holds to the noise (:func:`.offset_exponential_law`, tens of milliseconds). On one
-    BLAS thread, until ``deadline``. (The identities that hold to the noise,
-    :func:`identities_to_the_noise`, are a source of the continuation,
-    :class:`IdentityUnderNoise`: in the plan, after this law, they cost the validation
-    sets' laws more than they gave.)"""
+    BLAS thread, until ``deadline``. (The plan searches the identities that hold to the
+    noise first, :func:`identities_to_the_noise`, and this law where none does.)"""
     reach = settings.noise_ratio * noise
     with one_blas_thread():
         rows = _kept(noisy_identity(problem, deadline, settings), reach, settings)
@@ -848,13 +851,16 @@ def identities_to_the_noise(
 ) -> CandidateRows:
     """The identity that holds to ``noise`` (:func:`identity_rows` with
     :func:`noise_tolerance`) as a row where it has at most
-    ``settings.noisy_identity_readings_constants`` constants, its systems of at most ``sizes[0]`` unknowns in
-    every reading, then of the next size (``None``: as many as the points allow; under
-    noise a large system may approximate a law that a small one in another reading
-    writes); where none holds at the first size, the law ``c*m*(exp(k*n) ± 1)**±1`` to the
-    noise (:func:`.offset_exponential_law`: it reads no system, so once, until halfway to
-    ``deadline`` as the readings over fewer columns); no row where none holds before
-    ``deadline``."""
+    ``settings.noisy_identity_readings_constants`` constants, its systems of at most
+    ``sizes[0]`` unknowns in every reading, then of the next size (``None``: as many as
+    the points allow), while a law of fewer constants than the one found may hold: under
+    noise a small system may approximate, with more constants, a law that a larger one
+    in another reading writes (``x/sin(x)`` as ``1/(1 - c*x**2)``). At the first size,
+    also the law ``c*m*(exp(k*n) ± 1)**±1`` to the noise
+    (:func:`.offset_exponential_law`: it reads no system, so once, until halfway to
+    ``deadline`` as the readings over fewer columns), in place of an identity of more
+    constants (Planck's law to 0.1% noise has a rational approximation of five); no row
+    where none holds before ``deadline``."""
     most = settings.noisy_identity_readings_constants
     best = CandidateRows()
     for unknowns in sizes:
@@ -866,7 +872,7 @@ def identities_to_the_noise(
             if law is not None and law.skeleton.n_constants < _fewest(found, most + 1):
                 found = CandidateRows()
                 found.add(law, origin="identity")
-        found = found.where(lambda skeleton, constants, loss: skeleton.n_constants <= most)
+        found = found.where(lambda skeleton, constants, loss, most=most: skeleton.n_constants <= most)
         if len(found):
             best, most = found, _fewest(found, most) - 1
         if most < 1 or (deadline is not None and deadline.passed()):
