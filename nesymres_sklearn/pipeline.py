@@ -395,17 +395,18 @@ def law_under_noise(
     the fit's pace): the identities that hold to the noise
     (:func:`.identities.identities_to_the_noise`, systems of
     ``settings.noisy_identity_unknowns`` unknowns, then as many as the points allow,
-    seeded by ``seed``), else the law of the lowest information criterion that fits to
-    the noise (:func:`.identities.noisy_identity_rows`)."""
+    seeded by ``seed``; until halfway to that end), else the law of the lowest
+    information criterion that fits to the noise (:func:`.identities.noisy_identity_rows`)."""
     deadline = budget.refinement_end
     if deadline is not None and not deadline.holds(settings.noisy_identity_seconds * budget.pace()):
         budget.record(LAW_UNDER_NOISE, 0.0, "skipped: no time")
         return CandidateRows()
     started = budget.clock()
-    found = identities_to_the_noise(problem, noise, settings, deadline, seed, (*settings.noisy_identity_unknowns, None))
+    half = None if deadline is None else deadline.halfway()  # the law of the criterion and Operon keep the rest
+    found = identities_to_the_noise(problem, noise, settings, half, seed, (*settings.noisy_identity_unknowns, None))
     if not len(found):
         found = noisy_identity_rows(problem, noise, settings, deadline)
-    budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(deadline))
+    budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(half))  # "cut": identities cut short
     return found
 
 
