@@ -251,7 +251,8 @@ class SearchSettings:
     noisy_identity_level : float or None, default=1e-4
         Where no identity is exact and the estimated noise level exceeds this fraction
         of ``y``'s standard deviation, the plan fits the law under noise
-        (:func:`.identities.noisy_identity_rows`: the law the information criterion
+        (the identities to the noise, ``noisy_identity_unknowns``; where none holds,
+        :func:`.identities.noisy_identity_rows`: the law the information criterion
         prefers among the identities' systems, a row where its misfit is the noise's,
         ``noise_ratio``) after the network and before Operon's generations, which it
         seeds; None never. Before the network it cost the network its time; as the
@@ -306,14 +307,18 @@ class SearchSettings:
         monomial) are searched to the noise with systems of at most this many unknowns,
         every reading at the first size before any at the next (a large system
         approximates, to the noise, a law that a small one in another reading writes),
-        then the largest systems the points allow, as the continuation's first source
-        (:class:`.identities.IdentityUnderNoise`); ``()``: not at all. Not in the plan:
-        there, after the law of the information criterion while its time held, on
-        validation-nc/-wc/-fc/-many at noise 0.001 and 0.01 (40 laws each, 1 s) they
-        recovered 4 laws fewer of 320 and were close (FVU <= 1e-4) 2.5-5 points less
-        often in 7 of 8 cells, every interval holding 0, where the noise estimate is
-        loose (``benchmarks/results/noise-search/identity-readings-{1s,fc-many-1s}.md``);
-        validation, not the development set where they gained, chose this.
+        then the next sizes and the largest systems the points allow while a law of
+        fewer constants may hold; in the plan, first, until halfway to the refinement's
+        end (the law of the information criterion where none holds), and as a source of
+        the continuation where the plan cut them short
+        (:class:`.identities.IdentityUnderNoise`); ``()``: not at all. In the plan since
+        each row of their systems weighs by its point's noise (on rows of unit norm the
+        noisiest points let false laws pass, and in the plan they recovered 4 laws fewer
+        of 320, ``benchmarks/results/noise-search/identity-readings-{1s,fc-many-1s}.md``):
+        paired on validation-wc/-nc/-fc/-many at 1 s, 40 laws each, -2 to 0 laws a set
+        at noise 0.001 (every interval holding 0; two runs of the code before differed
+        by as much), -1 to +2 at 0.01, -1 to +1 at noise 0
+        (``benchmarks/results/identities/paired-weighted-rows.md``).
     noisy_identity_readings_constants : int, default=6
         A law of those readings is a row only with at most this many constants: more is
         a rational approximation of a smooth law (on clean data whose law no candidate
