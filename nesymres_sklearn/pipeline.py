@@ -403,7 +403,10 @@ def law_under_noise(
         return CandidateRows()
     started = budget.clock()
     half = None if deadline is None else deadline.halfway()  # the law of the criterion and Operon keep the rest
-    found = identities_to_the_noise(problem, noise, settings, half, seed, (*settings.noisy_identity_unknowns, None))
+    found = CandidateRows()
+    if settings.noisy_identity_unknowns:  # () : not at all
+        sizes = (*settings.noisy_identity_unknowns, None)
+        found = identities_to_the_noise(problem, noise, settings, half, seed, sizes)
     if not len(found):
         found = noisy_identity_rows(problem, noise, settings, deadline)
     budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(half))  # "cut": identities cut short

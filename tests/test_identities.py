@@ -629,6 +629,25 @@ def test_a_noisy_fit_runs_the_law_under_noise_in_the_plan_before_operon_where_th
     assert plan.loc["identity under noise", "status"] == "skipped: no time"
 
 
+def test_the_plan_s_law_under_noise_reads_the_identities_to_the_noise_unless_their_sizes_are_empty(
+    tiny_model, monkeypatch
+):
+    from nesymres_sklearn import pipeline
+
+    problem, _, _ = _noisy(lambda X: X[:, 0] * X[:, 1] / (X[:, 2] + 1), level=0.001)
+    calls = []
+    search = pipeline.identities_to_the_noise
+    monkeypatch.setattr(pipeline, "identities_to_the_noise", lambda *args: calls.append(args) or search(*args))
+    quick = OperonSettings(population_size=50, generations=2, max_chunk_generations=2, max_length=20)
+    reg = NeSymReSRegressor(model=tiny_model, random_state=0, beam_size=4, operon_settings=quick)
+    reg.fit(problem.X, problem.y)
+    assert len(calls) == 1 and calls[0][-1] == (16, 64, None)  # the settings' sizes, then the largest
+    assert "identity" in set(reg.equations_["origin"])
+    off = reg.set_params(search_settings=SearchSettings(noisy_identity_unknowns=()))
+    assert "identity under noise" in set(off.fit(problem.X, problem.y).plan_["unit"])
+    assert len(calls) == 1  # (): not at all
+
+
 def test_an_odd_power_in_the_denominator_of_a_root_stays_inside_it():
     """``sqrt(x0*x1/x2)``, as the law is written, not ``sqrt(x0*x1*x2)/x2``: equal on
     positive data, but not where x2 < 0 and x0*x1 < 0 (a units fit lost AI-Feynman's
