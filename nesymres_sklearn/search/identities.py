@@ -309,7 +309,7 @@ def _holding(
 ) -> Fitted | None:
     """The law of ``skeleton`` and ``constants`` (its loss on ``problem``'s points) where
     it holds to ``tolerance``; under noise, else with its constants refitted by least
-    squares where that makes it hold; ``None`` otherwise."""
+    squares weighted by the noise where that makes it hold; ``None`` otherwise."""
     program, X, y, weights = skeleton.program, problem.X, problem.y, problem.weights
     law = Fitted(skeleton, constants, mse(program, X, y, constants, weights))
     if _holds(problem, law, tolerance):
