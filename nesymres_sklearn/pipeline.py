@@ -42,6 +42,7 @@ from .search.identities import (
     identities_to_the_noise,
     identity_rows,
     noisy_identity_rows,
+    noisy_identity_sizes,
 )
 from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
@@ -405,8 +406,7 @@ def law_under_noise(
     half = None if deadline is None else deadline.halfway()  # the law of the criterion and Operon keep the rest
     found = CandidateRows()
     if settings.noisy_identity_unknowns:  # () : not at all
-        sizes = (*settings.noisy_identity_unknowns, None)
-        found = identities_to_the_noise(problem, noise, settings, half, seed, sizes)
+        found = identities_to_the_noise(problem, noise, settings, half, seed, noisy_identity_sizes(settings))
     if not len(found):
         found = noisy_identity_rows(problem, noise, settings, deadline)
     budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(half))  # "cut": identities cut short

@@ -72,7 +72,7 @@ from .exactness import EXACT, Tolerance, is_exact_to_rounding
 from .fitted import CandidateRows, Fitted, mse
 from .fitting.constants import least_squares_run
 from .fitting.polynomial import count_monomials, monomials_of_degree
-from .offset_exponential import offset_exponential_law
+from .offset_exponential import LAW_CONSTANTS, offset_exponential_law
 from .problem import Problem
 from .pursuit import Dictionary, gauss_newton, law_residual, pursuit
 from .settings import SearchSettings
@@ -866,10 +866,11 @@ def identities_to_the_noise(
     for unknowns in sizes:
         tolerance = replace(noise_tolerance(problem, noise, settings, unknowns), most_constants=most)
         found, _ = identity_rows(problem, settings, deadline, seed, tolerance)
-        if unknowns == sizes[0]:  # also where an identity holds: it may approximate this law to the noise
+        # also where an identity of more constants holds: it may approximate this law to the noise
+        if unknowns == sizes[0] and _fewest(found, most + 1) > LAW_CONSTANTS:
             with one_blas_thread():
                 law = offset_exponential_law(problem, None if deadline is None else deadline.halfway(), tolerance)
-            if law is not None and law.skeleton.n_constants < _fewest(found, most + 1):
+            if law is not None:
                 found = CandidateRows()
                 found.add(law, origin="identity")
         found = found.where(lambda skeleton, constants, loss, most=most: skeleton.n_constants <= most)
@@ -878,6 +879,12 @@ def identities_to_the_noise(
         if most < 1 or (deadline is not None and deadline.passed()):
             break
     return best
+
+
+def noisy_identity_sizes(settings: SearchSettings) -> tuple[int | None, ...]:
+    """The sizes of the identities' systems to the noise: ``settings.noisy_identity_unknowns``,
+    then as many unknowns as the points allow (``None``)."""
+    return (*settings.noisy_identity_unknowns, None)
 
 
 def _fewest(rows: CandidateRows, otherwise: int) -> int:
@@ -990,7 +997,7 @@ class IdentityUnderNoise(_SearchUnderNoise):
     name: str = "identity"
 
     def _first(self, deadline: Deadline | None) -> CandidateRows:
-        sizes = (*self.settings.noisy_identity_unknowns, None)
+        sizes = noisy_identity_sizes(self.settings)
         return identities_to_the_noise(self.problem, self.noise, self.settings, deadline, self.seed, sizes)
 
 

@@ -57,6 +57,8 @@ MAX_GRID_UNEXPLAINED = 0.05
 MAX_UNEXPLAINED = 1e-8
 #: How far (in halves) an exponent of ``m`` may lie from a multiple of one half.
 HALF_TOLERANCE = 1e-3
+#: The law's constants: ``c`` and ``k``.
+LAW_CONSTANTS = 2
 
 
 def offset_exponential_law(
