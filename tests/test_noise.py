@@ -77,6 +77,37 @@ def test_on_many_points_a_subset_is_predicted_from_all_the_points(monkeypatch):
     assert set(fitted) == {4000} and abs(whole / truth - 1) < 0.15
 
 
+def test_the_stretch_follows_the_law_s_sensitivity_to_each_feature():
+    from nesymres_sklearn.search.noise import _stretch
+
+    Z = np.random.default_rng(0).normal(size=(500, 3))
+    stretch = _stretch(Z, Z[:, 0] ** 2 + 0.3 * Z[:, 1], np.ones(500), 0.1)
+    # d/dz0 = 2 z0 (root mean square 2), d/dz1 = 0.3, z2 unread: at least the floor
+    assert stretch == pytest.approx([1.0, 0.15, 0.1], abs=0.02)
+    assert _stretch(Z, np.zeros(500), np.ones(500), 0.1) is None
+
+
+@pytest.mark.parametrize(
+    "law, supports",
+    [
+        (lambda x: np.exp(x[0]) + x[1] * x[2], [(0.0, 2.0), (1.0, 3.0), (1.0, 2.0), (0.0, 1.0), (0.0, 1.0)]),
+        (lambda x: np.sqrt(x[0] ** 2 + x[1] ** 2), [(1.0, 3.0), (1.0, 3.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0)]),
+    ],
+)
+def test_on_five_features_the_stretched_neighbourhoods_read_less_of_the_law(law, supports):
+    """Two or three of five features move ``y``: in the standardised features the
+    neighbours lie as far along the unread ones and the local fits read the law's
+    curvature as noise (measured: 4.9x and 2.2x the truth); stretched by the
+    sensitivities, within 1.5x (1.4x and 1.0x)."""
+    X, y = sampled(law, supports)
+    truth = 0.01 * np.std(y)
+    noisy = y + np.random.default_rng(5).normal(0.0, truth, len(y))
+    stretched = noise_std(Problem(X, noisy), SearchSettings()) / truth
+    standardised = noise_std(Problem(X, noisy), SearchSettings(noise_least_stretch=None)) / truth
+    assert 1 / 1.5 < stretched < 1.5
+    assert standardised > 1.5
+
+
 def test_a_deadline_ends_the_local_fits_and_none_made_is_nan():
     from nesymres_sklearn.search.budget import Deadline
 
@@ -141,6 +172,7 @@ def test_the_estimate_scales_with_y_and_ignores_an_offset():
         (dict(noise_neighbourhoods=(0.5,)), "noise_neighbourhoods must hold"),
         (dict(noise_max_terms=0), "noise_max_terms must be an integer"),
         (dict(noise_points=0), "noise_points must be an integer"),
+        (dict(noise_least_stretch=1.5), "noise_least_stretch must be None or lie in"),
     ],
 )
 def test_bad_noise_settings_are_named(settings, message):

@@ -9,8 +9,13 @@ more than the polynomial. Bias only inflates, so the estimate is the smallest ov
 local fits of degrees 1 to 3 (while they have at most
 ``SearchSettings.noise_max_terms`` coefficients) and a few neighbourhood sizes of a quantile of
 ``r_i**2 / v_i``, divided by that quantile of the chi-square law of one degree of
-freedom (Gaussian noise). A law that varies faster than the points resolve (``sin(x**3)``
-over several periods) reads as noise. On more than ``SearchSettings.noise_points``
+freedom (Gaussian noise). The neighbourhoods are taken twice: in the standardised
+features, and with each feature stretched by the law's sensitivity to it (the root mean
+square of its partial derivative in a global quadratic least-squares fit, relative to the
+largest, at least ``SearchSettings.noise_least_stretch``): on four or more features the neighbours then lie
+close along the features that move ``y`` and far along those that hardly do, and the
+local fits read less of the law's curvature. A law that varies faster than the points
+resolve (``sin(x**3)`` over several periods) reads as noise. On more than ``SearchSettings.noise_points``
 points, that many of them (drawn with a fixed seed) are predicted, each by its
 neighbours among all the points: the work is bounded, the neighbourhoods as close. With
 a deadline, the local fits that the time left held count (NaN when none was).
@@ -31,6 +36,9 @@ from .settings import SearchSettings
 
 #: Local fits of these total degrees are tried.
 DEGREES = (1, 2, 3)
+#: The sensitivities are read from a quadratic with at most this many coefficients (up to
+#: nine features), else from a line: the work stays a few milliseconds.
+SENSITIVITY_MAX_TERMS = 64
 # With max_time, a local fit starts only while the time left holds this many seconds per
 # centre times (neighbours + terms) times terms squared (its normal equations and their
 # solve), at the fit's pace: 1-4 ns on the 2-core development machine (the first fit of
@@ -42,6 +50,29 @@ def _standardised(X: np.ndarray) -> np.ndarray:
     spread = X.std(axis=0)
     spread[spread == 0] = 1.0
     return (X - X.mean(axis=0)) / spread
+
+
+def _stretch(Z: np.ndarray, normalised: np.ndarray, weights: np.ndarray, least: float) -> np.ndarray | None:
+    """Each column's relative sensitivity: the root mean square over the points of the
+    partial derivative of the weighted least-squares quadratic (linear where the
+    quadratic has more than :data:`SENSITIVITY_MAX_TERMS` coefficients or a third of the
+    points), divided by the largest, at least ``least``; None where the fit
+    is not finite or nothing varies."""
+    n, d = Z.shape
+    pairs = [(i, j) for i in range(d) for j in range(i, d)]
+    quadratic = 1 + d + len(pairs) <= min(SENSITIVITY_MAX_TERMS, n / 3)
+    columns = [np.ones((n, 1)), Z] + ([np.column_stack([Z[:, i] * Z[:, j] for i, j in pairs])] if quadratic else [])
+    root = np.sqrt(weights)
+    with np.errstate(all="ignore"):
+        coefficients = np.linalg.lstsq(np.hstack(columns) * root[:, None], normalised * root, rcond=None)[0]
+        hessian = np.zeros((d, d))
+        for (i, j), value in zip(pairs if quadratic else [], coefficients[1 + d :]):
+            hessian[i, j] += value
+            hessian[j, i] += value
+        slopes = np.sqrt(np.mean((coefficients[1 : 1 + d] + Z @ hessian) ** 2, axis=0))
+    if not np.all(np.isfinite(slopes)) or slopes.max() <= 0:
+        return None
+    return np.maximum(slopes / slopes.max(), least)
 
 
 def _smoother(
@@ -136,16 +167,22 @@ def noise_std(problem: Problem, settings: SearchSettings, deadline: Deadline | N
 
     if not sizes or not holds(*sizes[0][1:]):
         return float("nan")
-    found = cKDTree(Z).query(Z[centres], max(k for _, k, _ in sizes) + 1)[1]
-    # nearest first, the point itself (or a duplicate of it) left out
-    found = np.take_along_axis(found, np.argsort(found == centres[:, None], axis=1, kind="stable"), axis=1)
     level = chi2.ppf(settings.noise_quantile, 1)
     estimates = []
-    for degree, k, size in sizes:
-        if not holds(k, size):
+    stretch = None
+    if d > 1 and settings.noise_least_stretch is not None:
+        stretch = _stretch(Z[centres], normalised[centres], weights[centres], settings.noise_least_stretch)
+    for metric in [Z] if stretch is None else [Z, Z * stretch]:
+        if not holds(*sizes[0][1:]):
             break
-        with np.errstate(all="ignore"):
-            ratios = _local_ratios(Z, normalised, weights, centres, found[:, :k], degree)
-        if np.all(np.isfinite(ratios)):
-            estimates.append(np.quantile(ratios, settings.noise_quantile) / level)
+        found = cKDTree(metric).query(metric[centres], max(k for _, k, _ in sizes) + 1)[1]
+        # nearest first, the point itself (or a duplicate of it) left out
+        found = np.take_along_axis(found, np.argsort(found == centres[:, None], axis=1, kind="stable"), axis=1)
+        for degree, k, size in sizes:
+            if not holds(k, size):
+                break
+            with np.errstate(all="ignore"):
+                ratios = _local_ratios(metric, normalised, weights, centres, found[:, :k], degree)
+            if np.all(np.isfinite(ratios)):
+                estimates.append(np.quantile(ratios, settings.noise_quantile) / level)
     return float(np.sqrt(min(estimates)) * spread * magnitude) if estimates else float("nan")

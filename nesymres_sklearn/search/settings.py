@@ -163,6 +163,14 @@ class SearchSettings:
     noise_neighbourhoods : tuple of float, default=(1.5, 2.0, 3.0)
         The local fits of the noise estimate read this many times as many neighbours as
         their polynomial has coefficients (at least 4 more), each size tried.
+    noise_least_stretch : float or None, default=0.1
+        The noise estimate's local fits also read neighbourhoods in the features
+        stretched by the law's sensitivity to each (the root mean square of its partial
+        derivative in a global quadratic fit, relative to the largest), each stretch at
+        least this; ``None`` reads the standardised features alone. On 500 points of the
+        validation sets (``benchmarks/studies/noise_level.py``), the share of estimates
+        within 1.5x of the truth rose on validation-many (4-5 features); 0.1 and 0.01 gave
+        the same shares (measured in ``docs/measured-data.md``).
     noise_max_terms : int, default=20
         The local fits of the noise estimate go up to degree 3 while their polynomial has
         at most this many coefficients (degree 3 in 3 features, 2 in 5): a fit of 56
@@ -534,6 +542,7 @@ class SearchSettings:
     units_min_r2: float = 0.99
     noise_quantile: float = 0.25
     noise_neighbourhoods: tuple[float, ...] = (1.5, 2.0, 3.0)
+    noise_least_stretch: float | None = 0.1
     noise_max_terms: int = 20
     noise_points: int = 1000
     held_out_folds: int = 5
@@ -697,6 +706,10 @@ class SearchSettings:
             raise ValueError(f"SearchSettings.snap_level must lie in [0, 1), got {self.snap_level!r}.")
         if not 0 < self.noise_quantile < 1:
             raise ValueError(f"SearchSettings.noise_quantile must lie in (0, 1), got {self.noise_quantile!r}.")
+        if self.noise_least_stretch is not None and not 0 <= self.noise_least_stretch <= 1:
+            raise ValueError(
+                f"SearchSettings.noise_least_stretch must be None or lie in [0, 1], got {self.noise_least_stretch!r}."
+            )
         if not self.noise_neighbourhoods or min(self.noise_neighbourhoods) < 1:
             raise ValueError(
                 "SearchSettings.noise_neighbourhoods must hold at least one factor, each at least 1, "
