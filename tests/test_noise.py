@@ -108,6 +108,26 @@ def test_on_five_features_the_stretched_neighbourhoods_read_less_of_the_law(law,
     assert standardised > 1.5
 
 
+def test_the_stretched_pass_is_read_on_enough_features_alone(monkeypatch):
+    from nesymres_sklearn.search import noise
+
+    X, y = sampled(lambda x: np.exp(x[0]) + x[1], [(0.0, 2.0), (1.0, 3.0), (0.0, 1.0)])
+    noisy = y + np.random.default_rng(6).normal(0.0, 0.05, len(y))
+    metrics = []
+    local_ratios = noise._local_ratios
+
+    def recording(Z, y, weights, centres, neighbours, degree):
+        metrics.append(Z[0].tobytes())
+        return local_ratios(Z, y, weights, centres, neighbours, degree)
+
+    monkeypatch.setattr(noise, "_local_ratios", recording)
+    noise_std(Problem(X, noisy), SearchSettings())  # three features: the standardised ones alone
+    assert len(set(metrics)) == 1
+    metrics.clear()
+    noise_std(Problem(X, noisy), SearchSettings(noise_stretch_features=3))
+    assert len(set(metrics)) == 2
+
+
 def test_a_deadline_ends_the_local_fits_and_none_made_is_nan():
     from nesymres_sklearn.search.budget import Deadline
 
@@ -173,6 +193,7 @@ def test_the_estimate_scales_with_y_and_ignores_an_offset():
         (dict(noise_max_terms=0), "noise_max_terms must be an integer"),
         (dict(noise_points=0), "noise_points must be an integer"),
         (dict(noise_least_stretch=1.5), "noise_least_stretch must be None or lie in"),
+        (dict(noise_stretch_features=0), "noise_stretch_features must be an integer"),
     ],
 )
 def test_bad_noise_settings_are_named(settings, message):

@@ -9,15 +9,15 @@ more than the polynomial. Bias only inflates, so the estimate is the smallest ov
 local fits of degrees 1 to 3 (while they have at most
 ``SearchSettings.noise_max_terms`` coefficients) and a few neighbourhood sizes of a quantile of
 ``r_i**2 / v_i``, divided by that quantile of the chi-square law of one degree of
-freedom (Gaussian noise). The neighbourhoods are taken twice: in the standardised
-features, and with each feature stretched by the law's sensitivity to it (the root mean
-square of its partial derivative in a global quadratic least-squares fit, relative to
-the largest, at least ``SearchSettings.noise_least_stretch``; the pass is left out
-where the least stretch is at least ``SearchSettings.noise_uneven_stretch``): on four or
-more features the neighbours then lie close along the features that move ``y`` and far
-along those that hardly do, and the local fits read less of the law's curvature. A law
-that varies faster than the points resolve (``sin(x**3)`` over several periods) reads as
-noise. On more than ``SearchSettings.noise_points``
+freedom (Gaussian noise). On at least ``SearchSettings.noise_stretch_features``
+features the neighbourhoods are taken twice: in the standardised features, and with each
+feature stretched by the law's sensitivity to it (the root mean square of its partial
+derivative in a global quadratic least-squares fit, relative to the largest, at least
+``SearchSettings.noise_least_stretch``): the neighbours then lie close along the
+features that move ``y`` and far along those that hardly do, and the local fits read
+less of the law's curvature. A law that varies faster than the points resolve
+(``sin(x**3)`` over several periods) reads as noise. On more than
+``SearchSettings.noise_points``
 points, that many of them (drawn with a fixed seed) are predicted, each by its
 neighbours among all the points: the work is bounded, the neighbourhoods as close. With
 a deadline, the local fits that the time left held count (NaN when none was).
@@ -172,10 +172,8 @@ def noise_std(problem: Problem, settings: SearchSettings, deadline: Deadline | N
     level = chi2.ppf(settings.noise_quantile, 1)
     estimates = []
     stretch = None
-    if d > 1 and settings.noise_least_stretch is not None:
+    if d >= settings.noise_stretch_features and settings.noise_least_stretch is not None:
         stretch = _stretch(Z[centres], normalised[centres], weights[centres], settings.noise_least_stretch)
-        if stretch is not None and stretch.min() >= settings.noise_uneven_stretch:
-            stretch = None  # nearly the standardised neighbourhoods
     for metric in [Z] if stretch is None else [Z, Z * stretch]:
         if not holds(*sizes[0][1:]):
             break

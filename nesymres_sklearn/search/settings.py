@@ -171,11 +171,12 @@ class SearchSettings:
         validation sets (``benchmarks/studies/noise_level.py``), the share of estimates
         within 1.5x of the truth rose on validation-many (4-5 features); 0.1 and 0.01 gave
         the same shares (measured in ``docs/measured-data.md``).
-    noise_uneven_stretch : float, default=0.5
-        The stretched neighbourhoods are read only where the least stretch is below this
-        (elsewhere they are nearly the standardised ones, and cost the fit's time for
-        nothing): on the same points, 0.5 kept the shares of reading them always (one
-        law fewer in 399 at 0.01) at 60-80% of the time; 0.25 lost two laws.
+    noise_stretch_features : int, default=4
+        The stretched neighbourhoods are read on at least this many features. On the
+        validation sets of one to three features they added one estimate within 1.5x in
+        299 (at 0.01) for 30-60% more time, and at ``max_time=1`` that time cost laws of
+        two and three features (FastSRB at noise 0.001, two runs); on four and five
+        features (validation-many) ten points at 0.01 and five at 0.1.
     noise_max_terms : int, default=20
         The local fits of the noise estimate go up to degree 3 while their polynomial has
         at most this many coefficients (degree 3 in 3 features, 2 in 5): a fit of 56
@@ -548,7 +549,7 @@ class SearchSettings:
     noise_quantile: float = 0.25
     noise_neighbourhoods: tuple[float, ...] = (1.5, 2.0, 3.0)
     noise_least_stretch: float | None = 0.1
-    noise_uneven_stretch: float = 0.5
+    noise_stretch_features: int = 4
     noise_max_terms: int = 20
     noise_points: int = 1000
     held_out_folds: int = 5
@@ -619,6 +620,7 @@ class SearchSettings:
             ("max_beam", 1),
             ("identity_ending_degree", 0),
             ("noise_max_terms", 1),
+            ("noise_stretch_features", 1),
             ("noise_points", 1),
             ("held_out_folds", 0),
             ("units_neighbours", 1),
@@ -715,10 +717,6 @@ class SearchSettings:
         if self.noise_least_stretch is not None and not 0 <= self.noise_least_stretch <= 1:
             raise ValueError(
                 f"SearchSettings.noise_least_stretch must be None or lie in [0, 1], got {self.noise_least_stretch!r}."
-            )
-        if not 0 <= self.noise_uneven_stretch <= 1:
-            raise ValueError(
-                f"SearchSettings.noise_uneven_stretch must lie in [0, 1], got {self.noise_uneven_stretch!r}."
             )
         if not self.noise_neighbourhoods or min(self.noise_neighbourhoods) < 1:
             raise ValueError(
