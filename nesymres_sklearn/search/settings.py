@@ -164,19 +164,20 @@ class SearchSettings:
         The local fits of the noise estimate read this many times as many neighbours as
         their polynomial has coefficients (at least 4 more), each size tried.
     noise_least_stretch : float or None, default=0.1
-        The noise estimate's local fits also read neighbourhoods in the features
-        stretched by the law's sensitivity to each (the root mean square of its partial
-        derivative in a global quadratic fit, relative to the largest), each stretch at
-        least this; ``None`` reads the standardised features alone. On 500 points of the
-        validation sets (``benchmarks/studies/noise_level.py``), the share of estimates
-        within 1.5x of the truth rose on validation-many (4-5 features); 0.1 and 0.01 gave
-        the same shares (measured in ``docs/measured-data.md``).
+        On ``noise_stretch_features`` or more features, the noise estimate's local fits
+        also read neighbourhoods in the features stretched by the law's sensitivity to
+        each (the root mean square of its partial derivative in a global quadratic fit,
+        relative to the largest), each stretch at least this; ``None`` reads the
+        standardised features alone. On 500 points of the validation sets
+        (``benchmarks/studies/noise_level.py``), the share of estimates within 1.5x of
+        the truth rose on validation-many (4-5 features); 0.1 and 0.01 gave the same
+        shares (measured in ``docs/measured-data.md``).
     noise_stretch_features : int, default=4
         The stretched neighbourhoods are read on at least this many features. On the
         validation sets of one to three features they added one estimate within 1.5x in
-        299 (at 0.01) for 30-60% more time, and at ``max_time=1`` that time cost laws of
-        two and three features (FastSRB at noise 0.001, two runs); on four and five
-        features (validation-many) ten points at 0.01 and five at 0.1.
+        299 (at 0.01) for 30-60% more of the estimate's time, time that the identities to
+        the noise need at ``max_time=1``; on four and five features (validation-many) ten
+        points at 0.01 and five at 0.1.
     noise_max_terms : int, default=20
         The local fits of the noise estimate go up to degree 3 while their polynomial has
         at most this many coefficients (degree 3 in 3 features, 2 in 5): a fit of 56
