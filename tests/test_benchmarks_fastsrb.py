@@ -387,3 +387,13 @@ def test_noise_ceiling_frees_the_numbers_that_are_not_simple_and_recovers_a_law_
     assert fitted_fvu_recovery(one, 0.0, "skeleton") == (True, len(free_numbers(one.expression, "skeleton")))
     # at a tenth of y's spread, a law's free constants miss srbf's threshold
     assert not fitted_fvu_recovery(one, 0.1, "skeleton")[0]
+
+
+@pytest.mark.parametrize("level", [0.0, 0.001, 0.1])
+def test_the_true_noise_is_read_back_from_the_support_targets(level):
+    from benchmarks.fastsrb.true_noise import true_noise
+
+    law = get_law("I.12.4")
+    problem = make_problem(law, 1, level)
+    expected = level * np.std(problem.y_support_clean)
+    assert true_noise(law, 1, problem.y_support) == pytest.approx(expected, rel=1e-9, abs=1e-300)
