@@ -17,10 +17,10 @@ derivative in a global quadratic least-squares fit, relative to the largest, at 
 features that move ``y`` and far along those that hardly do, and the local fits read
 less of the law's curvature. A law that varies faster than the points resolve
 (``sin(x**3)`` over several periods) reads as noise. On more than
-``SearchSettings.noise_points``
-points, that many of them (drawn with a fixed seed) are predicted, each by its
-neighbours among all the points: the work is bounded, the neighbourhoods as close. With
-a deadline, the local fits that the time left held count (NaN when none was).
+``SearchSettings.noise_points`` points, that many of them (drawn with a fixed seed) are
+predicted, each by its neighbours among all the points: the work is bounded, the
+neighbourhoods as close. With a deadline, the local fits that the time left held count
+(NaN when none was).
 """
 
 from __future__ import annotations
