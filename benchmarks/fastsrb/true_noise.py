@@ -20,14 +20,14 @@ import numpy as np
 
 from .laws import Law
 from .methods import METHODS, Fitted, Method, _preload_ours, fit_ours
-from .sampling import NOISE_STREAM, SUPPORT_STREAM, add_noise, draw_points, stream
+from .sampling import make_problem
 
 
 def true_noise(law: Law, problem: int, y: np.ndarray) -> float:
     """The standard deviation of the noise of problem ``problem``'s support targets ``y``
     of ``law`` (0 at noise 0)."""
-    _, clean = draw_points(law, len(y), stream(law.name, problem, SUPPORT_STREAM))
-    unit = add_noise(clean, 1.0, stream(law.name, problem, NOISE_STREAM)) - clean  # level 1
+    at_one = make_problem(law, problem, 1.0, n_support=len(y))
+    clean, unit = at_one.y_support_clean, at_one.y_support - at_one.y_support_clean  # the noise at level 1
     level = float(np.dot(y - clean, unit) / np.dot(unit, unit))
     return level * float(np.std(clean))
 
