@@ -161,6 +161,7 @@ def test_plain_rows_compete_only_when_no_row_is_exact():
         (dict(held_out_folds=2.5), "held_out_folds must be an integer"),
         (dict(held_out_standard_errors=-1.0), "held_out_standard_errors must be non-negative"),
         (dict(held_out_noise_errors=-1.0), "held_out_noise_errors must be non-negative"),
+        (dict(held_out_noise_scale=-1.0), "held_out_noise_scale must be non-negative"),
     ],
 )
 def test_bad_held_out_settings_are_named(settings, message):
@@ -221,15 +222,44 @@ def test_the_simplest_row_consistent_with_the_noise_wins():
     assert kept[np.nan] < 20  # without the noise level the longer row wins some (measured: 3 of 20)
 
 
-def _line_and_its_polynomial():
-    """20 noisy lines, each with a table of the line and a polynomial of degree 5 in the
-    same column (five more constants that fit the noise)."""
+def _line_and_its_polynomial(n=128):
+    """20 noisy lines of ``n`` points (noise 0.05), each with a table of the line and a
+    polynomial of degree 5 in the same column (five more constants that fit the noise)."""
     longer = "add add mul c x_1 c " + POLYNOMIAL_OF_X3.replace("x_3", "x_1")
     for seed in range(20):
         rng = np.random.default_rng(seed)
-        X = rng.uniform(-2, 2, (128, 3))
-        problem = Problem(X, 6.2 - X[:, 0] + rng.normal(0.0, 0.05, 128))
+        X = rng.uniform(-2, 2, (n, 3))
+        problem = Problem(X, 6.2 - X[:, 0] + rng.normal(0.0, 0.05, n))
         yield seed, problem, table_of(["add mul c x_1 c", longer], problem, complexity_penalty=0.0)
+
+
+def test_the_noise_rule_reads_an_estimate_that_runs_low_scaled_up():
+    """An estimate at 0.88 of the truth (the validation laws' median) leaves the line's
+    held-out error above the band on 512 points; read times ``held_out_noise_scale`` it
+    is within it."""
+    kept = {}
+    for scale in (1.0, SearchSettings().held_out_noise_scale):
+        settings = SearchSettings(held_out_standard_errors=0.0, information_criterion=None, held_out_noise_scale=scale)
+        kept[scale] = sum(
+            len(table.fitted[held_out_choice(table, problem, settings, seed, 0.88 * 0.05)][0]) == 5
+            for seed, problem, table in _line_and_its_polynomial(512)
+        )
+    assert kept == {1.0: 16, 1.13: 20}
+
+
+@pytest.mark.parametrize("origin, tokens", [("linear", 9), ("beam", 5)])
+def test_a_plain_line_is_not_a_law_for_the_noise_rule(origin, tokens):
+    """With a noise level that reads every row as consistent (a high estimate: the band is
+    then the lowest held-out error's), the simplest row wins, unless it is a plain model:
+    a line without ``x_2``'s small term then loses to the law on the paired errors."""
+    for seed in range(10):
+        problem = noisy_problem(lambda X: X[:, 0] + 0.1 * X[:, 1], noise=0.3, seed=seed)
+        candidates = CandidateRows()
+        candidates.add(fitted("add mul c x_1 c", problem), origin=origin)
+        candidates.add(fitted("add add mul c x_1 mul c x_2 c", problem), origin="beam")
+        table = tabulate(candidates, 0.0, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
+        chosen = held_out_choice(table, problem, SearchSettings(), seed, 1.0)
+        assert len(table.fitted[chosen][0]) == tokens
 
 
 @pytest.mark.parametrize("criterion", ["bic", "aic"])

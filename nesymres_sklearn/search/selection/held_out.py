@@ -16,7 +16,10 @@ models compete too, on the front or not. With the estimated noise level (``noise
 (within ``SearchSettings.held_out_noise_errors`` standard errors of a mean of squared
 Gaussian noise, ``sqrt(2/n)`` of it, above the noise variance or above the lowest
 held-out error where that is lower) is chosen first: it explains the points down to
-the noise, and a longer row would fit the noise.
+the noise, and a longer row would fit the noise. That rule looks for a law: it reads the
+estimate times ``SearchSettings.held_out_noise_scale`` (the estimate runs low on laws
+that the points resolve), and the plain models are not among its rows (on data with no
+law, a short line within that band would win over a better line of all the features).
 
 A miss must still be a sane model, so only rows whose held-out error is below that of
 the mean of the other folds compete (:func:`sane_rows`): a row worse than the mean on
@@ -163,11 +166,13 @@ def _choice(errors: dict, complexity: np.ndarray, table: CandidateTable, n: int,
     simplest within the margin of the lowest (see the module docstring)."""
     means = {i: float(np.mean(e)) for i, e in errors.items()}
     leader = min(means, key=lambda i: (means[i], complexity[i]))
+    noise = noise * settings.held_out_noise_scale  # the estimate runs low where the points resolve a law
     # the noise variance, or the lowest held-out error where that is lower (a law that varies
     # faster than the points resolve inflates the estimate); nan without an estimate
     bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
-    consistent = [i for i in errors if means[i] <= bound]
-    if consistent:  # explained down to the noise: the simplest such row
+    plain = set(table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy().nonzero()[0].tolist())
+    consistent = [i for i in errors if means[i] <= bound and i not in plain]
+    if consistent:  # a law explained down to the noise: the simplest such row
         return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
     within = []
     for i, e in errors.items():
