@@ -58,6 +58,7 @@ RULES = {
     "aic+1/token": SearchSettings(information_criterion="aic", information_per_token=1.0),
     "aic+1se": SearchSettings(held_out_standard_errors=1.0),
     "aic+0se": SearchSettings(held_out_standard_errors=0.0),
+    "aic, noise x1": SearchSettings(held_out_noise_scale=1.0),
 }
 
 
