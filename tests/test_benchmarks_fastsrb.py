@@ -397,3 +397,23 @@ def test_the_true_noise_is_read_back_from_the_support_targets(level):
     problem = make_problem(law, 1, level)
     expected = level * np.std(problem.y_support_clean)
     assert true_noise(law, 1, problem.y_support) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+def test_the_true_noise_level_replaces_the_estimate_for_its_fit_alone(monkeypatch):
+    from benchmarks.fastsrb import true_noise as module
+    from nesymres_sklearn import pipeline
+    from nesymres_sklearn.search.problem import Problem
+
+    law = get_law("I.12.4")
+    problem = make_problem(law, 1, 0.01)
+    estimate, seen = pipeline.noise_std, []
+
+    def fit(X, y, *args):  # reads the level the fit would read, in the search's units (y doubled)
+        seen.append(pipeline.noise_std(Problem(X, 2 * y)))
+        raise RuntimeError("a failed fit")
+
+    monkeypatch.setattr(module, "fit_ours", fit)
+    with pytest.raises(RuntimeError):
+        module.fit_with_true_noise(problem.X_support, problem.y_support, law, 1.0, 1)
+    assert seen == [pytest.approx(2 * module.true_noise(law, 1, problem.y_support))]
+    assert pipeline.noise_std is estimate  # the next fit estimates again, also after a failure

@@ -38,8 +38,12 @@ def fit_with_true_noise(X, y, law: Law, max_time: float, seed: int, n_jobs: int 
 
     truth = true_noise(law, seed, y)
     spread = float(np.std(y))
+    estimate = pipeline.noise_std
     pipeline.noise_std = lambda problem, *args, **kwargs: truth * float(np.std(problem.y)) / spread
-    return fit_ours(X, y, law, max_time, seed, n_jobs)
+    try:
+        return fit_ours(X, y, law, max_time, seed, n_jobs)
+    finally:  # the worker's next fit, of any method, estimates again
+        pipeline.noise_std = estimate
 
 
 METHODS["ours-true-noise"] = Method("ours-true-noise", fit_with_true_noise, _preload_ours)

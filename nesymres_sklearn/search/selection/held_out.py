@@ -161,16 +161,18 @@ def unsupported_on_held_out(
     return unsupported
 
 
-def _choice(errors: dict, complexity: np.ndarray, table: CandidateTable, n: int, settings, noise: float) -> int:
-    """Among the rows with ``errors``: the simplest consistent with the noise, else the
-    simplest within the margin of the lowest (see the module docstring)."""
+def _choice(
+    errors: dict, complexity: np.ndarray, table: CandidateTable, n: int, settings, noise: float, plain: set[int]
+) -> int:
+    """Among the rows with ``errors``: the simplest consistent with the noise (not one of
+    the ``plain`` models), else the simplest within the margin of the lowest (see the
+    module docstring)."""
     means = {i: float(np.mean(e)) for i, e in errors.items()}
     leader = min(means, key=lambda i: (means[i], complexity[i]))
     noise = noise * settings.held_out_noise_scale  # the estimate runs low where the points resolve a law
     # the noise variance, or the lowest held-out error where that is lower (a law that varies
     # faster than the points resolve inflates the estimate); nan without an estimate
     bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
-    plain = set(table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy().nonzero()[0].tolist())
     consistent = [i for i in errors if means[i] <= bound and i not in plain]
     if consistent:  # a law explained down to the noise: the simplest such row
         return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
@@ -225,7 +227,7 @@ def held_out_choice(
     errors = {i: errors[i] for i in sane_rows(table, errors, problem, folds)}
     chosen, left_out = table.best_index, set()
     while errors:
-        chosen = _choice(errors, complexity, table, len(problem.y), settings, noise)
+        chosen = _choice(errors, complexity, table, len(problem.y), settings, noise, plain)
         skeleton, constants = table.fitted[chosen][:2]
         unsupported = unsupported_on_held_out(skeleton, constants, problem, folds, settings, seed, evaluations)
         every_one = set(unsupported) == set(variables_of(list(skeleton.tokens)))
