@@ -459,3 +459,43 @@ def test_the_backward_line_is_left_out_only_where_none_of_its_features_passes(mo
         failing[:] = fails
         table = plain_table(problem, [(line, origin), ("c", "baseline")])
         assert table.fitted[held_out_choice(table, problem, SearchSettings(), 0)][0].tokens == chosen_tokens
+
+
+
+def _line_of_three_features_and_a_shorter_row(seed: int, n: int = 300):
+    """A line of the three columns plus noise 1, with a table of a searched row of the
+    first column alone and the plain line of all three (origin ``"backward"``): the
+    shorter row leaves out a sixth of the noise variance, so both are consistent
+    with the noise (within the band above it), and the line does better on held-out points."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n, 3))
+    problem = Problem(X, 3.0 * X[:, 0] + 0.25 * X[:, 1] - 0.25 * X[:, 2] + rng.normal(0.0, 1.0, n))
+    candidates = CandidateRows()
+    candidates.add(fitted("add mul c x_1 c", problem), origin="beam")
+    candidates.add(fitted("add add add mul c x_1 mul c x_2 mul c x_3 c", problem), origin="backward")
+    return problem, tabulate(candidates, 0.0, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
+
+
+@pytest.mark.parametrize("plain_first, line_wins", [(True, True), (False, False)])
+def test_a_plain_line_as_good_as_the_simplest_row_under_the_noise_wins(plain_first, line_wins):
+    """Data whose only law is a line plus noise: both rows are consistent with the noise;
+    the simplest such row would win, but a searched row's structure was chosen on all
+    the points (its held-out error runs low), so the plain line wins where it does at
+    least as well (within the margin)."""
+    settings = SearchSettings(held_out_plain_first=plain_first)
+    for seed in range(10):
+        problem, table = _line_of_three_features_and_a_shorter_row(seed)
+        chosen = held_out_choice(table, problem, settings, seed, 1.0)
+        assert (table.equations["origin"].iloc[chosen] == "backward") is line_wins
+
+
+def test_the_folds_judge_the_plain_models_that_the_information_gate_sets_aside(monkeypatch):
+    """The plain models' structure was not chosen on the training error that the gate
+    reads: they stay among the rows the folds compare (unless ``held_out_plain_first``
+    is off)."""
+    shorter_only = lambda table, problem, rows, *_: [i for i in rows if len(table.fitted[i][0]) == 5]  # noqa: E731
+    monkeypatch.setattr(held_out, "information_gate", shorter_only)
+    for plain_first in (True, False):
+        problem, table = _line_of_three_features_and_a_shorter_row(0)
+        chosen = held_out_choice(table, problem, SearchSettings(held_out_plain_first=plain_first), 0, 1.0)
+        assert (table.equations["origin"].iloc[chosen] == "backward") is plain_first

@@ -59,6 +59,7 @@ RULES = {
     "aic+1se": SearchSettings(held_out_standard_errors=1.0),
     "aic+0se": SearchSettings(held_out_standard_errors=0.0),
     "aic, noise x1": SearchSettings(held_out_noise_scale=1.0),
+    "aic, plain first": SearchSettings(held_out_plain_first=True),
 }
 
 

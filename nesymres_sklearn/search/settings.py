@@ -222,6 +222,20 @@ class SearchSettings:
         smallest of its local fits' noisy quartiles; 1.13 centres it at noise 0.01.
         ``noise_std_`` stays the estimate: scaled, fewer of those laws' estimates lie
         within 1.5x of the truth (90.5% -> 85.2% at noise 0.01).
+    held_out_plain_first : bool, default=True
+        The plain models' structure is not chosen on the training points (the backward
+        line's features are chosen on the held-out folds), so their held-out errors are
+        honest where a searched row's run low: with it, they pass the information gate
+        below whatever the training error says, and where a plain line
+        (:data:`.selection.table.LINE_ORIGINS`) is consistent with the noise as well, the
+        best such line wins over the simplest consistent searched row unless that row's
+        held-out error is lower by more than ``held_out_standard_errors`` standard
+        errors (the data's law is then a line plus noise). Lines only: a quadratic holds
+        a product law's monomials plus terms that fit the noise, and won over three laws
+        of FastSRB's 10 s tables at noise 0.01 in a replay. Replayed on the validation
+        laws' tables (noise 0.01 and 0.1 at 1 s, 0.01 at 10 s) it chooses the same rows;
+        on diabetes it chooses the line of all the features in place of a searched row of
+        three in some splits (``benchmarks/results/noise-selection/plain-first.md``).
     information_criterion : {"aic", "bic"} or None, default="aic"
         Before the held-out folds, a row of the front stays only when no shorter row
         beats it on this criterion on the training points (``n log(mse)`` plus 2, or
@@ -569,6 +583,7 @@ class SearchSettings:
     held_out_standard_errors: float = 0.5
     held_out_noise_errors: float = 3.0
     held_out_noise_scale: float = 1.13
+    held_out_plain_first: bool = True
     snap_level: float = 0.95
     snap_chance: float = 0.05
     network_reads_smoothed: bool = False

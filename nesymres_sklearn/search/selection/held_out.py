@@ -20,6 +20,11 @@ the noise, and a longer row would fit the noise. That rule looks for a law: it r
 estimate times ``SearchSettings.held_out_noise_scale`` (the estimate runs low on laws
 that the points resolve), and the plain models are not among its rows (on data with no
 law, a short line within that band would win over a better line of all the features).
+But a searched row's structure was chosen on all the points, so its held-out error runs
+low, where a plain model's does not (``SearchSettings.held_out_plain_first``): the plain
+models pass the information gate whatever their training error, and where a plain line
+is consistent with the noise too, the best such line wins unless the simplest consistent
+searched row's held-out error is lower by more than the margin.
 
 A miss must still be a sane model, so only rows whose held-out error is below that of
 the mean of the other folds compete (:func:`sane_rows`): a row worse than the mean on
@@ -54,7 +59,7 @@ from ..fitting.constants import Evaluations
 from ..problem import Problem
 from ..settings import SearchSettings
 from .pruning import variables_of
-from .table import PLAIN_ORIGINS, CandidateTable
+from .table import LINE_ORIGINS, PLAIN_ORIGINS, CandidateTable
 from .variable_support import SHUFFLES
 
 
@@ -161,12 +166,26 @@ def unsupported_on_held_out(
     return unsupported
 
 
+def _margin(errors: np.ndarray, reference: np.ndarray, settings: SearchSettings) -> float:
+    """``SearchSettings.held_out_standard_errors`` standard errors of the paired
+    differences of ``errors`` from the ``reference`` row's."""
+    with np.errstate(all="ignore"):
+        return settings.held_out_standard_errors * float(np.std(errors - reference)) / np.sqrt(len(errors))
+
+
 def _choice(
-    errors: dict, complexity: np.ndarray, table: CandidateTable, n: int, settings, noise: float, plain: set[int]
+    errors: dict,
+    complexity: np.ndarray,
+    table: CandidateTable,
+    n: int,
+    settings,
+    noise: float,
+    plain: set[int],
+    lines: set[int],
 ) -> int:
     """Among the rows with ``errors``: the simplest consistent with the noise (not one of
-    the ``plain`` models), else the simplest within the margin of the lowest (see the
-    module docstring)."""
+    the ``plain`` models; one of the plain ``lines`` where it does as well), else the
+    simplest within the margin of the lowest (see the module docstring)."""
     means = {i: float(np.mean(e)) for i, e in errors.items()}
     leader = min(means, key=lambda i: (means[i], complexity[i]))
     noise = noise * settings.held_out_noise_scale  # the estimate runs low where the points resolve a law
@@ -175,13 +194,17 @@ def _choice(
     bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
     consistent = [i for i in errors if means[i] <= bound and i not in plain]
     if consistent:  # a law explained down to the noise: the simplest such row
-        return min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
-    within = []
-    for i, e in errors.items():
-        with np.errstate(all="ignore"):
-            margin = settings.held_out_standard_errors * float(np.std(e - errors[leader])) / np.sqrt(len(e))
-        if np.isfinite(means[i]) and means[i] - means[leader] <= margin:
-            within.append(i)
+        law = min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+        lines_consistent = [i for i in errors if means[i] <= bound and i in lines]
+        if settings.held_out_plain_first and lines_consistent:  # unless a plain line does as well
+            line = min(lines_consistent, key=lambda i: (means[i], complexity[i]))
+            return line if means[line] - means[law] <= _margin(errors[line], errors[law], settings) else law
+        return law
+    within = [
+        i
+        for i, e in errors.items()
+        if np.isfinite(means[i]) and means[i] - means[leader] <= _margin(e, errors[leader], settings)
+    ]
     return min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
 
 
@@ -211,13 +234,16 @@ def held_out_choice(
     n_folds = min(settings.held_out_folds, len(problem.y))
     if n_folds < 2:
         return table.best_index
+    plain = set(np.flatnonzero(table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()).tolist())
+    lines = set(np.flatnonzero(table.equations["origin"].isin(LINE_ORIGINS).to_numpy()).tolist())
     if settings.information_criterion is not None:
         per_constant = np.log(len(problem.y)) if settings.information_criterion == "bic" else 2.0
-        front = information_gate(table, problem, front, per_constant, settings.information_per_token)
+        gated = information_gate(table, problem, front, per_constant, settings.information_per_token)
+        # the plain models' structure reads no training error to gate: the folds judge them
+        front = gated + [i for i in front if i in plain and i not in gated] if settings.held_out_plain_first else gated
     if len(front) < 2:
         return front[0] if front else table.best_index
     folds = held_out_folds(len(problem.y), n_folds, seed)
-    plain = set(np.flatnonzero(table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()).tolist())
     complexity = table.equations["complexity"].to_numpy()
     errors = {}
     for i in front:
@@ -227,7 +253,7 @@ def held_out_choice(
     errors = {i: errors[i] for i in sane_rows(table, errors, problem, folds)}
     chosen, left_out = table.best_index, set()
     while errors:
-        chosen = _choice(errors, complexity, table, len(problem.y), settings, noise, plain)
+        chosen = _choice(errors, complexity, table, len(problem.y), settings, noise, plain, lines)
         skeleton, constants = table.fitted[chosen][:2]
         unsupported = unsupported_on_held_out(skeleton, constants, problem, folds, settings, seed, evaluations)
         every_one = set(unsupported) == set(variables_of(list(skeleton.tokens)))

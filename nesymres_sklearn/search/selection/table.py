@@ -45,6 +45,8 @@ class CandidateTable:
 #: even off the front, where rows that fitted the training points closer hide them, and
 #: a variable set aside for another row stays in them (the held-out choice tests each).
 PLAIN_ORIGINS = ("linear", "backward", "polynomial")
+#: The plain models that are lines: the model of data whose only law is a line plus noise.
+LINE_ORIGINS = ("linear", "backward")
 
 
 def _kept(rows: CandidateRows) -> list[int]:
