@@ -748,7 +748,7 @@ def _exact_identity(
             terms = fitted[0]._replace(root=power == 1)
             found = _law_of(problem, exponents, terms, *fitted[1:])
         found = None if found is None else _holding(problem, found.skeleton, found.constants, tolerance, deadline)
-        if found is not None and _extrapolates(problem, exponents, terms, tolerance):
+        if found is not None and _extrapolates(problem, exponents, terms, tolerance, found.constants):
             return Identity(found, int(exponents[np.concatenate([terms.numerator, terms.denominator])].max()))
     return None
 
@@ -1564,24 +1564,36 @@ def _sign_carried(X: np.ndarray, y: np.ndarray) -> bool:
     return False
 
 
-def _extrapolates(problem: Problem, exponents: np.ndarray, terms: _Terms, tolerance: Tolerance = EXACT) -> bool:
+def _extrapolates(
+    problem: Problem,
+    exponents: np.ndarray,
+    terms: _Terms,
+    tolerance: Tolerance = EXACT,
+    fitted: np.ndarray | None = None,
+) -> bool:
     """Whether, for every feature, the identity fitted on the points where the feature is
     at most its median holds (to ``tolerance``) on every point, where those points
     determine it: a rational function that only approximates ``y`` to rounding (Padé's of
     ``exp`` on a narrow range) is exact where it was fitted, not beyond. Under noise, the
     law's constants are refitted on those points by least squares (the null vector's
-    fit weighs the points by ``|Q|``), and the error of its prediction that their
-    uncertainty makes adds to the noise (:func:`_extrapolates_to_the_noise`)."""
+    fit weighs the points by ``|Q|``), from the null vector's and from the constants
+    ``fitted`` on every point (a start near a pole that the points approach may
+    converge beyond it), the lower loss on those points kept, and the error of its
+    prediction that their uncertainty makes adds to the noise
+    (:func:`_extrapolates_to_the_noise`)."""
     for column in problem.X.T:
         part = column <= np.median(column)
         found = _law(problem, exponents, terms, part)
         if found is None:
             continue
-        if not (
-            _holds(problem, found, tolerance)
-            if tolerance.exact
-            else _extrapolates_to_the_noise(problem, found, part, tolerance)
-        ):
+        if tolerance.exact:
+            if not _holds(problem, found, tolerance):
+                return False
+            continue
+        starts = [found.constants]
+        if fitted is not None and len(fitted) == len(found.constants):
+            starts.append(fitted)
+        if not _extrapolates_to_the_noise(problem, found, part, tolerance, starts):
             return False
     return True
 
@@ -1598,14 +1610,22 @@ def _law_extrapolates(problem: Problem, law: Fitted, tolerance: Tolerance, deadl
     return True
 
 
-def _extrapolates_to_the_noise(problem: Problem, law: Fitted, part: np.ndarray, tolerance: Tolerance) -> bool:
-    """Whether ``law``, its constants refitted on the points ``part`` by least squares,
+def _extrapolates_to_the_noise(
+    problem: Problem, law: Fitted, part: np.ndarray, tolerance: Tolerance, starts: list | None = None
+) -> bool:
+    """Whether ``law``, its constants refitted on the points ``part`` by least squares
+    (from each of ``starts``, default its own constants; the lowest loss on ``part``),
     holds on every point to the noise of ``tolerance`` plus the variance of its
     prediction (the constants' covariance from those points, to first order)."""
     X, y, program, sd = problem.X, problem.y, law.skeleton.program, tolerance.sd
-    constants = least_squares_run(program, X[part], y[part], law.constants, weights=sd[part] ** -2.0)
-    if constants is None:
+    refits = [
+        least_squares_run(program, X[part], y[part], start, weights=sd[part] ** -2.0)
+        for start in starts or [law.constants]
+    ]
+    refits = [values for values in refits if values is not None]
+    if not refits:
         return False
+    constants = min(refits, key=lambda values: mse(program, X[part], y[part], values, sd[part] ** -2.0))
     predicted, jacobian = program.value_and_jacobian(X, constants)
     with np.errstate(all="ignore"):
         scaled = jacobian[part] / sd[part, None]
