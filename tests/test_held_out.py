@@ -461,7 +461,6 @@ def test_the_backward_line_is_left_out_only_where_none_of_its_features_passes(mo
         assert table.fitted[held_out_choice(table, problem, SearchSettings(), 0)][0].tokens == chosen_tokens
 
 
-
 def _line_of_three_features_and_a_shorter_row(seed: int, n: int = 300):
     """A line of the three columns plus noise 1, with a table of a searched row of the
     first column alone and the plain line of all three (origin ``"backward"``): the
