@@ -299,3 +299,17 @@ def test_the_chance_of_a_multiple_of_pi_counts_the_forms_as_simple_as_it():
     assert 2 * sympy.pi / 1000 in simple_numbers(0.00628684, True, 1.2e-5)
     assert 7 * sympy.pi / 11 not in simple_numbers(1.9960, True, 0.004)
     assert 7 * sympy.pi / 11 in simple_numbers(1.9960, True, 0.004, SearchSettings(snap_chance=np.inf))
+
+
+def test_under_noise_an_irrational_form_within_a_thousandth_is_tried_only_where_rare():
+    """``10*sqrt(2)`` fitted as 14.1422 +- 0.01: ``9*pi/2`` lies within a thousandth of it
+    too, but it is one of some 80 multiples of pi per decade as high, which a bar of a
+    thousandth holds by chance; the multiple of a named number and ``1/(4*pi)`` (one of
+    22) stay candidates. Without noise, the thousandth is the only reach, as before."""
+    from nesymres_sklearn.writing.readable import simple_numbers
+
+    found = simple_numbers(10 * np.sqrt(2) + 1e-4, True, 0.01)
+    assert 10 * sympy.sqrt(2) in found and 9 * sympy.pi / 2 not in found
+    assert 9 * sympy.pi / 2 in simple_numbers(10 * np.sqrt(2) + 1e-4, True, 0.01, SearchSettings(snap_chance=np.inf))
+    assert 1 / (4 * sympy.pi) in simple_numbers(1 / (4 * np.pi) + 1e-5, True, 1e-4)
+    assert 9 * sympy.pi / 2 in simple_numbers(10 * np.sqrt(2) + 1e-4)

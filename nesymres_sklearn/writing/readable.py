@@ -142,6 +142,8 @@ def simple_numbers(
         pi_form = noisy and _fraction_of(number) is not None
         if not number.is_Rational and wide and not (pi_form and rare(_pi_forms_per_decade(_height(number)))):
             continue  # a wide bar holds many named forms and multiples of pi
+        if not number.is_Rational and noisy and not wide and not rare(_irrational_forms_per_decade(number)):
+            continue  # under noise, 1/(120*pi) within 0.1% of c*epsilon_0 is chance too
         decade = _decade(number)
         scaled_fraction = noisy and number.is_Rational and decade != 1 and not _decimal(number / decade)
         if scaled_fraction and not rare(_fractions_per_decade(_height(number))):
@@ -167,6 +169,14 @@ def _fractions_per_decade(max_plain: int, factors: tuple[float, ...] = (1.0,)) -
     ``factors`` lie in one decade."""
     fractions = {Fraction(p, q) for p in range(1, max_plain + 1) for q in range(1, max_plain + 1)}
     return len({round(math.log10(float(f) * factor) % 1, 12) for f in fractions for factor in factors})
+
+
+def _irrational_forms_per_decade(number: sympy.Expr) -> int:
+    """How many numbers of ``number``'s family lie in one decade: the plain multiples of pi
+    and of ``1/pi`` as high as it, or the multiples of the ``NAMED`` numbers."""
+    if _fraction_of(number) is not None:
+        return _pi_forms_per_decade(_height(number))
+    return len(NAMED) * _fractions_per_decade(MAX_DENOMINATOR_OF_NAMED)
 
 
 def _pi_forms_per_decade(max_plain: int) -> int:
