@@ -279,7 +279,10 @@ class SearchSettings:
         constant, for a diabetes coefficient of 650 +- 60). ``inf`` tries them within
         every bar. 0.05, the test's level: on validation-nc, -wc, -fc and -many at noise
         0.01 and 0.1 (40 laws each, 1 s) recovery moved by one law, within the run's
-        spread (``benchmarks/results/noise-search/snap-chance-1s.md``).
+        spread (``benchmarks/results/noise-search/snap-chance-1s.md``). Under noise the
+        multiples of pi and of the named numbers within ``readable_max_change`` of the
+        fitted value pass the same rule (``9*pi/2`` for ``10*sqrt(2)``; ``docs/measured-data.md``,
+        eighteenth session).
     noise_ratio : float, default=1.5
         A row's misfit is the noise's (not that of an approximate law) where its root
         mean squared error is at most this many times the estimated noise level

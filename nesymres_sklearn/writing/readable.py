@@ -112,7 +112,8 @@ def simple_numbers(
     within ``settings.readable_max_change`` of it (default :class:`.SearchSettings`);
     with ``spread`` (an error bar, on noisy targets) also the fractions times a power of
     ten and their multiples of pi, and the ``PHYSICAL`` constants times a power of ten,
-    within it."""
+    within it; each form beyond plain fractions only where its family makes the match rare
+    (:func:`chance_match`, ``settings.snap_chance``)."""
     settings = SearchSettings() if settings is None else settings
     close: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
     if not np.isfinite(value):
@@ -143,7 +144,7 @@ def simple_numbers(
         if not number.is_Rational and wide and not (pi_form and rare(_pi_forms_per_decade(_height(number)))):
             continue  # a wide bar holds many named forms and multiples of pi
         if not number.is_Rational and noisy and not wide and not rare(_irrational_forms_per_decade(number)):
-            continue  # under noise, 1/(120*pi) within 0.1% of c*epsilon_0 is chance too
+            continue  # under noise, 9*pi/2 within 0.1% of 10*sqrt(2) is chance too
         decade = _decade(number)
         scaled_fraction = noisy and number.is_Rational and decade != 1 and not _decimal(number / decade)
         if scaled_fraction and not rare(_fractions_per_decade(_height(number))):
