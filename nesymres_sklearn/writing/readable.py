@@ -112,8 +112,8 @@ def simple_numbers(
     within ``settings.readable_max_change`` of it (default :class:`.SearchSettings`);
     with ``spread`` (an error bar, on noisy targets) also the fractions times a power of
     ten and their multiples of pi, and the ``PHYSICAL`` constants times a power of ten,
-    within it; each form beyond plain fractions only where its family makes the match rare
-    (:func:`chance_match`, ``settings.snap_chance``)."""
+    within it; under noise, every form but a fraction of the value's own decade only
+    where its family makes the match rare (:func:`chance_match`, ``settings.snap_chance``)."""
     settings = SearchSettings() if settings is None else settings
     close: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
     if not np.isfinite(value):
