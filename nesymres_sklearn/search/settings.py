@@ -231,8 +231,8 @@ class SearchSettings:
         best such line wins over the simplest consistent searched row unless that row's
         held-out error is lower by more than ``held_out_standard_errors`` standard
         errors (the data's law is then a line plus noise). Lines only: a quadratic holds
-        a product law's monomials plus terms that fit the noise, and won over three laws
-        of FastSRB's 10 s tables at noise 0.01 in a replay. Replayed on the validation
+        a product law's monomials plus terms that fit the noise, so it would win over the
+        law it contains (the replay in ``docs/measured-data.md``). Replayed on the validation
         laws' tables (noise 0.01 and 0.1 at 1 s, 0.01 at 10 s) it chooses the same rows;
         on diabetes it chooses the line of all the features in place of a searched row of
         three in some splits (``benchmarks/results/noise-selection/plain-first.md``).
