@@ -141,10 +141,10 @@ def simple_numbers(
         distance = abs(float(number) - value)
         wide = distance > max_change * abs(value) or number not in numbers
         pi_form = noisy and _fraction_of(number) is not None
-        if not number.is_Rational and wide and not (pi_form and rare(_pi_forms_per_decade(_height(number)))):
-            continue  # a wide bar holds many named forms and multiples of pi
-        if not number.is_Rational and noisy and not wide and not rare(_irrational_forms_per_decade(number)):
-            continue  # under noise, 9*pi/2 within 0.1% of 10*sqrt(2) is chance too
+        if not number.is_Rational and (
+            (wide and not pi_form) or (noisy and not rare(_irrational_forms_per_decade(number)))
+        ):
+            continue  # a wide bar holds many named forms; under noise, 9*pi/2 within 0.1% of 10*sqrt(2) is chance
         decade = _decade(number)
         scaled_fraction = noisy and number.is_Rational and decade != 1 and not _decimal(number / decade)
         if scaled_fraction and not rare(_fractions_per_decade(_height(number))):
