@@ -1618,14 +1618,12 @@ def _extrapolates_to_the_noise(
     holds on every point to the noise of ``tolerance`` plus the variance of its
     prediction (the constants' covariance from those points, to first order)."""
     X, y, program, sd = problem.X, problem.y, law.skeleton.program, tolerance.sd
-    refits = [
-        least_squares_run(program, X[part], y[part], start, weights=sd[part] ** -2.0)
-        for start in starts or [law.constants]
-    ]
+    X_part, y_part, weights = X[part], y[part], sd[part] ** -2.0
+    refits = [least_squares_run(program, X_part, y_part, start, weights=weights) for start in starts or [law.constants]]
     refits = [values for values in refits if values is not None]
     if not refits:
         return False
-    constants = min(refits, key=lambda values: mse(program, X[part], y[part], values, sd[part] ** -2.0))
+    constants = min(refits, key=lambda values: mse(program, X_part, y_part, values, weights))
     predicted, jacobian = program.value_and_jacobian(X, constants)
     with np.errstate(all="ignore"):
         scaled = jacobian[part] / sd[part, None]
