@@ -227,15 +227,15 @@ def held_out_choice(
     when the ``deadline`` (with ``max_time``) passes before every row's held-out errors
     are read; ``noise``: the estimated noise level in the units of
     ``problem.y`` (NaN: none)."""
-    losses = table.equations["loss"].to_numpy()
-    competing = table.equations["pareto"].to_numpy() | table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()
-    front = [int(i) for i in np.flatnonzero(competing) if np.isfinite(losses[i])]
+    losses, origins = table.equations["loss"].to_numpy(), table.equations["origin"]
+    is_plain = origins.isin(PLAIN_ORIGINS).to_numpy()
+    front = [int(i) for i in np.flatnonzero(table.equations["pareto"].to_numpy() | is_plain) if np.isfinite(losses[i])]
     front += _fewer_constants(table, front)
     n_folds = min(settings.held_out_folds, len(problem.y))
     if n_folds < 2:
         return table.best_index
-    plain = set(np.flatnonzero(table.equations["origin"].isin(PLAIN_ORIGINS).to_numpy()).tolist())
-    lines = set(np.flatnonzero(table.equations["origin"].isin(LINE_ORIGINS).to_numpy()).tolist())
+    plain = set(np.flatnonzero(is_plain).tolist())
+    lines = set(np.flatnonzero(origins.isin(LINE_ORIGINS).to_numpy()).tolist())
     if settings.information_criterion is not None:
         per_constant = np.log(len(problem.y)) if settings.information_criterion == "bic" else 2.0
         gated = information_gate(table, problem, front, per_constant, settings.information_per_token)
