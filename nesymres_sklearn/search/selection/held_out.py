@@ -24,7 +24,9 @@ But a searched row's structure was chosen on all the points, so its held-out err
 low, where a plain model's does not (``SearchSettings.held_out_plain_first``): the plain
 models pass the information gate whatever their training error, and where a plain line
 is consistent with the noise too, the best such line wins unless the simplest consistent
-searched row's held-out error is lower by more than the margin.
+searched row's held-out error is lower by more than the margin; where no row is
+consistent, the same holds between the best line within the margin of the lowest error
+and the simplest searched row within it.
 
 A miss must still be a sane model, so only rows whose held-out error is below that of
 the mean of the other folds compete (:func:`sane_rows`): a row worse than the mean on
@@ -205,7 +207,12 @@ def _choice(
         for i, e in errors.items()
         if np.isfinite(means[i]) and means[i] - means[leader] <= _margin(e, errors[leader], settings)
     ]
-    return min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+    simplest = min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+    lines_within = [i for i in within if i in lines]
+    if settings.held_out_plain_first and lines_within and simplest not in plain:  # a short searched row reads low
+        line = min(lines_within, key=lambda i: (means[i], complexity[i]))
+        return line if means[line] - means[simplest] <= _margin(errors[line], errors[simplest], settings) else simplest
+    return simplest
 
 
 def held_out_choice(
