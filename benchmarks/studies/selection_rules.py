@@ -40,7 +40,7 @@ from benchmarks.studies.black_box import SETS as BLACK_BOX_SETS
 from benchmarks.studies.black_box import black_box_set
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.held_out import held_out_choice
-from nesymres_sklearn.search.selection.table import CandidateTable
+from nesymres_sklearn.search.selection.table import FOLD_CHOSEN_ORIGINS, CandidateTable
 from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.writing.readable import exact_constants
 
@@ -91,7 +91,7 @@ def _fit(X, y, budget: float, seed: int, cache: Path | None, key: str):
 def _replayed(reg, X, y, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each rule's row of the fit's table, as ``rule -> (skeleton, constants)``, its
     constants snapped as the fit snaps the selected row's (the fit's noise level times
-    ``noise_ratio``, the rule's settings)."""
+    ``noise_ratio``, the rule's settings; a predictor's as fitted)."""
     scaling = reg._writer.scaling
     problem = Problem(scaling.scale_X(X), scaling.scale_y(y))
     table = CandidateTable(reg.equations_, reg._fitted, reg.best_index_)
@@ -100,12 +100,13 @@ def _replayed(reg, X, y, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     for name, row in rules(table, problem, int(np.random.RandomState(seed).randint(2**31)), noise).items():
         skeleton, constants = reg._fitted[row][:2]
         settings = RULES.get(name, SearchSettings())
+        predictor = reg.equations_["origin"].iloc[row] in FOLD_CHOSEN_ORIGINS  # as fitted, as the fit writes it
         snapped = exact_constants(
             skeleton,
             np.asarray(constants, float),
             problem.X,
             problem.y,
-            noise=settings.noise_ratio * noise,
+            noise=0.0 if predictor else settings.noise_ratio * noise,
             settings=settings,
         )
         chosen[name] = (skeleton, np.array([float(c) for c in snapped]))

@@ -232,7 +232,8 @@ class SearchSettings:
         held-out error is lower by more than ``held_out_standard_errors`` standard
         errors (the data's law is then a line plus noise); where no searched row is
         consistent with the noise, the best line within the margin of the lowest held-out
-        error wins over a shorter searched row the same way (diabetes, one split at 10 s:
+        error wins the same way over the simplest row within it where that is a searched
+        row with variables (diabetes, one split at 10 s:
         a sampled row of three features, test R² 0.426, against the line of all ten,
         0.467; nineteenth session). Lines only: a quadratic holds
         a product law's monomials plus terms that fit the noise, so it would win over the
@@ -259,7 +260,9 @@ class SearchSettings:
         On noisy targets (an inexact fit), the selected row's constants become plain
         numbers (times a power of ten) within their error bars while the loss stays
         consistent with the noise: a likelihood-ratio test at this level
-        (:func:`nesymres_sklearn.writing.readable.exact_constants`); 0 keeps them as fitted. Chosen on
+        (:func:`nesymres_sklearn.writing.readable.exact_constants`); 0 keeps them as fitted,
+        as the backward line's always are (its features were kept by the held-out folds;
+        :data:`.selection.table.FOLD_CHOSEN_ORIGINS`). Chosen on
         validation-nc and -wc at noise 0.01 and 0.1, 1 s, each level replayed on the same
         rows (``benchmarks/studies/selection_rules.py``): validation-nc recovered 12% ->
         18% at 0.01 and 0% -> 4% at 0.1 with 0.95 or 0.99; 0.95 moved fewer rows out of

@@ -18,7 +18,7 @@ from ..search.fitting.constants import Evaluations
 from ..search.problem import Problem
 from ..search.scaling import Scaling
 from ..search.selection.final import READABLE_SECONDS_PER_TOKEN
-from ..search.selection.table import PREDICTOR_ORIGINS, CandidateTable
+from ..search.selection.table import FOLD_CHOSEN_ORIGINS, CandidateTable
 from ..search.settings import SearchSettings
 from .export import evaluate, to_latex
 from .folding import folded
@@ -116,8 +116,9 @@ def write_selected(
     """``table`` (from :func:`..search.selection.final.select`) with its selected row
     written: its constants re-spelled exactly where the fit allows (:func:`.readable.exact_constants`
     with ``settings``, default :class:`.SearchSettings`: on noisy targets within their error
-    bars where the row's misfit is at most ``noise``, but for a predictor's,
-    :data:`..search.selection.table.PREDICTOR_ORIGINS`; with ``max_time``, they stop
+    bars where the row's misfit is at most ``noise``; not for a row of
+    :data:`..search.selection.table.FOLD_CHOSEN_ORIGINS`, the backward line, where only the
+    exact-fit rules apply; with ``max_time``, they stop
     ``settings.selection_margin`` seconds before the fit's ``end``), its ``|f|``
     written ``f`` or ``-f`` where ``f`` has one sign on the data (:func:`.signs.signed`:
     ``predict`` runs that skeleton), its loss and its expression by ``writer``. Where
@@ -127,7 +128,7 @@ def write_selected(
     settings = SearchSettings() if settings is None else settings
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
-    if table.equations.loc[row, "origin"] in PREDICTOR_ORIGINS:
+    if table.equations.loc[row, "origin"] in FOLD_CHOSEN_ORIGINS:
         noise = 0.0  # the folds kept its features: constants snapped on training error would choose again
     readable_end = None if end is None else Deadline(end.at - settings.selection_margin, end.clock)
     late = end is not None and not end.holds(READABLE_SECONDS_PER_TOKEN * len(skeleton) * pace)

@@ -24,9 +24,10 @@ But a searched row's structure was chosen on all the points, so its held-out err
 low, where a plain model's does not (``SearchSettings.held_out_plain_first``): the plain
 models pass the information gate whatever their training error, and where a plain line
 is consistent with the noise too, the best such line wins unless the simplest consistent
-searched row's held-out error is lower by more than the margin; where no row is
-consistent, the same holds between the best line within the margin of the lowest error
-and the simplest searched row within it.
+searched row's held-out error is lower by more than the margin; where no searched row
+is consistent, the same holds between the best line within the margin of the lowest
+error and the simplest row within it, where that is a searched row with variables (a
+constant's structure read nothing of the points).
 
 A miss must still be a sane model, so only rows whose held-out error is below that of
 the mean of the other folds compete (:func:`sane_rows`): a row worse than the mean on
@@ -61,7 +62,7 @@ from ..fitting.constants import Evaluations
 from ..problem import Problem
 from ..settings import SearchSettings
 from .pruning import variables_of
-from .table import LINE_ORIGINS, PLAIN_ORIGINS, CandidateTable
+from .table import FOLD_CHOSEN_ORIGINS, LINE_ORIGINS, PLAIN_ORIGINS, CandidateTable
 from .variable_support import SHUFFLES
 
 
@@ -187,7 +188,9 @@ def _choice(
 ) -> int:
     """Among the rows with ``errors``: the simplest consistent with the noise (not one of
     the ``plain`` models; one of the plain ``lines`` where it does as well), else the
-    simplest within the margin of the lowest (see the module docstring)."""
+    simplest within the margin of the lowest (with ``held_out_plain_first``, one of the
+    ``lines`` where it does as well and that row is a searched one with variables; see
+    the module docstring)."""
     means = {i: float(np.mean(e)) for i, e in errors.items()}
     leader = min(means, key=lambda i: (means[i], complexity[i]))
     noise = noise * settings.held_out_noise_scale  # the estimate runs low where the points resolve a law
@@ -209,7 +212,8 @@ def _choice(
     ]
     simplest = min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
     lines_within = [i for i in within if i in lines]
-    if settings.held_out_plain_first and lines_within and simplest not in plain:  # a short searched row reads low
+    searched = simplest not in plain and variables_of(list(table.fitted[simplest][0].tokens))
+    if settings.held_out_plain_first and lines_within and searched:  # its structure read the points: it reads low
         line = min(lines_within, key=lambda i: (means[i], complexity[i]))
         return line if means[line] - means[simplest] <= _margin(errors[line], errors[simplest], settings) else simplest
     return simplest
@@ -264,7 +268,7 @@ def held_out_choice(
         skeleton, constants = table.fitted[chosen][:2]
         unsupported = unsupported_on_held_out(skeleton, constants, problem, folds, settings, seed, evaluations)
         every_one = set(unsupported) == set(variables_of(list(skeleton.tokens)))
-        if not unsupported or (table.equations["origin"].iloc[chosen] == "backward" and not every_one):
+        if not unsupported or (table.equations["origin"].iloc[chosen] in FOLD_CHOSEN_ORIGINS and not every_one):
             return chosen  # the backward line: each feature's removal already erred more on these folds
         errors.pop(chosen)
         if every_one:

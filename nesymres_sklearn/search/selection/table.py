@@ -47,9 +47,10 @@ class CandidateTable:
 PLAIN_ORIGINS = ("linear", "backward", "polynomial")
 #: The plain models that are lines: the model of data whose only law is a line plus noise.
 LINE_ORIGINS = ("linear", "backward")
-#: The plain model whose features the held-out folds chose (backward elimination): a
-#: predictor, whose constants stay as fitted under noise (:func:`...writing.writer.write_selected`).
-PREDICTOR_ORIGINS = ("backward",)
+#: The plain model whose features the held-out folds chose (backward elimination): the
+#: held-out choice keeps it where any of its features passes the shuffled copies, and its
+#: constants stay as fitted under noise (:func:`...writing.writer.write_selected`).
+FOLD_CHOSEN_ORIGINS = ("backward",)
 
 
 def _kept(rows: CandidateRows) -> list[int]:
