@@ -8,10 +8,12 @@ each further fit runs a chunk of generations from there. The chunks grow by one
 generation each, 1, 2, 3, ... up to ``max_chunk_generations`` of
 :class:`.OperonSettings`, until ``generations`` have run, with and without a deadline
 (one plan). With one (Operon's own ``max_time`` counts whole seconds only), a chunk
-runs only when the time left holds it at the rate measured so far. The chunks do not depend on the clock, and the
-same chunks from the same seeds give the same populations, so a larger budget continues
-the run of a smaller one instead of starting another, and a budget that holds them all
-runs the fixed work.
+runs only when the time left holds it at the rate measured so far, times that rate's
+growth over the last chunk (:func:`chunk_seconds`: as the population evolves its models
+lengthen, and a generation's cost grew 1.4x a chunk on 512 points at 60 s). The chunks
+do not depend on the clock, and the same chunks from the same seeds give the same
+populations, so a larger budget continues the run of a smaller one instead of starting
+another, and a budget that holds them all runs the fixed work.
 
 The result is Operon's best model after every chunk and its final Pareto front,
 written back as our skeletons (:mod:`.trees`) with their constants refitted in double
@@ -133,6 +135,14 @@ def chunks(settings: OperonSettings) -> Iterator[int]:
         yield chunk
 
 
+def chunk_seconds(chunk: int, per_generation: float, previous: float | None) -> float:
+    """The seconds a ``chunk`` of generations is expected to take: the last chunk's seconds
+    ``per_generation``, times their growth over the chunk before (``previous``; none on
+    the first), never below 1."""
+    growth = 1.0 if previous is None or previous <= 0 else max(1.0, per_generation / previous)
+    return chunk * per_generation * growth
+
+
 def refine(
     X: np.ndarray,
     y: np.ndarray,
@@ -153,6 +163,7 @@ def refine(
     regressor.fit(X, y)
     # the initial population costs about what a generation does: the first chunk's estimate
     seconds_per_generation = None if deadline is None else deadline.clock() - moment
+    previous = None  # the chunk before's seconds per generation
     hashes = list(regressor.variables_)  # in feature order
     trees = _seed_trees(seeds[: math.floor(settings.max_seed_share * settings.population_size)], X, hashes)
     parents = regressor.individuals_[: settings.population_size]
@@ -167,7 +178,7 @@ def refine(
     for chunk in chunks(settings):
         if deadline is not None:
             left = deadline.left()
-            if left <= 0 or (seconds_per_generation is not None and left < chunk * seconds_per_generation):
+            if left <= 0 or left < chunk_seconds(chunk, seconds_per_generation, previous):
                 break
         regressor.set_params(warm_start=True, generations=chunk)
         moment, started = None if deadline is None else deadline.clock(), time.perf_counter()
@@ -175,6 +186,7 @@ def refine(
         generations += regressor.stats_["generations"]
         evaluations += regressor.stats_["evaluation_count"]
         if deadline is not None:
+            previous = None if not bests else seconds_per_generation  # the initial population's is no rate
             seconds_per_generation = (deadline.clock() - moment) / max(1, regressor.stats_["generations"])
             if calibration is not None:
                 calibration.measured(time.perf_counter() - started, regressor.stats_["evaluation_count"], len(X))
