@@ -238,7 +238,8 @@ class SearchSettings:
         0.467; nineteenth session). Lines only: a quadratic holds
         a product law's monomials plus terms that fit the noise, so it would win over the
         law it contains (the replay in ``docs/measured-data.md``). Replayed on the validation
-        laws' tables (noise 0.01 and 0.1 at 1 s, 0.01 at 10 s) it chooses the same rows;
+        laws' tables (noise 0.01 and 0.1 at 1 s, 0.01 at 10 s) it chooses the same laws,
+        with the rule between rows within the margin as well (nineteenth session);
         on diabetes it chooses the line of all the features in place of a searched row of
         three in some splits (``benchmarks/results/noise-selection/plain-first.md``).
     information_criterion : {"aic", "bic"} or None, default="aic"
