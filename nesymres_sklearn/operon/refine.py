@@ -137,8 +137,8 @@ def chunks(settings: OperonSettings) -> Iterator[int]:
 
 def chunk_seconds(chunk: int, per_generation: float, previous: float | None) -> float:
     """The seconds a ``chunk`` of generations is expected to take: the last chunk's seconds
-    ``per_generation``, times their growth over the chunk before (``previous``; none on
-    the first), never below 1."""
+    ``per_generation``, times their growth over the chunk before's (``previous``; ``None``
+    after the first chunk), a growth never taken below 1."""
     growth = 1.0 if previous is None or previous <= 0 else max(1.0, per_generation / previous)
     return chunk * per_generation * growth
 
