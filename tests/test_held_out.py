@@ -461,14 +461,15 @@ def test_the_backward_line_is_left_out_only_where_none_of_its_features_passes(mo
         assert table.fitted[held_out_choice(table, problem, SearchSettings(), 0)][0].tokens == chosen_tokens
 
 
-def _line_of_three_features_and_a_shorter_row(seed: int, n: int = 300):
-    """A line of the three columns plus noise 1, with a table of a searched row of the
-    first column alone and the plain line of all three (origin ``"backward"``): the
-    shorter row leaves out a sixth of the noise variance, so both are consistent
-    with the noise (within the band above it), and the line does better on held-out points."""
+def _line_of_three_features_and_a_shorter_row(seed: int, n: int = 300, weak: float = 0.25):
+    """A line of the three columns plus noise 1, the last two ``weak``, with a table of a
+    searched row of the first column alone and the plain line of all three (origin
+    ``"backward"``): at 0.25 the shorter row leaves out a sixth of the noise variance, so
+    both are consistent with the noise (within the band above it), and the line does
+    better on held-out points."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-2, 2, (n, 3))
-    problem = Problem(X, 3.0 * X[:, 0] + 0.25 * X[:, 1] - 0.25 * X[:, 2] + rng.normal(0.0, 1.0, n))
+    problem = Problem(X, 3.0 * X[:, 0] + weak * X[:, 1] - weak * X[:, 2] + rng.normal(0.0, 1.0, n))
     candidates = CandidateRows()
     candidates.add(fitted("add mul c x_1 c", problem), origin="beam")
     candidates.add(fitted("add add add mul c x_1 mul c x_2 mul c x_3 c", problem), origin="backward")
@@ -503,18 +504,6 @@ def test_the_folds_judge_the_plain_models_that_the_information_gate_sets_aside(m
         assert (table.equations["origin"].iloc[chosen] == "backward") is plain_first
 
 
-def _line_with_two_weak_features(seed: int, n: int = 300):
-    """A line of three columns, the last two weak (0.1 against noise 1), with a table of
-    a searched row of the first column alone and the plain line of all three."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-2, 2, (n, 3))
-    problem = Problem(X, 3.0 * X[:, 0] + 0.1 * X[:, 1] - 0.1 * X[:, 2] + rng.normal(0.0, 1.0, n))
-    candidates = CandidateRows()
-    candidates.add(fitted("add mul c x_1 c", problem), origin="beam")
-    candidates.add(fitted("add add add mul c x_1 mul c x_2 mul c x_3 c", problem), origin="backward")
-    return problem, tabulate(candidates, 0.0, problem.scale, 1.0, Writer(Scaling.identity(3), SYMBOLS))
-
-
 def test_without_a_noise_estimate_a_plain_line_within_the_margin_wins_over_a_shorter_searched_row(monkeypatch):
     """No noise level (NaN): the simplest row within the margin of the lowest held-out
     error would be the shorter searched row, whose structure was chosen on all the points;
@@ -526,7 +515,7 @@ def test_without_a_noise_estimate_a_plain_line_within_the_margin_wins_over_a_sho
         settings = SearchSettings(held_out_plain_first=plain_first)
         chosen = []
         for seed in range(20):
-            problem, table = _line_with_two_weak_features(seed)
+            problem, table = _line_of_three_features_and_a_shorter_row(seed, weak=0.1)
             chosen.append(table.equations["origin"].iloc[held_out_choice(table, problem, settings, seed, np.nan)])
         wins[plain_first] = chosen.count("backward")
     # measured: 20 of 20 with the rule, 10 without

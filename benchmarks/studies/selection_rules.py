@@ -40,9 +40,10 @@ from benchmarks.studies.black_box import SETS as BLACK_BOX_SETS
 from benchmarks.studies.black_box import black_box_set
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.selection.held_out import held_out_choice
-from nesymres_sklearn.search.selection.table import FOLD_CHOSEN_ORIGINS, CandidateTable
+from nesymres_sklearn.search.selection.table import CandidateTable
 from nesymres_sklearn.search.settings import SearchSettings
 from nesymres_sklearn.writing.readable import exact_constants
+from nesymres_sklearn.writing.writer import snapping_noise
 
 LAW_SETS = ("validation-wc", "validation-nc")
 LEVELS = (0.001, 0.01, 0.1)
@@ -100,13 +101,12 @@ def _replayed(reg, X, y, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     for name, row in rules(table, problem, int(np.random.RandomState(seed).randint(2**31)), noise).items():
         skeleton, constants = reg._fitted[row][:2]
         settings = RULES.get(name, SearchSettings())
-        predictor = reg.equations_["origin"].iloc[row] in FOLD_CHOSEN_ORIGINS  # as fitted, as the fit writes it
         snapped = exact_constants(
             skeleton,
             np.asarray(constants, float),
             problem.X,
             problem.y,
-            noise=0.0 if predictor else settings.noise_ratio * noise,
+            noise=snapping_noise(reg.equations_["origin"].iloc[row], settings.noise_ratio * noise),
             settings=settings,
         )
         chosen[name] = (skeleton, np.array([float(c) for c in snapped]))

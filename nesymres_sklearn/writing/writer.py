@@ -104,6 +104,14 @@ class Writer:
             return np.float64(self.scaling.y_scale) ** 2
 
 
+def snapping_noise(origin: str, noise: float) -> float:
+    """The noise level under which a selected row of ``origin`` has its constants snapped
+    within their error bars: ``noise``, but 0 for a row of
+    :data:`..search.selection.table.FOLD_CHOSEN_ORIGINS` (the folds kept its features:
+    constants snapped on the training error would choose them again)."""
+    return 0.0 if origin in FOLD_CHOSEN_ORIGINS else noise
+
+
 def write_selected(
     table: CandidateTable,
     problem: Problem,
@@ -128,8 +136,7 @@ def write_selected(
     settings = SearchSettings() if settings is None else settings
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
-    if table.equations.loc[row, "origin"] in FOLD_CHOSEN_ORIGINS:
-        noise = 0.0  # the folds kept its features: constants snapped on training error would choose again
+    noise = snapping_noise(table.equations.loc[row, "origin"], noise)
     readable_end = None if end is None else Deadline(end.at - settings.selection_margin, end.clock)
     late = end is not None and not end.holds(READABLE_SECONDS_PER_TOKEN * len(skeleton) * pace)
     if late:  # no time for the readable form (SymPy's, which no clock cuts): as fitted

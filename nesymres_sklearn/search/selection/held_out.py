@@ -198,25 +198,31 @@ def _choice(
     # faster than the points resolve inflates the estimate); nan without an estimate
     bound = min(noise**2, means[leader]) * (1 + settings.held_out_noise_errors * np.sqrt(2 / n))
     consistent = [i for i in errors if means[i] <= bound and i not in plain]
-    if consistent:  # a law explained down to the noise: the simplest such row
-        law = min(consistent, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
-        lines_consistent = [i for i in errors if means[i] <= bound and i in lines]
-        if settings.held_out_plain_first and lines_consistent:  # unless a plain line does as well
-            line = min(lines_consistent, key=lambda i: (means[i], complexity[i]))
-            return line if means[line] - means[law] <= _margin(errors[line], errors[law], settings) else law
-        return law
+
+    def simplest(rows: list[int]) -> int:
+        """The shortest of ``rows``, then the one with fewer constants, then the lower error."""
+        return min(rows, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
+
+    def or_line(row: int, candidates: list[int]) -> int:
+        """The best plain line among ``candidates`` where it errs at most the margin more
+        than ``row`` (with ``held_out_plain_first``), else ``row``."""
+        lines_ = [i for i in candidates if i in lines]
+        if not (settings.held_out_plain_first and lines_):
+            return row
+        line = min(lines_, key=lambda i: (means[i], complexity[i]))
+        return line if means[line] - means[row] <= _margin(errors[line], errors[row], settings) else row
+
+    if consistent:  # a law explained down to the noise: the simplest such row, unless a plain line does as well
+        return or_line(simplest(consistent), [i for i in errors if means[i] <= bound])
     within = [
         i
         for i, e in errors.items()
         if np.isfinite(means[i]) and means[i] - means[leader] <= _margin(e, errors[leader], settings)
     ]
-    simplest = min(within, key=lambda i: (complexity[i], table.fitted[i][0].n_constants, means[i]))
-    lines_within = [i for i in within if i in lines]
-    searched = simplest not in plain and variables_of(list(table.fitted[simplest][0].tokens))
-    if settings.held_out_plain_first and lines_within and searched:  # its structure read the points: it reads low
-        line = min(lines_within, key=lambda i: (means[i], complexity[i]))
-        return line if means[line] - means[simplest] <= _margin(errors[line], errors[simplest], settings) else simplest
-    return simplest
+    row = simplest(within)
+    if row in plain or not variables_of(list(table.fitted[row][0].tokens)):
+        return row  # a plain model, or a constant: its structure read nothing of the points
+    return or_line(row, within)  # a searched row's structure read the points: its held-out error reads low
 
 
 def held_out_choice(
