@@ -34,6 +34,7 @@ from .search.noise import smoothed
 from .search.problem import Problem
 from .search.scheduler import row_scores
 from .search.settings import SearchRequest
+from .search.variables.features import on_features
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
 
@@ -237,6 +238,39 @@ class NetworkSampler:
         decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
         self.decoding_seconds = max([self.decoding_seconds, *decodings])
         return self.back(found.fitted())
+
+
+@dataclass
+class SubsetLook:
+    """The network on other subsets of the features, a source of the continuation where
+    it read only the most relevant ones (:attr:`.Route.reads_the_most_relevant`): turn
+    ``k`` reads the ``k``-th of ``subsets`` (:func:`.variables.features.other_subsets`),
+    decodes a beam of ``request.size`` skeletons, fits them on all the points and writes
+    them over all the features of ``problem``. A turn starts while subsets are left and
+    the time left holds a decoding at the pace of the last."""
+
+    network: NeSymReSModel
+    problem: Problem
+    request: SearchRequest
+    subsets: list[np.ndarray]
+    decoding_seconds: float = 0.0
+    name: str = "subsets"
+
+    def holds(self, deadline) -> bool:
+        return bool(self.subsets) and (deadline is None or deadline.holds(self.decoding_seconds))
+
+    def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
+        subset, self.subsets = self.subsets[0], self.subsets[1:]
+        part = Problem(self.problem.X[:, subset], self.problem.y, self.problem.weights)
+        settings = replace(self.request.settings, first_beam=self.request.size)
+        request = replace(self.request, settings=settings, seed=self.request.seed + turn)
+        found = propose_and_fit(self.network, part, request, Budget.until(deadline))
+        decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
+        self.decoding_seconds = max([self.decoding_seconds, *decodings])
+        written = CandidateRows()
+        for skeleton, constants, loss in found.fitted():
+            written.add(Fitted(on_features(skeleton, subset), constants, loss), origin=self.name)
+        return written
 
 
 @dataclass

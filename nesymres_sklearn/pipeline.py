@@ -28,7 +28,7 @@ from .expression.skeleton import Skeleton
 from .expression.tokens import variable_index
 from .guesses import Guesses
 from .inputs import subsample, warn_explains_little, warn_few_points
-from .neural_search import NetworkSampler, ResidualLook
+from .neural_search import NetworkSampler, ResidualLook, SubsetLook
 from .operon.plan import holds_operon, operon_islands, operon_stage, without_operon
 from .operon.settings import OperonSettings, whole_seconds
 from .progress import progress
@@ -52,7 +52,7 @@ from .search.scheduler import ContinuationState, Scheduler, Shares, StopConditio
 from .search.selection.final import select
 from .search.selection.table import CandidateTable, tabulate
 from .search.settings import SearchRequest, SearchSettings
-from .search.variables.features import least_squares_line, linear_skeleton
+from .search.variables.features import least_squares_line, linear_skeleton, other_subsets, relevance
 from .search.variables.plain import plain_rows
 from .search.variables.routing import route
 from .search.views import Chain, Identity, View, back_rows
@@ -84,13 +84,14 @@ class FitOutcome:
 @dataclass(frozen=True)
 class Plan:
     """What the plan hands the continuation: its ``rows``, the ``columns`` the network
-    read and what its variables stood for (``inputs``), the network's ``sampler``
-    (``None`` when it did not run) and what Operon ran (``refinement``)."""
+    read and what its variables stood for (``inputs``), the network's sources of the
+    continuation (its ``sampler`` first; none when it did not run) and what Operon ran
+    (``refinement``)."""
 
     rows: CandidateRows
     columns: np.ndarray
     inputs: list[str]
-    sampler: NetworkSampler | None
+    network_sources: list
     refinement: dict | None
     noise: float
 
@@ -175,11 +176,9 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
             timings,
         )
         done = plan(stages)
-        sources = (
-            []
-            if done.sampler is None
-            else [done.sampler, ResidualLook(network, problem, request, done.sampler.decoding_seconds)]
-        )
+        sources = list(done.network_sources)
+        if sources:  # the network ran: its look at the residuals too, at the sampler's pace
+            sources.append(ResidualLook(network, problem, request, sources[0].decoding_seconds))
         if searches:  # pyoperon is installed and the operators allow its search
             n_islands = effective_n_jobs(params["n_jobs"])
             islands = operon_islands(
@@ -325,7 +324,7 @@ def plan(stages: Stages) -> Plan:
         stages.timings["identities"] = time.perf_counter() - moment
         budget.record("identities", budget.clock() - started, budget.status(budget.network_end))
     n_variables = stages.network.config.n_variables
-    sampler = None
+    network_sources = []
     if ending and units is None and problem.X.shape[1] > n_variables and len(restrictions.kept(identities)):
         # exact to rounding where the network reads a part: the law (with all in view,
         # the network may still write a simpler one, which the selection then prefers)
@@ -339,7 +338,7 @@ def plan(stages: Stages) -> Plan:
         rows, columns, inputs = identities, np.arange(0), []
         rows.add(Fitted(linear_skeleton([]), *least_squares_line(problem, [])), origin="baseline")  # a model still
     else:
-        rows, columns, inputs, sampler = network_search(stages, groups)
+        rows, columns, inputs, network_sources = network_search(stages, groups)
         rows.extend(identities)
     rows.extend(stages.guesses.rows(problem, stages.scaling, stages.request))
     rows.extend(restrictions.plain_rows(problem))
@@ -374,7 +373,7 @@ def plan(stages: Stages) -> Plan:
         rows.extend(restrictions.kept(operon_rows))
         if refinement is not None:  # skipped when a row of the network fits exactly
             stages.timings["refinement"] = time.perf_counter() - moment
-    return Plan(rows, columns, inputs, sampler, refinement, float(np.fmin(noise, residual_noise(rows, len(problem.y)))))
+    return Plan(rows, columns, inputs, network_sources, refinement, float(np.fmin(noise, residual_noise(rows, len(problem.y)))))
 
 
 def _noisy(noise: float, problem: Problem, settings: SearchSettings) -> bool:
@@ -415,9 +414,11 @@ def law_under_noise(
 
 def network_search(stages: Stages, groups: View):
     """The decomposition's, the network's and the units' rows over the features, the
-    columns the network read, what its variables stood for, and its sampler for the
-    continuation. The network reads the problem through one chain of views
-    (:class:`.search.views.Chain`): the ``groups`` (with units) and the route."""
+    columns the network read, what its variables stood for, and its sources for the
+    continuation: its sampler and, where it read only the most relevant features (no
+    units), the other subsets of ``settings.subset_features``. The network reads the
+    problem through one chain of views (:class:`.search.views.Chain`): the ``groups``
+    (with units) and the route."""
     network, problem, request, budget, units = (
         stages.network,
         stages.problem,
@@ -451,8 +452,12 @@ def network_search(stages: Stages, groups: View):
         return sampled
 
     decoding = max((step.seconds for step in budget.plan if step.unit.startswith("decode")), default=0.0)
-    sampler = NetworkSampler(network, seen.problem, request, back, decoding)
-    return rows, columns, [str(symbol) for symbol in views.symbols(stages.symbols)], sampler
+    sources = [NetworkSampler(network, seen.problem, request, back, decoding)]
+    most = request.settings.subset_features
+    if units is None and seen.reads_the_most_relevant and most > n_variables:
+        subsets = other_subsets(relevance(problem.X, problem.y, request.seed)[0], n_variables, seen.columns, most)
+        sources.append(SubsetLook(network, problem, request, subsets, decoding))
+    return rows, columns, [str(symbol) for symbol in views.symbols(stages.symbols)], sources
 
 
 def constant_fit(problem: Problem, symbols, timings: dict, units: Units | None, budget: Budget, penalty: float):

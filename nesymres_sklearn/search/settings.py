@@ -130,6 +130,12 @@ class SearchSettings:
     continuation_rows : int, default=32
         The continuation's best rows (and its Pareto front's, as many) that reach the
         selection, whose work grows with the rows.
+    subset_features : int, default=8
+        Where the network reads only the most relevant features (more features than its
+        variables, no units), the continuation also has it read other subsets of them,
+        drawn from this many most relevant, largest summed relevance first
+        (:class:`nesymres_sklearn.neural_search.SubsetLook`); at most the network's
+        variables turns that off. CHOSEN
     max_beam : int, default=4096
         The most skeletons one decoding proposes: a larger ``beam_size`` is bounded to
         it, with a warning. Without ``max_time`` every beam is decoded and fitted: 4,096
@@ -580,6 +586,7 @@ class SearchSettings:
     identity_ending_degree: int = 2
     continuation_steps: int | None = None
     continuation_rows: int = 32
+    subset_features: int = 8
     max_beam: int = 4096
     beam_memory: float = 1e9
     offset_ratio: float | None = 1000.0
@@ -657,6 +664,7 @@ class SearchSettings:
             ("first_beam", 1),
             ("n_scaled", 0),
             ("continuation_rows", 1),
+            ("subset_features", 0),
             ("max_beam", 1),
             ("identity_ending_degree", 0),
             ("noise_max_terms", 1),

@@ -19,6 +19,8 @@ features that pay for their tokens and the selection's pruning has little left t
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import digamma
@@ -149,6 +151,17 @@ def relevant_features(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> np.nda
             chosen += group
     chosen += [int(feature) for feature in ranked if feature not in chosen][: k - len(chosen)]
     return np.sort(chosen)
+
+
+def other_subsets(scores: np.ndarray, k: int, read: np.ndarray, most: int) -> list[np.ndarray]:
+    """The subsets of ``k`` features (indices in increasing order) drawn from the ``most``
+    most relevant (by ``scores``, ties by position), largest summed relevance first
+    (ties in the order of :func:`itertools.combinations`), without the subset ``read``."""
+    ranked = np.lexsort((np.arange(len(scores)), -scores))[:most]
+    subsets = [np.sort(np.array(chosen)) for chosen in combinations(ranked, k)]
+    order = np.argsort([-scores[subset].sum() for subset in subsets], kind="stable")
+    read = set(np.asarray(read).tolist())
+    return [subsets[i] for i in order if set(subsets[i].tolist()) != read]
 
 
 def on_features(skeleton: Skeleton, features: np.ndarray) -> Skeleton:
