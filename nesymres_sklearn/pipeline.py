@@ -373,7 +373,9 @@ def plan(stages: Stages) -> Plan:
         rows.extend(restrictions.kept(operon_rows))
         if refinement is not None:  # skipped when a row of the network fits exactly
             stages.timings["refinement"] = time.perf_counter() - moment
-    return Plan(rows, columns, inputs, network_sources, refinement, float(np.fmin(noise, residual_noise(rows, len(problem.y)))))
+    return Plan(
+        rows, columns, inputs, network_sources, refinement, float(np.fmin(noise, residual_noise(rows, len(problem.y))))
+    )
 
 
 def _noisy(noise: float, problem: Problem, settings: SearchSettings) -> bool:

@@ -257,3 +257,45 @@ def test_a_residual_look_at_an_exact_row_decodes_nothing_and_adds_nothing(tiny_m
     network = neural_search.load_network(str(tiny_model), None, "cpu")
     look = neural_search.ResidualLook(network, problem, SearchRequest(size=4), decoding_seconds=0.25)
     assert len(look.propose(rows, 0, None)) == 0 and look.decoding_seconds == 0.25
+
+
+def test_the_subset_look_reads_each_subset_once_and_writes_its_rows_over_it(tiny_model):
+    """Each turn decodes on the next subset's columns; its rows name only those features,
+    with their losses on the whole problem; no turn once the subsets are read."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.expression.tokens import variable_index
+    from nesymres_sklearn.search.fitted import CandidateRows, mse
+    from nesymres_sklearn.search.problem import Problem
+    from nesymres_sklearn.search.settings import SearchRequest
+
+    X = np.random.default_rng(1).uniform(1, 5, (40, 5))
+    problem = Problem(X, X[:, 3] * np.sin(X[:, 4]) + X[:, 1])
+    network = neural_search.load_network(str(tiny_model), None, "cpu")
+    subsets = [np.array([0, 3, 4]), np.array([1, 2, 4])]
+    look = neural_search.SubsetLook(network, problem, SearchRequest(size=4), subsets)
+    for turn, subset in enumerate(subsets):
+        assert look.holds(None)
+        rows = look.propose(CandidateRows(), turn, None)
+        assert len(rows) > 0 and set(rows.origins) == {"subsets"}
+        for skeleton, constants, loss in zip(rows.skeletons, rows.constants, rows.losses):
+            named = {variable_index(token) for token in skeleton.tokens} - {None}
+            assert named <= set(subset.tolist())
+            assert loss == pytest.approx(mse(skeleton.program, X, problem.y, constants))
+        assert look.decoding_seconds > 0
+    assert not look.holds(None)
+
+
+def test_with_more_features_than_variables_the_network_reads_other_subsets(tiny_model):
+    """Fixed work: the route reads the three most relevant of five features; the
+    subsets' source takes a turn, unless ``subset_features`` leaves no other subset."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(1, 5, (64, 5))
+    y = np.exp(-X[:, 0] / X[:, 1]) * np.sin(1.3 * X[:, 2]) + 0.3 * np.sqrt(X[:, 3]) * X[:, 4]
+    fits = {
+        most: regressor(tiny_model, search_settings=SearchSettings(continuation_steps=8, subset_features=most)).fit(
+            X, y
+        )
+        for most in (5, 3)
+    }
+    assert "continue: subsets 0" in turns(fits[5])
+    assert not any(unit.startswith("continue: subsets") for unit in turns(fits[3]))

@@ -79,3 +79,12 @@ def test_mutual_information_catches_what_rank_correlation_misses():
     X = _centred(3)
     information = features.mutual_information(X, X[:, 0] ** 2, 0)
     assert information[0] > 1.0 and max(information[1:]) < 0.1
+
+
+def test_other_subsets_come_largest_summed_relevance_first_from_the_most_relevant():
+    from nesymres_sklearn.search.variables.features import other_subsets
+
+    scores = np.array([0.9, 0.1, 0.5, 0.7, 0.3])
+    subsets = other_subsets(scores, 2, np.array([3, 0]), most=4)  # feature 1 is not among the 4 most relevant
+    assert [subset.tolist() for subset in subsets] == [[0, 2], [0, 4], [2, 3], [3, 4], [2, 4]]
+    assert len(other_subsets(scores, 5, np.arange(5), most=5)) == 0  # the one subset is the one read

@@ -135,7 +135,9 @@ class SearchSettings:
         variables, no units), the continuation also has it read other subsets of them,
         drawn from this many most relevant, largest summed relevance first
         (:class:`nesymres_sklearn.neural_search.SubsetLook`); at most the network's
-        variables turns that off. CHOSEN
+        variables turns that off. On validation-many at 10 s (100 laws of 4-5 features, seed
+        0) against no subsets: A1 ood 23.0% both (one law gained, one lost), median
+        training R² 0.957 against 0.939.
     max_beam : int, default=4096
         The most skeletons one decoding proposes: a larger ``beam_size`` is bounded to
         it, with a warning. Without ``max_time`` every beam is decoded and fitted: 4,096
