@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from math import comb
 
 import numpy as np
 import torch
@@ -34,7 +35,7 @@ from .search.noise import smoothed
 from .search.problem import Problem
 from .search.scheduler import row_scores
 from .search.settings import SearchRequest
-from .search.variables.features import on_features
+from .search.variables.features import on_features, other_subsets, relevance
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
 
@@ -243,31 +244,42 @@ class NetworkSampler:
 @dataclass
 class SubsetLook:
     """The network on other subsets of the features, a source of the continuation where
-    it read only the most relevant ones (:attr:`.Route.reads_the_most_relevant`): turn
-    ``k`` reads the ``k``-th of ``subsets`` (:func:`.variables.features.other_subsets`),
-    decodes a beam of ``request.size`` skeletons, fits them on all the points and writes
-    them over all the features of ``problem``. A turn starts while subsets are left and
-    the time left holds a decoding at the pace of the last."""
+    it read only the most relevant ones, ``read`` (:attr:`.Route.reads_the_most_relevant`):
+    turn ``k`` reads the ``k``-th other subset of as many features, drawn from the
+    ``settings.subset_features`` most relevant (:func:`.variables.features.other_subsets`,
+    ranked on the first turn), decodes ``request.size`` skeletons, fits them on all the
+    points and writes them over all the features of ``problem``. A turn starts while
+    subsets are left and the time left holds a decoding at the pace of the last."""
 
     network: NeSymReSModel
     problem: Problem
     request: SearchRequest
-    subsets: list[np.ndarray]
+    read: np.ndarray
     decoding_seconds: float = 0.0
     name: str = "subsets"
+    subsets: list[np.ndarray] | None = None
+    next_turn: int = 0
 
     def holds(self, deadline) -> bool:
-        return bool(self.subsets) and (deadline is None or deadline.holds(self.decoding_seconds))
+        most = min(self.request.settings.subset_features, self.problem.X.shape[1])
+        count = comb(most, len(self.read)) if self.subsets is None else len(self.subsets)
+        return self.next_turn < count and (deadline is None or deadline.holds(self.decoding_seconds))
 
     def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
-        subset, self.subsets = self.subsets[0], self.subsets[1:]
+        if self.subsets is None:
+            scores = relevance(self.problem.X, self.problem.y, self.request.seed)[0]
+            self.subsets = other_subsets(scores, len(self.read), self.read, self.request.settings.subset_features)
+        self.next_turn = turn + 1
+        written = CandidateRows()
+        if turn >= len(self.subsets):
+            return written
+        subset = self.subsets[turn]
         part = Problem(self.problem.X[:, subset], self.problem.y, self.problem.weights)
         settings = replace(self.request.settings, first_beam=self.request.size)
         request = replace(self.request, settings=settings, seed=self.request.seed + turn)
         found = propose_and_fit(self.network, part, request, Budget.until(deadline))
         decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
         self.decoding_seconds = max([self.decoding_seconds, *decodings])
-        written = CandidateRows()
         for skeleton, constants, loss in found.fitted():
             written.add(Fitted(on_features(skeleton, subset), constants, loss), origin=self.name)
         return written

@@ -48,11 +48,11 @@ from .search.looks import LOOK_NAMES
 from .search.noise import noise_std
 from .search.problem import Problem
 from .search.scaling import Scaling
-from .search.scheduler import ContinuationState, Scheduler, Shares, StopCondition, data_fingerprint
+from .search.scheduler import ContinuationState, Scheduler, Shares, Source, StopCondition, data_fingerprint
 from .search.selection.final import select
 from .search.selection.table import CandidateTable, tabulate
 from .search.settings import SearchRequest, SearchSettings
-from .search.variables.features import least_squares_line, linear_skeleton, other_subsets, relevance
+from .search.variables.features import least_squares_line, linear_skeleton
 from .search.variables.plain import plain_rows
 from .search.variables.routing import route
 from .search.views import Chain, Identity, View, back_rows
@@ -91,7 +91,7 @@ class Plan:
     rows: CandidateRows
     columns: np.ndarray
     inputs: list[str]
-    network_sources: list
+    network_sources: list[Source]
     refinement: dict | None
     noise: float
 
@@ -177,7 +177,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         )
         done = plan(stages)
         sources = list(done.network_sources)
-        if sources:  # the network ran: its look at the residuals too, at the sampler's pace
+        if sources:  # the network ran: its look at the residuals too, at the sampler's (the first's) pace
             sources.append(ResidualLook(network, problem, request, sources[0].decoding_seconds))
         if searches:  # pyoperon is installed and the operators allow its search
             n_islands = effective_n_jobs(params["n_jobs"])
@@ -455,10 +455,8 @@ def network_search(stages: Stages, groups: View):
 
     decoding = max((step.seconds for step in budget.plan if step.unit.startswith("decode")), default=0.0)
     sources = [NetworkSampler(network, seen.problem, request, back, decoding)]
-    most = request.settings.subset_features
-    if units is None and seen.reads_the_most_relevant and most > n_variables:
-        subsets = other_subsets(relevance(problem.X, problem.y, request.seed)[0], n_variables, seen.columns, most)
-        sources.append(SubsetLook(network, problem, request, subsets, decoding))
+    if units is None and seen.reads_the_most_relevant and request.settings.subset_features > n_variables:
+        sources.append(SubsetLook(network, problem, request, seen.columns, decoding))
     return rows, columns, [str(symbol) for symbol in views.symbols(stages.symbols)], sources
 
 

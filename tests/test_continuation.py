@@ -259,21 +259,28 @@ def test_a_residual_look_at_an_exact_row_decodes_nothing_and_adds_nothing(tiny_m
     assert len(look.propose(rows, 0, None)) == 0 and look.decoding_seconds == 0.25
 
 
-def test_the_subset_look_reads_each_subset_once_and_writes_its_rows_over_it(tiny_model):
-    """Each turn decodes on the next subset's columns; its rows name only those features,
-    with their losses on the whole problem; no turn once the subsets are read."""
+def test_the_subset_look_reads_each_other_subset_once_and_writes_its_rows_over_it(tiny_model):
+    """Turn ``k`` decodes on the ``k``-th other subset of the most relevant features (never
+    the one the route read); its rows name only those features, with their losses on the
+    whole problem; no turn once the subsets are read, nor where the time left does not
+    hold a decoding at the pace of the last."""
     from nesymres_sklearn import neural_search
     from nesymres_sklearn.expression.tokens import variable_index
+    from nesymres_sklearn.search.budget import Deadline
     from nesymres_sklearn.search.fitted import CandidateRows, mse
     from nesymres_sklearn.search.problem import Problem
     from nesymres_sklearn.search.settings import SearchRequest
+    from nesymres_sklearn.search.variables.features import other_subsets, relevance
 
-    X = np.random.default_rng(1).uniform(1, 5, (40, 5))
-    problem = Problem(X, X[:, 3] * np.sin(X[:, 4]) + X[:, 1])
+    X = np.random.default_rng(1).uniform(1, 5, (40, 4))
+    problem = Problem(X, X[:, 3] * np.sin(X[:, 2]) + X[:, 1])
     network = neural_search.load_network(str(tiny_model), None, "cpu")
-    subsets = [np.array([0, 3, 4]), np.array([1, 2, 4])]
-    look = neural_search.SubsetLook(network, problem, SearchRequest(size=4), subsets)
-    for turn, subset in enumerate(subsets):
+    request = SearchRequest(size=4, seed=5)
+    read = np.array([1, 2, 3])
+    look = neural_search.SubsetLook(network, problem, request, read)
+    expected = other_subsets(relevance(X, problem.y, 5)[0], 3, read, request.settings.subset_features)
+    assert len(expected) == 3 and not any(set(subset) == {1, 2, 3} for subset in expected)
+    for turn, subset in enumerate(expected):
         assert look.holds(None)
         rows = look.propose(CandidateRows(), turn, None)
         assert len(rows) > 0 and set(rows.origins) == {"subsets"}
@@ -283,11 +290,14 @@ def test_the_subset_look_reads_each_subset_once_and_writes_its_rows_over_it(tiny
             assert loss == pytest.approx(mse(skeleton.program, X, problem.y, constants))
         assert look.decoding_seconds > 0
     assert not look.holds(None)
+    paced = neural_search.SubsetLook(network, problem, request, read, decoding_seconds=2.0)
+    assert paced.holds(Deadline(2.5, lambda: 0.0)) and not paced.holds(Deadline(1.5, lambda: 0.0))
 
 
 def test_with_more_features_than_variables_the_network_reads_other_subsets(tiny_model):
     """Fixed work: the route reads the three most relevant of five features; the
-    subsets' source takes a turn, unless ``subset_features`` leaves no other subset."""
+    subsets' source takes turns, unless ``subset_features`` is at most the network's
+    variables (off)."""
     rng = np.random.default_rng(4)
     X = rng.uniform(1, 5, (64, 5))
     y = np.exp(-X[:, 0] / X[:, 1]) * np.sin(1.3 * X[:, 2]) + 0.3 * np.sqrt(X[:, 3]) * X[:, 4]
@@ -297,5 +307,6 @@ def test_with_more_features_than_variables_the_network_reads_other_subsets(tiny_
         )
         for most in (5, 3)
     }
-    assert "continue: subsets 0" in turns(fits[5])
+    plan = fits[5].plan_.set_index("unit")
+    assert plan.loc["continue: subsets 0", "status"] == "done"
     assert not any(unit.startswith("continue: subsets") for unit in turns(fits[3]))

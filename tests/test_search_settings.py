@@ -137,3 +137,13 @@ def test_the_knobs_at_their_edges_are_accepted():
     assert (edges.units_typical_share, edges.power_factor_exponent_tolerance) == (1.0, 0.0)
     assert (edges.identity_wide_turns, edges.readable_max_plain) == (1, 1)
     assert OperonSettings(max_growth=1).max_growth == 1
+
+
+def test_subset_features_beyond_what_is_ranked_at_once_are_refused():
+    from nesymres_sklearn.search.settings import MAX_SUBSET_FEATURES
+
+    assert SearchSettings(subset_features=MAX_SUBSET_FEATURES).subset_features == MAX_SUBSET_FEATURES
+    with pytest.raises(ValueError, match=rf"subset_features must be at most {MAX_SUBSET_FEATURES}, got 17"):
+        SearchSettings(subset_features=17)
+    with pytest.raises(ValueError, match="subset_features must be an integer of at least 0"):
+        SearchSettings(subset_features=-1)

@@ -19,6 +19,9 @@ INFORMATION_CRITERIA = ("bic", "aic", None)
 RECIPROCAL_LOOKS = (True, "units", False)
 #: The forms of the law under noise (:attr:`SearchSettings.noisy_identity_forms`).
 NOISY_FORMS = frozenset({"rational", "root", "power", "angle"})
+#: ``subset_features`` at most: the subsets are ranked all at once (16 features, five at a
+#: time: 4,368 of them).
+MAX_SUBSET_FEATURES = 16
 
 
 @dataclass(frozen=True)
@@ -135,9 +138,10 @@ class SearchSettings:
         variables, no units), the continuation also has it read other subsets of them,
         drawn from this many most relevant, largest summed relevance first
         (:class:`nesymres_sklearn.neural_search.SubsetLook`); at most the network's
-        variables turns that off. On validation-many at 10 s (100 laws of 4-5 features, seed
-        0) against no subsets: A1 ood 23.0% both (one law gained, one lost), median
-        training R² 0.957 against 0.939.
+        variables turns that off; at most ``MAX_SUBSET_FEATURES`` (16). On
+        validation-many at 10 s (100 laws of 4-5 features, seed 0) against no subsets:
+        A1 ood 23.0% both (one law gained, one lost), median training R² 0.957 against
+        0.939.
     max_beam : int, default=4096
         The most skeletons one decoding proposes: a larger ``beam_size`` is bounded to
         it, with a warning. Without ``max_time`` every beam is decoded and fitted: 4,096
@@ -686,6 +690,10 @@ class SearchSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or value < minimum:
                 raise ValueError(f"SearchSettings.{name} must be an integer of at least {minimum}, got {value!r}.")
+        if self.subset_features > MAX_SUBSET_FEATURES:
+            raise ValueError(
+                f"SearchSettings.subset_features must be at most {MAX_SUBSET_FEATURES}, got {self.subset_features!r}."
+            )
         for name in (
             "held_out_standard_errors",
             "held_out_noise_errors",
