@@ -33,7 +33,7 @@ from .operon.plan import holds_operon, operon_islands, operon_stage, without_ope
 from .operon.settings import OperonSettings, whole_seconds
 from .progress import progress
 from .restrictions import Restrictions
-from .search.budget import Budget, Calibration, Deadline
+from .search.budget import Budget, Calibration
 from .search.fitted import CandidateRows, Fitted
 from .search.identities import (
     AngleLawUnderNoise,
@@ -408,31 +408,10 @@ def law_under_noise(
     found = CandidateRows()
     if settings.noisy_identity_unknowns:  # () : not at all
         found = identities_to_the_noise(problem, noise, settings, half, seed, noisy_identity_sizes(settings))
-        found.extend(_refined_identities(found, problem, noise, settings, half, seed))
     if not len(found):
         found = noisy_identity_rows(problem, noise, settings, deadline)
     budget.record(LAW_UNDER_NOISE, budget.clock() - started, budget.status(half))  # "cut": identities cut short
     return found
-
-
-def _refined_identities(
-    found: CandidateRows,
-    problem: Problem,
-    noise: float,
-    settings: SearchSettings,
-    deadline: Deadline | None,
-    seed: int,
-) -> CandidateRows:
-    """The identities to the noise searched again at the residual of the law ``found``
-    at ``noise`` where that residual (:func:`residual_noise`) is below ``noise`` by more
-    than ``settings.noise_refinement_ratio``: the estimate read the law's curvature as
-    noise, and a law of fewer constants than the true one held to it. None where the
-    ratio is ``None`` or ``deadline`` has passed."""
-    ratio = settings.noise_refinement_ratio
-    lower = residual_noise(found, len(problem.y))
-    if ratio is None or not lower * ratio < noise or (deadline is not None and deadline.passed()):
-        return CandidateRows()
-    return identities_to_the_noise(problem, lower, settings, deadline, seed, noisy_identity_sizes(settings))
 
 
 def network_search(stages: Stages, groups: View):

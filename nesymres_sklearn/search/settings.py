@@ -365,11 +365,6 @@ class SearchSettings:
         On the four validation sets at three noise levels
         (``benchmarks/studies/noisy_law.py``, variant ``power-all``: 0) every law came
         back the same: none spans decades. Not tuned: the half of the points.
-    noise_refinement_ratio : float or None, default=1.5
-        Where the law that the identities to the noise found in the plan leaves a
-        residual below the estimated noise by more than this ratio, they are searched
-        again at that residual (the estimate read the law's curvature as noise, and a
-        law of fewer constants than the true one held to it); ``None``: never. CHOSEN
     noisy_identity_unknowns : tuple of int, default=(16, 64)
         Under noise, the identities' readings (:func:`.identities.identities_to_the_noise`:
         rational, angles, roots, differences, the exponential, over the power-law
@@ -624,7 +619,6 @@ class SearchSettings:
     noisy_identity_max_constants: int = 16
     noisy_identity_polish: int = 5
     noisy_identity_unknowns: tuple[int, ...] = (16, 64)
-    noise_refinement_ratio: float | None = 1.5
     noisy_identity_readings_constants: int = 6
     noisy_identity_pursuit: bool = False
     noisy_power_quantile: float = 0.5
@@ -779,11 +773,6 @@ class SearchSettings:
             raise ValueError(f"SearchSettings.snap_level must lie in [0, 1), got {self.snap_level!r}.")
         if not 0 < self.noise_quantile < 1:
             raise ValueError(f"SearchSettings.noise_quantile must lie in (0, 1), got {self.noise_quantile!r}.")
-        if self.noise_refinement_ratio is not None and not self.noise_refinement_ratio >= 1:
-            raise ValueError(
-                "SearchSettings.noise_refinement_ratio must be None or at least 1, "
-                f"got {self.noise_refinement_ratio!r}."
-            )
         if self.noise_least_stretch is not None and not 0 <= self.noise_least_stretch <= 1:
             raise ValueError(
                 f"SearchSettings.noise_least_stretch must be None or lie in [0, 1], got {self.noise_least_stretch!r}."
