@@ -143,7 +143,8 @@ def test_subset_features_beyond_what_is_ranked_at_once_are_refused():
     from nesymres_sklearn.search.settings import MAX_SUBSET_FEATURES
 
     assert SearchSettings(subset_features=MAX_SUBSET_FEATURES).subset_features == MAX_SUBSET_FEATURES
-    with pytest.raises(ValueError, match=rf"subset_features must be at most {MAX_SUBSET_FEATURES}, got 17"):
-        SearchSettings(subset_features=17)
+    beyond = MAX_SUBSET_FEATURES + 1
+    with pytest.raises(ValueError, match=rf"subset_features must be at most {MAX_SUBSET_FEATURES}, got {beyond}"):
+        SearchSettings(subset_features=beyond)
     with pytest.raises(ValueError, match="subset_features must be an integer of at least 0"):
         SearchSettings(subset_features=-1)
