@@ -203,6 +203,16 @@ def decomposed_rows(
     return rows, time.perf_counter() - moment
 
 
+def _single_decoding(request: SearchRequest, **changes) -> SearchRequest:
+    """``request`` decoding its ``size`` skeletons at once (no narrower first beam), with ``changes``."""
+    return replace(request, settings=replace(request.settings, first_beam=request.size), **changes)
+
+
+def _decodings(result: SearchResult) -> list[float]:
+    """The seconds of each decoding of ``result``: a source's pace."""
+    return [step.seconds for step in result.steps if step.unit.startswith("decode")]
+
+
 @dataclass
 class NetworkSampler:
     """The network sampled beyond its beam, a source of the continuation
@@ -232,12 +242,10 @@ class NetworkSampler:
             half = np.sort(rng.choice(len(self.problem.y), size=len(self.problem.y) // 2, replace=False))
             weights = None if self.problem.weights is None else self.problem.weights[half]
             reads = Problem(self.problem.X[half], self.problem.y[half], weights)
-        settings = replace(self.request.settings, first_beam=self.request.size)
-        request = replace(self.request, decoding="sample", seed=int(rng.integers(2**31)), settings=settings)
+        request = _single_decoding(self.request, decoding="sample", seed=int(rng.integers(2**31)))
         found = propose_and_fit(self.network, self.problem, request, Budget.until(deadline), reads, set(self.seen))
         self.seen.update(candidate.skeleton.key for candidate in found.candidates)  # fitted (a cut fit may come again)
-        decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
-        self.decoding_seconds = max([self.decoding_seconds, *decodings])
+        self.decoding_seconds = max([self.decoding_seconds, *_decodings(found)])
         return self.back(found.fitted())
 
 
@@ -275,11 +283,10 @@ class SubsetLook:
             return written
         subset = self.subsets[turn]
         part = Problem(self.problem.X[:, subset], self.problem.y, self.problem.weights)
-        settings = replace(self.request.settings, first_beam=self.request.size)
-        request = replace(self.request, settings=settings, seed=self.request.seed + turn)
-        found = propose_and_fit(self.network, part, request, Budget.until(deadline))
-        decodings = [step.seconds for step in found.steps if step.unit.startswith("decode")]
-        self.decoding_seconds = max([self.decoding_seconds, *decodings])
+        found = propose_and_fit(
+            self.network, part, _single_decoding(self.request, seed=self.request.seed + turn), Budget.until(deadline)
+        )
+        self.decoding_seconds = max([self.decoding_seconds, *_decodings(found)])
         for skeleton, constants, loss in found.fitted():
             written.add(Fitted(on_features(skeleton, subset), constants, loss), origin=self.name)
         return written
@@ -315,13 +322,12 @@ class ResidualLook:
             return found
         row = distinct[turn % len(distinct)]
         first = Fitted(rows.skeletons[row], rows.constants[row], rows.losses[row])
-        settings = replace(self.request.settings, first_beam=self.request.size)
-        request = replace(self.request, settings=settings, seed=self.request.seed + turn)
+        request = _single_decoding(self.request, seed=self.request.seed + turn)
         decodings: list[float] = []
 
         def solve(part: Problem) -> list[Fitted]:
             result = propose_and_fit(self.network, part, request, Budget.until(deadline))
-            decodings.extend(step.seconds for step in result.steps if step.unit.startswith("decode"))
+            decodings.extend(_decodings(result))
             return result.fitted()
 
         runner = constant_runner(self.problem, self.request.settings.constant_optimizer)

@@ -206,10 +206,10 @@ def _choice(
     def or_line(row: int, candidates: list[int]) -> int:
         """The best plain line among ``candidates`` where it errs at most the margin more
         than ``row`` (with ``held_out_plain_first``), else ``row``."""
-        lines_ = [i for i in candidates if i in lines]
-        if not (settings.held_out_plain_first and lines_):
+        candidate_lines = [i for i in candidates if i in lines]
+        if not (settings.held_out_plain_first and candidate_lines):
             return row
-        line = min(lines_, key=lambda i: (means[i], complexity[i]))
+        line = min(candidate_lines, key=lambda i: (means[i], complexity[i]))
         return line if means[line] - means[row] <= _margin(errors[line], errors[row], settings) else row
 
     if consistent:  # a law explained down to the noise: the simplest such row, unless a plain line does as well
