@@ -14,7 +14,7 @@ LAWS="II.38.3 I.12.1 I.18.12 I.30.5 II.4.23 II.15.5 I.10.7 I.13.12 I.29.4 I.38.1
 for spec in "2-13 12" "14,15 2"; do
     set -- $spec
     CUDA_VISIBLE_DEVICES= taskset -c $1 timeout "${BENCH_SECONDS:-400}" python3 -m benchmarks.fastsrb --methods ours \
-        --max-time 10 --problems 1 --laws $LAWS --threads-per-fit $2 --n-jobs 1 -q \
+        --max-time 10 --problems 1 --laws $LAWS --threads-per-fit $2 --n-jobs 1 --backend threading -q \
         --out $OUT/anytime-cores$2.csv > $OUT/anytime-cores$2.log 2>&1 &
 done
 wait
