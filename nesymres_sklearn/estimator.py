@@ -57,7 +57,7 @@ class NeSymReSRegressor(ReadableMixin, ExportMixin, RegressorMixin, BaseEstimato
     random_state : int, RandomState instance or None, default=None
         Seeds the subsampling, the samples and the starts of the constant fitting.
     n_jobs : int, default=None
-        Processes fitting constants, and Operon's islands at once (threads, or a dask
+        Threads fitting constants, and Operon's islands at once (threads, or a dask
         cluster's workers under ``joblib.parallel_config(backend="dask")``: ``docs/cluster.md``);
         joblib's convention (``None``: 1, ``-1``: every core).
     verbose : int, default=0

@@ -1,10 +1,14 @@
 """From hypotheses to fitted candidates: one fixed sequence of fits that a deadline cuts short."""
 
+import os
+import threading
+
 import numpy as np
 import pytest
 
 from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.decoding.hypothesis import Hypothesis
+from nesymres_sklearn.operon.fitting import OperonConstantFitter
 from nesymres_sklearn.search.fitting.candidates import fit_candidates, skeleton_candidates
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchRequest
@@ -67,3 +71,36 @@ def test_a_later_deadline_fits_a_longer_prefix_of_the_same_sequence(problem):
     for earlier, later in zip(runs, runs[1:]):
         for index in fitted[0]:
             assert later[index].mse <= earlier[index].mse
+
+
+class RecordingFitter(OperonConstantFitter):
+    """Operon's fitter that records where each of its runs ran (the list is the class's,
+    shared by every copy)."""
+
+    runs: list = []
+
+    def run(self, tokens, start):
+        RecordingFitter.runs.append((os.getpid(), threading.get_ident(), id(self)))
+        return super().run(tokens, start)
+
+
+@pytest.mark.slow
+def test_jobs_fit_in_threads_of_this_process_each_with_its_own_runner(problem):
+    """``n_jobs`` fits in threads (no worker process to start, the data not copied to one),
+    and no two threads share the compiled runner, whose optimiser holds state."""
+    candidates = skeleton_candidates(HYPOTHESES)
+    runner = RecordingFitter(problem, 20)
+    RecordingFitter.runs.clear()
+    serial = fit_candidates(candidates, problem, SearchRequest(n_restarts=2, seed=3), None, runner=runner)
+    in_serial = list(RecordingFitter.runs)
+    RecordingFitter.runs.clear()
+    parallel = fit_candidates(candidates, problem, SearchRequest(n_restarts=2, seed=3, n_jobs=2), None, runner=runner)
+    assert {pid for pid, _, _ in in_serial} == {pid for pid, _, _ in RecordingFitter.runs} == {os.getpid()}
+    assert {fitter for _, _, fitter in in_serial} == {id(runner)}
+    threads_of = {}
+    for _, thread, fitter in RecordingFitter.runs:
+        threads_of.setdefault(fitter, set()).add(thread)
+    assert id(runner) not in threads_of and threading.get_ident() not in set().union(*threads_of.values())
+    assert all(len(threads) == 1 for threads in threads_of.values())
+    for one, other in zip(serial, parallel):
+        np.testing.assert_array_equal(one.constants, other.constants)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: The fit's pace (:meth:`Budget.pace`) counts at most this: where the process waited for
-#: worker processes (``n_jobs``), their work is not its CPU time.
+#: a cluster's workers, their work is not its CPU time.
 MAX_PACE = 4.0
 
 

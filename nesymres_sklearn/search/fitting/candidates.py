@@ -9,6 +9,8 @@ Then the constants of every candidate are fitted (:mod:`.constants`).
 
 from __future__ import annotations
 
+import copy
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,7 +74,9 @@ def fit_candidates(
 ) -> list[ConstantFit | None]:
     """Fit every candidate's constants, ``request.n_restarts`` starts each, until the
     ``deadline``; the starts of candidate ``j`` are seeded by ``(request.seed,
-    first_index + j)``, so results do not depend on ``request.n_jobs``.
+    first_index + j)``, so results do not depend on ``request.n_jobs``: that many
+    threads of this process share the fits, also under a cluster's joblib backend (no
+    process to start, no data to copy), each with its own copy of the ``runner``.
 
     The work is one fixed sequence that the deadline only cuts short: the first start
     of every candidate, in order, then the further starts of those not yet exact. A
@@ -80,6 +84,14 @@ def fit_candidates(
     ones of :data:`ALWAYS_FITTED` origins (cheap, and they keep some candidate finite).
     """
     rngs = [np.random.default_rng((request.seed, first_index + index)) for index in range(len(candidates))]
+    own = threading.local()
+
+    def thread_runner() -> StartRunner | None:
+        if runner is None or threading.current_thread() is threading.main_thread():
+            return runner
+        if not hasattr(own, "runner"):
+            own.runner = copy.deepcopy(runner)
+        return own.runner
 
     def fit(index: int, n_restarts: int, previous: ConstantFit | None) -> ConstantFit | None:
         candidate = candidates[index]
@@ -96,14 +108,14 @@ def fit_candidates(
             problem.weights,
             request.settings.lm_x_scale,
             previous,
-            runner,
+            thread_runner(),
             request.settings.start_range,
         )
 
     def run(jobs: list[tuple[int, int, ConstantFit | None]]) -> list[ConstantFit | None]:
         if request.n_jobs in (None, 1):
             return [fit(*job) for job in jobs]
-        return Parallel(n_jobs=request.n_jobs)(delayed(fit)(*job) for job in jobs)
+        return Parallel(n_jobs=request.n_jobs, backend="threading")(delayed(fit)(*job) for job in jobs)
 
     fits = run([(index, 1, None) for index in range(len(candidates))])
     if request.n_restarts > 1:
