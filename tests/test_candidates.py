@@ -6,9 +6,9 @@ import threading
 import numpy as np
 import pytest
 
+from nesymres_sklearn.operon.fitting import OperonConstantFitter
 from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.decoding.hypothesis import Hypothesis
-from nesymres_sklearn.operon.fitting import OperonConstantFitter
 from nesymres_sklearn.search.fitting.candidates import fit_candidates, skeleton_candidates
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchRequest
