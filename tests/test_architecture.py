@@ -33,8 +33,8 @@ LAYERS = {
         "selection", "variables", "pursuit", "offset_exponential", "identities", "looks", "anytime", "scheduler",
     ],
     "pretraining": [
-        "time_limit", "generator", "bank", "bank_pack", "data", "device_data", "runtime", "checkpoint", "export",
-        "config", "evaluation", "curves", "widen", "train", "validate", "window",
+        "time_limit", "generator", "bank", "bank_pack", "bank_merge", "data", "device_data", "runtime", "checkpoint",
+        "export", "config", "evaluation", "curves", "widen", "train", "validate", "window",
     ],
     "benchmarks": [
         "datasets", "metrics", "profiles", "methods", "tasks", "isolation", "results", "backends", "report",
