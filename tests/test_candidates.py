@@ -2,6 +2,7 @@
 
 import os
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -80,7 +81,7 @@ class RecordingFitter(OperonConstantFitter):
     runs: list = []
 
     def run(self, tokens, start):
-        RecordingFitter.runs.append((os.getpid(), threading.get_ident(), id(self)))
+        RecordingFitter.runs.append((os.getpid(), threading.get_ident(), self))  # kept alive: ids stay unique
         return super().run(tokens, start)
 
 
@@ -96,11 +97,29 @@ def test_jobs_fit_in_threads_of_this_process_each_with_its_own_runner(problem):
     RecordingFitter.runs.clear()
     parallel = fit_candidates(candidates, problem, SearchRequest(n_restarts=2, seed=3, n_jobs=2), None, runner=runner)
     assert {pid for pid, _, _ in in_serial} == {pid for pid, _, _ in RecordingFitter.runs} == {os.getpid()}
-    assert {fitter for _, _, fitter in in_serial} == {id(runner)}
+    assert {id(fitter) for _, _, fitter in in_serial} == {id(runner)}
     threads_of = {}
     for _, thread, fitter in RecordingFitter.runs:
-        threads_of.setdefault(fitter, set()).add(thread)
+        threads_of.setdefault(id(fitter), set()).add(thread)
     assert id(runner) not in threads_of and threading.get_ident() not in set().union(*threads_of.values())
     assert all(len(threads) == 1 for threads in threads_of.values())
     for one, other in zip(serial, parallel):
         np.testing.assert_array_equal(one.constants, other.constants)
+
+
+@pytest.mark.slow
+def test_the_threads_leave_the_warning_filters_to_the_caller(problem, monkeypatch):
+    """The filters are the process's: fits in several threads at once must not each save
+    and restore them (``catch_warnings`` is not thread-safe), so only the caller does."""
+    entered, original = [], warnings.catch_warnings
+
+    def recording(*args, **kwargs):
+        entered.append(threading.get_ident())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(warnings, "catch_warnings", recording)
+    before = list(warnings.filters)
+    fits = fit_candidates(skeleton_candidates(HYPOTHESES), problem, SearchRequest(n_restarts=2, seed=3, n_jobs=2), None)
+    assert all(fit is not None for fit in fits)
+    assert entered and set(entered) == {threading.get_ident()}
+    assert warnings.filters == before

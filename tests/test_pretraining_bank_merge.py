@@ -82,6 +82,8 @@ def test_bad_merges_are_refused(banks, tmp_path):
         merge_banks(tmp_path / "a", list(banks), [1.0], POWER)
     with pytest.raises(ValueError, match="one positive share per bank"):
         merge_banks(tmp_path / "a", list(banks), [1.0, 0.0], POWER)
+    with pytest.raises(ValueError, match="frequency_power must be positive"):
+        merge_banks(tmp_path / "a", list(banks), [1.0, 1.0], 0.0)
     merge_banks(tmp_path / "b", list(banks), [1.0, 1.0], POWER)
     with pytest.raises(ValueError, match="already holds a bank"):
         merge_banks(tmp_path / "b", list(banks), [1.0, 1.0], POWER)

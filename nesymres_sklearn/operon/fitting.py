@@ -55,8 +55,8 @@ def _fixed_constant(value: float) -> op.Node:
 class OperonConstantFitter:
     """Operon's Levenberg-Marquardt on one problem's unweighted data: built once per
     search, then :meth:`run` once per start. Each skeleton's tree is built on its first
-    start and given each further start's values. Picklable (for ``n_jobs``): Operon's
-    objects are built again from the data."""
+    start and given each further start's values. Picklable and copyable (each thread of
+    ``n_jobs`` fits with its own copy): Operon's objects are built again from the data."""
 
     def __init__(self, problem: Problem, max_iterations: int):
         self._X = np.asarray(problem.X, dtype=np.float64)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +22,7 @@ from ..budget import Deadline
 from ..decoding.hypothesis import Hypothesis
 from ..problem import Problem
 from ..settings import SearchRequest
-from .constants import ConstantFit, StartRunner, fit_constants
+from .constants import ConstantFit, StartRunner, fit_constants, warnings_silenced_by_caller
 
 # Longer skeletons are not tried with attached placeholders: fitting in many
 # dimensions costs more than the candidate is likely to be worth.
@@ -84,10 +85,10 @@ def fit_candidates(
     ones of :data:`ALWAYS_FITTED` origins (cheap, and they keep some candidate finite).
     """
     rngs = [np.random.default_rng((request.seed, first_index + index)) for index in range(len(candidates))]
-    own = threading.local()
+    own, caller = threading.local(), threading.get_ident()
 
     def thread_runner() -> StartRunner | None:
-        if runner is None or threading.current_thread() is threading.main_thread():
+        if runner is None or threading.get_ident() == caller:
             return runner
         if not hasattr(own, "runner"):
             own.runner = copy.deepcopy(runner)
@@ -112,10 +113,16 @@ def fit_candidates(
             request.settings.start_range,
         )
 
+    def fit_in_thread(index: int, n_restarts: int, previous: ConstantFit | None) -> ConstantFit | None:
+        with warnings_silenced_by_caller():
+            return fit(index, n_restarts, previous)
+
     def run(jobs: list[tuple[int, int, ConstantFit | None]]) -> list[ConstantFit | None]:
         if request.n_jobs in (None, 1):
             return [fit(*job) for job in jobs]
-        return Parallel(n_jobs=request.n_jobs, backend="threading")(delayed(fit)(*job) for job in jobs)
+        with warnings.catch_warnings():  # for every thread: the filters are the process's
+            warnings.simplefilter("ignore")
+            return Parallel(n_jobs=request.n_jobs, backend="threading")(delayed(fit_in_thread)(*job) for job in jobs)
 
     fits = run([(index, 1, None) for index in range(len(candidates))])
     if request.n_restarts > 1:

@@ -33,6 +33,7 @@ equations (beam 32, 128 points) that cut the median constant fitting from 0.19-0
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -184,8 +185,7 @@ def least_squares_run(
         return J
 
     start = np.asarray(start, dtype=np.float64)
-    with np.errstate(all="ignore"), warnings.catch_warnings(), contextlib.suppress(_Stopped):
-        warnings.simplefilter("ignore")
+    with np.errstate(all="ignore"), _quiet(), contextlib.suppress(_Stopped):
         if padded:
             diag = None if isinstance(x_scale, str) else np.full(len(free) + 1, 1.0 / x_scale)
             leastsq(
@@ -198,6 +198,33 @@ def least_squares_run(
                 max_nfev=MAX_EVALUATIONS, xtol=TOLERANCE, ftol=TOLERANCE, gtol=TOLERANCE,
             )  # fmt: skip
     return best_seen["constants"]
+
+
+#: True in a thread whose caller silenced warnings for the whole process (the threads of
+#: ``n_jobs``): their fits leave the process-wide warning filters alone, which
+#: ``warnings.catch_warnings`` in several threads at once would leave wrong.
+_CALLER_SILENCED = contextvars.ContextVar("caller_silenced_warnings", default=False)
+
+
+@contextlib.contextmanager
+def warnings_silenced_by_caller():
+    """Within it, this thread's fits do not touch the warning filters (the caller's
+    ``warnings.catch_warnings`` covers them)."""
+    token = _CALLER_SILENCED.set(True)
+    try:
+        yield
+    finally:
+        _CALLER_SILENCED.reset(token)
+
+
+@contextlib.contextmanager
+def _quiet():
+    if _CALLER_SILENCED.get():
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 class StartRunner(Protocol):
