@@ -3,7 +3,9 @@ samples take turns until ``max_time`` ends, on an injected clock; the user's sto
 condition, fixed work, ``warm_start``, progress lines, and the islands on a dask cluster."""
 
 import logging
+import os
 import pickle
+import threading
 
 import numpy as np
 import pytest
@@ -239,6 +241,38 @@ def test_islands_in_threads_give_each_island_its_seed(inexact):
     assert len(runs[0]) >= 2 and set(runs[0].origins) == {"operon"}
     assert [str(s) for s in runs[0].skeletons] == [str(s) for s in runs[1].skeletons]
     assert islands.island_seed(0, 0) != islands.island_seed(0, 1) != islands.island_seed(1, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["loky", "multiprocessing"])
+def test_islands_stay_in_threads_inside_a_process_pool_backend(inexact, monkeypatch, backend):
+    """A benchmark's or a grid search's ``parallel_config`` of local processes does not send
+    the islands to a pool that each turn would start (seconds, past the fit's end): they
+    run in this process's threads."""
+    from joblib import parallel_config
+
+    from nesymres_sklearn.operon import islands as islands_module
+    from nesymres_sklearn.operon.trees import OPERON_SYMBOLS
+    from nesymres_sklearn.search.fitted import CandidateRows
+    from nesymres_sklearn.search.problem import Problem
+
+    ran, original = [], islands_module.island
+
+    def recording(*args):
+        ran.append((os.getpid(), threading.get_ident()))
+        return original(*args)
+
+    monkeypatch.setattr(islands_module, "island", recording)
+    X, y = inexact
+    islands = islands_module.OperonIslands(Problem(X, y), QUICK_OPERON, 7, OPERON_SYMBOLS, n_workers=2)
+    with parallel_config(backend=backend):
+        found = islands.propose(CandidateRows(), 0, None)
+        assert islands_module.island_backend() == "threading"
+    assert len(ran) == 2 and {pid for pid, _ in ran} == {os.getpid()}
+    assert threading.get_ident() not in {thread for _, thread in ran}
+    assert set(found.origins) == {"operon"}
+    with parallel_config(backend="sequential"):  # another backend (a cluster's: dask, ray) is the user's choice
+        assert islands_module.island_backend() is None
 
 
 def test_a_residual_look_at_an_exact_row_decodes_nothing_and_adds_nothing(tiny_model):

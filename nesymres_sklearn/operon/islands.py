@@ -4,7 +4,9 @@ restarts Operon from new seeds, its population seeded with the best rows so far,
 
 The islands run through joblib: in this process when there is one, else in threads
 (pyoperon releases the GIL), or on a dask cluster's workers inside
-``joblib.parallel_config(backend="dask")`` (``docs/cluster.md``). An island on another
+``joblib.parallel_config(backend="dask")`` (``docs/cluster.md``). Inside a configured
+process pool (loky, multiprocessing: a benchmark's, a grid search's) they stay in threads:
+a pool started for every turn took seconds and ran past the fit's end. An island on another
 worker reads its own clock: it gets the seconds left, not the fit's deadline. A turn's
 islands run ``generations * 2**turn`` generations (at most 8 times Operon's), in
 Operon's growing chunks, which the deadline only cuts.
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from joblib import Parallel, delayed
+from joblib.parallel import LokyBackend, MultiprocessingBackend, get_active_backend
 
 from ..search.budget import Calibration, Deadline
 from ..search.fitted import CandidateRows, Fitted, mse
@@ -41,6 +44,13 @@ def island(problem: Problem, seeds, settings: OperonSettings, seed: int, seconds
     most ``seconds`` (``None``: its whole work)."""
     deadline = None if seconds is None else Deadline(time.perf_counter() + seconds)
     return refine(problem.X, problem.y, seeds, settings, seed, deadline, problem.weights, symbols)
+
+
+def island_backend() -> str | None:
+    """``"threading"`` where joblib's active backend is a pool of local processes, else
+    ``None``: threads by default, a cluster's backend where one is configured."""
+    backend, _ = get_active_backend(prefer="threads")
+    return "threading" if isinstance(backend, (LokyBackend, MultiprocessingBackend)) else None
 
 
 @dataclass
@@ -86,7 +96,7 @@ class OperonIslands:
             ]
         else:
             seconds = None if deadline is None else max(0.0, deadline.left())
-            refined = Parallel(n_jobs=self.n_workers, prefer="threads")(
+            refined = Parallel(n_jobs=self.n_workers, backend=island_backend(), prefer="threads")(
                 delayed(island)(self.problem, seeds, settings, self.island_seed(turn, w), seconds, self.symbols)
                 for w in range(self.n_workers)
             )
