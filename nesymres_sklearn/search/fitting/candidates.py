@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import threading
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +21,7 @@ from ..budget import Deadline
 from ..decoding.hypothesis import Hypothesis
 from ..problem import Problem
 from ..settings import SearchRequest
-from .constants import ConstantFit, StartRunner, fit_constants, warnings_silenced_by_caller
+from .constants import ConstantFit, StartRunner, fit_constants, ignoring_warnings, warnings_silenced_by_caller
 
 # Longer skeletons are not tried with attached placeholders: fitting in many
 # dimensions costs more than the candidate is likely to be worth.
@@ -120,8 +119,7 @@ def fit_candidates(
     def run(jobs: list[tuple[int, int, ConstantFit | None]]) -> list[ConstantFit | None]:
         if request.n_jobs in (None, 1):
             return [fit(*job) for job in jobs]
-        with warnings.catch_warnings():  # for every thread: the filters are the process's
-            warnings.simplefilter("ignore")
+        with ignoring_warnings():  # for the threads too, which leave the filters alone
             return Parallel(n_jobs=request.n_jobs, backend="threading")(delayed(fit_in_thread)(*job) for job in jobs)
 
     fits = run([(index, 1, None) for index in range(len(candidates))])

@@ -218,13 +218,15 @@ def warnings_silenced_by_caller():
 
 
 @contextlib.contextmanager
-def _quiet():
-    if _CALLER_SILENCED.get():
-        yield
-        return
+def ignoring_warnings():
+    """Every warning ignored within it, in every thread (the filters are the process's)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+def _quiet():
+    return contextlib.nullcontext() if _CALLER_SILENCED.get() else ignoring_warnings()
 
 
 class StartRunner(Protocol):
