@@ -15,7 +15,6 @@ import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from math import comb
 
 import numpy as np
 import torch
@@ -35,7 +34,7 @@ from .search.noise import smoothed
 from .search.problem import Problem
 from .search.scheduler import row_scores
 from .search.settings import SearchRequest
-from .search.variables.features import on_features, other_subsets, relevance
+from .search.variables.features import on_features, other_subsets
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
 
@@ -231,7 +230,7 @@ class NetworkSampler:
     seen: set = field(default_factory=set)
     name: str = "network"
 
-    def holds(self, deadline) -> bool:
+    def holds(self, deadline, turn: int) -> bool:
         """Whether the time left holds a decoding (which cannot be cut) at the pace of the last."""
         return deadline is None or deadline.holds(self.decoding_seconds)
 
@@ -255,29 +254,26 @@ class SubsetLook:
     it read only the most relevant ones, ``read`` (:attr:`.Route.reads_the_most_relevant`):
     turn ``k`` reads the ``k``-th other subset of as many features, drawn from the
     ``settings.subset_features`` most relevant (:func:`.variables.features.other_subsets`,
-    ranked on the first turn), decodes ``request.size`` skeletons, fits them on all the
-    points and writes them over all the features of ``problem``. A turn starts while
+    ranked by the route's ``scores``), decodes ``request.size`` skeletons, fits them on all
+    the points and writes them over all the features of ``problem``. A turn starts while
     subsets are left and the time left holds a decoding at the pace of the last."""
 
     network: NeSymReSModel
     problem: Problem
     request: SearchRequest
     read: np.ndarray
+    scores: np.ndarray
     decoding_seconds: float = 0.0
     name: str = "subsets"
-    subsets: list[np.ndarray] | None = None
-    next_turn: int = 0
+    subsets: list[np.ndarray] = field(init=False)
 
-    def holds(self, deadline) -> bool:
-        most = min(self.request.settings.subset_features, self.problem.X.shape[1])
-        count = comb(most, len(self.read)) if self.subsets is None else len(self.subsets)
-        return self.next_turn < count and (deadline is None or deadline.holds(self.decoding_seconds))
+    def __post_init__(self):
+        self.subsets = other_subsets(self.scores, len(self.read), self.read, self.request.settings.subset_features)
+
+    def holds(self, deadline, turn: int) -> bool:
+        return turn < len(self.subsets) and (deadline is None or deadline.holds(self.decoding_seconds))
 
     def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
-        if self.subsets is None:
-            scores = relevance(self.problem.X, self.problem.y, self.request.seed)[0]
-            self.subsets = other_subsets(scores, len(self.read), self.read, self.request.settings.subset_features)
-        self.next_turn = turn + 1
         written = CandidateRows()
         if turn >= len(self.subsets):
             return written
@@ -307,7 +303,7 @@ class ResidualLook:
     decoding_seconds: float = 0.0
     name: str = "residual"
 
-    def holds(self, deadline) -> bool:
+    def holds(self, deadline, turn: int) -> bool:
         return deadline is None or deadline.holds(self.decoding_seconds)
 
     def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:

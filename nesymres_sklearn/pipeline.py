@@ -212,11 +212,12 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
         budget.record("warm start", 0.0, f"continued from {len(warm.rows)} rows")
     rows = warm.rows.copy()  # the selection adds its pruned rows
     noise = warm.noise
-    shares = deepcopy(warm.shares)  # a fit that raises leaves the previous search's shares
+    shares = deepcopy(warm.shares)  # a fit that raises leaves the previous search's shares and sources
+    sources = warm.copied_sources()
     writer = Writer(scaling, symbols, () if units is None else units.named(), restrictions.operators)
     moment = time.perf_counter()
     scheduler = Scheduler(
-        warm.sources,
+        sources,
         problem,
         params["complexity_penalty"],
         budget,
@@ -233,7 +234,7 @@ def _run_fit(params: dict, X, y, weights, names, units_given: tuple, previous, i
     timings["continuation"] = time.perf_counter() - moment
     pace = warm.calibration.operon_seconds_per_evaluation_point
     budget.record("calibration", 0.0, f"Operon: {pace:.3g} s per model and point")
-    continued = replace(warm, rows=rows.copy(), shares=shares, noise=noise)
+    continued = replace(warm, rows=rows.copy(), sources=sources, shares=shares, noise=noise)
     moment = time.perf_counter()
     keep = None if units is None else units.keep(problem, settings.units_min_r2, writer)
     started = budget.clock()
@@ -456,7 +457,7 @@ def network_search(stages: Stages, groups: View):
     decoding = max((step.seconds for step in budget.plan if step.unit.startswith("decode")), default=0.0)
     sources = [NetworkSampler(network, seen.problem, request, back, decoding)]
     if units is None and seen.reads_the_most_relevant and request.settings.subset_features > n_variables:
-        sources.append(SubsetLook(network, problem, request, seen.columns, decoding))
+        sources.append(SubsetLook(network, problem, request, seen.columns, seen.relevance_scores, decoding))
     return rows, columns, [str(symbol) for symbol in views.symbols(stages.symbols)], sources
 
 

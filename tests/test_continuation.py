@@ -132,6 +132,32 @@ def test_warm_start_continues_the_search_on_the_same_data(tiny_model, inexact, m
     assert cold.plan_["unit"].iloc[0] == "identities"
 
 
+def test_a_warm_fit_that_raises_leaves_the_search_as_it_was(tiny_model, inexact, manual_clock, monkeypatch):
+    """The sources' turns and the skeletons the network's sampler drew stay as the last
+    fit that returned left them: the next warm fit continues as if the failed one had
+    not run."""
+    from nesymres_sklearn import pipeline
+
+    fits = [regressor(tiny_model, max_time=40.0, warm_start=True).fit(*inexact) for _ in range(2)]
+    state = fits[0]._warm
+    sampler = next(source for source in state.sources if source.name == "network")
+    drawn, counted = set(sampler.seen), dict(state.shares.turns)
+    assert drawn and counted
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("the selection failed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline, "select", failing)
+        with pytest.raises(RuntimeError, match="the selection failed"):
+            fits[0].fit(*inexact)
+    assert fits[0]._warm is state and sampler.seen == drawn and state.shares.turns == counted
+    for fit in fits:
+        fit.fit(*inexact)
+    assert turns(fits[0]) == turns(fits[1])
+    assert fits[0].equations_["expression"].astype(str).tolist() == fits[1].equations_["expression"].astype(str).tolist()
+
+
 def test_the_identities_to_the_noise_that_the_plan_cut_short_take_a_turn_on_a_warm_start(
     tiny_model, inexact, manual_clock, monkeypatch
 ):
@@ -312,28 +338,52 @@ def test_the_subset_look_reads_each_other_subset_once_and_writes_its_rows_over_i
     problem = Problem(X, X[:, 3] * np.sin(X[:, 2]) + X[:, 1])
     network = neural_search.load_network(str(tiny_model), None, "cpu")
     request = SearchRequest(size=4, seed=5)
-    read = np.array([1, 2, 3])
-    look = neural_search.SubsetLook(network, problem, request, read)
-    expected = other_subsets(relevance(X, problem.y, 5)[0], 3, read, request.settings.subset_features)
+    read, scores = np.array([1, 2, 3]), relevance(X, problem.y, 5)[0]
+    look = neural_search.SubsetLook(network, problem, request, read, scores)
+    expected = other_subsets(scores, 3, read, request.settings.subset_features)
     assert len(expected) == 3 and not any(set(subset) == {1, 2, 3} for subset in expected)
+    assert [ranked.tolist() for ranked in look.subsets] == [other.tolist() for other in expected]
     for turn, subset in enumerate(expected):
-        assert look.holds(None)
+        assert look.holds(None, turn)
         rows = look.propose(CandidateRows(), turn, None)
-        assert [ranked.tolist() for ranked in look.subsets] == [other.tolist() for other in expected]
         assert len(rows) > 0 and set(rows.origins) == {"subsets"}
         for skeleton, constants, loss in zip(rows.skeletons, rows.constants, rows.losses):
             named = {variable_index(token) for token in skeleton.tokens} - {None}
             assert named <= set(subset.tolist())
             assert loss == pytest.approx(mse(skeleton.program, X, problem.y, constants))
         assert look.decoding_seconds > 0
-    assert not look.holds(None)
-    paced = neural_search.SubsetLook(network, problem, request, read, decoding_seconds=2.0)
-    assert paced.holds(Deadline(2.5, lambda: 0.0)) and not paced.holds(Deadline(1.5, lambda: 0.0))
-    # the most relevant three are the ones read: the one turn that the count before the ranking promised adds nothing
-    top = other_subsets(relevance(X, problem.y, 5)[0], 3, np.array([], dtype=int), 3)[0]
+    assert not look.holds(None, len(expected))
+    paced = neural_search.SubsetLook(network, problem, request, read, scores, decoding_seconds=2.0)
+    assert paced.holds(Deadline(2.5, lambda: 0.0), 0) and not paced.holds(Deadline(1.5, lambda: 0.0), 0)
+    # the most relevant three are the ones read: no other subset, no turn
+    top = other_subsets(scores, 3, np.array([], dtype=int), 3)[0]
     narrow = replace(request, settings=SearchSettings(subset_features=3))
-    only = neural_search.SubsetLook(network, problem, narrow, top)
-    assert only.holds(None) and len(only.propose(CandidateRows(), 0, None)) == 0 and not only.holds(None)
+    only = neural_search.SubsetLook(network, problem, narrow, top, scores)
+    assert only.subsets == [] and not only.holds(None, 0)
+
+
+def test_the_route_hands_the_subsets_its_relevance(tiny_model, monkeypatch):
+    """The relevance that chose the network's features ranks the other subsets: it is
+    computed once a fit."""
+    from nesymres_sklearn.search.variables import features, routing
+
+    calls = []
+
+    def counted(X, y, seed):
+        calls.append((X, y, seed))
+        return features.relevance(X, y, seed)
+
+    monkeypatch.setattr(routing, "relevance", counted)
+    rng = np.random.default_rng(4)
+    X = rng.uniform(1, 5, (64, 5))
+    y = np.exp(-X[:, 0] / X[:, 1]) * np.sin(1.3 * X[:, 2]) + 0.3 * np.sqrt(X[:, 3]) * X[:, 4]
+    settings = SearchSettings(continuation_steps=6, subset_features=5)
+    fit = regressor(tiny_model, search_settings=settings).fit(X, y)
+    assert sum(unit.startswith("continue: subsets") for unit in turns(fit)) >= 1
+    assert len(calls) == 1
+    source = next(source for source in fit._warm.sources if source.name == "subsets")
+    expected = features.other_subsets(features.relevance(*calls[0])[0], 3, source.read, 5)
+    assert [subset.tolist() for subset in source.subsets] == [subset.tolist() for subset in expected]
 
 
 def test_with_more_features_than_variables_the_network_reads_other_subsets(tiny_model):

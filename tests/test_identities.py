@@ -701,9 +701,10 @@ def test_under_noise_an_angle_law_comes_back_with_its_cosine_and_not_without_the
     def clock():
         return 0.0  # a stopped clock: the time left is the deadline's
 
-    assert source.holds(Deadline(1.0, clock)) and not source.holds(Deadline(0.01, clock))
+    assert source.holds(Deadline(1.0, clock), 0) and not source.holds(Deadline(0.01, clock), 0)
+    assert not source.holds(None, 1)  # its first turn is all it has
     slow = AngleLawUnderNoise(problem, 1.5 * sd, seconds=2.0)  # the plan's law under noise took 2 s
-    assert not slow.holds(Deadline(1.0, clock)) and slow.holds(Deadline(3.0, clock))
+    assert not slow.holds(Deadline(1.0, clock), 0) and slow.holds(Deadline(3.0, clock), 0)
     beyond = _noisy(lambda X: X[:, 0] * X[:, 1], low=1e3, high=2e3)[0]  # beyond identity_wide_turns
     assert noisy_angle_law(beyond) is None
 
@@ -836,7 +837,7 @@ def test_a_large_system_under_noise_is_searched_only_where_its_unknowns_are_allo
         return 0.0  # a stopped clock: the time left is the deadline's
 
     slow = IdentityUnderNoise(problem, sd, seconds=2.0)  # the plan's law under noise took 2 s
-    assert not slow.holds(Deadline(1.0, clock)) and slow.holds(Deadline(3.0, clock))
+    assert not slow.holds(Deadline(1.0, clock), 0) and slow.holds(Deadline(3.0, clock), 0)
 
 
 def test_an_approximation_to_the_noise_that_does_not_extrapolate_is_no_identity():

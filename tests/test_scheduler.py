@@ -45,7 +45,7 @@ class FakeSource:
         self.name, self.clock, self.seconds, self.losses = name, clock, seconds, list(losses)
         self.turns, self.deadlines, self.seen_rows = [], [], []
 
-    def holds(self, deadline):
+    def holds(self, deadline, turn):
         return deadline is None or deadline.holds(self.seconds)
 
     def propose(self, rows, turn, deadline):

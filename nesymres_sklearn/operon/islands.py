@@ -65,7 +65,7 @@ class OperonIslands:
     calibration: Calibration = field(default_factory=Calibration)
     name: str = "operon"
 
-    def holds(self, deadline: Deadline | None) -> bool:
+    def holds(self, deadline: Deadline | None, turn: int) -> bool:
         """Whether the time left holds a first generation (for more islands than cores:
         as many as share a core, one after the other)."""
         rounds = math.ceil(self.n_workers / (os.cpu_count() or 1))

@@ -935,16 +935,16 @@ def noisy_angle_law(
 
 
 class _FirstTurnOnly(ABC):
-    """A source of the continuation whose first turn is all it has (:meth:`_first`);
-    later turns add nothing, and the scheduler retires it. A turn starts while the time
-    left holds its ``seconds`` (the plan's law under noise took as long), and at least
-    ``settings.noisy_identity_seconds``."""
+    """A source of the continuation whose first turn is all it has (:meth:`_first`). It
+    starts while the time left holds its ``seconds`` (the plan's law under noise took as
+    long), and at least ``settings.noisy_identity_seconds``."""
 
     settings: SearchSettings
     seconds: float
 
-    def holds(self, deadline: Deadline | None) -> bool:
-        return deadline is None or deadline.holds(max(self.seconds, self.settings.noisy_identity_seconds))
+    def holds(self, deadline: Deadline | None, turn: int) -> bool:
+        seconds = max(self.seconds, self.settings.noisy_identity_seconds)
+        return turn == 0 and (deadline is None or deadline.holds(seconds))
 
     def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
         return CandidateRows() if turn else self._first(deadline)

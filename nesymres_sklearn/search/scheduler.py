@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -41,8 +42,10 @@ class Source(Protocol):
 
     name: str
 
-    def holds(self, deadline: Deadline | None) -> bool:
-        """Whether the time left before ``deadline`` holds one of its turns."""
+    def holds(self, deadline: Deadline | None, turn: int) -> bool:
+        """Whether it has a ``turn``-th turn (0, 1, ...) and the time left before
+        ``deadline`` holds it (the scheduler counts the turns: a fit that raises leaves
+        the previous search's count)."""
 
     def propose(self, rows: CandidateRows, turn: int, deadline: Deadline | None) -> CandidateRows:
         """New rows over the fit's problem, its ``turn``-th call (0, 1, ...), from the
@@ -187,7 +190,8 @@ class Scheduler:
             ready = [
                 source.name
                 for source in self.sources
-                if self.shares.empty.get(source.name, 0) < self.idle_turns and source.holds(end)
+                if self.shares.empty.get(source.name, 0) < self.idle_turns
+                and source.holds(end, self.shares.turns.get(source.name, 0))
             ]
             if not ready:
                 self.budget.record("continue", 0.0, "stopped: the time left holds no turn")
@@ -223,6 +227,10 @@ class Scheduler:
         return f"{self.budget.elapsed():.1f}s: best loss {loss:.4g} at complexity {complexity}; sources {shares}"
 
 
+#: The attributes of a source that its copies share (:meth:`ContinuationState.copied_sources`).
+SHARED_BY_SOURCES = ("network", "problem")
+
+
 @dataclass
 class ContinuationState:
     """What a fit leaves for a ``warm_start`` fit on the same data: the data's
@@ -241,6 +249,19 @@ class ContinuationState:
     refinement: dict | None
     calibration: Calibration
     noise: float
+
+    def copied_sources(self) -> list[Source]:
+        """Copies of the ``sources``, which a fit's turns advance (the network's sampler
+        keeps the skeletons it drew): a fit that raises leaves this search's as they
+        were. What they read stays shared: the network, the problem, the ``calibration``
+        (a measurement, which the sources keep setting)."""
+        shared = {id(self.calibration): self.calibration}
+        for source in self.sources:
+            for name in SHARED_BY_SOURCES:
+                value = getattr(source, name, None)
+                if value is not None:
+                    shared[id(value)] = value
+        return deepcopy(self.sources, shared)
 
 
 def data_fingerprint(*parts) -> str:

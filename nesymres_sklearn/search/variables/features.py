@@ -135,13 +135,21 @@ def relevance(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, np.n
 
 
 def relevant_features(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Indices of ``k`` most relevant features, in increasing order: in order of
-    relevance, each with the partner its interaction needs (a pair only where both fit
-    in), then the most relevant of those left out."""
-    n_features = X.shape[1]
+    """Indices of ``k`` most relevant features of ``X`` to ``y`` (:func:`most_relevant`
+    of their :func:`relevance`), in increasing order."""
+    if X.shape[1] <= k:
+        return np.arange(X.shape[1])
+    return most_relevant(*relevance(X, y, seed), k)
+
+
+def most_relevant(scores: np.ndarray, partners: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` features of the highest relevance ``scores``, in increasing
+    order: in order of relevance, each with the partner its interaction needs
+    (``partners``, :func:`relevance`; a pair only where both fit in), then the most
+    relevant of those left out."""
+    n_features = len(scores)
     if n_features <= k:
         return np.arange(n_features)
-    scores, partners = relevance(X, y, seed)
     ranked = np.lexsort((np.arange(n_features), -scores))
     chosen: list[int] = []
     for feature in ranked:

@@ -28,7 +28,7 @@ from ..budget import Deadline
 from ..fitted import CandidateRows, Fitted, mse
 from ..problem import Problem
 from ..settings import SearchSettings
-from .features import linear_candidate, on_features, relevant_features
+from .features import linear_candidate, most_relevant, on_features, relevance
 from .power_factor import PowerFactor, power_factor
 from .power_law import power_law
 from .reduction import Reduction, reduction
@@ -38,7 +38,8 @@ from .reduction import Reduction, reduction
 class Route:
     """The network's ``problem`` (its inputs, target and weights), the ``columns`` of
     ``X`` that it reads, the power-law ``split`` or the ``combined`` features it works
-    on (at most one of them), and the seconds the reduction took."""
+    on (at most one of them), the seconds the reduction took, and where it reads the
+    most relevant features, every feature's ``relevance_scores`` (:func:`.features.relevance`)."""
 
     problem: Problem
     columns: np.ndarray
@@ -46,6 +47,7 @@ class Route:
     split: PowerFactor | None = None
     combined: Reduction | None = None
     reduction_seconds: float = 0.0
+    relevance_scores: np.ndarray | None = None
 
     @property
     def sees_all(self) -> bool:
@@ -158,7 +160,9 @@ def route(
     if combined is not None:
         seen = Problem(combined.features(problem.X), problem.y, problem.weights)
         return Route(seen, combined.columns, n_features, combined=combined, reduction_seconds=seconds)
-    columns = relevant_features(problem.X, problem.y, n_variables, seed)
-    return Route(
-        Problem(problem.X[:, columns], problem.y, problem.weights), columns, n_features, reduction_seconds=seconds
-    )
+    if n_features <= n_variables:
+        return Route(problem, np.arange(n_features), n_features, reduction_seconds=seconds)
+    scores, partners = relevance(problem.X, problem.y, seed)
+    columns = most_relevant(scores, partners, n_variables)
+    seen = Problem(problem.X[:, columns], problem.y, problem.weights)
+    return Route(seen, columns, n_features, reduction_seconds=seconds, relevance_scores=scores)
