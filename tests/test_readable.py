@@ -221,6 +221,34 @@ def test_a_noisy_constant_within_its_error_bar_of_a_physical_constant_becomes_it
     assert float(snapped) == pytest.approx(constants.k * 1e20, rel=1e-12)
 
 
+@pytest.mark.parametrize("fraction, inverse", [(0.5, False), (2.0, True)])
+def test_a_noisy_constant_within_its_error_bar_of_a_small_multiple_of_a_physical_constant_becomes_it(fraction, inverse):
+    """``epsilon_0/2`` and ``2/hbar`` (times a power of ten): a fraction of height 2 has
+    a family of 90 numbers a decade, rare enough for the bar of a noise of 0.5%; the
+    same multiples are not tried at a bar six times as wide."""
+    from scipy import constants
+
+    from nesymres_sklearn.writing.readable import _physical_per_decade, chance_match, standard_errors
+
+    base = 1 / constants.hbar if inverse else constants.epsilon_0
+    truth = fraction * base * (1e-34 if inverse else 1e12)
+    skeleton = Skeleton(("mul", "c", "mul", "x_1", "x_2"))
+    X_, y, fitted, sd = _noisy_fit(truth, 0.005)
+    assert abs(fitted[0] / truth - 1) > 1e-5
+    (snapped,) = exact_constants(skeleton, fitted, X_, y, noise=1.5 * sd)
+    assert float(snapped) == pytest.approx(truth, rel=1e-12)
+    assert _physical_per_decade(1) == 30 and _physical_per_decade(2) == 90
+    wide = _noisy_fit(truth, 0.03)
+    (kept,) = exact_constants(skeleton, wide[2], wide[0], wide[1], noise=1.5 * wide[3])
+    assert kept == float(wide[2][0])
+    bars = [standard_errors(skeleton, fit[2], fit[0], fit[1])[0] for fit in ((X_, y, fitted), wide)]
+    assert (
+        chance_match(90, 1.96 * bars[0], truth)
+        <= SearchSettings().snap_chance
+        < chance_match(90, 1.96 * bars[1], truth)
+    )
+
+
 def test_a_constant_is_tried_again_once_the_one_it_traded_off_against_is_written_exactly():
     """In ``c0*x1/(x2 + c1)`` the two constants trade off, so at noise 0.02 the bar of
     ``c0`` is too wide for the rare family of physical constants (:func:`chance_match`);

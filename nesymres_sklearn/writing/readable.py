@@ -53,6 +53,9 @@ MAX_DENOMINATOR_OVER_PI = 4
 #: ``MAX_DENOMINATOR_OF_NAMED``: more would make nearly every number one of them.
 NAMED = (sympy.E, sympy.sqrt(2), sympy.sqrt(sympy.pi), 1 / sympy.sqrt(2 * sympy.pi))
 MAX_DENOMINATOR_OF_NAMED = 4
+#: A physical constant may be snapped to times a fraction of numerator and denominator up
+#: to this (``epsilon_0/2``, ``2/hbar``), each height under the chance rule of its family.
+MAX_HEIGHT_OF_PHYSICAL = 4
 #: Physical constants (CODATA, SI) that a noisy constant may be within its error bar, times
 #: a power of ten: Boltzmann's, Planck's (and reduced), light's speed, Newton's, the
 #: elementary charge, the electron's and proton's masses, the vacuum's permittivity and
@@ -111,9 +114,10 @@ def simple_numbers(
     numbers (:func:`plain` ones only, at ``settings.readable_max_plain``, if asked)
     within ``settings.readable_max_change`` of it (default :class:`.SearchSettings`);
     with ``spread`` (an error bar, on noisy targets) also the fractions times a power of
-    ten and their multiples of pi, and the ``PHYSICAL`` constants times a power of ten,
-    within it; under noise, every form but a fraction of the value's own decade only
-    where its family makes the match rare (:func:`chance_match`, ``settings.snap_chance``)."""
+    ten and their multiples of pi, and the ``PHYSICAL`` constants and their inverses
+    times a small fraction and a power of ten (:func:`_physical_multiples`), within it;
+    under noise, every form but a fraction of the value's own decade only where its
+    family makes the match rare (:func:`chance_match`, ``settings.snap_chance``)."""
     settings = SearchSettings() if settings is None else settings
     close: list[sympy.Expr] = [sympy.Integer(0), sympy.Integer(1)]
     if not np.isfinite(value):
@@ -151,9 +155,13 @@ def simple_numbers(
             continue  # 6000/11 for 545 +- 50: a fraction times a power of ten, by chance
         if number not in close and distance <= reach:
             close.append(number)
-    if noisy and rare(2 * len(PHYSICAL)):
-        physical_ = (_physical(value, constant) for constant in PHYSICAL)
-        close += [number for number in physical_ if number is not None and abs(float(number) - value) <= reach]
+    if noisy:  # within the error bar, each multiple under the chance rule of its family (of at most its height)
+        bar_holds = chance_match(1, spread, value)
+        close += [
+            number
+            for height, number in _physical_multiples(value)
+            if abs(float(number) - value) <= spread and _physical_per_decade(height) * bar_holds <= settings.snap_chance
+        ]
     return close
 
 
@@ -211,19 +219,40 @@ def _fraction_of(number: sympy.Expr) -> sympy.Rational | None:
     return next((form for form in (number, number / sympy.pi, number * sympy.pi) if form.is_Rational), None)
 
 
-def _physical(value: float, constant: float) -> sympy.Expr | None:
-    """``constant`` or its inverse times the power of ten nearest ``value`` (with its
-    sign); None for 0 or a non-finite value."""
+def _physical_multiples(value: float) -> list[tuple[int, sympy.Expr]]:
+    """The multiples ``p/q * C * 10**k`` nearest ``value`` (with its sign) of each of the
+    ``PHYSICAL`` constants and their inverses ``C``, for each fraction ``p/q`` of height
+    (the larger of ``p`` and ``q``) up to ``MAX_HEIGHT_OF_PHYSICAL``, with that height,
+    the lowest first; none for 0 or a non-finite value."""
     if value == 0 or not np.isfinite(value):
-        return None
-    best = None
-    for power in (1, -1):
-        base = constant**power
-        decade = round(math.log10(abs(value) / base))
-        candidate = math.copysign(base * 10.0**decade, value)
-        if best is None or abs(candidate - value) < abs(float(best) - value):
-            best = sympy.Float(candidate, 15)
-    return best
+        return []
+    found = []
+    for fraction in _fractions(MAX_HEIGHT_OF_PHYSICAL):
+        for base in _physical_bases():
+            multiple = float(fraction) * base
+            decade = round(math.log10(abs(value) / multiple))
+            number = sympy.Float(math.copysign(multiple * 10.0**decade, value), 15)
+            found.append((max(fraction.numerator, fraction.denominator), number))
+    return sorted(found, key=lambda pair: (pair[0], abs(float(pair[1]) - value)))
+
+
+@functools.lru_cache
+def _fractions(max_height: int) -> tuple[Fraction, ...]:
+    """The fractions of numerators and denominators up to ``max_height``, lowest height first."""
+    fractions = {Fraction(p, q) for p in range(1, max_height + 1) for q in range(1, max_height + 1)}
+    return tuple(sorted(fractions, key=lambda f: (max(f.numerator, f.denominator), f)))
+
+
+@functools.lru_cache
+def _physical_bases() -> tuple[float, ...]:
+    """The ``PHYSICAL`` constants and their inverses."""
+    return tuple(base for constant in PHYSICAL for base in (constant, 1 / constant))
+
+
+def _physical_per_decade(height: int) -> int:
+    """How many multiples of the ``PHYSICAL`` constants and their inverses by fractions of
+    at most ``height`` lie in one decade (30 for the constants alone)."""
+    return _fractions_per_decade(height, _physical_bases())
 
 
 def _decade(number: sympy.Expr) -> sympy.Rational:
