@@ -58,9 +58,35 @@ def test_nothing_is_searched_after_an_exact_fit():
 
 
 def test_nothing_is_searched_when_the_residual_depends_most_on_what_the_network_read():
+    """Neither the network nor a line: the rest, ``x0*x1 + sin(x2) - 0.4*x3``, is no line worth its terms."""
     problem, solve = _problem(), RecordingSolver()
     assert residual_candidates(problem, _first_fit(problem), np.array([0, 1, 2]), 3, 0, solve) == []
     assert solve.parts == []
+
+
+def test_the_residuals_line_over_every_feature_completes_a_law_whose_rest_is_linear():
+    """``exp(x0 + x1) + 2*x2 - x4``: the first fit holds the exponential (its scale a
+    little off), the rest of the residual is a line of two of the five features; the
+    refit of the sum makes it exact, and the features the line does not need stay out."""
+    X = np.random.default_rng(1).uniform(0, 2, (200, 5))
+    problem = Problem(X, np.exp(X[:, 0] + X[:, 1]) + 2 * X[:, 2] - X[:, 4])
+    first = Skeleton(("mul", "c", "exp", "add", "x_1", "x_2"))
+    constants = np.array([1.01])
+    fitted = Fitted(first, constants, mse(first.program, X, problem.y, constants))
+    [line] = residual_candidates(problem, fitted, np.array([0, 1, 3]), 3, 0, lambda part: [])
+    assert problem.is_exact(line.loss)
+    np.testing.assert_allclose(line.skeleton.program(X, line.constants), problem.y, rtol=1e-9)
+    assert {"x_3", "x_5"} <= set(line.skeleton.tokens) and "x_4" not in line.skeleton.tokens
+
+
+def test_a_residual_with_no_line_adds_no_line():
+    """Where the residual's line has no feature (the rest is pure noise), only the network's fits join."""
+    X = np.random.default_rng(2).uniform(0, 2, (200, 3))
+    y = np.exp(X[:, 0]) + np.random.default_rng(3).normal(0, 0.1, 200)
+    problem = Problem(X, y)
+    first = Skeleton(("mul", "c", "exp", "x_1"))
+    fitted = Fitted(first, np.array([1.0]), mse(first.program, X, y, np.array([1.0])))
+    assert residual_candidates(problem, fitted, np.array([0, 1, 2]), 3, 0, lambda part: []) == []
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf])

@@ -293,8 +293,10 @@ class SearchSettings:
         drawn at random would lie as close to one as simple with at most this chance
         (:func:`~nesymres_sklearn.writing.readable.chance_match`; multiples of pi and of
         ``1/pi`` with numerator and denominator up to the candidate's: 6 per decade for
-        ``2*pi``, 142 for ``7*pi/11``; 30 physical constants and inverses), and so does a
-        fraction that is not a short decimal times a power of ten (``6000/11``; 65 per
+        ``2*pi``, 142 for ``7*pi/11``; within the bar itself, the 30 physical constants
+        and inverses and their multiples by fractions of height up to 4, 90 per decade
+        for ``epsilon_0/2``, 330 for ``3*hbar/4``), and so does a fraction that is not a
+        short decimal times a power of ten (``6000/11``; 65 per
         decade up to 11): a wide bar holds one of them by chance (``662.607015*x2``, Planck's
         constant, for a diabetes coefficient of 650 +- 60). ``inf`` tries them within
         every bar. 0.05, the test's level: on validation-nc, -wc, -fc and -many at noise

@@ -11,10 +11,14 @@ left out; the network reads the features most relevant to the residual (ranked a
 best-scoring, :func:`.assembly.kept_fits`) gives the candidate ``f + g + c`` over all
 features, its constants refitted on ``y`` from ``f``'s and ``g``'s. This is one step of
 backfitting (Hastie & Tibshirani, *Generalized Additive Models*, 1990): additive
-structure across more features than the network reads.
+structure across more features than the network reads. The residual's line over every
+feature (its terms chosen forward, :func:`.features.linear_candidate`) is one more such
+``g``, without the network: ``exp(x0 + x1) + x2 + x3`` is the law that it misses, where
+the network's ``f`` holds the exponential and the rest of the residual is linear.
 
-Nothing is searched when ``f`` fits exactly or leaves a residual that is not finite,
-or when the features most relevant to the residual are the ones the network read.
+Nothing is searched when ``f`` fits exactly or leaves a residual that is not finite;
+the network is not asked when the features most relevant to the residual are the ones
+it read, and the line joins where it has a feature.
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ...expression.tokens import variable_index
 from ..budget import Deadline
 from ..fitted import Fitted
 from ..fitting.constants import StartRunner
 from ..problem import Problem
 from ..settings import SearchSettings
 from ..variables.assembly import kept_fits, refitted
-from ..variables.features import on_features, relevant_features
+from ..variables.features import linear_candidate, on_features, relevant_features, sum_skeleton
 
 
 def residual_candidates(
@@ -55,11 +60,17 @@ def residual_candidates(
         residual = problem.y - skeleton.program(problem.X, constants)
     if not np.all(np.isfinite(residual)) or np.ptp(residual) == 0:
         return []
+    found = []
+    line = linear_candidate(Problem(problem.X, residual, problem.weights), penalty)
+    if line.skeleton.n_constants > 1:  # a feature's term beside the intercept, which the sum's own constant is
+        terms = [j for j in map(variable_index, line.skeleton.tokens) if j is not None]  # in the line's order
+        parts = [(skeleton, constants), (sum_skeleton(terms), line.constants[:-1])]
+        found.append(refitted("add", parts, problem, deadline, runner))
     columns = relevant_features(problem.X, residual, n_variables, seed)
     if np.array_equal(columns, np.sort(read)):
-        return []
+        return found
     part = Problem(problem.X[:, columns], residual, problem.weights)
-    return [
+    return found + [
         refitted("add", [(skeleton, constants), (on_features(g, columns), g_constants)], problem, deadline, runner)
         for g, g_constants, _ in kept_fits(solve(part), part, penalty)
     ]

@@ -190,6 +190,15 @@ def linear_skeleton(features) -> Skeleton:
     return Skeleton((*tokens, CONSTANT))
 
 
+def sum_skeleton(features) -> Skeleton:
+    """``c*x_a + c*x_b + ...`` over the ``features`` (column indices, at least one): a
+    line without its intercept."""
+    tokens: list[str] = []
+    for j in features[:-1]:
+        tokens += ["add", "mul", CONSTANT, variable_token(int(j))]
+    return Skeleton((*tokens, "mul", CONSTANT, variable_token(int(features[-1]))))
+
+
 def least_squares_line(problem: Problem, features: list[int]) -> tuple[np.ndarray, float]:
     """The (weighted) least-squares coefficients of ``y`` on the ``features`` and a
     constant (in :func:`linear_skeleton`'s order), and their mean squared error."""
