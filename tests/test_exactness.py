@@ -4,6 +4,7 @@ import ast
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from nesymres_sklearn.search import exactness
 from nesymres_sklearn.search.exactness import EXACT, Tolerance
@@ -30,6 +31,35 @@ def test_the_problem_asks_the_predicates_in_its_variance():
     assert problem.is_exact(exactness.EXACT_FIT * scale) and not problem.is_exact(2 * exactness.EXACT_FIT * scale)
     assert problem.is_exact_to_rounding(exactness.ROUNDING_FIT * scale)
     assert not problem.is_exact_to_rounding(exactness.EXACT_FIT * scale)
+
+
+def _over_decades():
+    """``x0 + x3 + 3.5 + 1.4*exp(2.4*x1 + x2)``: the exponential spans some eight
+    decades, and most points are the line's."""
+    X = np.random.default_rng(0).uniform([4.5, -8.7, -2.8, -0.1], [8.6, 8.4, 3.6, 1.3], (128, 4))
+    line = X[:, 0] + X[:, 3] + 3.5
+    return X, line, line + 1.4 * np.exp(2.4 * X[:, 1] + X[:, 2])
+
+
+def test_on_data_over_decades_a_fit_that_misses_most_points_is_neither_exact_nor_tied():
+    """The exponential alone leaves a fraction of variance unexplained far below
+    ``EXACT_FIT`` while most points are off by a third of their value or more; scaled by the
+    typical point's share, the tolerances see it."""
+    X, line, y = _over_decades()
+    problem = Problem(X, y)
+    alone = float(np.mean(line**2))  # the exponential alone: the line is its error
+    assert alone / problem.scale < exactness.EXACT_FIT and np.median(line / y) > 0.3
+    assert problem.typical_share < 1e-10
+    assert not problem.is_exact(alone) and alone / problem.scale > problem.fvu_floor
+    assert problem.is_exact(1e-30 * problem.scale)  # the law, to float64's rounding
+    # float64's rounding of the largest values stays below the floor
+    assert problem.fvu_floor >= exactness.ROUNDING_FIT * np.mean(y**2) / problem.scale
+    extreme = Problem(X, np.exp(30 * X[:, 1]))  # 400 decades: the share stops at rounding's
+    rounding = exactness.ROUNDING_FIT * np.mean(extreme.y**2) / extreme.scale
+    assert extreme.fvu_floor == pytest.approx(rounding)
+    # on data that do not span decades, or that sit on a large offset, the tolerances are as they were
+    for plain in (Problem(X, line), Problem(X, 1e9 + line)):
+        assert plain.typical_share == 1.0 and plain.fvu_floor == exactness.FVU_FLOOR
 
 
 def test_no_other_module_holds_a_threshold_of_exactness():

@@ -138,3 +138,28 @@ def test_rows_that_restate_a_better_row_leave_the_table():
     assert table.equations.loc[table.best_index, "expression"] == sympy.sympify(
         "x0*sin(x1)", locals=dict(zip(["x0", "x1"], feature_symbols(["x0", "x1"])))
     )
+
+
+def test_on_data_over_decades_the_law_beats_its_largest_term_alone():
+    """``x0 + x3 + 3.5 + 1.4*exp(2.4*x1 + x2)``: the exponential alone ties the law under
+    the plain floor (both below ``FVU_FLOOR``, the shorter wins) but not under the
+    problem's (:attr:`.Problem.fvu_floor`)."""
+    from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
+    from nesymres_sklearn.search.problem import Problem
+    from nesymres_sklearn.search.selection.table import tabulate
+
+    X = np.random.default_rng(0).uniform([4.5, -8.7, -2.8, -0.1], [8.6, 8.4, 3.6, 1.3], (128, 4))
+    y = X[:, 0] + X[:, 3] + 3.5 + 1.4 * np.exp(2.4 * X[:, 1] + X[:, 2])
+    problem = Problem(X, y)
+    alone = Skeleton(("mul", "c", "exp", "add", "mul", "c", "x_2", "x_3"))
+    law = Skeleton(("add", "add", "add", "x_1", "x_4", "c", *alone.tokens))
+    rows = CandidateRows()
+    for skeleton, constants in ((alone, np.array([1.4, 2.4])), (law, np.array([3.5, 1.4, 2.4]))):
+        rows.add(Fitted(skeleton, constants, mse(skeleton.program, X, y, constants)), origin="beam")
+    assert all(loss / problem.scale < FVU_FLOOR for loss in rows.losses)
+    written = lambda skeleton, constants: str(skeleton.tokens)  # noqa: E731
+    plain = tabulate(rows, 0.01, problem.scale, 1.0, written)
+    scaled = tabulate(rows, 0.01, problem.scale, 1.0, written, problem.fvu_floor)
+    assert plain.fitted[plain.best_index][0] == alone
+    assert scaled.fitted[scaled.best_index][0] == law

@@ -36,9 +36,21 @@ class Problem:
         """The problem on the points ``rows`` (an index or a mask), their weights with them."""
         return Problem(self.X[rows], self.y[rows], None if self.weights is None else self.weights[rows])
 
+    @cached_property
+    def typical_share(self) -> float:
+        """A typical point's share of the variance of ``y`` (:func:`.exactness.typical_share`)."""
+        return exactness.typical_share(self.y, self.scale)
+
+    @property
+    def fvu_floor(self) -> float:
+        """The fraction of variance unexplained below which fits tie in the selection's
+        score (:data:`.exactness.FVU_FLOOR`, scaled by :attr:`typical_share`)."""
+        return exactness.FVU_FLOOR * self.typical_share
+
     def is_exact(self, loss: float) -> bool:
-        """Whether a fit with this mean squared error is exact (:func:`.exactness.is_exact`)."""
-        return exactness.is_exact(loss, self.scale)
+        """Whether a fit with this mean squared error is exact (:func:`.exactness.is_exact`,
+        scaled by :attr:`typical_share`)."""
+        return exactness.is_exact(loss, self.scale * self.typical_share)
 
     def is_exact_to_rounding(self, loss: float) -> bool:
         """Whether a fit with this mean squared error is exact to float64's rounding

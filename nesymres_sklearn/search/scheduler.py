@@ -108,7 +108,8 @@ class Shares:
 def row_scores(rows: CandidateRows, problem: Problem, complexity_penalty: float) -> np.ndarray:
     """The selection score of each row (:func:`.selection.scores.scores`)."""
     complexity = [len(skeleton) for skeleton in rows.skeletons]
-    return scores(log_fvu(np.asarray(rows.losses, dtype=np.float64), problem.scale), complexity, complexity_penalty)
+    losses = np.asarray(rows.losses, dtype=np.float64)
+    return scores(log_fvu(losses, problem.scale, problem.fvu_floor), complexity, complexity_penalty)
 
 
 def best_score(rows: CandidateRows, problem: Problem, complexity_penalty: float) -> float:

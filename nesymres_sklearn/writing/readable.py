@@ -37,7 +37,13 @@ from scipy import constants as physical
 from scipy.stats import chi2, norm
 
 from ..expression.skeleton import Skeleton
-from ..search.exactness import FVU_FLOOR, is_readable_exactly, keeps_every_point, worst_relative_error
+from ..search.exactness import (
+    FVU_FLOOR,
+    is_readable_exactly,
+    keeps_every_point,
+    typical_share,
+    worst_relative_error,
+)
 from ..search.fitted import mse
 from ..search.fitting.constants import Evaluations, least_squares_run
 from ..search.problem import variance
@@ -358,7 +364,7 @@ def exact_constants(
     def allowed(replaced: int) -> float:
         if noisy:  # the likelihood-ratio test of ``replaced`` constants fixed
             return reference * np.exp(chi2.ppf(level, replaced) / len(y))
-        return max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR)
+        return max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR * typical_share(y, scale))
 
     spread, pending = bars(), list(range(len(values)))
     while pending:

@@ -34,7 +34,7 @@ from ...expression.operators import OPERATORS
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT
 from ..budget import Deadline
-from ..exactness import FVU_FLOOR, ROUNDING_FIT
+from ..exactness import ROUNDING_FIT
 from ..fitted import Fitted
 from ..problem import Problem
 from ..variables.assembly import refit
@@ -307,7 +307,7 @@ def exhaustive_candidates(problem: Problem, deadline: Deadline | None = None) ->
     one (to float64's rounding) when there is one: of the same law written in other ways
     (``1/(exp(x) - 1)``, ``coth(x/2)/2 - 1/2``) the selection would choose the shortest,
     not the one a physicist writes and SymPy reads as the law. Otherwise only those less
-    close than the selection's floor (:data:`.exactness.FVU_FLOOR`): closer approximations
+    close than the selection's floor (:attr:`..problem.Problem.fvu_floor`): closer approximations
     would tie there with an exact law found elsewhere. Fewer, or none, when the
     ``deadline`` passes first."""
     x, y = problem.X[:, 0], problem.y
@@ -337,7 +337,7 @@ def exhaustive_candidates(problem: Problem, deadline: Deadline | None = None) ->
         start = np.array([a, *[scale] * lib.n_variables(node), b])
         found.append(refit(Skeleton(tuple(tokens)), start, problem, deadline))
     exact = [fit for fit in found if problem.is_exact_to_rounding(fit[2])]
-    return exact[:1] or [fit for fit in found if fit[2] > FVU_FLOOR * problem.scale]
+    return exact[:1] or [fit for fit in found if fit[2] > problem.fvu_floor * problem.scale]
 
 
 def simplicity(skeleton: Skeleton) -> tuple[int, int, int]:

@@ -124,7 +124,7 @@ def select(
     knobs = SearchSettings() if settings is None else settings
     readable = 0.0  # the best-scoring row's readable writing (the pruning only shortens it)
     if end is not None and len(rows):
-        fvus = log_fvu(np.asarray(rows.losses, dtype=np.float64), problem.scale)
+        fvus = log_fvu(np.asarray(rows.losses, dtype=np.float64), problem.scale, problem.fvu_floor)
         best = lowest(scores(fvus, np.array([len(skeleton) for skeleton in rows.skeletons]), complexity_penalty))
         readable = READABLE_SECONDS_PER_TOKEN * len(rows.skeletons[best])
     tail = readable * pace + knobs.selection_margin  # after the choice: the selected row's readable writing
@@ -134,7 +134,7 @@ def select(
     if keep is not None:
         rows = keep(rows)
     rows = without_restatements(rows, problem, complexity_penalty)
-    table = tabulate(rows, complexity_penalty, problem.scale, writer.loss_scale, writer)
+    table = tabulate(rows, complexity_penalty, problem.scale, writer.loss_scale, writer, problem.fvu_floor)
     row = table.best_index
     skeleton, constants, _ = table.fitted[row]
     if choice_end is not None and choice_end.passed():

@@ -2,7 +2,8 @@
 
 Candidates are judged by a score that does not depend on the units of ``y`` and does
 not reward fitting noise: the log of the fraction of variance unexplained (FVU, the
-MSE divided by the variance of ``y``), floored at :data:`.exactness.FVU_FLOOR` so that exact fits tie,
+MSE divided by the variance of ``y``), floored at :data:`.exactness.FVU_FLOOR` (scaled for
+data over decades, :attr:`.problem.Problem.fvu_floor`) so that exact fits tie,
 plus ``complexity_penalty`` per prefix token. Lower is better, as the column name
 ``score_lower_is_better`` says. ``pareto`` marks the candidates that no other beats in
 both complexity and loss.
@@ -28,11 +29,11 @@ COLUMNS = [
 ]
 
 
-def log_fvu(loss: np.ndarray, variance: float) -> np.ndarray:
-    """``log(max(loss / variance, FVU_FLOOR))``; inf where the loss is not finite."""
+def log_fvu(loss: np.ndarray, variance: float, floor: float = FVU_FLOOR) -> np.ndarray:
+    """``log(max(loss / variance, floor))``; inf where the loss is not finite."""
     with np.errstate(all="ignore"):
         fvu = np.asarray(loss, dtype=np.float64) / (variance or 1.0)
-        return np.where(np.isfinite(fvu), np.log(np.maximum(fvu, FVU_FLOOR)), np.inf)
+        return np.where(np.isfinite(fvu), np.log(np.maximum(fvu, floor)), np.inf)
 
 
 def pareto_front(loss: np.ndarray, complexity: np.ndarray) -> np.ndarray:
@@ -47,13 +48,15 @@ def pareto_front(loss: np.ndarray, complexity: np.ndarray) -> np.ndarray:
     return front
 
 
-def candidate_table(rows: list[dict], complexity_penalty: float, variance: float) -> tuple[pd.DataFrame, np.ndarray]:
+def candidate_table(
+    rows: list[dict], complexity_penalty: float, variance: float, floor: float = FVU_FLOOR
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Candidates sorted by score, then by complexity (ties keep the order of ``rows``).
 
     ``rows`` hold ``expression``, ``skeleton``, ``loss`` (the in-sample mean squared
     error, inf when the candidate is undefined on the data), ``complexity`` (prefix
     tokens of the skeleton), ``log_prob`` and ``origin``; ``variance`` is that of the
-    training ``y``.
+    training ``y``, ``floor`` the fraction of variance unexplained at which fits tie.
 
     Returns
     -------
@@ -64,7 +67,7 @@ def candidate_table(rows: list[dict], complexity_penalty: float, variance: float
     """
     table = pd.DataFrame(rows, columns=["expression", "skeleton", "loss", "complexity", "log_prob", "origin"])
     table["loss"] = table["loss"].astype(float)
-    table["log_fvu"] = log_fvu(table["loss"].to_numpy(), variance)
+    table["log_fvu"] = log_fvu(table["loss"].to_numpy(), variance, floor)
     table["score_lower_is_better"] = scores(
         table["log_fvu"].to_numpy(), table["complexity"].to_numpy(), complexity_penalty
     )

@@ -13,7 +13,7 @@ import sympy
 
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
-from ..exactness import is_restatement, restatement_reach
+from ..exactness import FVU_FLOOR, is_restatement, restatement_reach
 from ..fitted import CandidateRows, Fitted
 from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import Problem
@@ -96,7 +96,7 @@ def add_pruned(
             row, fitted = pruned
             rows.derive(kept[row], fitted)
             kept.append(len(rows) - 1)
-        best = kept[_lowest_score(rows, kept, complexity_penalty, problem.scale)]
+        best = kept[_lowest_score(rows, kept, complexity_penalty, problem.scale, problem.fvu_floor)]
         skeleton, constants, loss = rows.skeletons[best], rows.constants[best], rows.losses[best]
         unsupported = negligible_variables(
             skeleton, constants, problem.X, problem.y, loss, problem.scale, problem.weights
@@ -131,7 +131,11 @@ def without_restatements(rows: CandidateRows, problem: Problem, complexity_penal
     kept = _kept(rows)
     losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
     order = np.asarray(kept)[np.argsort(
-        scores(log_fvu(losses, problem.scale), [len(rows.skeletons[i]) for i in kept], complexity_penalty),
+        scores(
+            log_fvu(losses, problem.scale, problem.fvu_floor),
+            [len(rows.skeletons[i]) for i in kept],
+            complexity_penalty,
+        ),
         kind="stable",
     )]  # fmt: skip
     reach = restatement_reach(problem.scale)
@@ -156,10 +160,14 @@ def without_restatements(rows: CandidateRows, problem: Problem, complexity_penal
     return rows.at([i for i in range(len(rows)) if i not in dropped])
 
 
-def _lowest_score(rows: CandidateRows, kept: list[int], complexity_penalty: float, variance: float) -> int:
-    """Position in ``kept`` of the row of ``rows`` with the lowest selection score."""
+def _lowest_score(
+    rows: CandidateRows, kept: list[int], complexity_penalty: float, variance: float, floor: float
+) -> int:
+    """Position in ``kept`` of the row of ``rows`` with the lowest selection score (fits
+    below the fraction of variance unexplained ``floor`` tie)."""
     losses = np.array([rows.losses[i] for i in kept], dtype=np.float64)
-    return lowest(scores(log_fvu(losses, variance), [len(rows.skeletons[i]) for i in kept], complexity_penalty))
+    fvus = log_fvu(losses, variance, floor)
+    return lowest(scores(fvus, [len(rows.skeletons[i]) for i in kept], complexity_penalty))
 
 
 def _without(rows: CandidateRows, row, variables, problem, complexity_penalty, evaluations, rise) -> Fitted | None:
@@ -185,9 +193,11 @@ def tabulate(
     variance: float,
     loss_scale: float,
     expression: Callable[[Skeleton, np.ndarray], sympy.Expr],
+    floor: float = FVU_FLOOR,
 ) -> CandidateTable:
     """The rows sorted by score (:func:`.selection.candidate_table`, with the
-    variance of ``y`` in the search's units); the table's ``loss`` is multiplied
+    variance of ``y`` in the search's units and the ``floor`` at which fits tie,
+    :attr:`.problem.Problem.fvu_floor`); the table's ``loss`` is multiplied
     by ``loss_scale`` (into the units of ``y``) and its ``expression`` written by
     ``expression``. Rows that use a variable set aside by :func:`add_pruned` are
     left out, but for the plain models' (:data:`PLAIN_ORIGINS`)."""
@@ -206,7 +216,7 @@ def tabulate(
             }
             for i in kept
         ]
-    equations, order = candidate_table(written, complexity_penalty, variance)
+    equations, order = candidate_table(written, complexity_penalty, variance, floor)
     order = np.asarray(kept)[order]
     with np.errstate(over="ignore"):
         equations["loss"] *= loss_scale

@@ -31,6 +31,7 @@ import numpy as np
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import variable_index
+from ..exactness import FVU_FLOOR, typical_share
 from ..fitted import mse
 from ..fitting.constants import Evaluations, least_squares_run
 from ..settings import SearchSettings
@@ -98,6 +99,7 @@ def unsupported_variables(
     # refitted as the comparisons are, so that a better optimum of the other constants
     # is not credited to the shuffled copies
     loss = _refitted_loss(tokens, constants, X, y, weights, evaluations)
+    tie = FVU_FLOOR * typical_share(y, scale)  # the selection's floor (:attr:`..problem.Problem.fvu_floor`)
     rng = np.random.default_rng(seed)
     unsupported = []
     for variable in variables_of(tokens):
@@ -113,8 +115,8 @@ def unsupported_variables(
             shuffled = X.copy()
             shuffled[:, column] = rng.permutation(shuffled[:, column])
             shuffled_losses.append(_refitted_loss(tokens, constants, shuffled, y, weights, evaluations))
-        floor, gains = log_fvu([without], scale)[0], log_fvu(shuffled_losses, scale)
-        gain = floor - log_fvu([loss], scale)[0]
+        floor, gains = log_fvu([without], scale, tie)[0], log_fvu(shuffled_losses, scale, tie)
+        gain = floor - log_fvu([loss], scale, tie)[0]
         shuffled_gain = max(0.0, float(np.max(floor - gains)))
         if gain <= max_gain and not gain > gain_ratio * shuffled_gain:
             unsupported.append(variable)
