@@ -155,7 +155,8 @@ def test_a_warm_fit_that_raises_leaves_the_search_as_it_was(tiny_model, inexact,
     for fit in fits:
         fit.fit(*inexact)
     assert turns(fits[0]) == turns(fits[1])
-    assert fits[0].equations_["expression"].astype(str).tolist() == fits[1].equations_["expression"].astype(str).tolist()
+    written = [fit.equations_["expression"].astype(str).tolist() for fit in fits]
+    assert written[0] == written[1]
 
 
 def test_the_identities_to_the_noise_that_the_plan_cut_short_take_a_turn_on_a_warm_start(

@@ -4,7 +4,6 @@ import ast
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from nesymres_sklearn.search import exactness
 from nesymres_sklearn.search.exactness import EXACT, Tolerance
@@ -49,17 +48,35 @@ def test_on_data_over_decades_a_fit_that_misses_most_points_is_neither_exact_nor
     problem = Problem(X, y)
     alone = float(np.mean(line**2))  # the exponential alone: the line is its error
     assert alone / problem.scale < exactness.EXACT_FIT and np.median(line / y) > 0.3
-    assert problem.typical_share < 1e-10
+    assert problem.typical_share < 1e-6
     assert not problem.is_exact(alone) and alone / problem.scale > problem.fvu_floor
     assert problem.is_exact(1e-30 * problem.scale)  # the law, to float64's rounding
     # float64's rounding of the largest values stays below the floor
     assert problem.fvu_floor >= exactness.ROUNDING_FIT * np.mean(y**2) / problem.scale
-    extreme = Problem(X, np.exp(30 * X[:, 1]))  # 400 decades: the share stops at rounding's
-    rounding = exactness.ROUNDING_FIT * np.mean(extreme.y**2) / extreme.scale
-    assert extreme.fvu_floor == pytest.approx(rounding)
-    # on data that do not span decades, or that sit on a large offset, the tolerances are as they were
-    for plain in (Problem(X, line), Problem(X, 1e9 + line)):
-        assert plain.typical_share == 1.0 and plain.fvu_floor == exactness.FVU_FLOOR
+
+
+def test_the_typical_share_is_one_unless_the_data_span_decades():
+    """Centred targets, a cube, an offset (taken out by the search's scaling) and points
+    whose large values weigh nothing keep the tolerances as they were; where most targets
+    are 0 the share stops where an exact fit is still at least one exact to rounding."""
+    from nesymres_sklearn.search.scaling import Scaling
+
+    X, line, _ = _over_decades()
+    x = X[:, 1]
+    for y in (line, line - line.mean(), x**3, x * X[:, 2] * X[:, 3]):
+        problem = Problem(X, y)
+        assert problem.typical_share == 1.0 and problem.fvu_floor == exactness.FVU_FLOOR
+    offset = Problem(X, 1e9 + line)
+    scaled = Scaling.for_data(X, offset.y, 1e3).forward(offset)
+    assert scaled.typical_share == 1.0
+    spikes = line.copy()
+    spikes[:5] = 1e12  # five points of no weight
+    weights = np.where(np.arange(len(line)) < 5, 1e-30, 1.0)
+    weights /= weights.mean()
+    assert Problem(X, spikes, weights).typical_share == 1.0 and Problem(X, spikes).typical_share < 1e-6
+    zeros = Problem(X, np.maximum(x - 2, 0.0))  # most targets 0
+    assert zeros.typical_share == exactness.ROUNDING_FIT / exactness.EXACT_FIT
+    assert zeros.is_exact(exactness.ROUNDING_FIT * zeros.scale)  # exact to rounding, so exact
 
 
 def test_no_other_module_holds_a_threshold_of_exactness():

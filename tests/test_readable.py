@@ -227,6 +227,7 @@ def test_a_noisy_constant_within_its_error_bar_of_a_small_multiple_of_a_physical
     a family of 90 numbers a decade, rare enough for the bar of a noise of 0.5%; the
     same multiples are not tried at a bar six times as wide."""
     from scipy import constants
+    from scipy.stats import norm
 
     from nesymres_sklearn.writing.readable import _physical_per_decade, chance_match, standard_errors
 
@@ -241,12 +242,11 @@ def test_a_noisy_constant_within_its_error_bar_of_a_small_multiple_of_a_physical
     wide = _noisy_fit(truth, 0.03)
     (kept,) = exact_constants(skeleton, wide[2], wide[0], wide[1], noise=1.5 * wide[3])
     assert kept == float(wide[2][0])
-    bars = [standard_errors(skeleton, fit[2], fit[0], fit[1])[0] for fit in ((X_, y, fitted), wide)]
-    assert (
-        chance_match(90, 1.96 * bars[0], truth)
-        <= SearchSettings().snap_chance
-        < chance_match(90, 1.96 * bars[1], truth)
-    )
+    # the bars as the snapping reads them: the snap level's quantile of the normal law times the standard error
+    quantile = norm.ppf(0.5 + SearchSettings().snap_level / 2)
+    bars = [quantile * standard_errors(skeleton, fit[2], fit[0], fit[1])[0] for fit in ((X_, y, fitted), wide)]
+    family = _physical_per_decade(2)
+    assert chance_match(family, bars[0], truth) <= SearchSettings().snap_chance < chance_match(family, bars[1], truth)
 
 
 def test_a_constant_is_tried_again_once_the_one_it_traded_off_against_is_written_exactly():

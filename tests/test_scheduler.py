@@ -43,9 +43,10 @@ class FakeSource:
 
     def __init__(self, name, clock, seconds, losses):
         self.name, self.clock, self.seconds, self.losses = name, clock, seconds, list(losses)
-        self.turns, self.deadlines, self.seen_rows = [], [], []
+        self.turns, self.deadlines, self.seen_rows, self.asked = [], [], [], []
 
     def holds(self, deadline, turn):
+        self.asked.append(turn)
         return deadline is None or deadline.holds(self.seconds)
 
     def propose(self, rows, turn, deadline):
@@ -73,6 +74,8 @@ def test_turns_go_to_the_source_that_adds_until_the_budget_ends():
     assert len(idle.turns) + len(adds.turns) == 10  # every second of the budget
     assert len(adds.turns) > 2 * len(idle.turns) >= 2
     assert adds.turns == list(range(len(adds.turns)))
+    for source in (adds, idle):  # each is asked whether it holds the turn it would take next
+        assert set(source.turns) <= set(source.asked) and max(source.asked) == len(source.turns)
     assert min(found.losses) == adds.losses[min(len(adds.turns), len(adds.losses)) - 1]
     units = [step.unit for step in plan.plan]
     assert units[0] == "continue: idle 0" and "continue: adds 0" in units

@@ -31,10 +31,10 @@ name              FVU    a fit this close or closer ...
                          the better-scoring one
 ================  =====  ====================================================================
 
-On data over decades a sum of squares reads the largest values alone: ``EXACT_FIT`` and
-``FVU_FLOOR`` are scaled by the typical point's share of the variance
-(:func:`typical_share`; 1 on data that do not span decades), so that a fit that misses
-most points by their own size is neither exact nor tied with one that does not. And one
+On data over decades a sum of squares reads the largest values alone: where a typical
+point's square is below ``SPREAD_SHARE`` of the variance, ``EXACT_FIT`` and ``FVU_FLOOR``
+are scaled by it (:func:`typical_share`; else by 1), so that a fit that misses most
+points by their own size is neither exact nor tied with one that does not. And one
 tolerance is relative, point by point: a rewriting of an accurate fit (a constant pruned
 or spelled as a number) must also keep every point's relative error within
 ``RELATIVE_RISE`` times what it was, or ``RELATIVE_FLOOR`` (:func:`keeps_every_point`).
@@ -58,6 +58,7 @@ NEAR_EXACT = 1e-8
 RESTATEMENT = 1e-12
 RELATIVE_RISE = 1e3
 RELATIVE_FLOOR = 1e-9
+SPREAD_SHARE = 1e-3
 
 
 def is_exact(loss, scale: float = 1.0):
@@ -65,20 +66,28 @@ def is_exact(loss, scale: float = 1.0):
     return loss <= EXACT_FIT * scale
 
 
-def typical_share(y: np.ndarray, scale: float) -> float:
-    """What ``EXACT_FIT`` and ``FVU_FLOOR`` are multiplied by for targets ``y`` of variance
-    ``scale``: the median of ``y**2`` over ``scale``, at most 1 (a typical point's
-    share). ``x0 + x3 + 3.5 + 1.4*exp(2.4*x1 + x2)`` over eight decades, written as its
-    exponential alone, leaves a fraction of variance unexplained of 4e-16 while most
-    points are off by 99%; the share (3e-16 there) keeps it from passing for exact. At
-    least ``ROUNDING_FIT / FVU_FLOOR`` times the mean of ``y**2`` over ``scale``: float64's
-    rounding of the largest values stays below the scaled floor."""
+def typical_share(y: np.ndarray, scale: float, weights: np.ndarray | None = None) -> float:
+    """What ``EXACT_FIT`` and ``FVU_FLOOR`` are multiplied by for targets ``y`` of
+    (weighted) variance ``scale``: 1 unless a typical point's square (the weighted median
+    of ``y**2``) is below ``SPREAD_SHARE`` of the variance, the data spanning decades;
+    then that ratio over ``SPREAD_SHARE``. ``x0 + x3 + 3.5 + 1.4*exp(2.4*x1 + x2)`` over
+    eight decades, written as its exponential alone, leaves a fraction of variance
+    unexplained of 4e-16 while most points are off by a third of their value or more; the
+    share keeps it from passing for exact. At least ``ROUNDING_FIT / EXACT_FIT`` (an
+    exact fit is at least one exact to rounding) and ``ROUNDING_FIT / FVU_FLOOR`` times
+    the mean of ``y**2`` over ``scale`` (float64's rounding of the largest values stays
+    below the scaled floor)."""
     with np.errstate(all="ignore"):
         squares = np.asarray(y, dtype=np.float64) ** 2
-        typical = float(np.median(squares)) / scale
-        rounding = ROUNDING_FIT / FVU_FLOOR * float(np.mean(squares)) / scale
-    share = min(1.0, max(typical, rounding))
-    return share if np.isfinite(share) and share > 0 else 1.0
+        if weights is None:
+            median, mean = float(np.median(squares)), float(np.mean(squares))
+        else:
+            median = float(np.quantile(squares, 0.5, weights=weights, method="inverted_cdf"))
+            mean = float(np.average(squares, weights=weights))
+        share = median / scale / SPREAD_SHARE
+        rounding = ROUNDING_FIT / FVU_FLOOR * mean / scale
+    share = min(1.0, max(share, rounding, ROUNDING_FIT / EXACT_FIT))
+    return share if np.isfinite(share) else 1.0
 
 
 def is_exact_to_rounding(loss, scale: float = 1.0):

@@ -39,7 +39,7 @@ class Problem:
     @cached_property
     def typical_share(self) -> float:
         """A typical point's share of the variance of ``y`` (:func:`.exactness.typical_share`)."""
-        return exactness.typical_share(self.y, self.scale)
+        return exactness.typical_share(self.y, self.scale, self.weights)
 
     @property
     def fvu_floor(self) -> float:

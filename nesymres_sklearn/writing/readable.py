@@ -361,10 +361,12 @@ def exact_constants(
         free = [j for j in range(len(values)) if j not in exact]
         return standard_errors(skeleton, values, X, y, weights, free) * quantile if noisy else None
 
+    floor = FVU_FLOOR * typical_share(y, scale, weights)  # the selection's (over decades, scaled)
+
     def allowed(replaced: int) -> float:
         if noisy:  # the likelihood-ratio test of ``replaced`` constants fixed
             return reference * np.exp(chi2.ppf(level, replaced) / len(y))
-        return max(reference * (1 + FVU_TOLERANCE), FVU_FLOOR * typical_share(y, scale))
+        return max(reference * (1 + FVU_TOLERANCE), floor)
 
     spread, pending = bars(), list(range(len(values)))
     while pending:

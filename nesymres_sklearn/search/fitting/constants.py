@@ -45,7 +45,7 @@ from scipy.optimize import least_squares, leastsq
 
 from ...expression.program import PrefixProgram, evaluate
 from ..budget import Deadline
-from ..exactness import EXACT_FIT, is_exact, is_near_exact
+from ..exactness import EXACT_FIT, is_exact, is_near_exact, typical_share
 from ..fitted import mse
 from ..problem import variance
 from ..settings import SearchSettings
@@ -267,9 +267,10 @@ def fit_constants(
     if k == 0:
         return ConstantFit(np.empty(0), mse(values, X, y, (), weights), 0)
     scale = variance(y, weights) or 1.0
+    exact_scale = scale * typical_share(y, scale, weights)  # as the problem's (:attr:`..problem.Problem.is_exact`)
     best = ConstantFit(np.ones(k), mse(values, X, y, np.ones(k), weights), 0) if previous is None else previous
     for restart in range(best.n_restarts_run, max(1, n_restarts)):
-        if is_exact(best.mse / scale) or (restart and deadline is not None and deadline.passed()):
+        if is_exact(best.mse / exact_scale) or (restart and deadline is not None and deadline.passed()):
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-start_range, start_range, size=k)
         found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner, scale)
@@ -347,7 +348,8 @@ def run_start(
         if np.isfinite(loss):
             scale = (variance(y) or 1.0) if scale is None else scale
             if is_near_exact(loss / scale):
-                found, loss = polish(program, X, y, found, loss, target=EXACT_FIT * scale)
+                target = EXACT_FIT * scale * typical_share(y, scale)  # unweighted here
+                found, loss = polish(program, X, y, found, loss, target=target)
             return found, loss
     found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights, x_scale=x_scale)
     if found is None or not np.all(np.isfinite(found)):

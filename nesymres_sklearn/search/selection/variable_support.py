@@ -99,7 +99,7 @@ def unsupported_variables(
     # refitted as the comparisons are, so that a better optimum of the other constants
     # is not credited to the shuffled copies
     loss = _refitted_loss(tokens, constants, X, y, weights, evaluations)
-    tie = FVU_FLOOR * typical_share(y, scale)  # the selection's floor (:attr:`..problem.Problem.fvu_floor`)
+    tie = FVU_FLOOR * typical_share(y, scale, weights)  # the selection's floor (:attr:`..problem.Problem.fvu_floor`)
     rng = np.random.default_rng(seed)
     unsupported = []
     for variable in variables_of(tokens):
