@@ -294,14 +294,16 @@ class ResidualLook:
     continuation: turn ``k`` takes the ``k``-th best-scoring skeleton among the rows
     (cycling), the network reads the features most relevant to its residual, and the
     sums ``f + g + c`` of its fits ``g`` join, refitted on ``y``
-    (:func:`.search.looks.residual.residual_candidates`, one step of backfitting). A
-    turn starts while the time left holds a decoding at the pace of the last."""
+    (:func:`.search.looks.residual.residual_candidates`, one step of backfitting), with
+    the residual's line the first time a skeleton is looked at (``lined``). A turn starts
+    while the time left holds a decoding at the pace of the last."""
 
     network: NeSymReSModel
     problem: Problem
     request: SearchRequest
     decoding_seconds: float = 0.0
     name: str = "residual"
+    lined: set = field(default_factory=set)
 
     def holds(self, deadline, turn: int) -> bool:
         return deadline is None or deadline.holds(self.decoding_seconds)
@@ -328,8 +330,10 @@ class ResidualLook:
 
         runner = constant_runner(self.problem, self.request.settings.constant_optimizer)
         n_variables = self.network.config.n_variables
+        line = first.skeleton.key not in self.lined  # a skeleton's residual line joins once
+        self.lined.add(first.skeleton.key)
         for fitted in residual_candidates(
-            self.problem, first, np.arange(0), n_variables, request.seed, solve, deadline, runner
+            self.problem, first, np.arange(0), n_variables, request.seed, solve, deadline, runner, line=line
         ):
             found.add(fitted, origin=self.name)
         self.decoding_seconds = max([self.decoding_seconds, *decodings])

@@ -320,6 +320,30 @@ def test_a_residual_look_at_an_exact_row_decodes_nothing_and_adds_nothing(tiny_m
     assert len(look.propose(rows, 0, None)) == 0 and look.decoding_seconds == 0.25
 
 
+def test_the_residual_look_adds_a_skeletons_residual_line_once(tiny_model):
+    """``exp(x0) + 2*x1 - x2`` from the exponential alone: the first look at it adds the
+    law (its residual's line, refitted with it); a later turn at the same skeleton does
+    not add that line again."""
+    from nesymres_sklearn import neural_search
+    from nesymres_sklearn.expression.skeleton import Skeleton
+    from nesymres_sklearn.search.fitted import CandidateRows, Fitted, mse
+    from nesymres_sklearn.search.problem import Problem
+    from nesymres_sklearn.search.settings import SearchRequest
+
+    X = np.random.default_rng(2).uniform(0, 2, (64, 4))
+    problem = Problem(X, np.exp(X[:, 0]) + 2 * X[:, 1] - X[:, 2])
+    exponential = Skeleton(("mul", "c", "exp", "x_1"))
+    rows = CandidateRows()
+    start = np.array([1.1])
+    rows.add(Fitted(exponential, start, mse(exponential.program, X, problem.y, start)), origin="beam")
+    network = neural_search.load_network(str(tiny_model), None, "cpu")
+    look = neural_search.ResidualLook(network, problem, SearchRequest(size=4))
+    first, again = look.propose(rows, 0, None), look.propose(rows, 1, None)
+    assert any(problem.is_exact(loss) for loss in first.losses)
+    assert not any(problem.is_exact(loss) for loss in again.losses)
+    assert look.lined == {exponential.key}
+
+
 def test_the_subset_look_reads_each_other_subset_once_and_writes_its_rows_over_it(tiny_model):
     """Turn ``k`` decodes on the ``k``-th other subset of the most relevant features (never
     the one the route read); its rows name only those features, with their losses on the

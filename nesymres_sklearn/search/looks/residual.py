@@ -47,12 +47,14 @@ def residual_candidates(
     deadline: Deadline | None = None,
     runner: StartRunner | None = None,
     penalty: float = SearchSettings.parts_complexity_penalty,
+    line: bool = True,
 ) -> list[Fitted]:
     """Candidates ``f + g + c`` over all features of ``problem`` (see the module
     docstring) from the ``first`` fit ``f`` (skeleton over all features, constants,
     mean squared error); ``read``: the columns the network read; ``solve``: a ``Problem`` over some columns ->
     fitted skeletons over them; ``deadline`` and ``runner``: the refits' (see
-    :func:`.assembly.refitted`); ``penalty``: :func:`.assembly.kept_fits`'."""
+    :func:`.assembly.refitted`); ``penalty``: :func:`.assembly.kept_fits`'; ``line``:
+    whether the residual's line joins (a look at the same ``f`` again adds the same one)."""
     skeleton, constants, loss = first
     if problem.is_exact(loss):
         return []
@@ -61,10 +63,10 @@ def residual_candidates(
     if not np.all(np.isfinite(residual)) or np.ptp(residual) == 0:
         return []
     found = []
-    line = linear_candidate(Problem(problem.X, residual, problem.weights), penalty)
-    if line.skeleton.n_constants > 1:  # a feature's term beside the intercept, which the sum's own constant is
-        terms = [j for j in map(variable_index, line.skeleton.tokens) if j is not None]  # in the line's order
-        parts = [(skeleton, constants), (sum_skeleton(terms), line.constants[:-1])]
+    fitted_line = linear_candidate(Problem(problem.X, residual, problem.weights), penalty) if line else None
+    if fitted_line is not None and fitted_line.skeleton.n_constants > 1:  # a term beside the intercept
+        terms = [j for j in map(variable_index, fitted_line.skeleton.tokens) if j is not None]  # in the line's order
+        parts = [(skeleton, constants), (sum_skeleton(terms), fitted_line.constants[:-1])]
         found.append(refitted("add", parts, problem, deadline, runner))
     columns = relevant_features(problem.X, residual, n_variables, seed)
     if np.array_equal(columns, np.sort(read)):
