@@ -90,6 +90,13 @@ def typical_share(y: np.ndarray, scale: float, weights: np.ndarray | None = None
     return share if np.isfinite(share) else 1.0
 
 
+def fvu_floor(y: np.ndarray, scale: float, weights: np.ndarray | None = None) -> float:
+    """The fraction of variance unexplained below which fits of targets ``y`` (of
+    variance ``scale``) tie in the selection's score: ``FVU_FLOOR`` times
+    :func:`typical_share`."""
+    return FVU_FLOOR * typical_share(y, scale, weights)
+
+
 def is_exact_to_rounding(loss, scale: float = 1.0):
     """Whether a fit with squared error ``loss`` (of variance ``scale``) is exact to float64's rounding."""
     return loss <= ROUNDING_FIT * scale

@@ -37,13 +37,7 @@ from scipy import constants as physical
 from scipy.stats import chi2, norm
 
 from ..expression.skeleton import Skeleton
-from ..search.exactness import (
-    FVU_FLOOR,
-    is_readable_exactly,
-    keeps_every_point,
-    typical_share,
-    worst_relative_error,
-)
+from ..search.exactness import fvu_floor, is_readable_exactly, keeps_every_point, worst_relative_error
 from ..search.fitted import mse
 from ..search.fitting.constants import Evaluations, least_squares_run
 from ..search.problem import variance
@@ -162,11 +156,11 @@ def simple_numbers(
         if number not in close and distance <= reach:
             close.append(number)
     if noisy:  # within the error bar, each multiple under the chance rule of its family (of at most its height)
-        bar_holds = chance_match(1, spread, value)
+        per_number = chance_match(1, spread, value)
         close += [
-            number
+            sympy.Float(number, 15)
             for height, number in _physical_multiples(value)
-            if abs(float(number) - value) <= spread and _physical_per_decade(height) * bar_holds <= settings.snap_chance
+            if abs(number - value) <= spread and _physical_per_decade(height) * per_number <= settings.snap_chance
         ]
     return close
 
@@ -225,7 +219,7 @@ def _fraction_of(number: sympy.Expr) -> sympy.Rational | None:
     return next((form for form in (number, number / sympy.pi, number * sympy.pi) if form.is_Rational), None)
 
 
-def _physical_multiples(value: float) -> list[tuple[int, sympy.Expr]]:
+def _physical_multiples(value: float) -> list[tuple[int, float]]:
     """The multiples ``p/q * C * 10**k`` nearest ``value`` (with its sign) of each of the
     ``PHYSICAL`` constants and their inverses ``C``, for each fraction ``p/q`` of height
     (the larger of ``p`` and ``q``) up to ``MAX_HEIGHT_OF_PHYSICAL``, with that height,
@@ -237,9 +231,9 @@ def _physical_multiples(value: float) -> list[tuple[int, sympy.Expr]]:
         for base in _physical_bases():
             multiple = float(fraction) * base
             decade = round(math.log10(abs(value) / multiple))
-            number = sympy.Float(math.copysign(multiple * 10.0**decade, value), 15)
+            number = math.copysign(multiple * 10.0**decade, value)
             found.append((max(fraction.numerator, fraction.denominator), number))
-    return sorted(found, key=lambda pair: (pair[0], abs(float(pair[1]) - value)))
+    return sorted(found, key=lambda pair: (pair[0], abs(pair[1] - value)))
 
 
 @functools.lru_cache
@@ -361,7 +355,7 @@ def exact_constants(
         free = [j for j in range(len(values)) if j not in exact]
         return standard_errors(skeleton, values, X, y, weights, free) * quantile if noisy else None
 
-    floor = FVU_FLOOR * typical_share(y, scale, weights)  # the selection's (over decades, scaled)
+    floor = fvu_floor(y, scale, weights)  # the selection's
 
     def allowed(replaced: int) -> float:
         if noisy:  # the likelihood-ratio test of ``replaced`` constants fixed

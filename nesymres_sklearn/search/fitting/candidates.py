@@ -110,6 +110,7 @@ def fit_candidates(
             previous,
             thread_runner(),
             request.settings.start_range,
+            problem.typical_share,
         )
 
     def fit_in_thread(index: int, n_restarts: int, previous: ConstantFit | None) -> ConstantFit | None:

@@ -249,6 +249,7 @@ def fit_constants(
     previous: ConstantFit | None = None,
     runner: StartRunner | None = None,
     start_range: float = SearchSettings.start_range,
+    share: float | None = None,
 ) -> ConstantFit:
     """Fit the constants of ``program`` to ``(X, y)`` from up to ``n_restarts`` starts
     (``weights``, mean 1, weight the squared errors; ``x_scale``: see
@@ -260,20 +261,22 @@ def fit_constants(
     begins and a running optimisation stops at the best point it has evaluated.
 
     With a ``runner`` (unweighted data only), each start runs in its compiled code
-    first (:func:`run_start`).
+    first (:func:`run_start`). A fit is exact, and no further start runs, at the
+    problem's tolerance (``share``: :attr:`..problem.Problem.typical_share`, computed
+    from ``y`` when not given).
     """
     k = program.n_constants
     values = program if runner is None else _interpreted(program)
     if k == 0:
         return ConstantFit(np.empty(0), mse(values, X, y, (), weights), 0)
     scale = variance(y, weights) or 1.0
-    exact_scale = scale * typical_share(y, scale, weights)  # as the problem's (:attr:`..problem.Problem.is_exact`)
+    share = typical_share(y, scale, weights) if share is None else share
     best = ConstantFit(np.ones(k), mse(values, X, y, np.ones(k), weights), 0) if previous is None else previous
     for restart in range(best.n_restarts_run, max(1, n_restarts)):
-        if is_exact(best.mse / exact_scale) or (restart and deadline is not None and deadline.passed()):
+        if is_exact(best.mse / (scale * share)) or (restart and deadline is not None and deadline.passed()):
             break
         start = np.ones(k) if restart == 0 else rng.uniform(-start_range, start_range, size=k)
-        found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner, scale)
+        found, loss = run_start(program, X, y, start, deadline, weights, x_scale, runner, scale, share)
         if loss < best.mse or not np.isfinite(best.mse):
             best = ConstantFit(found if found is not None else best.constants, loss, restart + 1)
         else:
@@ -323,9 +326,11 @@ def run_start(
     x_scale: float | str = "jac",
     runner: StartRunner | None = None,
     scale: float | None = None,
+    share: float | None = None,
 ) -> tuple[np.ndarray | None, float]:
     """The constants and MSE of one start: ``(None, inf)`` when nothing finite came out
-    (``scale``: the variance of ``y``, or 1 when it is 0; computed when not given).
+    (``scale``: the variance of ``y``, or 1 when it is 0; ``share``:
+    :func:`..exactness.typical_share` of ``y``; each computed when not given).
 
     With a ``runner`` the start runs in its compiled code first, and a fit within
     near exact (:func:`..exactness.is_near_exact`) is polished in float64 until it is exact
@@ -348,7 +353,8 @@ def run_start(
         if np.isfinite(loss):
             scale = (variance(y) or 1.0) if scale is None else scale
             if is_near_exact(loss / scale):
-                target = EXACT_FIT * scale * typical_share(y, scale)  # unweighted here
+                share = typical_share(y, scale) if share is None else share  # unweighted here
+                target = EXACT_FIT * scale * share
                 found, loss = polish(program, X, y, found, loss, target=target)
             return found, loss
     found = least_squares_run(program, X, y, start, deadline=deadline, weights=weights, x_scale=x_scale)

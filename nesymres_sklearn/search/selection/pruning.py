@@ -26,7 +26,7 @@ import numpy as np
 from ...expression.program import PrefixProgram, evaluate
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import CONSTANT, token_arity, variable_index
-from ..exactness import FVU_FLOOR, keeps_every_point, typical_share, worst_relative_error
+from ..exactness import fvu_floor, keeps_every_point, worst_relative_error
 from ..fitted import Fitted, mse
 from ..fitting.constants import Evaluations, least_squares_run
 from ..problem import variance
@@ -195,7 +195,7 @@ def prune(
     taken that loses a point of an accurate fit (:func:`..exactness.keeps_every_point`:
     on data over decades the score reads only the largest values)."""
     scale = variance(y, weights) or 1.0
-    floor = FVU_FLOOR * typical_share(y, scale, weights)
+    floor = fvu_floor(y, scale, weights)
 
     def score(tokens, values):  # trials are scored once: evaluated, not compiled
         loss = mse(partial(evaluate, tokens), X, y, values, weights)
@@ -264,7 +264,7 @@ def prune_best(
     its pruned fit; ``None`` when nothing could be removed."""
     variances = variance(y, weights) or 1.0
     complexity = [len(skeleton) for skeleton in skeletons]
-    fvus = log_fvu(np.asarray(losses, dtype=np.float64), variances, FVU_FLOOR * typical_share(y, variances, weights))
+    fvus = log_fvu(np.asarray(losses, dtype=np.float64), variances, fvu_floor(y, variances, weights))
     row = lowest(scores(fvus, complexity, complexity_penalty))
     pruned = prune(skeletons[row], constants[row], X, y, complexity_penalty, weights, evaluations, max_score_rise)
     return None if len(pruned.skeleton) == len(skeletons[row]) else (row, pruned)

@@ -31,7 +31,7 @@ import numpy as np
 from ...expression.program import PrefixProgram
 from ...expression.skeleton import Skeleton
 from ...expression.tokens import variable_index
-from ..exactness import FVU_FLOOR, typical_share
+from ..exactness import fvu_floor
 from ..fitted import mse
 from ..fitting.constants import Evaluations, least_squares_run
 from ..settings import SearchSettings
@@ -99,7 +99,7 @@ def unsupported_variables(
     # refitted as the comparisons are, so that a better optimum of the other constants
     # is not credited to the shuffled copies
     loss = _refitted_loss(tokens, constants, X, y, weights, evaluations)
-    tie = FVU_FLOOR * typical_share(y, scale, weights)  # the selection's floor (:attr:`..problem.Problem.fvu_floor`)
+    tie = fvu_floor(y, scale, weights)  # the selection's floor
     rng = np.random.default_rng(seed)
     unsupported = []
     for variable in variables_of(tokens):

@@ -184,19 +184,18 @@ def on_features(skeleton: Skeleton, features: np.ndarray) -> Skeleton:
 
 def linear_skeleton(features) -> Skeleton:
     """``c*x_a + c*x_b + ... + c`` over the ``features`` (column indices)."""
-    tokens: list[str] = []
-    for j in features:
-        tokens += ["add", "mul", CONSTANT, variable_token(int(j))]
-    return Skeleton((*tokens, CONSTANT))
+    return Skeleton((*_added_terms(features), CONSTANT))
 
 
 def sum_skeleton(features) -> Skeleton:
     """``c*x_a + c*x_b + ...`` over the ``features`` (column indices, at least one): a
     line without its intercept."""
-    tokens: list[str] = []
-    for j in features[:-1]:
-        tokens += ["add", "mul", CONSTANT, variable_token(int(j))]
-    return Skeleton((*tokens, "mul", CONSTANT, variable_token(int(features[-1]))))
+    return Skeleton((*_added_terms(features[:-1]), "mul", CONSTANT, variable_token(int(features[-1]))))
+
+
+def _added_terms(features) -> list[str]:
+    """The prefix tokens ``add mul c x_j`` of each of the ``features``, in order."""
+    return [token for j in features for token in ("add", "mul", CONSTANT, variable_token(int(j)))]
 
 
 def least_squares_line(problem: Problem, features: list[int]) -> tuple[np.ndarray, float]:
