@@ -34,7 +34,8 @@ from .search.noise import smoothed
 from .search.problem import Problem
 from .search.scheduler import row_scores
 from .search.settings import SearchRequest
-from .search.variables.features import on_features, other_subsets
+from .search.variables.features import on_features, other_subsets, relevance
+from .search.variables.partial_line import PartialLine, ranked_subsets
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
 
@@ -286,6 +287,62 @@ class SubsetLook:
         for skeleton, constants, loss in found.fitted():
             written.add(Fitted(on_features(skeleton, subset), constants, loss), origin=self.name)
         return written
+
+
+@dataclass
+class PartialLineLook:
+    """The network on ``y`` less the line of all but a few features, a source of the
+    continuation with more features than the network reads
+    (:mod:`.search.variables.partial_line`): the subsets of at most its variables, drawn
+    from the ``settings.subset_features`` most relevant (``scores``: the route's, else
+    computed then, :func:`.search.variables.features.relevance`), are ranked on the
+    first turn; turn ``k`` decodes on the ``k``-th, and the sums ``g + line + c`` of its
+    fits ``g`` join, refitted on ``y``. A turn starts while subsets are left and the time
+    left holds a decoding at the pace of the last."""
+
+    network: NeSymReSModel
+    problem: Problem
+    request: SearchRequest
+    scores: np.ndarray | None
+    decoding_seconds: float = 0.0
+    name: str = "partial line"
+    subsets: list[tuple[int, ...]] | None = None
+
+    def holds(self, deadline, turn: int) -> bool:
+        left = self.subsets is None or turn < len(self.subsets)
+        return left and (deadline is None or deadline.holds(self.decoding_seconds))
+
+    def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
+        found = CandidateRows()
+        settings = self.request.settings
+        if self.subsets is None:
+            if self.scores is None:
+                self.scores = relevance(self.problem.X, self.problem.y, self.request.seed)[0]
+            candidates = np.lexsort((np.arange(len(self.scores)), -self.scores))[: settings.subset_features]
+            most = self.network.config.n_variables
+            self.subsets = ranked_subsets(
+                self.problem,
+                candidates,
+                most,
+                settings.held_out_folds,
+                settings.held_out_standard_errors,
+                self.request.seed,
+                deadline,
+            )
+        if turn >= len(self.subsets):
+            return found
+        partial = PartialLine.of(self.problem, self.subsets[turn])
+        if partial is None:
+            return found
+        request = _single_decoding(self.request, seed=self.request.seed + turn)
+        result = propose_and_fit(self.network, partial.part(self.problem), request, Budget.until(deadline))
+        self.decoding_seconds = max([self.decoding_seconds, *_decodings(result)])
+        runner = constant_runner(self.problem, settings.constant_optimizer)
+        for fitted in partial.candidates(
+            result.fitted(), self.problem, settings.parts_complexity_penalty, deadline, runner
+        ):
+            found.add(fitted, origin=self.name)
+        return found
 
 
 @dataclass

@@ -28,7 +28,7 @@ from .expression.skeleton import Skeleton
 from .expression.tokens import variable_index
 from .guesses import Guesses
 from .inputs import subsample, warn_explains_little, warn_few_points
-from .neural_search import NetworkSampler, ResidualLook, SubsetLook
+from .neural_search import NetworkSampler, PartialLineLook, ResidualLook, SubsetLook
 from .operon.plan import holds_operon, operon_islands, operon_stage, without_operon
 from .operon.settings import OperonSettings, whole_seconds
 from .progress import progress
@@ -458,6 +458,8 @@ def network_search(stages: Stages, groups: View):
     sources = [NetworkSampler(network, seen.problem, request, back, decoding)]
     if units is None and seen.reads_the_most_relevant and request.settings.subset_features > n_variables:
         sources.append(SubsetLook(network, problem, request, seen.columns, seen.relevance_scores, decoding))
+    if units is None and problem.X.shape[1] > n_variables:
+        sources.append(PartialLineLook(network, problem, request, seen.relevance_scores, decoding))
     return rows, columns, [str(symbol) for symbol in views.symbols(stages.symbols)], sources
 
 

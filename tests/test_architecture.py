@@ -100,6 +100,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.variables.assembly",
     "nesymres_sklearn.search.variables.decomposition",
     "nesymres_sklearn.search.variables.features",
+    "nesymres_sklearn.search.variables.partial_line",
     "nesymres_sklearn.search.variables.power_factor",
     "nesymres_sklearn.search.variables.power_law",
     "nesymres_sklearn.search.variables.reduction",
