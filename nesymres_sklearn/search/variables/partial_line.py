@@ -36,7 +36,7 @@ from ..selection.held_out import held_out_folds
 from .assembly import kept_fits, refitted
 from .features import on_features, sum_skeleton
 
-#: Points that rank the subsets at most (spread over the data, seeded): each subset's
+#: Points that rank the subsets at most (drawn at random, seeded): each subset's
 #: model is a least-squares fit per fold, so larger data would only add time.
 RANKING_POINTS = 512
 
