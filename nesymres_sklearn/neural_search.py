@@ -35,7 +35,7 @@ from .search.problem import Problem
 from .search.scheduler import row_scores
 from .search.settings import SearchRequest
 from .search.variables.features import on_features, other_subsets, relevance
-from .search.variables.partial_line import PartialLine, ranked_subsets
+from .search.variables.partial_line import PartialLine, ranked_subsets, ranking_points
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
 
@@ -293,12 +293,14 @@ class SubsetLook:
 class PartialLineLook:
     """The network on ``y`` less the line of all but a few features, a source of the
     continuation with more features than the network reads
-    (:mod:`.search.variables.partial_line`): the subsets of at most its variables, drawn
-    from the ``settings.subset_features`` most relevant (``scores``: the route's, else
-    computed then, :func:`.search.variables.features.relevance`), are ranked on the
-    first turn; turn ``k`` decodes on the ``k``-th, and the sums ``g + line + c`` of its
-    fits ``g`` join, refitted on ``y``. A turn starts while subsets are left and the time
-    left holds a decoding at the pace of the last."""
+    (:mod:`.search.variables.partial_line`). The first turn ranks the subsets of one to
+    three of the ``settings.subset_features`` most relevant features (``scores``: the
+    route's, else computed then on the ranking's points,
+    :func:`.search.variables.features.relevance`); a ranking that ``deadline`` cuts is
+    not kept (the next turn ranks again). Each turn then decodes on the next subset, and
+    the sums ``g + line + c`` of its fits ``g`` join, refitted on ``y``; a subset is read
+    once a decoding of it ran. A turn starts while subsets are left and the time left
+    holds a decoding at the pace of the last."""
 
     network: NeSymReSModel
     problem: Problem
@@ -307,9 +309,10 @@ class PartialLineLook:
     decoding_seconds: float = 0.0
     name: str = "partial line"
     subsets: list[tuple[int, ...]] | None = None
+    read: int = 0  # how many of the subsets were decoded
 
     def holds(self, deadline, turn: int) -> bool:
-        left = self.subsets is None or turn < len(self.subsets)
+        left = self.subsets is None or self.read < len(self.subsets)
         return left and (deadline is None or deadline.holds(self.decoding_seconds))
 
     def propose(self, rows: CandidateRows, turn: int, deadline) -> CandidateRows:
@@ -317,25 +320,30 @@ class PartialLineLook:
         settings = self.request.settings
         if self.subsets is None:
             if self.scores is None:
-                self.scores = relevance(self.problem.X, self.problem.y, self.request.seed)[0]
-            candidates = np.lexsort((np.arange(len(self.scores)), -self.scores))[: settings.subset_features]
-            most = self.network.config.n_variables
+                points = ranking_points(self.problem, self.request.seed)
+                self.scores = relevance(points.X, points.y, self.request.seed)[0]
+            pool = np.lexsort((np.arange(len(self.scores)), -self.scores))[: settings.subset_features]
             self.subsets = ranked_subsets(
                 self.problem,
-                candidates,
-                most,
+                pool,
+                self.network.config.n_variables,
                 settings.held_out_folds,
                 settings.held_out_standard_errors,
                 self.request.seed,
                 deadline,
             )
-        if turn >= len(self.subsets):
+            if self.subsets is None:  # cut: ranked again on the next turn
+                return found
+        while self.read < len(self.subsets):
+            partial = PartialLine.of(self.problem, self.subsets[self.read])
+            if partial is not None:
+                break
+            self.read += 1  # its model's columns are not finite
+        else:
             return found
-        partial = PartialLine.of(self.problem, self.subsets[turn])
-        if partial is None:
-            return found
-        request = _single_decoding(self.request, seed=self.request.seed + turn)
+        request = _single_decoding(self.request, seed=self.request.seed + self.read)
         result = propose_and_fit(self.network, partial.part(self.problem), request, Budget.until(deadline))
+        self.read += any(step.unit.startswith("decode") and step.status == "done" for step in result.steps)
         self.decoding_seconds = max([self.decoding_seconds, *_decodings(result)])
         runner = constant_runner(self.problem, settings.constant_optimizer)
         for fitted in partial.candidates(

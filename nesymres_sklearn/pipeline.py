@@ -419,7 +419,8 @@ def network_search(stages: Stages, groups: View):
     """The decomposition's, the network's and the units' rows over the features, the
     columns the network read, what its variables stood for, and its sources for the
     continuation: its sampler and, where it read only the most relevant features (no
-    units), the other subsets of ``settings.subset_features``. The network reads the
+    units), the other subsets of ``settings.subset_features``, and with more features
+    than it has variables (no units), the partial line look. The network reads the
     problem through one chain of views (:class:`.search.views.Chain`): the ``groups``
     (with units) and the route."""
     network, problem, request, budget, units = (

@@ -48,25 +48,50 @@ def test_a_subset_no_better_than_the_line_is_not_kept():
     assert ranked_subsets(Problem(X, y), np.arange(4), 3, 5, 0.5, seed=0) == []
 
 
-def test_no_subset_is_ranked_once_the_deadline_passed(linear_but_two):
-    assert ranked_subsets(linear_but_two, np.arange(5), 3, 5, 0.5, seed=0, deadline=Deadline(0.0, lambda: 1.0)) == []
+def test_a_ranking_that_the_deadline_cuts_is_none(linear_but_two):
+    assert ranked_subsets(linear_but_two, np.arange(5), 3, 5, 0.5, seed=0, deadline=Deadline(0.0, lambda: 1.0)) is None
 
 
-def test_the_candidate_is_the_fit_of_the_rest_plus_the_line_refitted_on_y(linear_but_two):
+def test_the_candidate_starts_from_the_fit_of_the_rest_plus_the_line_and_is_refitted_on_y(linear_but_two, monkeypatch):
+    """The assembled start (the part's fit, the line's slopes in its features' order, the
+    mean of what is left) is the law already; the refit keeps it exact."""
+    from nesymres_sklearn.search.variables import partial_line
+    from nesymres_sklearn.search.variables.assembly import assemble
+
     problem = linear_but_two
     partial = PartialLine.of(problem, (1, 4))
     # g = sqrt(x_2 + cos(x_1) + c) over the subset's columns, its constant from the part
     g = Skeleton(("mul", "c", "sqrt", "add", "add", "x_2", "cos", "x_1", "c"))
-    part, start = partial.part(problem), np.array([1.0, 2.5])
+    part, start = partial.part(problem), np.array([1.0, 2.6])
     fits = [Fitted(g, start, mse(g.program, part.X, part.y, start))]
+    starts, refitted = [], partial_line.refitted
+
+    def spied(kind, parts, whole, deadline, runner):
+        starts.append((kind, parts))
+        return refitted(kind, parts, whole, deadline, runner)
+
+    monkeypatch.setattr(partial_line, "refitted", spied)
     (candidate,) = partial.candidates(fits, problem, penalty=0.01)
+    ((kind, parts),) = starts
+    skeleton = assemble(kind, [skeleton for skeleton, _ in parts])
+    inner = np.concatenate([constants for _, constants in parts])
+    left = problem.y - skeleton.program(problem.X, np.append(inner, 0.0))
+    assert np.std(left) < 0.02 * np.std(problem.y)  # the start is the law, less a constant
     named = {variable_index(token) for token in candidate.skeleton.tokens} - {None}
     assert named == {0, 1, 2, 3, 4}
     assert problem.is_exact(candidate.loss)
     assert candidate.loss == pytest.approx(mse(candidate.skeleton.program, problem.X, problem.y, candidate.constants))
 
 
+def test_at_most_three_features_are_read_whatever_the_network_s_variables(linear_but_two):
+    subsets = ranked_subsets(linear_but_two, np.arange(5), 8, 5, 0.5, seed=0)
+    assert subsets[0] == (1, 4) and max(len(subset) for subset in subsets) == 3
+
+
 def test_the_partial_line_look_reads_each_ranked_subset_once(tiny_model, linear_but_two):
+    """The first turn ranks (the subset of what is not linear first) and decodes on it;
+    each later turn on the next; rows over all features with their losses on ``y``; no
+    turn once the subsets are read, nor where the time left does not hold a decoding."""
     from nesymres_sklearn import neural_search
 
     problem = linear_but_two
@@ -75,18 +100,37 @@ def test_the_partial_line_look_reads_each_ranked_subset_once(tiny_model, linear_
     look = neural_search.PartialLineLook(network, problem, request, None)
     assert look.holds(None, 0) and look.subsets is None
     rows = look.propose(CandidateRows(), 0, None)
-    expected = ranked_subsets(problem, np.argsort(-look.scores, kind="stable")[:8], 3, 5, 0.5, request.seed)
-    assert look.subsets == expected and len(expected) > 1
+    assert look.subsets[0] == (1, 4) and len(look.subsets) > 1 and look.read == 1
     assert len(rows) > 0 and set(rows.origins) == {"partial line"}
     for skeleton, constants, loss in zip(rows.skeletons, rows.constants, rows.losses):
         named = {variable_index(token) for token in skeleton.tokens} - {None}
-        assert named >= {j for j in range(5) if j not in expected[0]}  # the line's features
+        assert named >= {0, 2, 3}  # the line's features
         assert loss == pytest.approx(mse(skeleton.program, problem.X, problem.y, constants))
     assert look.decoding_seconds > 0
-    assert look.holds(None, len(expected) - 1) and not look.holds(None, len(expected))
-    assert len(look.propose(CandidateRows(), len(expected), None)) == 0
+    for turn in range(1, len(look.subsets)):
+        assert look.holds(None, turn)
+        look.propose(CandidateRows(), turn, None)
+        assert look.read == turn + 1
+    assert not look.holds(None, len(look.subsets))
+    assert len(look.propose(CandidateRows(), len(look.subsets), None)) == 0
     paced = neural_search.PartialLineLook(network, problem, request, None, decoding_seconds=2.0)
     assert paced.holds(Deadline(2.5, lambda: 0.0), 0) and not paced.holds(Deadline(1.5, lambda: 0.0), 0)
+
+
+def test_a_cut_ranking_is_not_kept_and_a_subset_is_read_once_a_decoding_of_it_ran(tiny_model, linear_but_two):
+    from nesymres_sklearn import neural_search
+
+    network = neural_search.load_network(str(tiny_model), None, "cpu")
+    look = neural_search.PartialLineLook(network, linear_but_two, SearchRequest(size=4, seed=5), None)
+    passed = Deadline(0.0, lambda: 1.0)
+    assert len(look.propose(CandidateRows(), 0, passed)) == 0
+    assert look.subsets is None and look.read == 0  # ranked again on the next turn
+    look.propose(CandidateRows(), 1, None)
+    assert look.subsets[0] == (1, 4) and look.read == 1
+    # a decoding that the time left does not hold: the subset stays to be read
+    tight = Deadline(1.0, lambda: 0.999999)
+    look.propose(CandidateRows(), 2, tight)
+    assert look.read == 1
 
 
 def test_the_continuation_reads_partial_lines_only_with_more_features_than_variables(tiny_model):

@@ -5,18 +5,20 @@ network reads, and its residual after a line over every feature is
 ``sqrt(x4 + cos(x1))`` less that line's share of it, which the network does not write.
 But the features outside ``S = {x1, x4}`` enter as a line: in the partially linear model
 ``y = s(x_S) + line(x_rest)`` (Robinson, *Econometrica* 1988), with ``s`` a polynomial of
-``S`` (:data:`..fitting.polynomial.MAX_DEGREE` by its size), the line's slopes come out
-right, and ``y`` less that line is ``g(x_S)`` plus a constant: a problem of ``S``'s
-features alone, which the network reads.
+``S`` (:data:`..fitting.polynomial.MAX_DEGREE` by its size, and each feature's powers up
+to the degree of one feature's), the line's slopes come out right as far as ``s``
+approximates ``g``, and ``y`` less that line is then ``g(x_S)`` plus a constant: a problem
+of ``S``'s features alone, which the network reads.
 
-The subsets of at most the network's variables, drawn from the most relevant features,
-are ranked by the held-out error of their partially linear model (the selection's folds,
-:func:`..selection.held_out.held_out_folds`, on at most :data:`RANKING_POINTS` points);
-only those below the line over every feature by more than
-``SearchSettings.held_out_standard_errors`` standard errors of the paired differences
-are kept (as the backward line drops a feature). A kept subset's fits ``g``
-(:func:`.assembly.kept_fits`) give the candidates ``g + line + c`` over all features,
-their constants refitted on ``y`` from ``g``'s and the line's
+The subsets of one to three features (at most the network's variables), drawn from the
+most relevant, are ranked by the held-out error of their partially linear model (the
+selection's folds, :func:`..selection.held_out.held_out_folds`, on at most
+:data:`RANKING_POINTS` points; each fold's normal equations over every column that a
+subset's model reads are formed once, as the backward line's are); only those below the
+line over every feature by more than ``SearchSettings.held_out_standard_errors`` standard
+errors of the paired differences are kept (as the backward line drops a feature). A kept
+subset's fits ``g`` (:func:`.assembly.kept_fits`) give the candidates ``g + line + c``
+over all features, their constants refitted on ``y`` from ``g``'s and the line's
 (:class:`nesymres_sklearn.neural_search.PartialLineLook`, a source of the continuation).
 """
 
@@ -84,65 +86,112 @@ class PartialLine:
         ]
 
 
-def _design(X: np.ndarray, subset: tuple[int, ...], rest: list[int]) -> np.ndarray:
-    """The columns of the partially linear model: the monomials of the subset's
-    standardised features (and each one's powers up to the degree of one feature's),
-    the rest's features, a constant."""
-    part = X[:, list(subset)]
-    spread = part.std(axis=0)
-    part = (part - part.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-    size = len(subset)
+def _exponents(size: int) -> list[tuple[int, ...]]:
+    """The exponents of the polynomial ``s`` over ``size`` features: every monomial up to
+    ``MAX_DEGREE[size]``, then each feature's powers up to ``MAX_DEGREE[1]``."""
     joint = monomials(size, MAX_DEGREE[size])
     alone = [tuple(p if k == j else 0 for k in range(size)) for j in range(size) for p in range(1, MAX_DEGREE[1] + 1)]
-    exponents = np.array(joint + [power for power in alone if power not in joint], dtype=np.float64)
-    powers = np.prod(part[:, None, :] ** exponents[None, :, :], axis=2)
+    return joint + [power for power in alone if power not in joint]
+
+
+def _standardised(columns: np.ndarray) -> np.ndarray:
+    """Each column less its mean, over its standard deviation (1 where it is constant)."""
+    spread = columns.std(axis=0)
+    return (columns - columns.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+
+
+def _design(X: np.ndarray, subset: tuple[int, ...], rest: list[int]) -> np.ndarray:
+    """The columns of the partially linear model: the monomials of the subset's
+    standardised features (:func:`_exponents`), the rest's features, a constant."""
+    exponents = np.array(_exponents(len(subset)), dtype=np.float64)
+    powers = np.prod(_standardised(X[:, list(subset)])[:, None, :] ** exponents[None, :, :], axis=2)
     return np.column_stack([powers, X[:, rest], np.ones(len(X))])
 
 
-def _held_out_errors(design: np.ndarray, y: np.ndarray, root: np.ndarray, folds: np.ndarray) -> np.ndarray:
-    """Each point's (weighted) squared error of the least-squares fit of ``y`` on
-    ``design`` on the other folds; inf where the columns are not finite."""
-    if not np.all(np.isfinite(design)):
-        return np.full(len(y), np.inf)
-    errors = np.empty(len(y))
-    for fold in np.unique(folds):
-        test = folds == fold
-        coefficients = np.linalg.lstsq(design[~test] * root[~test, None], y[~test] * root[~test], rcond=None)[0]
-        errors[test] = (root[test] * (y[test] - design[test] @ coefficients)) ** 2
-    return errors
+class _HeldOutModels:
+    """The held-out errors of the partially linear models of subsets of the features
+    ``pool``: each fold's normal equations over every column that one of them reads (the
+    monomials of the pool's standardised features, each feature, a constant), formed
+    once, and solved for a subset's columns (by least squares)."""
+
+    def __init__(self, problem: Problem, pool: list[int], most: int, folds: np.ndarray):
+        self.n_features = problem.X.shape[1]
+        standard = _standardised(problem.X[:, pool])
+        self.monomials: dict[frozenset, int] = {}  # {(feature, power), ...} -> column
+        columns = []
+        for size in range(1, most + 1):
+            for exponents in _exponents(size):
+                for chosen in combinations(range(len(pool)), size):
+                    key = frozenset((pool[j], p) for j, p in zip(chosen, exponents) if p)
+                    if key not in self.monomials:
+                        self.monomials[key] = len(columns)
+                        columns.append(np.prod([standard[:, pool.index(j)] ** p for j, p in key], axis=0))
+        root = np.ones(len(problem.y)) if problem.weights is None else np.sqrt(problem.weights)
+        with np.errstate(all="ignore"):
+            design = np.column_stack([*columns, problem.X, np.ones(len(problem.y))]) * root[:, None]
+        self.finite = bool(np.all(np.isfinite(design)))
+        self.design, self.target = design, problem.y * root
+        self.tests = [folds == fold for fold in np.unique(folds)]
+        fitted_on = [~test for test in self.tests] if self.finite else []
+        self.normal = [(design[rows].T @ design[rows], design[rows].T @ self.target[rows]) for rows in fitted_on]
+
+    def columns(self, subset: tuple[int, ...]) -> list[int]:
+        """The columns of ``subset``'s model: its monomials, the rest's features, the constant."""
+        first = len(self.monomials)
+        powers = [frozenset((j, p) for j, p in zip(subset, e) if p) for e in _exponents(len(subset))]
+        rest = [first + j for j in range(self.n_features) if j not in subset]
+        return [self.monomials[key] for key in powers] + rest + [first + self.n_features]
+
+    def errors(self, columns: list[int]) -> np.ndarray:
+        """Each point's (weighted) squared error of the fit on ``columns`` on the other folds."""
+        if not self.finite:
+            return np.full(len(self.target), np.inf)
+        errors = np.empty(len(self.target))
+        for test, (gram, moment) in zip(self.tests, self.normal):
+            coefficients = np.linalg.lstsq(gram[np.ix_(columns, columns)], moment[columns], rcond=None)[0]
+            errors[test] = (self.target[test] - self.design[np.ix_(test, columns)] @ coefficients) ** 2
+        return errors
+
+
+def ranking_points(problem: Problem, seed: int) -> Problem:
+    """``problem`` on at most :data:`RANKING_POINTS` of its points, drawn with ``seed``."""
+    n = len(problem.y)
+    if n <= RANKING_POINTS:
+        return problem
+    return problem.at(np.sort(np.random.default_rng(seed).choice(n, RANKING_POINTS, replace=False)))
 
 
 def ranked_subsets(
     problem: Problem,
-    candidates: np.ndarray,
+    pool: np.ndarray,
     most: int,
     n_folds: int,
     standard_errors: float,
     seed: int,
     deadline: Deadline | None = None,
-) -> list[tuple[int, ...]]:
-    """The subsets of 1 to ``most`` of the features ``candidates`` (leaving at least one
-    feature to the line), best first by held-out error (see the module docstring; the
-    smaller first at equal error), each below the line over every feature by more than
-    ``standard_errors`` standard errors of their paired differences; those ranked
-    before ``deadline`` passed."""
-    X, y, n_features = problem.X, problem.y, problem.X.shape[1]
-    rng = np.random.default_rng(seed)
-    read = np.sort(rng.choice(len(y), RANKING_POINTS, replace=False)) if len(y) > RANKING_POINTS else np.arange(len(y))
-    X_read, y_read = X[read], y[read]
-    root = np.ones(len(read)) if problem.weights is None else np.sqrt(problem.weights[read])
-    folds = held_out_folds(len(read), min(n_folds, len(read)), seed)
-    if len(np.unique(folds)) < 2:
+) -> list[tuple[int, ...]] | None:
+    """The subsets of 1 to ``most`` (at most 3) of the features ``pool`` (leaving at least
+    one feature to the line), best first by held-out error (see the module docstring;
+    the smaller first at equal error), each below the line over every feature by more
+    than ``standard_errors`` standard errors of their paired differences; ``None`` where
+    ``deadline`` passed before all were ranked."""
+    n_features = problem.X.shape[1]
+    most = min(most, max(MAX_DEGREE), n_features - 1)
+    read = ranking_points(problem, seed)
+    folds = held_out_folds(len(read.y), min(n_folds, len(read.y)), seed)
+    pool = sorted(np.asarray(pool).tolist())
+    if len(np.unique(folds)) < 2 or most < 1:
         return []
-    line = _held_out_errors(np.column_stack([X_read, np.ones(len(read))]), y_read, root, folds)
+    models = _HeldOutModels(read, pool, most, folds)
+    with np.errstate(all="ignore"):
+        line = models.errors([len(models.monomials) + j for j in range(n_features + 1)])
     ranked = []
-    for size in range(1, min(most, n_features - 1) + 1):
-        for subset in combinations(sorted(np.asarray(candidates).tolist()), size):
+    for size in range(1, most + 1):
+        for subset in combinations(pool, size):
             if deadline is not None and deadline.passed():
-                break
-            rest = [j for j in range(n_features) if j not in subset]
+                return None
             with np.errstate(all="ignore"):
-                errors = _held_out_errors(_design(X_read, subset, rest), y_read, root, folds)
+                errors = models.errors(models.columns(subset))
                 gain = line - errors
                 if np.mean(gain) > standard_errors * np.std(gain) / np.sqrt(len(gain)):
                     ranked.append((float(np.mean(errors)), size, subset))
