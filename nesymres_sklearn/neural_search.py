@@ -34,7 +34,7 @@ from .search.noise import smoothed
 from .search.problem import Problem
 from .search.scheduler import row_scores
 from .search.settings import SearchRequest
-from .search.variables.features import on_features, other_subsets, relevance
+from .search.variables.features import by_relevance, on_features, other_subsets, relevance
 from .search.variables.partial_line import PartialLine, ranked_subsets, ranking_points
 from .search.variables.routing import Route
 from .shared_setting import SharedSetting
@@ -322,7 +322,7 @@ class PartialLineLook:
             if self.scores is None:
                 points = ranking_points(self.problem, self.request.seed)
                 self.scores = relevance(points.X, points.y, self.request.seed)[0]
-            pool = np.lexsort((np.arange(len(self.scores)), -self.scores))[: settings.subset_features]
+            pool = by_relevance(self.scores)[: settings.subset_features]
             self.subsets = ranked_subsets(
                 self.problem,
                 pool,

@@ -142,6 +142,11 @@ def relevant_features(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> np.nda
     return most_relevant(*relevance(X, y, seed), k)
 
 
+def by_relevance(scores: np.ndarray) -> np.ndarray:
+    """The features' indices, the highest relevance ``scores`` first (ties by position)."""
+    return np.lexsort((np.arange(len(scores)), -scores))
+
+
 def most_relevant(scores: np.ndarray, partners: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` features of the highest relevance ``scores``, in increasing
     order: in order of relevance, each with the partner its interaction needs
@@ -150,7 +155,7 @@ def most_relevant(scores: np.ndarray, partners: np.ndarray, k: int) -> np.ndarra
     n_features = len(scores)
     if n_features <= k:
         return np.arange(n_features)
-    ranked = np.lexsort((np.arange(n_features), -scores))
+    ranked = by_relevance(scores)
     chosen: list[int] = []
     for feature in ranked:
         partner = int(partners[feature])
@@ -165,7 +170,7 @@ def other_subsets(scores: np.ndarray, k: int, read: np.ndarray, most: int) -> li
     """The subsets of ``k`` features (indices in increasing order) drawn from the ``most``
     most relevant (by ``scores``, ties by position), largest summed relevance first
     (ties in the order of :func:`itertools.combinations`), without the subset ``read``."""
-    ranked = np.lexsort((np.arange(len(scores)), -scores))[:most]
+    ranked = by_relevance(scores)[:most]
     subsets = [np.sort(np.array(chosen)) for chosen in combinations(ranked, k)]
     order = np.argsort([-scores[subset].sum() for subset in subsets], kind="stable")
     read = set(np.asarray(read).tolist())

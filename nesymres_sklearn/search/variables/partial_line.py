@@ -14,7 +14,7 @@ The subsets of one to three features (at most the network's variables), drawn fr
 most relevant, are ranked by the held-out error of their partially linear model (the
 selection's folds, :func:`..selection.held_out.held_out_folds`, on at most
 :data:`RANKING_POINTS` points; each fold's normal equations over every column that a
-subset's model reads are formed once, as the backward line's are); only those below the
+subset's model reads are formed once, :class:`.plain.HeldOutLines`); only those below the
 line over every feature by more than ``SearchSettings.held_out_standard_errors`` standard
 errors of the paired differences are kept (as the backward line drops a feature). A kept
 subset's fits ``g`` (:func:`.assembly.kept_fits`) give the candidates ``g + line + c``
@@ -37,6 +37,7 @@ from ..problem import Problem
 from ..selection.held_out import held_out_folds
 from .assembly import kept_fits, refitted
 from .features import on_features, sum_skeleton
+from .plain import HeldOutLines
 
 #: Points that rank the subsets at most (drawn at random, seeded): each subset's
 #: model is a least-squares fit per fold, so larger data would only add time.
@@ -94,63 +95,52 @@ def _exponents(size: int) -> list[tuple[int, ...]]:
     return joint + [power for power in alone if power not in joint]
 
 
-def _standardised(columns: np.ndarray) -> np.ndarray:
-    """Each column less its mean, over its standard deviation (1 where it is constant)."""
-    spread = columns.std(axis=0)
-    return (columns - columns.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+def _keys(subset: tuple[int, ...]) -> list[frozenset]:
+    """The monomials of ``s`` over the features ``subset``, each as ``{(feature, power), ...}``."""
+    return [frozenset((j, p) for j, p in zip(subset, exponents) if p) for exponents in _exponents(len(subset))]
+
+
+def _monomial_columns(X: np.ndarray, features: list[int], keys: list[frozenset]) -> np.ndarray:
+    """The monomials ``keys`` of the ``features`` of ``X``, standardised (each less its
+    mean, over its standard deviation, 1 where it is constant), one column each."""
+    part = X[:, features]
+    spread = part.std(axis=0)
+    standard = (part - part.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    position = {j: k for k, j in enumerate(features)}
+    with np.errstate(all="ignore"):
+        return np.column_stack([np.prod([standard[:, position[j]] ** p for j, p in key], axis=0) for key in keys])
 
 
 def _design(X: np.ndarray, subset: tuple[int, ...], rest: list[int]) -> np.ndarray:
     """The columns of the partially linear model: the monomials of the subset's
-    standardised features (:func:`_exponents`), the rest's features, a constant."""
-    exponents = np.array(_exponents(len(subset)), dtype=np.float64)
-    powers = np.prod(_standardised(X[:, list(subset)])[:, None, :] ** exponents[None, :, :], axis=2)
-    return np.column_stack([powers, X[:, rest], np.ones(len(X))])
+    standardised features (:func:`_keys`), the rest's features, a constant."""
+    return np.column_stack([_monomial_columns(X, list(subset), _keys(subset)), X[:, rest], np.ones(len(X))])
 
 
 class _HeldOutModels:
     """The held-out errors of the partially linear models of subsets of the features
-    ``pool``: each fold's normal equations over every column that one of them reads (the
-    monomials of the pool's standardised features, each feature, a constant), formed
-    once, and solved for a subset's columns (by least squares)."""
+    ``pool``: the backward line's held-out lines (:class:`.plain.HeldOutLines`) over
+    every monomial that one of them reads and every feature, each fold's normal
+    equations formed once and solved for a subset's columns."""
 
     def __init__(self, problem: Problem, pool: list[int], most: int, folds: np.ndarray):
+        subsets = [subset for size in range(1, most + 1) for subset in combinations(pool, size)]
+        keys = list(dict.fromkeys(key for subset in subsets for key in _keys(subset)))
+        self.monomials = {key: column for column, key in enumerate(keys)}
         self.n_features = problem.X.shape[1]
-        standard = _standardised(problem.X[:, pool])
-        self.monomials: dict[frozenset, int] = {}  # {(feature, power), ...} -> column
-        columns = []
-        for size in range(1, most + 1):
-            for exponents in _exponents(size):
-                for chosen in combinations(range(len(pool)), size):
-                    key = frozenset((pool[j], p) for j, p in zip(chosen, exponents) if p)
-                    if key not in self.monomials:
-                        self.monomials[key] = len(columns)
-                        columns.append(np.prod([standard[:, pool.index(j)] ** p for j, p in key], axis=0))
-        root = np.ones(len(problem.y)) if problem.weights is None else np.sqrt(problem.weights)
-        with np.errstate(all="ignore"):
-            design = np.column_stack([*columns, problem.X, np.ones(len(problem.y))]) * root[:, None]
-        self.finite = bool(np.all(np.isfinite(design)))
-        self.design, self.target = design, problem.y * root
-        self.tests = [folds == fold for fold in np.unique(folds)]
-        fitted_on = [~test for test in self.tests] if self.finite else []
-        self.normal = [(design[rows].T @ design[rows], design[rows].T @ self.target[rows]) for rows in fitted_on]
+        columns = np.column_stack([_monomial_columns(problem.X, pool, keys), problem.X])
+        self.finite = bool(np.all(np.isfinite(columns)))
+        self.lines = HeldOutLines(Problem(columns, problem.y, problem.weights), folds) if self.finite else None
 
     def columns(self, subset: tuple[int, ...]) -> list[int]:
-        """The columns of ``subset``'s model: its monomials, the rest's features, the constant."""
-        first = len(self.monomials)
-        powers = [frozenset((j, p) for j, p in zip(subset, e) if p) for e in _exponents(len(subset))]
-        rest = [first + j for j in range(self.n_features) if j not in subset]
-        return [self.monomials[key] for key in powers] + rest + [first + self.n_features]
+        """The columns of ``subset``'s model: its monomials and the rest's features (the
+        lines add the constant)."""
+        rest = [len(self.monomials) + j for j in range(self.n_features) if j not in subset]
+        return [self.monomials[key] for key in _keys(subset)] + rest
 
-    def errors(self, columns: list[int]) -> np.ndarray:
-        """Each point's (weighted) squared error of the fit on ``columns`` on the other folds."""
-        if not self.finite:
-            return np.full(len(self.target), np.inf)
-        errors = np.empty(len(self.target))
-        for test, (gram, moment) in zip(self.tests, self.normal):
-            coefficients = np.linalg.lstsq(gram[np.ix_(columns, columns)], moment[columns], rcond=None)[0]
-            errors[test] = (self.target[test] - self.design[np.ix_(test, columns)] @ coefficients) ** 2
-        return errors
+    def line(self) -> list[int]:
+        """The columns of the line over every feature."""
+        return [len(self.monomials) + j for j in range(self.n_features)]
 
 
 def ranking_points(problem: Problem, seed: int) -> Problem:
@@ -183,15 +173,17 @@ def ranked_subsets(
     if len(np.unique(folds)) < 2 or most < 1:
         return []
     models = _HeldOutModels(read, pool, most, folds)
+    if not models.finite:
+        return []
     with np.errstate(all="ignore"):
-        line = models.errors([len(models.monomials) + j for j in range(n_features + 1)])
+        line = models.lines.errors(models.line())
     ranked = []
     for size in range(1, most + 1):
         for subset in combinations(pool, size):
             if deadline is not None and deadline.passed():
                 return None
             with np.errstate(all="ignore"):
-                errors = models.errors(models.columns(subset))
+                errors = models.lines.errors(models.columns(subset))
                 gain = line - errors
                 if np.mean(gain) > standard_errors * np.std(gain) / np.sqrt(len(gain)):
                     ranked.append((float(np.mean(errors)), size, subset))

@@ -88,7 +88,7 @@ def quadratic_candidate(problem: Problem, complexity_penalty: float) -> Fitted |
 SUPPORT_VALUES_PER_EVALUATION = 4096
 
 
-class _HeldOutLines:
+class HeldOutLines:
     """The held-out errors of lines over subsets of the features: each fold's normal
     equations over every feature and the constant, formed once, and solved for a subset
     (by least squares: collinear features are ordinary in measurements)."""
@@ -135,7 +135,7 @@ def backward_linear_candidate(
         folds = held_out_folds(len(problem.y), n_folds, seed)
         charge = max(1.0, values / SUPPORT_VALUES_PER_EVALUATION)
         evaluations = Evaluations(settings.plain_support_evaluations / charge, deadline)
-        lines = _HeldOutLines(problem, folds)
+        lines = HeldOutLines(problem, folds)
         errors = lines.errors(kept)
         while kept and evaluations.left >= len(kept) and not evaluations.late:
             evaluations.take(len(kept))
