@@ -907,3 +907,29 @@ def test_under_noise_a_larger_system_writes_the_law_of_fewer_constants_that_a_sm
     assert len(small) == 1 and "sin" not in small.skeletons[0].tokens and small.skeletons[0].n_constants == 2
     found = identities_to_the_noise(problem, sd, SearchSettings(), None, 0, (16, 64))
     assert len(found) == 1 and "sin" in found.skeletons[0].tokens and found.skeletons[0].n_constants == 1
+
+
+@pytest.mark.parametrize("k,count", [(1, 1), (3, 2), (12, 1), (40, 2)])
+def test_null_vectors_under_noise_are_scipys_generalized_eigenvectors(k, count):
+    """The direct LAPACK call gives the eigenvectors that scipy.linalg.eigh gives for the
+    largest eigenvalues of the ridged generalized problem, bit for bit."""
+    import scipy.linalg
+
+    from nesymres_sklearn.search.identities import NULL_RIDGE, _largest_generalized
+
+    rng = np.random.default_rng(k)
+    A, N = rng.standard_normal((200, k)), 0.01 * rng.standard_normal((200, k))
+    gram, noise = A.T @ A, N.T @ N
+    ridged = gram + NULL_RIDGE * np.trace(gram) / k * np.eye(k)
+    expected = scipy.linalg.eigh(noise, ridged, subset_by_index=[k - count, k - 1], check_finite=False)[1]
+    found = _largest_generalized(noise, gram, count)
+    assert found.shape == (k, count)
+    np.testing.assert_array_equal(found, expected)
+
+
+def test_null_vectors_under_noise_name_a_failed_factorisation():
+    """A ridged matrix that is not positive definite raises, as scipy's eigh does."""
+    from nesymres_sklearn.search.identities import _largest_generalized
+
+    with pytest.raises(np.linalg.LinAlgError, match="dsygvx"):
+        _largest_generalized(np.eye(2), -np.eye(2), 1)

@@ -1320,6 +1320,30 @@ def _scaled(
     return matrix / norms, norms, slopes
 
 
+_SYGVX, _SYGVX_LWORK = scipy.linalg.get_lapack_funcs(("sygvx", "sygvx_lwork"), (np.zeros((1, 1)),))
+_SYGVX_WORK: dict[int, int] = {}
+
+
+def _largest_generalized(a: np.ndarray, b: np.ndarray, count: int) -> np.ndarray:
+    """The eigenvectors (columns, ascending) of the ``count`` largest eigenvalues of
+    ``a v = w (b + r I) v``, ``r`` :data:`NULL_RIDGE` times the mean of ``b``'s diagonal:
+    LAPACK's ``dsygvx`` as :func:`scipy.linalg.eigh` calls it for ``subset_by_index``,
+    without its checks and its workspace query on every call (the identities under noise
+    solve tens of thousands of these small problems)."""
+    k = len(b)
+    if k not in _SYGVX_WORK:  # the optimal workspace, as scipy queries it
+        work, info = _SYGVX_LWORK(k, uplo="L")
+        _SYGVX_WORK[k] = int(work) if info == 0 else 8 * k
+    ridged = b.copy()
+    ridged.flat[:: k + 1] += NULL_RIDGE * np.trace(b) / k
+    _, vectors, found, _, info = _SYGVX(
+        a, ridged, itype=1, jobz="V", range="I", uplo="L", il=k - count + 1, iu=k, lwork=_SYGVX_WORK[k]
+    )
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dsygvx failed (info {info}) on a {k} x {k} null-vector problem")
+    return vectors[:, :found]
+
+
 class _Nulls:
     """The null vectors of a scaled ``matrix`` over any subset of its columns, and whether
     each holds to ``tolerance``. Exact to rounding: the right singular vectors of the
@@ -1335,6 +1359,8 @@ class _Nulls:
         if not tolerance.exact:
             noise = slopes * tolerance.sd[:, None]
             self.gram, self.noise_gram = matrix.T @ matrix, noise.T @ noise
+            # every block of finite Gram matrices is finite: then no block is checked
+            self.finite = bool(np.all(np.isfinite(self.gram)) and np.all(np.isfinite(self.noise_gram)))
 
     def holds(self, columns: np.ndarray | None = None, count: int = 1) -> list[bool]:
         """Whether the ``count`` closest null vectors over ``columns`` (default: all) hold."""
@@ -1352,11 +1378,10 @@ class _Nulls:
         every = slice(None) if columns is None else np.ix_(columns, columns)
         gram, noise = self.gram[every], self.noise_gram[every]
         k = len(gram)
-        if k < count or not (np.all(np.isfinite(gram)) and np.all(np.isfinite(noise))):
+        if k < count or not (self.finite or (np.all(np.isfinite(gram)) and np.all(np.isfinite(noise)))):
             return [False] * count, np.zeros((count, k))
-        ridge = NULL_RIDGE * np.trace(gram) / k * np.eye(k)
         # the largest ratios of the noise's share to the residual, ascending
-        vectors = scipy.linalg.eigh(noise, gram + ridge, subset_by_index=[k - count, k - 1], check_finite=False)[1]
+        vectors = _largest_generalized(noise, gram, count)
         vectors = vectors[:, ::-1].T
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         holds = [self.tolerance.null_holds(v @ gram @ v, v @ noise @ v) for v in vectors]
