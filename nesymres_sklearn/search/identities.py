@@ -391,7 +391,12 @@ def _other_readings(
         )
         for angles, _, pair in differences
     ]
+    monomials = [] if tolerance.exact else [
+        lambda a=angles, r=instead: angle_monomial_identity(problem, a, settings, deadline, r, tolerance)
+        for angles, instead, _ in readings
+    ]
     steps = [
+        *monomials,
         *(lambda attempt=attempt: attempt(problem, tolerance) for attempt in attempts),
         lambda: exponential_identity(problem, deadline, overdetermined, tolerance),
         *(lambda attempt=attempt: over_monomial(problem, attempt, ratios, tolerance) for attempt in attempts),
@@ -474,6 +479,35 @@ def angle_identity(
         return None
     turned, sines, written = _angle_columns(problem, angles, replaced, difference, roots)
     found = _exact_identity(turned, overdetermined, deadline, sines, tolerance)
+    if found is None:
+        return None
+    skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
+    law = _holding(problem, skeleton, constants, tolerance, deadline)
+    return None if law is None else Identity(law, found.degree)
+
+
+def angle_monomial_identity(
+    problem: Problem,
+    angles: dict[int, float],
+    settings: SearchSettings,
+    deadline: Deadline | None = None,
+    replaced: bool = True,
+    tolerance: Tolerance = EXACT,
+) -> Identity | None:
+    """The law ``m * R`` where ``m`` is a monomial of the columns as :func:`angle_identity`
+    reads them (the columns of ``angles`` by their cosine and sine; :func:`monomial_ratios`
+    of those) and ``R`` the identity of ``y / m`` over them (or its constant), written over
+    the features, where it holds to ``tolerance``; else ``None``. Under noise, many null
+    vectors of a system hold to first order where ``y`` spans decades, and the sparse
+    terms of ``x*cos(t)*sin(t)/r**3`` can follow a mixture of them (to rounding the null
+    space is that law alone); the monomial comes from a least-squares line in the
+    logarithms instead, and ``y / m`` is then constant."""
+    turned, sines, written = _angle_columns(problem, angles, replaced)
+
+    def find(part: Problem, within: Tolerance) -> Identity | None:
+        return _exact_identity(part, settings.identity_overdetermined, deadline, sines, within)
+
+    found = over_monomial(turned, find, monomial_ratios(turned, settings, not tolerance.exact), tolerance)
     if found is None:
         return None
     skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
