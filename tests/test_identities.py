@@ -909,6 +909,28 @@ def test_under_noise_a_larger_system_writes_the_law_of_fewer_constants_that_a_sm
     assert len(found) == 1 and "sin" in found.skeletons[0].tokens and found.skeletons[0].n_constants == 1
 
 
+def test_under_noise_a_monomial_of_an_angle_s_cosine_and_sine_over_decades_comes_back():
+    """``3*x0*cos(x1)*sin(x1)/x2**3`` with ``x2`` over two decades and noise of 0.001
+    ``std(y)``: the systems' first-order test passes many mixtures of null vectors, whose
+    sparse terms miss the law; the monomial of ``x0``, ``x2``, ``cos(x1)`` and
+    ``sin(x1)`` from a line in the logarithms leaves a constant ratio."""
+    from nesymres_sklearn.search.identities import angle_identity, angle_monomial_identity
+
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.uniform(-10, 10, 512), rng.uniform(0.01, 3.1, 512), 10 ** rng.uniform(-1, 1, 512)])
+    clean = 3 * X[:, 0] * np.cos(X[:, 1]) * np.sin(X[:, 1]) / X[:, 2] ** 3
+    sd = 0.001 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    settings = SearchSettings()
+    tolerance = noise_tolerance(problem, sd, settings)
+    assert angle_identity(problem, {1: 1.0}, tolerance=tolerance) is None  # the systems alone miss it
+    found = angle_monomial_identity(problem, {1: 1.0}, settings, tolerance=tolerance)
+    assert {"cos", "sin"} <= set(found.fitted.skeleton.tokens) and found.fitted.skeleton.n_constants <= 2
+    assert np.sqrt(np.mean((found.fitted.skeleton.program(X, found.fitted.constants) - clean) ** 2)) < 0.3 * sd
+    rows = identities_to_the_noise(problem, sd, settings, None, 0, settings.noisy_identity_unknowns)
+    assert len(rows) == 1 and {"cos", "sin"} <= set(rows.skeletons[0].tokens)
+
+
 @pytest.mark.parametrize("k,count", [(1, 1), (3, 2), (12, 1), (40, 2)])
 def test_null_vectors_under_noise_are_scipys_generalized_eigenvectors(k, count):
     """The direct LAPACK call gives the eigenvectors that scipy.linalg.eigh gives for the

@@ -343,7 +343,8 @@ def identity_with_angles(
     replaced: bool = True,
     tolerance: Tolerance = EXACT,
 ) -> Identity | None:
-    """:func:`exact_identity`, or else :func:`angle_identity` with the columns that may be
+    """:func:`exact_identity`, or else (under noise, each reading's monomial first,
+    :func:`angle_monomial_identity`) :func:`angle_identity` with the columns that may be
     angles (:func:`angle_columns`, in radians once times ``multipliers``) within each of
     ``turns`` turns in turn (default: 1, then ``settings.identity_wide_turns``), then
     with those within one turn entering by their cosine and sine alone (a set of
@@ -391,10 +392,14 @@ def _other_readings(
         )
         for angles, _, pair in differences
     ]
-    monomials = [] if tolerance.exact else [
-        lambda a=angles, r=instead: angle_monomial_identity(problem, a, settings, deadline, r, tolerance)
-        for angles, instead, _ in readings
-    ]
+    monomials = (
+        []
+        if tolerance.exact
+        else [
+            lambda a=angles, r=instead: angle_monomial_identity(problem, a, settings, deadline, r, tolerance)
+            for angles, instead, _ in readings
+        ]
+    )
     steps = [
         *monomials,
         *(lambda attempt=attempt: attempt(problem, tolerance) for attempt in attempts),
