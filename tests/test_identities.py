@@ -931,6 +931,22 @@ def test_under_noise_a_monomial_of_an_angle_s_cosine_and_sine_over_decades_comes
     assert len(rows) == 1 and {"cos", "sin"} <= set(rows.skeletons[0].tokens)
 
 
+def test_under_noise_a_gaussian_whose_tails_the_noise_takes_below_zero_comes_back():
+    """``exp(-(x0/x1)**2/2)/x1`` under noise of 0.001 ``std(y)``: its tails lie within the
+    noise of 0, where some targets are negative; the sign is read on the points the
+    logarithms read (``|y|`` at least ``LOG_NOISE`` times the noise), where it is one."""
+    rng = np.random.default_rng(2)  # both features over two decades, x0 of either sign
+    X = np.column_stack([10 ** rng.uniform(-1, 1, 512) * rng.choice([-1.0, 1.0], 512), 10 ** rng.uniform(-1, 1, 512)])
+    clean = np.exp(-((X[:, 0] / X[:, 1]) ** 2) / 2) / X[:, 1]
+    sd = 0.001 * np.std(clean)
+    problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
+    assert np.any(problem.y < 0) and np.any(problem.y > 0)
+    found = exponential_identity(problem, tolerance=noise_tolerance(problem, sd, SearchSettings()))
+    assert "exp" in found.fitted.skeleton.tokens and found.fitted.skeleton.n_constants <= 2
+    assert np.sqrt(np.mean((found.fitted.skeleton.program(X, found.fitted.constants) - clean) ** 2)) < 0.3 * sd
+    assert exponential_identity(problem) is None  # to rounding, a sign change is no exponential
+
+
 @pytest.mark.parametrize("k,count", [(1, 1), (3, 2), (12, 1), (40, 2)])
 def test_null_vectors_under_noise_are_scipys_generalized_eigenvectors(k, count):
     """The direct LAPACK call gives the eigenvectors that scipy.linalg.eigh gives for the

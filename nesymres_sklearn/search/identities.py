@@ -574,13 +574,16 @@ def exponential_identity(
     rational identity of ``log|y| - sum_j b_j*log|x_j|`` (:func:`_exact_identity`, with
     its test beyond the points it is fitted on) gives ``P/Q``. Under noise (a
     ``tolerance`` to it), on the points where ``|y|`` is at least ``LOG_NOISE`` times the
-    noise, so that its logarithm's noise is ``sd/|y|`` to first order."""
+    noise, so that its logarithm's noise is ``sd/|y|`` to first order, and ``y`` keeps one
+    sign there."""
     X, y = problem.X, problem.y
-    if _changes_sign(y) or not np.any(y):
+    if not np.any(y):
         return None
     floor = np.finfo(np.float64).tiny if tolerance.exact else LOG_NOISE * tolerance.sd
     nonzero = np.flatnonzero(np.abs(y) >= floor)  # a subnormal's log has lost digits
-    if len(nonzero) < overdetermined * 2:
+    # under noise, the sign is read where the noise cannot turn it: a law near 0 (a
+    # Gaussian's tails) crosses 0 by the noise alone
+    if _changes_sign(y if tolerance.exact else y[nonzero]) or len(nonzero) < overdetermined * 2:
         return None
     logged = [j for j in range(X.shape[1]) if np.all(X[nonzero, j] != 0)]
     with np.errstate(all="ignore"):
