@@ -14,6 +14,7 @@ from nesymres_sklearn.search.identities import (
     AngleLawUnderNoise,
     IdentityUnderNoise,
     angle_identity,
+    angle_monomial_identity,
     exact_identity,
     exponential_identity,
     identities_to_the_noise,
@@ -914,8 +915,6 @@ def test_under_noise_a_monomial_of_an_angle_s_cosine_and_sine_over_decades_comes
     ``std(y)``: the systems' first-order test passes many mixtures of null vectors, whose
     sparse terms miss the law; the monomial of ``x0``, ``x2``, ``cos(x1)`` and
     ``sin(x1)`` from a line in the logarithms leaves a constant ratio."""
-    from nesymres_sklearn.search.identities import angle_identity, angle_monomial_identity
-
     rng = np.random.default_rng(3)
     X = np.column_stack([rng.uniform(-10, 10, 512), rng.uniform(0.01, 3.1, 512), 10 ** rng.uniform(-1, 1, 512)])
     clean = 3 * X[:, 0] * np.cos(X[:, 1]) * np.sin(X[:, 1]) / X[:, 2] ** 3
@@ -923,12 +922,15 @@ def test_under_noise_a_monomial_of_an_angle_s_cosine_and_sine_over_decades_comes
     problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
     settings = SearchSettings()
     tolerance = noise_tolerance(problem, sd, settings)
-    assert angle_identity(problem, {1: 1.0}, tolerance=tolerance) is None  # the systems alone miss it
+    # the precondition: the systems alone miss this law
+    assert angle_identity(problem, {1: 1.0}, tolerance=tolerance) is None
     found = angle_monomial_identity(problem, {1: 1.0}, settings, tolerance=tolerance)
+    assert found is not None
     assert {"cos", "sin"} <= set(found.fitted.skeleton.tokens) and found.fitted.skeleton.n_constants <= 2
     assert np.sqrt(np.mean((found.fitted.skeleton.program(X, found.fitted.constants) - clean) ** 2)) < 0.3 * sd
     rows = identities_to_the_noise(problem, sd, settings, None, 0, settings.noisy_identity_unknowns)
     assert len(rows) == 1 and {"cos", "sin"} <= set(rows.skeletons[0].tokens)
+    assert angle_monomial_identity(problem, {}, settings, tolerance=tolerance) is None  # no angle, no reading
 
 
 def test_under_noise_a_gaussian_whose_tails_the_noise_takes_below_zero_comes_back():
@@ -942,6 +944,7 @@ def test_under_noise_a_gaussian_whose_tails_the_noise_takes_below_zero_comes_bac
     problem = Problem(X, clean + rng.normal(0.0, sd, len(clean)))
     assert np.any(problem.y < 0) and np.any(problem.y > 0)
     found = exponential_identity(problem, tolerance=noise_tolerance(problem, sd, SearchSettings()))
+    assert found is not None
     assert "exp" in found.fitted.skeleton.tokens and found.fitted.skeleton.n_constants <= 2
     assert np.sqrt(np.mean((found.fitted.skeleton.program(X, found.fitted.constants) - clean) ** 2)) < 0.3 * sd
     assert exponential_identity(problem) is None  # to rounding, a sign change is no exponential

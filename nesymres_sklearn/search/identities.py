@@ -55,6 +55,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cache
 from itertools import combinations, product
 from typing import NamedTuple
 
@@ -117,7 +118,8 @@ MONOMIAL_CANDIDATES = 1500
 #: singular where monomials are).
 NULL_RIDGE = 1e-12
 #: Under noise, :func:`exponential_identity` reads the points where ``|y|`` is at least
-#: this many times the noise (its logarithm's noise, ``sd/|y|``, is then at most a tenth).
+#: this many times the noise (its logarithm's noise, ``sd/|y|``, is then at most a tenth),
+#: and ``y``'s sign there.
 LOG_NOISE = 10.0
 
 
@@ -499,14 +501,14 @@ def angle_monomial_identity(
     replaced: bool = True,
     tolerance: Tolerance = EXACT,
 ) -> Identity | None:
-    """The law ``m * R`` where ``m`` is a monomial of the columns as :func:`angle_identity`
-    reads them (the columns of ``angles`` by their cosine and sine; :func:`monomial_ratios`
-    of those) and ``R`` the identity of ``y / m`` over them (or its constant), written over
-    the features, where it holds to ``tolerance``; else ``None``. Under noise, many null
-    vectors of a system hold to first order where ``y`` spans decades, and the sparse
-    terms of ``x*cos(t)*sin(t)/r**3`` can follow a mixture of them (to rounding the null
-    space is that law alone); the monomial comes from a least-squares line in the
-    logarithms instead, and ``y / m`` is then constant."""
+    """The law ``m * R``, ``m`` a monomial (:func:`monomial_ratios`) of the columns as
+    :func:`angle_identity` reads them and ``R`` the identity (or the constant) of ``y / m``
+    over them, written over the features, where it holds to ``tolerance``; ``None``
+    without angles or such a law. Under noise where ``y`` spans decades, many mixtures of
+    null vectors pass a system's first-order test, and the sparse terms of
+    ``x*cos(t)*sin(t)/r**3`` can follow one; a line in the logarithms reads its monomial."""
+    if not angles:
+        return None
     turned, sines, written = _angle_columns(problem, angles, replaced)
 
     def find(part: Problem, within: Tolerance) -> Identity | None:
@@ -1363,7 +1365,15 @@ def _scaled(
 
 
 _SYGVX, _SYGVX_LWORK = scipy.linalg.get_lapack_funcs(("sygvx", "sygvx_lwork"), (np.zeros((1, 1)),))
-_SYGVX_WORK: dict[int, int] = {}
+
+
+@cache
+def _sygvx_workspace(k: int) -> int:
+    """``dsygvx``'s optimal workspace for ``k`` unknowns, queried as scipy queries it."""
+    work, info = _SYGVX_LWORK(k, uplo="L")
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dsygvx's workspace query failed (info {info}) for {k} unknowns")
+    return int(work)
 
 
 def _largest_generalized(a: np.ndarray, b: np.ndarray, count: int) -> np.ndarray:
@@ -1371,15 +1381,12 @@ def _largest_generalized(a: np.ndarray, b: np.ndarray, count: int) -> np.ndarray
     ``a v = w (b + r I) v``, ``r`` :data:`NULL_RIDGE` times the mean of ``b``'s diagonal:
     LAPACK's ``dsygvx`` as :func:`scipy.linalg.eigh` calls it for ``subset_by_index``,
     without its checks and its workspace query on every call (the identities under noise
-    solve tens of thousands of these small problems)."""
+    solve tens of thousands of these small problems); ``1 <= count <= len(b)``."""
     k = len(b)
-    if k not in _SYGVX_WORK:  # the optimal workspace, as scipy queries it
-        work, info = _SYGVX_LWORK(k, uplo="L")
-        _SYGVX_WORK[k] = int(work) if info == 0 else 8 * k
     ridged = b.copy()
     ridged.flat[:: k + 1] += NULL_RIDGE * np.trace(b) / k
     _, vectors, found, _, info = _SYGVX(
-        a, ridged, itype=1, jobz="V", range="I", uplo="L", il=k - count + 1, iu=k, lwork=_SYGVX_WORK[k]
+        a, ridged, itype=1, jobz="V", range="I", uplo="L", il=k - count + 1, iu=k, lwork=_sygvx_workspace(k)
     )
     if info != 0:
         raise np.linalg.LinAlgError(f"dsygvx failed (info {info}) on a {k} x {k} null-vector problem")
