@@ -486,11 +486,7 @@ def angle_identity(
         return None
     turned, sines, written = _angle_columns(problem, angles, replaced, difference, roots)
     found = _exact_identity(turned, overdetermined, deadline, sines, tolerance)
-    if found is None:
-        return None
-    skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
-    law = _holding(problem, skeleton, constants, tolerance, deadline)
-    return None if law is None else Identity(law, found.degree)
+    return _written_back(problem, found, written, tolerance, deadline)
 
 
 def angle_monomial_identity(
@@ -515,6 +511,14 @@ def angle_monomial_identity(
         return _exact_identity(part, settings.identity_overdetermined, deadline, sines, within)
 
     found = over_monomial(turned, find, monomial_ratios(turned, settings, not tolerance.exact), tolerance)
+    return _written_back(problem, found, written, tolerance, deadline)
+
+
+def _written_back(
+    problem: Problem, found: Identity | None, written, tolerance: Tolerance, deadline: Deadline | None
+) -> Identity | None:
+    """``found`` (an identity over the columns as the angle readings read them) written over
+    the features by ``written``, where it holds on ``problem`` to ``tolerance``."""
     if found is None:
         return None
     skeleton, constants = found.fitted.skeleton.substituted(found.fitted.constants, written)
