@@ -54,6 +54,9 @@ LAWS = {
     "negative root": (2, (), lambda v: -np.sqrt(v[0]) * v[1]),
     # y changes sign with the factor outside the root (FastSRB's III.10.19)
     "signed moment": (4, (0, 1, 2, 3), lambda v: v[0] * np.sqrt(v[1] ** 2 + v[2] ** 2 + v[3] ** 2)),
+    # y changes sign with a polynomial outside the root, in the numerator or the denominator
+    "relativistic length": (3, (0, 1), lambda v: (v[0] - v[1] * v[2]) / np.sqrt(1 - v[1] ** 2 / C**2)),
+    "root over a signed difference": (3, (0, 1, 2), lambda v: np.sqrt(v[1] ** 2 + v[2] ** 2) / (v[0] - v[2])),
 }
 
 
@@ -132,16 +135,29 @@ def test_a_rational_function_of_high_degree_that_matches_a_log_on_a_narrow_range
     assert identity is None or (identity.degree > 2 and not identity.ends_search(2))
 
 
-def test_y_of_both_signs_is_squared_only_where_a_monomial_outside_the_root_carries_the_sign():
+@pytest.mark.parametrize(
+    "law",
+    [
+        lambda v: v[0] * np.sqrt(v[1]),  # y**2 = x0**2 * x1, and x0 carries y's sign
+        lambda v: (v[0] - v[1]) * np.sqrt(v[1]),  # y**2 = (x0 - x1)**2 * x1: the difference carries it
+    ],
+)
+def test_y_of_both_signs_comes_back_as_a_root_where_a_factor_outside_it_carries_the_sign(law):
     rng = np.random.default_rng(0)
     X = wide(rng, 512, 2, signed=(0,))
-    y = X[:, 0] * np.sqrt(X[:, 1])  # y**2 = x0**2 * x1, and x0 carries y's sign
-    problem, scaling = problem_of(X, y)
+    problem, scaling = problem_of(X, law(X.T))
     identity = exact_identity(problem)
     assert identity is not None and identity.fitted.skeleton.tokens.count("sqrt") == 1
-    assert np.allclose(scaling.unscale_y(identity.fitted.skeleton.program(problem.X, identity.fitted.constants)), y)
-    # y**2 = (x0 - x1)**2 * x1 is rational, but no monomial carries the sign of x0 - x1
-    assert exact_identity(problem_of(X, (X[:, 0] - X[:, 1]) * np.sqrt(X[:, 1]))[0]) is None
+    fresh = wide(np.random.default_rng(1), 256, 2, signed=(0,))
+    predicted = scaling.unscale_y(identity.fitted.skeleton.program(scaling.scale_X(fresh), identity.fitted.constants))
+    np.testing.assert_allclose(predicted, law(fresh.T), rtol=1e-8)
+
+
+def test_y_of_both_signs_as_no_factor_outside_a_root_gives_no_root_law():
+    rng = np.random.default_rng(0)
+    X = wide(rng, 512, 2, signed=(0, 1))
+    # y**2 = (x0 - x1)**2 * |x1| is no rational function where x1 < 0
+    assert exact_identity(problem_of(X, (X[:, 0] - X[:, 1]) * np.sqrt(np.abs(X[:, 1])))[0]) is None
 
 
 def test_features_bound_by_a_relation_give_no_system_but_their_power_law_may_hold():

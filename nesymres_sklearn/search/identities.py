@@ -224,7 +224,8 @@ def _rational_or_over_monomial(
 ) -> tuple[Identity | None, list[tuple[list[int], np.ndarray, Problem]] | None]:
     """:func:`exact_identity`, and the :func:`monomial_ratios` it read (``None`` where it
     read none), for the readings that follow it."""
-    found = _exact_identity(problem, settings.identity_overdetermined, deadline, tolerance=tolerance)
+    overdetermined, exact = settings.identity_overdetermined, tolerance.exact
+    found = _exact_identity(problem, overdetermined, deadline, tolerance=tolerance, signed_root=exact)
     if found is not None or (deadline is not None and deadline.passed()):
         return found, None
 
@@ -747,11 +748,17 @@ def _exact_identity(
     deadline: Deadline | None = None,
     sines: frozenset = frozenset(),
     tolerance: Tolerance = EXACT,
+    signed_root: bool = False,
 ) -> Identity | None:
     """:func:`exact_identity` without the power-law monomial, on systems of at least
     ``overdetermined`` points per unknown; a column in ``sines`` (a sine beside its
     cosine) is in no monomial to a power above 1 (``sin**2 = 1 - cos**2``). Each system,
-    law and test holds to ``tolerance``."""
+    law and test holds to ``tolerance``. Where ``y`` changes sign as no product of
+    features does, ``t = y**2`` is read with ``signed_root`` alone (over the features
+    as they are, to rounding: not their angles' readings, whose cosines and sines are
+    bound by ``cos**2 + sin**2 = 1``, nor under noise, where the time goes to the laws
+    of fewer constants): its smallest identity gives the law with a polynomial
+    outside the root that carries the sign (:func:`_signed_root`)."""
     X, y = problem.X, problem.y
     read = _spread_points(len(y))
     unknowns = tolerance.unknowns(len(read) // overdetermined)
@@ -763,7 +770,8 @@ def _exact_identity(
         basis = _values(X[read], exponents)
     if not np.all(np.isfinite(basis)) or not np.all(np.isfinite(y * y)):
         return None
-    targets = [(y, tolerance), (y * y, tolerance.of_square(y))][: 2 if _sign_carried(X, y) else 1]
+    carried = _sign_carried(X, y)
+    targets = [(y, tolerance), (y * y, tolerance.of_square(y))][: 2 if carried or signed_root else 1]
     systems = [_System(basis, t[read], counts, within.at(read)) for t, within in targets]
 
     def passed() -> bool:
@@ -778,13 +786,22 @@ def _exact_identity(
             if system.holds(pair):
                 opened[-1].append(pair)
     order = sorted((system.size(pair), power, pair) for power, system in enumerate(systems) for pair in pairs)
+    tried_signed_root = False
     for _, power, pair in order:
         system = systems[power]
         if not any(pair[0] <= p and pair[1] <= q for p, q in opened[power]):
             continue
         if passed():
             return None
+        if power == 1 and not carried and tried_signed_root:
+            continue
         if not system.holds(pair) or (tolerance.exact and system.degenerate(pair)):
+            continue
+        if power == 1 and not carried:  # the smallest identity of y**2 only: larger ones hold it times a factor
+            tried_signed_root = True
+            outside = _signed_root(problem, exponents, system, pair, deadline)
+            if outside is not None:
+                return outside
             continue
         if tolerance.exact:
             terms = _Terms(*system.sparse(pair), root=power == 1)
@@ -799,6 +816,118 @@ def _exact_identity(
         if found is not None and _extrapolates(problem, exponents, terms, tolerance, found.constants):
             return Identity(found, int(exponents[np.concatenate([terms.numerator, terms.denominator])].max()))
     return None
+
+
+def _signed_root(
+    problem: Problem,
+    exponents: np.ndarray,
+    system: _System,
+    pair: tuple[int, int],
+    deadline: Deadline | None,
+) -> Identity | None:
+    """The law ``c*R*sqrt(m/Q)`` where ``P = m*R**2`` for a monomial ``m`` (a relativistic
+    ``(x - u*t)/sqrt(1 - u**2/c**2)``), else ``c*sqrt(P/m)/S`` where ``Q = m*S**2``, of
+    the identity ``y**2 = P/Q`` (``system``'s at ``pair``) where ``y`` changes sign as no
+    product of features does: the polynomial outside the root carries it. Its monomials
+    are the halves of those of even exponents in ``P/m`` (or ``Q/m``), their
+    coefficients fitted by least squares to ``y/sqrt(|m/Q|)`` (or ``sqrt(|P/m|)/y``),
+    and the law's constants then by least squares; it holds to rounding on every
+    point, also when fitted on the points where any one feature is at most its median.
+    ``None`` otherwise."""
+    terms = _Terms(*system.sparse(pair), root=True)
+    fitted = _coefficients(problem, exponents, terms, slice(None))
+    if fitted is None:
+        return None
+    coefficients, n_p = fitted[0], len(terms.numerator)
+    numerator = (exponents[terms.numerator], coefficients[:n_p])
+    denominator = (exponents[terms.denominator], coefficients[n_p:])
+    for squared, rooted, below in ((numerator, denominator, False), (denominator, numerator, True)):
+        if deadline is not None and deadline.passed():
+            return None
+        law = _signed_root_law(problem, squared[0], rooted, below, deadline)
+        if law is not None and _holds(problem, law, EXACT) and _signed_root_extrapolates(problem, law, deadline):
+            return Identity(law, int(max(squared[0].max(), rooted[0].max())))
+    return None
+
+
+def _signed_root_law(
+    problem: Problem, squared: np.ndarray, rooted: tuple[np.ndarray, np.ndarray], below: bool, deadline: Deadline | None
+) -> Fitted | None:
+    """:func:`_signed_root`'s law ``c*F*sqrt(m/G)`` (``c*sqrt(G/m)/F`` where ``below``) for
+    the polynomial of monomials ``squared`` (``m*F**2``) and ``G``, of the monomials and
+    coefficients ``rooted``: ``F`` over the halves of the even monomials of ``squared/m``
+    fitted by least squares, the law's constants then refitted to ``y``; ``None`` where
+    ``F`` would be one monomial (whose sign is the features'), where a monomial of
+    ``squared/m`` is no sum of two of ``F``'s, or where a fit is not finite. The even
+    powers in ``m`` of a positive feature are taken out of the root."""
+    X, y = problem.X, problem.y
+    factor = squared.min(axis=0)
+    halves = (squared[np.all((squared - factor) % 2 == 0, axis=1)] - factor) // 2
+    sums = {tuple(a + b) for a in halves for b in halves}
+    # F of one monomial has the features' signs; every monomial of F**2 is a sum of two of F's
+    if len(halves) < 2 or any(tuple(e) not in sums for e in squared - factor):
+        return None
+    lifted = np.where(np.all(X > 0, axis=0), factor // 2, 0)  # sqrt(x**2) is x where x > 0
+    outside, factor = halves + lifted, factor - 2 * lifted
+    g_exponents, g = rooted
+    g_lead = int(np.argmax(np.abs(g)))
+    if g[g_lead] == 0:
+        return None
+    g = g / g[g_lead]
+    with np.errstate(all="ignore"):
+        ratio = np.prod(X**factor, axis=1) / (_values(X, g_exponents) @ g)  # m/G
+        target = np.sqrt(1.0 / np.abs(ratio)) / y if below else y / np.sqrt(np.abs(ratio))
+        columns = _values(X, outside)
+        if not (np.all(np.isfinite(target)) and np.all(np.isfinite(columns))):
+            return None
+        found = np.linalg.lstsq(columns, target, rcond=None)[0]
+        f_lead = int(np.argmax(np.abs(found) * np.linalg.norm(columns, axis=0)))
+    if not np.all(np.isfinite(found)) or found[f_lead] == 0:
+        return None
+    polynomial = _sum([_term(e, j != f_lead) for j, e in enumerate(outside)])
+    rooted_sum = _sum([_term(e, j != g_lead) for j, e in enumerate(g_exponents)])
+    monomial = monomial_tokens({j: int(b) for j, b in enumerate(factor) if b}) if np.any(factor) else ["1"]
+    if below:
+        tokens = ("mul", CONSTANT, "div", "sqrt", *_quotient(rooted_sum, monomial), *polynomial)
+        parts = [np.delete(g, g_lead), np.delete(found / found[f_lead], f_lead)]
+    else:
+        tokens = ("mul", CONSTANT, "mul", *polynomial, "sqrt", *_quotient(monomial, rooted_sum))
+        parts = [np.delete(found / found[f_lead], f_lead), np.delete(g, g_lead)]
+    scale = 1.0 / found[f_lead] if below else found[f_lead]
+    skeleton = Skeleton(tokens)
+    constants = least_squares_run(
+        skeleton.program, X, y, np.concatenate([[scale], *parts]), deadline=deadline, weights=problem.weights
+    )
+    if constants is None:
+        return None
+    loss = mse(skeleton.program, X, y, constants, problem.weights)
+    return Fitted(skeleton, constants, loss) if np.isfinite(loss) else None
+
+
+def _quotient(numerator: list[str], denominator: list[str]) -> list[str]:
+    """Tokens of ``numerator / denominator``, without a division by 1."""
+    return numerator if denominator == ["1"] else ["div", *numerator, *denominator]
+
+
+def _signed_root_extrapolates(problem: Problem, law: Fitted, deadline: Deadline | None) -> bool:
+    """Whether ``law``, refitted on the points where each feature is at most its median,
+    holds to rounding on every point."""
+    program, X, y, weights = law.skeleton.program, problem.X, problem.y, problem.weights
+    for column in X.T:
+        part = column <= np.median(column)
+        refitted = least_squares_run(
+            program,
+            X[part],
+            y[part],
+            law.constants,
+            deadline=deadline,
+            weights=None if weights is None else weights[part],
+        )
+        if refitted is None or not _holds(
+            problem, Fitted(law.skeleton, refitted, mse(program, X, y, refitted, weights)), EXACT
+        ):
+            return False
+    return True
 
 
 def noisy_identity_rows(
