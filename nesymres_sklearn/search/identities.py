@@ -14,7 +14,8 @@ rounding's share of the sum of squares of its terms
 
 The systems are tried smallest first (``t = y`` before ``t = y**2`` at equal size;
 where ``y`` changes sign, a root's law holds only when the monomial outside the root
-carries the sign, ``y = x0*sqrt(x1**2 + x2**2)``), on at most ``SVD_POINTS`` points spread over
+carries the sign, ``y = x0*sqrt(x1**2 + x2**2)``, or on exact data a polynomial,
+``y = (x0 - x1*x2)/sqrt(1 - x1**2/c**2)``), on at most ``SVD_POINTS`` points spread over
 the data, with at most ``1/identity_overdetermined`` as many unknowns as points (a
 :class:`.settings.SearchSettings` field, as are the identities' other knobs), so no null
 vector comes from interpolation. An identity of degrees ``(d_P, d_Q)`` holds at every
