@@ -452,6 +452,24 @@ def test_an_angle_law_of_five_features_comes_back_over_its_power_law_monomial(la
     np.testing.assert_allclose(predicted, law(fresh.T), rtol=1e-7)
 
 
+def test_a_power_of_a_half_angle_s_sine_comes_back_over_its_monomial():
+    # Rutherford's scattering (FastSRB's B1 has its form): over the whole angle the law is
+    # rational in cos(t), but 1 - cos(t) loses digits near t = 0, where y spans decades
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(1, 11, (512, 2)), 10 ** rng.uniform(-1, 1, 512), rng.uniform(0, 2 * np.pi, 512)])
+
+    def law(v):
+        return (v[0] * v[1] / (4 * v[2] * np.sin(v[3] / 2) ** 2)) ** 2
+
+    problem, scaling = problem_of(X, law(X.T))
+    rows, _ = identity_rows(problem, SearchSettings())
+    assert rows.origins == ["identity"] and problem.is_exact_to_rounding(rows.losses[0])
+    skeleton, constants = rows.best_first()[0]
+    fresh = np.column_stack([rng.integers(1, 30, (256, 2)), 10 ** rng.uniform(-2, 2, 256), rng.uniform(0.01, 6.2, 256)])
+    predicted = scaling.unscale_y(skeleton.program(scaling.scale_X(fresh), constants))
+    np.testing.assert_allclose(predicted, law(fresh.T), rtol=1e-7)
+
+
 def test_columns_that_no_exact_law_needs_are_dropped_least_relevant_first():
     """A Gaussian of three features with two added columns: the logs of five columns give
     too many unknowns, those of the three that the law reads do not."""

@@ -356,7 +356,9 @@ def identity_with_angles(
     their square roots, then with the difference of each pair of
     the columns within one turn (:func:`angle_differences`; the other columns as
     themselves), then :func:`exponential_identity`, then each angle identity over the
-    power-law monomial (:func:`over_monomial`); none once ``deadline`` has passed. The
+    power-law monomial (:func:`over_monomial`), then (on exact data) each reading's
+    monomial, then each reading's monomial with the angles halved (``sin(t/2)**-4``);
+    none once ``deadline`` has passed. The
     readings after :func:`exact_identity` stop halfway from then to ``deadline``, so that
     the network keeps at least half its time. Each holds to ``tolerance``."""
     settings = SearchSettings() if settings is None else settings
@@ -396,19 +398,22 @@ def _other_readings(
         )
         for angles, _, pair in differences
     ]
-    monomials = (
-        []
-        if tolerance.exact
-        else [
-            lambda a=angles, r=instead: angle_monomial_identity(problem, a, settings, deadline, r, tolerance)
+
+    def monomials(divisor: float) -> list[Callable[[], Identity | None]]:
+        return [
+            lambda a=angles, r=instead: angle_monomial_identity(
+                problem, {j: m / divisor for j, m in a.items()}, settings, deadline, r, tolerance
+            )
             for angles, instead, _ in readings
         ]
-    )
+
     steps = [
-        *monomials,
+        *([] if tolerance.exact else monomials(1)),
         *(lambda attempt=attempt: attempt(problem, tolerance) for attempt in attempts),
         lambda: exponential_identity(problem, deadline, overdetermined, tolerance),
         *(lambda attempt=attempt: over_monomial(problem, attempt, ratios, tolerance) for attempt in attempts),
+        *(monomials(1) if tolerance.exact else []),
+        *monomials(2),
     ]
     for step in steps:
         if deadline is not None and deadline.passed():
@@ -500,16 +505,20 @@ def angle_monomial_identity(
     tolerance: Tolerance = EXACT,
 ) -> Identity | None:
     """The law ``m * R``, ``m`` a monomial (:func:`monomial_ratios`) of the columns as
-    :func:`angle_identity` reads them and ``R`` the identity (or the constant) of ``y / m``
-    over them, written over the features, where it holds to ``tolerance``; ``None``
-    without angles or such a law. Under noise where ``y`` spans decades, many mixtures of
-    null vectors pass a system's first-order test, and the sparse terms of
-    ``x*cos(t)*sin(t)/r**3`` can follow one; a line in the logarithms reads its monomial."""
+    :func:`angle_identity` reads them and ``R`` the constant ``y / m`` or (under noise)
+    its identity over them, written over the features, where it holds to ``tolerance``;
+    ``None`` without angles or such a law. Under noise where ``y`` spans decades, many
+    mixtures of null vectors pass a system's first-order test, and the sparse terms of
+    ``x*cos(t)*sin(t)/r**3`` can follow one; a line in the logarithms reads its monomial.
+    On exact data, a monomial of a half angle's sine (``sin(t/2)**-4``) is none of the
+    rational readings' laws, and ``1 - cos(t)`` loses digits near ``t = 0``."""
     if not angles:
         return None
     turned, sines, written = _angle_columns(problem, angles, replaced)
 
     def find(part: Problem, within: Tolerance) -> Identity | None:
+        if tolerance.exact:  # the rational readings search these ratios' identities
+            return None
         return _exact_identity(part, settings.identity_overdetermined, deadline, sines, within)
 
     found = over_monomial(turned, find, monomial_ratios(turned, settings, not tolerance.exact), tolerance)
