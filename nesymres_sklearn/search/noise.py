@@ -1,7 +1,8 @@
 """The noise level of ``y``, estimated from the data alone (``noise_std_``).
 
 Each point is predicted by a weighted least-squares polynomial of its nearest
-neighbours in the standardised features (the point itself left out): its residual
+neighbours in the standardised features (the point itself left out; a feature of one
+sign sampled over decades, ``SearchSettings.noise_log_span``, by its logarithm): its residual
 ``r_i`` has variance ``sigma**2 * v_i`` with ``v_i = 1/w_i + sum_j l_ij**2 / w_j`` (the
 sample weights ``w`` count as inverse variances, ``l_i`` are the local fit's weights of
 the neighbours' targets), plus the squared bias of the local fit where the law curves
@@ -52,6 +53,29 @@ def _standardised(X: np.ndarray) -> np.ndarray:
     spread = X.std(axis=0)
     spread[spread == 0] = 1.0
     return (X - X.mean(axis=0)) / spread
+
+
+def _in_logs(X: np.ndarray, span: float | None) -> np.ndarray:
+    """``X`` standardised, each column of one sign whose largest magnitude is more than
+    ``span`` times its smallest (none where ``span`` is None) and whose median lies
+    nearer the middle of its range in logarithms than as it is (sampled over decades,
+    not evenly from near 0) read as ``log|x|``."""
+    read = np.array(X, dtype=np.float64)
+    if span is not None:
+        with np.errstate(all="ignore"):
+            magnitudes = np.abs(read)
+            one_sign = np.all(read > 0, axis=0) | np.all(read < 0, axis=0)
+            wide = one_sign & (magnitudes.max(axis=0) > span * magnitudes.min(axis=0))
+            logs = np.log(magnitudes)
+            wide &= _off_middle(logs) < _off_middle(magnitudes)
+            read[:, wide] = logs[:, wide]
+    return _standardised(read)
+
+
+def _off_middle(X: np.ndarray) -> np.ndarray:
+    """How far each column's median lies from the middle of its range, as a share of it."""
+    low, high = X.min(axis=0), X.max(axis=0)
+    return np.abs((np.median(X, axis=0) - low) / np.where(high > low, high - low, 1.0) - 0.5)
 
 
 def _stretch(Z: np.ndarray, normalised: np.ndarray, weights: np.ndarray, least: float) -> np.ndarray | None:
@@ -149,7 +173,8 @@ def noise_std(problem: Problem, settings: SearchSettings, deadline: Deadline | N
     if spread == 0:
         return 0.0
     weights = np.ones(n) if problem.weights is None else problem.weights
-    Z, normalised = _standardised(X), (unit - np.mean(unit)) / spread
+    # the features that span decades in their logarithms: a law of them curves less there
+    Z, normalised = _in_logs(X, settings.noise_log_span), (unit - np.mean(unit)) / spread
     sizes = []  # (degree, neighbours, terms) of each local fit
     for degree in DEGREES:
         size = len(monomials(d, degree)) + 1

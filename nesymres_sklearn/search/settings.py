@@ -206,6 +206,16 @@ class SearchSettings:
         the estimate, and the smallest of such noisier quartiles runs a few percent
         lower (0.89-0.98 of the truth against 0.94-1.00 from all 4,000 points of a
         3-feature law, ``tests/test_noise.py``); not tuned further.
+    noise_log_span : float or None, default=10.0
+        The noise estimate's neighbourhoods read each feature of one sign whose largest
+        magnitude is more than this many times its smallest, and whose median lies
+        nearer the middle of its range in logarithms than as it is, by its logarithm: a
+        law of quantities sampled over decades curves less there, and the local fits
+        read less of it as noise. On FastSRB (a development set: many of its features
+        are sampled over decades) the share of estimates within 1.5x of the truth rose
+        from 43 / 66% to 49 / 78% at noise 0.001 / 0.01, at the same cost; on the
+        validation sets and AI-Feynman no feature is read so (their estimates
+        unchanged). One decade, not tuned; ``None`` reads every feature as it is.
     held_out_folds : int, default=5
         When no candidate is exact, the selection refits the rows of the Pareto front on
         all of this many folds of the points but one (one Gauss-Newton step) and reads
@@ -609,6 +619,7 @@ class SearchSettings:
     noise_stretch_features: int = 4
     noise_max_terms: int = 20
     noise_points: int = 1000
+    noise_log_span: float | None = 10.0
     held_out_folds: int = 5
     held_out_standard_errors: float = 0.5
     held_out_noise_errors: float = 3.0
@@ -782,6 +793,10 @@ class SearchSettings:
         if self.noise_least_stretch is not None and not 0 <= self.noise_least_stretch <= 1:
             raise ValueError(
                 f"SearchSettings.noise_least_stretch must be None or lie in [0, 1], got {self.noise_least_stretch!r}."
+            )
+        if self.noise_log_span is not None and not self.noise_log_span >= 1:
+            raise ValueError(
+                f"SearchSettings.noise_log_span must be None or at least 1, got {self.noise_log_span!r}."
             )
         if not self.noise_neighbourhoods or min(self.noise_neighbourhoods) < 1:
             raise ValueError(
