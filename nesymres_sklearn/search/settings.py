@@ -795,9 +795,7 @@ class SearchSettings:
                 f"SearchSettings.noise_least_stretch must be None or lie in [0, 1], got {self.noise_least_stretch!r}."
             )
         if self.noise_log_span is not None and not self.noise_log_span >= 1:
-            raise ValueError(
-                f"SearchSettings.noise_log_span must be None or at least 1, got {self.noise_log_span!r}."
-            )
+            raise ValueError(f"SearchSettings.noise_log_span must be None or at least 1, got {self.noise_log_span!r}.")
         if not self.noise_neighbourhoods or min(self.noise_neighbourhoods) < 1:
             raise ValueError(
                 "SearchSettings.noise_neighbourhoods must hold at least one factor, each at least 1, "
