@@ -30,7 +30,8 @@ LAYERS = {
     ],
     "nesymres_sklearn.search": [
         "exactness", "budget", "settings", "problem", "fitted", "views", "scaling", "decoding", "fitting", "noise",
-        "selection", "variables", "pursuit", "offset_exponential", "identities", "looks", "anytime", "scheduler",
+        "selection", "variables", "pursuit", "offset_exponential", "offset_power", "identities", "looks", "anytime",
+        "scheduler",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "bank_merge", "data", "device_data", "runtime", "checkpoint",
@@ -81,6 +82,7 @@ TORCH_FREE = [
     "nesymres_sklearn.search.identities",
     "nesymres_sklearn.search.pursuit",
     "nesymres_sklearn.search.offset_exponential",
+    "nesymres_sklearn.search.offset_power",
     "nesymres_sklearn.search.noise",
     "nesymres_sklearn.search.scaling",
     "nesymres_sklearn.search.views",

@@ -75,6 +75,7 @@ from .fitted import CandidateRows, Fitted, mse
 from .fitting.constants import least_squares_run
 from .fitting.polynomial import count_monomials, monomials_of_degree
 from .offset_exponential import LAW_CONSTANTS, offset_exponential_law
+from .offset_power import offset_power_law
 from .problem import Problem
 from .pursuit import Dictionary, gauss_newton, law_residual, pursuit
 from .settings import SearchSettings
@@ -157,7 +158,8 @@ def identity_rows(
     halfway to ``deadline`` holds what the search over every column took (the network
     keeps at least half its time), and stops there. Where none holds exactly, the law
     ``c*m*(exp(k*n) ± 1)**±1`` (:func:`.offset_exponential.offset_exponential_law`) is
-    searched over every column until then (to the noise: :func:`identities_to_the_noise`).
+    searched over every column until then (to the noise: :func:`identities_to_the_noise`),
+    then the law ``(a + c*m)**(1/p)`` (:func:`.offset_power.offset_power_law`, exact only).
     With a ``tolerance`` to the noise, every identity holds to the noise instead of to
     rounding, and none ends the search."""
     rows = CandidateRows()
@@ -175,7 +177,7 @@ def identity_rows(
                     break
                 found = _identity_without(problem, np.sort(order[k:]), settings, half, tolerance)
         if found is None and tolerance.exact:  # over every column, once (to the noise: in its readings)
-            found = _offset_exponential(problem, half)
+            found = _offset_exponential(problem, half) or _offset_power(problem, half)
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and tolerance.exact and found.ends_search(settings.identity_ending_degree)
@@ -629,6 +631,13 @@ def _offset_exponential(problem: Problem, deadline: Deadline | None) -> Identity
     as an identity of degree 0 (two constants exact on every point: no rational function
     approximating a transcendental one)."""
     law = offset_exponential_law(problem, deadline)
+    return None if law is None else Identity(law, 0)
+
+
+def _offset_power(problem: Problem, deadline: Deadline | None) -> Identity | None:
+    """The law ``(a + c*m)**(1/p)`` exact to rounding (:func:`.offset_power_law`) as an
+    identity of degree 0 (as :func:`_offset_exponential`'s)."""
+    law = offset_power_law(problem, deadline)
     return None if law is None else Identity(law, 0)
 
 
