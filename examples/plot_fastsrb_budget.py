@@ -5,9 +5,9 @@ Recovery against the time budget on FastSRB
 With ``max_time``, a fit runs its plan and then goes on searching until the budget
 ends (Operon's islands, the network's samples and its looks at residuals take turns,
 ``docs/cluster.md``). This example reads the committed result file of one run on this
-project's 2-core CPU (``benchmarks/results/fastsrb/fastsrb-anytime-budget.csv``: ours and Operon
-alone, one problem per law, noise 0, ``docs/benchmarks.md``) and draws the share of
-FastSRB's 120 laws recovered against the budget, with the points that the ``srbf``
+project's 2-core CPU (``benchmarks/results/fastsrb/fastsrb-budget.csv``: ours at 0.1, 1, 10 and
+60 s and Operon alone at 0.1, 1 and 10 s, one problem per law, noise 0, ``docs/benchmarks.md``)
+and draws the share of FastSRB's 120 laws recovered against the budget, with the points that the ``srbf``
 leaderboard published for Flash-ANSR and PySR (2026-09 release, 16 cores and a GPU)
 drawn beside them and labelled as published. FastSRB has been this project's
 development set since issue 52: the figure shows what time buys, not that a mechanism
@@ -23,7 +23,7 @@ try:
     ROOT = Path(__file__).resolve().parent.parent
 except NameError:  # run cell by cell
     ROOT = Path.cwd().parent
-fits = pd.read_csv(ROOT / "benchmarks" / "results" / "fastsrb" / "fastsrb-anytime-budget.csv")
+fits = pd.read_csv(ROOT / "benchmarks" / "results" / "fastsrb" / "fastsrb-budget.csv")
 curve = (
     fits.groupby(["method", "max_time"])
     .agg(recovered=("numeric_recovery", "mean"), fits=("numeric_recovery", "size"), median_s=("fit_time", "median"))
