@@ -8,7 +8,10 @@ of 1.5 (and below, above), the median ratio and the median seconds per estimate;
 settings (``SearchSettings.noise_quantile``) can be compared with ``--quantile``. A law
 that varies faster than the points resolve (``sin(x**3)`` over many periods) is noise to
 any estimate from those points: ``resolved`` marks the laws whose noise-free points read
-as less than half the level's noise, and the last rows count those alone.
+as less than half the level's noise, and the last rows count those alone. The set
+``fastsrb`` reads FastSRB's laws (problem 0's support points, which ``--points`` does not
+change); ``--log-span`` sets ``SearchSettings.noise_log_span`` (``none``: no feature read in
+its logarithm).
 
 Command line::
 
@@ -25,6 +28,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.datasets import load_dataset
+from benchmarks.fastsrb.laws import load_laws
+from benchmarks.fastsrb.sampling import make_problem
 from benchmarks.report import pipe_table, write_study
 from nesymres_sklearn.search.noise import noise_std
 from nesymres_sklearn.search.problem import Problem
@@ -34,15 +39,26 @@ SETS = ("validation-wc", "validation-nc", "validation-fc", "validation-many")
 LEVELS = (0.01, 0.1)
 
 
+def draws(name: str, n_points: int):
+    """``(equation, X, y)`` of each equation of the set ``name`` (noise-free targets)."""
+    if name == "fastsrb":
+        for law in load_laws().values():
+            problem = make_problem(law, 0, 0.0)
+            yield law.name, problem.X_support, problem.y_support_clean
+        return
+    for equation in load_dataset(name):
+        try:
+            X, y = equation.sample_train(n_points, 0)
+        except ValueError:
+            continue
+        yield equation.name, X, y
+
+
 def ratios(sets, levels, n_points: int, settings: SearchSettings) -> pd.DataFrame:
     """One row per set, equation and level: the estimate over the truth, and its seconds."""
     rows = []
     for name in sets:
-        for equation in load_dataset(name):
-            try:
-                X, y = equation.sample_train(n_points, 0)
-            except ValueError:
-                continue
+        for equation, X, y in draws(name, n_points):
             if np.ptp(y) == 0:
                 continue
             clean = noise_std(Problem(X, y), settings)
@@ -54,7 +70,7 @@ def ratios(sets, levels, n_points: int, settings: SearchSettings) -> pd.DataFram
                 seconds = time.perf_counter() - moment
                 ratio = estimate / truth
                 rows.append(
-                    dict(set=name, equation=equation.name, level=level, ratio=ratio, seconds=seconds,
+                    dict(set=name, equation=equation, level=level, ratio=ratio, seconds=seconds,
                          resolved=bool(clean < 0.5 * truth))
                 )  # fmt: skip
     return pd.DataFrame(rows)
@@ -82,14 +98,16 @@ def main(argv=None) -> None:
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--points", type=int, default=500)
     parser.add_argument("--quantile", type=float, default=SearchSettings().noise_quantile)
+    parser.add_argument("--levels", type=float, nargs="+", default=list(LEVELS))
+    parser.add_argument("--log-span", default=str(SearchSettings().noise_log_span), help="a number, or none")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    settings = SearchSettings(noise_quantile=args.quantile)
-    table = ratios(args.sets.split(","), LEVELS, args.points, settings)
+    span = None if args.log_span.lower() == "none" else float(args.log_span)
+    settings = SearchSettings(noise_quantile=args.quantile, noise_log_span=span)
+    table = ratios(args.sets.split(","), args.levels, args.points, settings)
     text = (
-        f"Noise level estimate on {args.points} points, quantile {args.quantile}: share within a factor of 1.5\n\n"
-        + pipe_table(summary(table))
-        + "\n"
+        f"Noise level estimate on {args.points} points, quantile {args.quantile}, log span {span}: "
+        "share within a factor of 1.5\n\n" + pipe_table(summary(table)) + "\n"
     )
     write_study(text, table, args.out)
 
