@@ -417,3 +417,19 @@ def test_the_true_noise_level_replaces_the_estimate_for_its_fit_alone(monkeypatc
         module.fit_with_true_noise(problem.X_support, problem.y_support, law, 1.0, 1)
     assert seen == [pytest.approx(2 * module.true_noise(law, 1, problem.y_support))]
     assert pipeline.noise_std is estimate  # the next fit estimates again, also after a failure
+
+
+def test_noise_level_study_reads_fastsrb_laws_on_their_support_points():
+    from benchmarks.datasets import load_dataset
+    from benchmarks.fastsrb.noise_level import draws
+
+    first = next(draws("fastsrb", n_points=100))  # the support points, whatever --points says
+    law = next(iter(load_laws().values()))
+    problem = sampling.make_problem(law, 0, 0.0)
+    assert first[0] == law.name
+    np.testing.assert_array_equal(first[1], problem.X_support)
+    np.testing.assert_array_equal(first[2], problem.y_support_clean)
+    assert len(list(draws("fastsrb", n_points=100))) == len(load_laws())
+    # the other sets as the study reads them
+    name, X, _ = next(draws("validation-wc", n_points=50))
+    assert name == load_dataset("validation-wc")[0].name and X.shape[0] == 50

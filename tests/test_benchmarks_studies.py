@@ -735,20 +735,6 @@ def test_noise_level_study_counts_the_estimates_within_a_factor_of_one_and_a_hal
     assert rows.loc[rows["set"] == "all, resolved laws", ["n", "within"]].to_numpy().tolist() == [[2, 1.0]]
 
 
-def test_noise_level_study_reads_fastsrb_laws_on_their_support_points():
-    from benchmarks.fastsrb.laws import load_laws
-    from benchmarks.fastsrb.sampling import make_problem
-    from benchmarks.studies.noise_level import draws
-
-    first = next(draws("fastsrb", n_points=100))  # the support points, whatever --points says
-    law = next(iter(load_laws().values()))
-    problem = make_problem(law, 0, 0.0)
-    assert first[0] == law.name
-    np.testing.assert_array_equal(first[1], problem.X_support)
-    np.testing.assert_array_equal(first[2], problem.y_support_clean)
-    assert len(list(draws("fastsrb", n_points=100))) == len(load_laws())
-
-
 def test_wild_misses_summary_counts_misses_worse_than_the_mean_their_constants_and_added_columns():
     from benchmarks.fastsrb.wild_misses import summary
 

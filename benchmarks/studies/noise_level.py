@@ -8,10 +8,9 @@ of 1.5 (and below, above), the median ratio and the median seconds per estimate;
 settings (``SearchSettings.noise_quantile``) can be compared with ``--quantile``. A law
 that varies faster than the points resolve (``sin(x**3)`` over many periods) is noise to
 any estimate from those points: ``resolved`` marks the laws whose noise-free points read
-as less than half the level's noise, and the last rows count those alone. The set
-``fastsrb`` reads FastSRB's laws (problem 0's support points, which ``--points`` does not
-change); ``--log-span`` sets ``SearchSettings.noise_log_span`` (``none``: no feature read in
-its logarithm).
+as less than half the level's noise, and the last rows count those alone.
+``--log-span`` sets ``SearchSettings.noise_log_span`` (``none``: no feature read in its
+logarithm); :mod:`benchmarks.fastsrb.noise_level` adds FastSRB's laws as a set.
 
 Command line::
 
@@ -28,8 +27,6 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.datasets import load_dataset
-from benchmarks.fastsrb.laws import load_laws
-from benchmarks.fastsrb.sampling import make_problem
 from benchmarks.report import pipe_table, write_study
 from nesymres_sklearn.search.noise import noise_std
 from nesymres_sklearn.search.problem import Problem
@@ -40,12 +37,7 @@ LEVELS = (0.01, 0.1)
 
 
 def draws(name: str, n_points: int):
-    """``(equation, X, y)`` of each equation of the set ``name`` (noise-free targets)."""
-    if name == "fastsrb":
-        for law in load_laws().values():
-            problem = make_problem(law, 0, 0.0)
-            yield law.name, problem.X_support, problem.y_support_clean
-        return
+    """``(equation, X, y)`` of each equation of the data set ``name`` (noise-free targets)."""
     for equation in load_dataset(name):
         try:
             X, y = equation.sample_train(n_points, 0)
@@ -54,11 +46,12 @@ def draws(name: str, n_points: int):
         yield equation.name, X, y
 
 
-def ratios(sets, levels, n_points: int, settings: SearchSettings) -> pd.DataFrame:
-    """One row per set, equation and level: the estimate over the truth, and its seconds."""
+def ratios(sets, levels, n_points: int, settings: SearchSettings, draw=draws) -> pd.DataFrame:
+    """One row per set, equation and level: the estimate over the truth, and its seconds
+    (each set's equations from ``draw(name, n_points)``, :func:`draws` by default)."""
     rows = []
     for name in sets:
-        for equation, X, y in draws(name, n_points):
+        for equation, X, y in draw(name, n_points):
             if np.ptp(y) == 0:
                 continue
             clean = noise_std(Problem(X, y), settings)
@@ -93,7 +86,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True).round(3)
 
 
-def main(argv=None) -> None:
+def main(argv=None, draw=draws) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--points", type=int, default=500)
@@ -104,7 +97,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     span = None if args.log_span.lower() == "none" else float(args.log_span)
     settings = SearchSettings(noise_quantile=args.quantile, noise_log_span=span)
-    table = ratios(args.sets.split(","), args.levels, args.points, settings)
+    table = ratios(args.sets.split(","), args.levels, args.points, settings, draw)
     text = (
         f"Noise level estimate on {args.points} points, quantile {args.quantile}, log span {span}: "
         "share within a factor of 1.5\n\n" + pipe_table(summary(table)) + "\n"
