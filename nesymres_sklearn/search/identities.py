@@ -177,7 +177,10 @@ def identity_rows(
                     break
                 found = _identity_without(problem, np.sort(order[k:]), settings, half, tolerance)
         if found is None and tolerance.exact:  # over every column, once (to the noise: in its readings)
-            found = _offset_exponential(problem, half) or _offset_power(problem, half)
+            # two constants exact on every point: no rational function approximating a
+            # transcendental one, an identity of degree 0
+            law = offset_exponential_law(problem, half) or offset_power_law(problem, half)
+            found = None if law is None else Identity(law, 0)
     if found is not None:
         rows.add(found.fitted, origin="identity")
     return rows, found is not None and tolerance.exact and found.ends_search(settings.identity_ending_degree)
@@ -624,21 +627,6 @@ def exponential_identity(
     if law is None:
         return None
     return Identity(law, rational.degree + int(np.ceil(np.max(np.abs(exponents)))))
-
-
-def _offset_exponential(problem: Problem, deadline: Deadline | None) -> Identity | None:
-    """The law ``c*m*(exp(k*n) ± 1)**±1`` exact to rounding (:func:`.offset_exponential_law`)
-    as an identity of degree 0 (two constants exact on every point: no rational function
-    approximating a transcendental one)."""
-    law = offset_exponential_law(problem, deadline)
-    return None if law is None else Identity(law, 0)
-
-
-def _offset_power(problem: Problem, deadline: Deadline | None) -> Identity | None:
-    """The law ``(a + c*m)**(1/p)`` exact to rounding (:func:`.offset_power_law`) as an
-    identity of degree 0 (as :func:`_offset_exponential`'s)."""
-    law = offset_power_law(problem, deadline)
-    return None if law is None else Identity(law, 0)
 
 
 def _exponential_law(exponent: Fitted, powers: np.ndarray, negative: bool) -> tuple[Skeleton, np.ndarray]:

@@ -225,9 +225,27 @@ def _law(
     if not np.isfinite(sign) or sign == 0:
         return None
     start = np.array([sign * np.exp(solution[-1]), scale])
-    # exact: every point's relative error counts alike; under noise, the noise's weights
-    spread = np.abs(problem.y) if tolerance.exact else tolerance.sd * np.ones(len(problem.y))
-    weights = spread**-2.0 / np.mean(spread**-2.0)
+    return holding_law(problem, skeleton, start, deadline, tolerance)
+
+
+def holding_law(
+    problem: Problem,
+    skeleton: Skeleton,
+    start: np.ndarray,
+    deadline: Deadline | None = None,
+    tolerance: Tolerance = EXACT,
+) -> Fitted | None:
+    """``skeleton``'s constants fitted by least squares from ``start``, where the law then
+    holds: exact to rounding and within ``RELATIVE_FLOOR`` of every point (``tolerance``
+    exact; every point's relative error weighs alike, where ``y`` has no 0), or to the
+    noise (the noise's weights); else ``None``."""
+    if not tolerance.exact:
+        spread = tolerance.sd * np.ones(len(problem.y))
+    elif np.all(problem.y):
+        spread = np.abs(problem.y)
+    else:
+        spread = None
+    weights = None if spread is None else spread**-2.0 / np.mean(spread**-2.0)
     constants = least_squares_run(skeleton.program, problem.X, problem.y, start, deadline=deadline, weights=weights)
     if constants is None:
         return None

@@ -28,9 +28,9 @@ from ..expression.monomial import monomial_tokens
 from ..expression.skeleton import Skeleton
 from ..expression.tokens import CONSTANT
 from .budget import Deadline
-from .exactness import RELATIVE_FLOOR, worst_relative_error
-from .fitted import Fitted, mse
-from .fitting.constants import least_squares_run
+from .exactness import RELATIVE_FLOOR
+from .fitted import Fitted
+from .offset_exponential import holding_law
 from .problem import Problem
 
 #: The powers ``p`` of ``y`` read: ``y`` itself, its square, and their inverses.
@@ -176,13 +176,4 @@ def _law(
     inner = ["add", CONSTANT, "mul", CONSTANT, *monomial_tokens(exponents)]
     root = inner if abs(power) == 1 else ["sqrt", *inner]
     tokens = root if power > 0 else ["div", "1", *root]
-    skeleton = Skeleton(tuple(tokens))
-    weights = problem.y**-2.0 / np.mean(problem.y**-2.0) if np.all(problem.y) else None  # relative errors
-    constants = least_squares_run(skeleton.program, problem.X, problem.y, start, deadline=deadline, weights=weights)
-    if constants is None:
-        return None
-    with np.errstate(all="ignore"):
-        predicted = skeleton.program(problem.X, constants)
-    loss = mse(skeleton.program, problem.X, problem.y, constants, problem.weights)
-    exact = worst_relative_error(predicted, problem.y) <= RELATIVE_FLOOR and problem.is_exact_to_rounding(loss)
-    return Fitted(skeleton, constants, loss) if exact else None
+    return holding_law(problem, Skeleton(tuple(tokens)), start, deadline)
