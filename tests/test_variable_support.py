@@ -24,12 +24,29 @@ def test_an_unused_column_gains_no_more_than_its_shuffled_copies_and_used_ones_d
     constants, loss = fitted(APPROXIMATE, [1.0, 0.1])
     assert 0 < loss < 0.2 * np.var(y)  # approximate, and the unused x2 gets a nonzero constant
     assert constants[1] != 0
-    assert unsupported_variables(APPROXIMATE, constants, X, y, float(np.var(y))) == ["x_3"]
+    assert list(unsupported_variables(APPROXIMATE, constants, X, y, float(np.var(y)))) == ["x_3"]
+
+
+def test_an_unused_column_inside_a_frequency_is_replaced_where_the_law_fits_not_at_its_mean():
+    # y = sin(40*x0); the row carries its frequency by sin(x1), near 1 where most of the
+    # unused x1 lies: at x1's mean the refit of the frequency finds no way back, at a
+    # quantile of x1 the row without it is the law
+    rng = np.random.default_rng(3)
+    n = 300
+    unused = np.where(rng.random(n) < 0.8, rng.normal(np.pi / 2, 0.03, n), rng.uniform(1, 5, n))
+    X_freq = np.column_stack([rng.uniform(1, 5, n), unused])
+    y_freq = np.sin(40 * X_freq[:, 0])
+    row = Skeleton(("sin", "mul", "mul", "c", "x_1", "sin", "x_2"))
+    constants = least_squares_run(row.program, X_freq, y_freq, np.array([40.0]))
+    assert 0.3 < mse(row.program, X_freq, y_freq, constants) / np.var(y_freq) < 0.6  # approximate
+    replacements = unsupported_variables(row, constants, X_freq, y_freq, float(np.var(y_freq)))
+    assert list(replacements) == ["x_2"]
+    assert np.sin(replacements["x_2"]) > 0.99 > np.sin(np.mean(unused))
 
 
 def test_an_exact_use_of_every_variable_is_supported():
     exact = Skeleton(("add", "sin", "x_1", "pow", "x_2", "2"))
-    assert unsupported_variables(exact, np.array([]), X, y, float(np.var(y))) == []
+    assert unsupported_variables(exact, np.array([]), X, y, float(np.var(y))) == {}
 
 
 def test_rows_with_an_unsupported_variable_are_set_aside_and_the_row_without_it_is_selected():
@@ -73,7 +90,7 @@ def test_a_variable_whose_terms_cancel_to_rounding_in_an_exact_fit_is_negligible
     loss = mse(cancelling.program, X, y, constants)
     assert loss < 1e-30
     problem = Problem(X, y)
-    assert negligible_variables(cancelling, constants, X, y, loss, problem.scale) == ["x_3"]
+    assert negligible_variables(cancelling, constants, X, y, loss, problem.scale) == {"x_3": np.mean(X[:, 2])}
     rows = CandidateRows()
     rows.add(Fitted(cancelling, constants, loss), log_prob=-1.0, origin="operon")
     add_pruned(rows, problem, 0.01, seed=0)
@@ -88,7 +105,7 @@ def test_a_variable_that_carries_signal_is_not_negligible_however_small_its_shar
     exact = Skeleton(("add", "add", "sin", "x_1", "pow", "x_2", "2", "mul", "c", "x_3"))
     constants = np.array([1e-6])
     loss = mse(exact.program, X, small, constants)
-    assert negligible_variables(exact, constants, X, small, loss, float(np.var(small))) == []
+    assert negligible_variables(exact, constants, X, small, loss, float(np.var(small))) == {}
     # an approximate fit: the term in the unused x2 lowers the error by less than noise would
     constants, loss = fitted(APPROXIMATE, [1.0, 0.1])
     with_signal = negligible_variables(APPROXIMATE, constants, X, y, loss, float(np.var(y)))

@@ -139,15 +139,18 @@ def variables_of(tokens) -> list[str]:
     return sorted({t for t in tokens if variable_index(t) is not None})
 
 
-def variable_replaced(tokens, constants, variable: str, X: np.ndarray, weights=None) -> tuple[list[str], np.ndarray]:
+def variable_replaced(
+    tokens, constants, variable: str, X: np.ndarray, weights=None, value: float | None = None
+) -> tuple[list[str], np.ndarray]:
     """Tokens and constants with ``variable`` replaced wherever it occurs by a constant:
-    its (``weights``-weighted) mean on ``X``."""
-    mean = float(np.average(X[:, variable_index(variable)], weights=weights))
+    ``value``, by default its (``weights``-weighted) mean on ``X``."""
+    if value is None:
+        value = float(np.average(X[:, variable_index(variable)], weights=weights))
     new_tokens, values, taken = [], [], iter(constants)
     for token in tokens:
         if token == variable:
             new_tokens.append(CONSTANT)
-            values.append(mean)
+            values.append(value)
         else:
             new_tokens.append(token)
             if token == CONSTANT:

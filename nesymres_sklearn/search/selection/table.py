@@ -70,8 +70,8 @@ def add_pruned(
     (:func:`.pruning.prune_best`), as a row of the same origin. While that best row
     fits only approximately and uses a variable that the data do not support
     (:mod:`.variable_support`), or uses a negligible one (exact or not), the rows that
-    use it are set aside and the row with the variable replaced by its mean
-    (refitted, pruned) joins. The refits share
+    use it are set aside and the row with the variable replaced by a constant (its mean,
+    or where the test found a better one, a quantile of its column; refitted, pruned) joins. The refits share
     ``SELECTION_EVALUATIONS`` residual evaluations; no clock is read but the
     ``deadline`` of a fit with ``max_time`` (:class:`.Evaluations`). The ``settings``
     (default :class:`.SearchSettings`) give the pruning's ``pruning_score_rise`` and
@@ -170,12 +170,13 @@ def _lowest_score(
     return lowest(scores(fvus, [len(rows.skeletons[i]) for i in kept], complexity_penalty))
 
 
-def _without(rows: CandidateRows, row, variables, problem, complexity_penalty, evaluations, rise) -> Fitted | None:
-    """Row ``row`` with ``variables`` replaced by their means, refitted and pruned
-    (``rise``: :func:`.pruning.prune`'s ``max_score_rise``); ``None`` when it is not finite."""
+def _without(rows: CandidateRows, row, replacements, problem, complexity_penalty, evaluations, rise) -> Fitted | None:
+    """Row ``row`` with each variable of ``replacements`` replaced by its constant there,
+    refitted and pruned (``rise``: :func:`.pruning.prune`'s ``max_score_rise``); ``None``
+    when it is not finite."""
     tokens, values = list(rows.skeletons[row].tokens), rows.constants[row]
-    for variable in variables:
-        tokens, values = variable_replaced(tokens, values, variable, problem.X, problem.weights)
+    for variable, value in replacements.items():
+        tokens, values = variable_replaced(tokens, values, variable, problem.X, problem.weights, value)
     program = PrefixProgram(tokens)
     refitted = least_squares_run(
         program, problem.X, problem.y, values, weights=problem.weights, evaluations=evaluations

@@ -4,8 +4,9 @@ An equation that does not fit exactly can lower its error a little with any colu
 used or not: a term such as ``c*x4/x2`` soaks up some of the error near ``x2 = 0``
 whatever ``x4`` holds. So a variable's gain is compared with what copies of its column
 in shuffled order gain in the same place. The gain is the drop in log error from the
-equation with the variable replaced by its mean (constants refitted) to the equation
-itself; a shuffled copy's gain is the same drop with the column shuffled (constants
+equation with the variable replaced by a constant (constants refitted from its mean,
+and from the quantile of its column of ``REPLACEMENT_QUANTILES`` that fits best as it
+is; the lower) to the equation itself; a shuffled copy's gain is the same drop with the column shuffled (constants
 refitted; the equation's own error is taken after a refit too). A variable is
 supported when its gain is more than ``gain_ratio`` (:attr:`.SearchSettings.support_gain_ratio`)
 times the largest of
@@ -39,6 +40,11 @@ from .pruning import variable_replaced, variables_of
 from .scores import log_fvu
 
 SHUFFLES = 5
+#: Besides its mean, a variable is replaced by these quantiles of its column: inside a
+#: nonlinear law the mean may be no value that the rest of the law fits with (a column
+#: under ``sin`` times a large frequency: ``sin`` of its mean may lie far from where the
+#: law needs it, and no refit of the frequency finds its way back).
+REPLACEMENT_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 # Float64's rounding of values of the size of y's standard deviation, with room for the
 # rounding of a program's operations.
 ROUNDING = 1e3 * np.finfo(np.float64).eps
@@ -63,19 +69,49 @@ def negligible_variables(
     loss: float,
     scale: float,
     weights: np.ndarray | None = None,
-) -> list[str]:
+) -> dict[str, float]:
     """The variables of ``skeleton`` with ``constants`` (MSE ``loss`` on ``(X, y)``,
     ``scale`` the variance of ``y``) whose replacement by their mean, nothing refitted,
-    raises the MSE by less than ``loss / len(y)`` plus float64's rounding of ``y``."""
+    raises the MSE by less than ``loss / len(y)`` plus float64's rounding of ``y``,
+    each with that mean."""
     tokens, constants = list(skeleton.tokens), np.asarray(constants, dtype=np.float64)
     rounding = (ROUNDING * np.sqrt(scale)) ** 2
-    negligible = []
+    negligible = {}
     for variable in variables_of(tokens):
-        replaced, values = variable_replaced(tokens, constants, variable, X, weights)
+        mean = float(np.average(X[:, variable_index(variable)], weights=weights))
+        replaced, values = variable_replaced(tokens, constants, variable, X, weights, mean)
         rise = mse(PrefixProgram(replaced), X, y, values, weights) - loss
         if rise <= loss / len(y) + rounding:
-            negligible.append(variable)
+            negligible[variable] = mean
     return negligible
+
+
+def _replacement(tokens, constants, variable: str, X, y, weights, evaluations) -> tuple[float, float]:
+    """The lowest MSE of ``tokens`` with ``variable`` replaced by a constant, refitted
+    from its mean and from the quantile of its column (``REPLACEMENT_QUANTILES``) that
+    fits best as it is, and that constant (the mean where no loss is finite)."""
+    column = X[:, variable_index(variable)]
+    mean = float(np.average(column, weights=weights))
+    quantiles = [float(value) for value in np.quantile(column, REPLACEMENT_QUANTILES)]
+    best = (np.inf, mean)
+    for value in (mean, _closest_quantile(tokens, constants, variable, X, y, weights, quantiles)):
+        loss = _refitted_loss(
+            *variable_replaced(tokens, constants, variable, X, weights, value), X, y, weights, evaluations
+        )
+        if loss < best[0]:
+            best = (loss, value)
+    return best
+
+
+def _closest_quantile(tokens, constants, variable, X, y, weights, quantiles) -> float:
+    """Of ``quantiles``, the value whose replacement of ``variable``, nothing refitted,
+    fits ``(X, y)`` best (the first where none is finite)."""
+    losses = []
+    for value in quantiles:
+        replaced, values = variable_replaced(tokens, constants, variable, X, weights, value)
+        losses.append(mse(PrefixProgram(replaced), X, y, values, weights))
+    losses = np.where(np.isfinite(losses), losses, np.inf)
+    return quantiles[int(np.argmin(losses))]
 
 
 def unsupported_variables(
@@ -89,25 +125,24 @@ def unsupported_variables(
     evaluations: Evaluations | None = None,
     gain_ratio: float = SearchSettings.support_gain_ratio,
     max_gain: float = SearchSettings.support_max_gain,
-) -> list[str]:
+) -> dict[str, float]:
     """The variables (tokens such as ``x_3``) of ``skeleton`` with ``constants`` whose
     gain on ``(X, y)`` is neither above ``gain_ratio`` times that of any shuffled
-    copy of their column nor above ``max_gain``; ``scale`` is the variance of
-    ``y``. Variables not tested before the refits spent the shared ``evaluations`` count
-    as supported."""
+    copy of their column nor above ``max_gain``, each with the constant that replaces
+    it best (:func:`_replacement`); ``scale`` is the variance of ``y``. Variables not
+    tested before the refits spent the shared ``evaluations`` count as supported."""
     tokens, constants = list(skeleton.tokens), np.asarray(constants, dtype=np.float64)
     # refitted as the comparisons are, so that a better optimum of the other constants
     # is not credited to the shuffled copies
     loss = _refitted_loss(tokens, constants, X, y, weights, evaluations)
     tie = fvu_floor(y, scale, weights)  # the selection's floor
     rng = np.random.default_rng(seed)
-    unsupported = []
+    unsupported = {}
     for variable in variables_of(tokens):
         if evaluations is not None and evaluations.spent:
             break
         column = variable_index(variable)
-        replaced = variable_replaced(tokens, constants, variable, X, weights)
-        without = _refitted_loss(*replaced, X, y, weights, evaluations)
+        without, value = _replacement(tokens, constants, variable, X, y, weights, evaluations)
         if not np.isfinite(without):  # the equation needs the variable to be defined: nothing to compare
             continue
         shuffled_losses = []
@@ -119,5 +154,5 @@ def unsupported_variables(
         gain = floor - log_fvu([loss], scale, tie)[0]
         shuffled_gain = max(0.0, float(np.max(floor - gains)))
         if gain <= max_gain and not gain > gain_ratio * shuffled_gain:
-            unsupported.append(variable)
+            unsupported[variable] = value
     return unsupported
