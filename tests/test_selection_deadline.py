@@ -164,3 +164,23 @@ def test_the_held_out_choice_runs_until_the_readable_writing_s_time_not_the_rows
     chosen.clear()
     select(rows, noisy, 0.01, writer, 0, end=Deadline(10.05, _Clock(10.0)), settings=settings)
     assert chosen == []  # the readable writing's margin alone is more than the time left
+
+
+def test_under_noise_the_selection_keeps_time_for_snapping_the_selected_row():
+    # the pruning stops where the selected row's writing will run; under noise that
+    # writing snaps its constants within their error bars, with refits, and takes longer
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, size=(2000, 2))
+    y = 2 * X[:, 0] + rng.normal(0, 0.01, 2000)
+    skeleton = Skeleton(("add", "mul", "c", "x_1", "mul", "c", "x_2"))
+    constants = np.linalg.lstsq(X, y, rcond=None)[0]
+    loss = float(np.mean((skeleton.program(X, constants) - y) ** 2))
+    writer = Writer(Scaling.identity(2), tuple(feature_symbols(["x0", "x1"])))
+    pruned = {}
+    for noise in (float("nan"), 0.01):  # not estimated; the noise of the data
+        rows = CandidateRows()
+        rows.add(Fitted(skeleton, constants, loss), log_prob=0.0, origin="beam")
+        end = Deadline(5.05, _Clock(5.0))  # 50 ms left, by a clock that stands still
+        table = select(rows, Problem(X, y), 0.01, writer, seed=0, end=end, noise=noise)
+        pruned[noise == 0.01] = len(table.equations) > 1
+    assert pruned == {False: True, True: False}
