@@ -35,12 +35,12 @@ from .progress import progress
 from .restrictions import Restrictions
 from .search.budget import Budget, Calibration
 from .search.fitted import CandidateRows, Fitted
-from .search.identities import (
+from .search.identities import identity_rows
+from .search.identities_under_noise import (
     AngleLawUnderNoise,
     IdentityUnderNoise,
     PursuitUnderNoise,
     identities_to_the_noise,
-    identity_rows,
     noisy_identity_rows,
     noisy_identity_sizes,
 )
@@ -396,10 +396,11 @@ def law_under_noise(
     """The law under noise before Operon's generations, which it seeds, where the time
     before the refinement's end holds it (``SearchSettings.noisy_identity_seconds`` at
     the fit's pace): the identities that hold to the noise
-    (:func:`.identities.identities_to_the_noise`, systems of
+    (:func:`.identities_under_noise.identities_to_the_noise`, systems of
     ``settings.noisy_identity_unknowns`` unknowns, then as many as the points allow,
     seeded by ``seed``; until halfway to that end), else the law of the lowest
-    information criterion that fits to the noise (:func:`.identities.noisy_identity_rows`)."""
+    information criterion that fits to the noise
+    (:func:`.identities_under_noise.noisy_identity_rows`)."""
     deadline = budget.refinement_end
     if deadline is not None and not deadline.holds(settings.noisy_identity_seconds * budget.pace()):
         budget.record(LAW_UNDER_NOISE, 0.0, "skipped: no time")

@@ -30,8 +30,8 @@ LAYERS = {
     ],
     "nesymres_sklearn.search": [
         "exactness", "budget", "settings", "problem", "fitted", "views", "scaling", "decoding", "fitting", "noise",
-        "selection", "variables", "pursuit", "offset_exponential", "offset_power", "identities", "looks", "anytime",
-        "scheduler",
+        "selection", "variables", "pursuit", "offset_exponential", "offset_power", "identity_systems", "identities",
+        "identities_under_noise", "looks", "anytime", "scheduler",
     ],
     "pretraining": [
         "time_limit", "generator", "bank", "bank_pack", "bank_merge", "data", "device_data", "runtime", "checkpoint",
@@ -79,7 +79,9 @@ TORCH_FREE = [
     "nesymres_sklearn.search.problem",
     "nesymres_sklearn.search.exactness",
     "nesymres_sklearn.search.fitted",
+    "nesymres_sklearn.search.identity_systems",
     "nesymres_sklearn.search.identities",
+    "nesymres_sklearn.search.identities_under_noise",
     "nesymres_sklearn.search.pursuit",
     "nesymres_sklearn.search.offset_exponential",
     "nesymres_sklearn.search.offset_power",

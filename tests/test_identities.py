@@ -11,20 +11,22 @@ from nesymres_sklearn.operon.settings import OperonSettings
 from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import CandidateRows
 from nesymres_sklearn.search.identities import (
-    AngleLawUnderNoise,
-    IdentityUnderNoise,
     angle_identity,
     angle_monomial_identity,
     exact_identity,
     exponential_identity,
-    identities_to_the_noise,
     identity_rows,
     least_squares_monomial,
+    power_law_monomial,
+)
+from nesymres_sklearn.search.identities_under_noise import (
+    AngleLawUnderNoise,
+    IdentityUnderNoise,
+    identities_to_the_noise,
     noise_tolerance,
     noisy_angle_law,
     noisy_identity,
     noisy_identity_rows,
-    power_law_monomial,
 )
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.scaling import Scaling
@@ -321,7 +323,7 @@ def test_a_monomial_of_high_degree_beside_other_columns_is_its_power_law_times_a
 
 
 def test_the_basis_holds_a_sine_to_a_power_of_at_most_one_and_fewer_monomials_than_unknowns():
-    from nesymres_sklearn.search.identities import basis_exponents
+    from nesymres_sklearn.search.identity_systems import basis_exponents
 
     exponents = basis_exponents(3, 60, frozenset({2}))
     assert tuple(exponents[0]) == (0, 0, 0) and exponents[:, 2].max() == 1 and exponents[:, 0].max() >= 2
@@ -748,7 +750,7 @@ def test_under_noise_a_law_of_two_angles_difference_comes_back_by_its_cosine():
     """The conic section ``x0*(1 - x1**2)/(1 + x1*cos(x2 - x3))`` under 1% noise: too many
     monomials of both angles' cosines and sines for the law under noise, few of their
     difference's."""
-    from nesymres_sklearn.search.identities import _angle_columns
+    from nesymres_sklearn.search.identities import turned_columns
 
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.uniform(0.5, 9, 500), rng.uniform(0.05, 0.9, 500), rng.uniform(0, 2 * np.pi, (500, 2))])
@@ -761,7 +763,7 @@ def test_under_noise_a_law_of_two_angles_difference_comes_back_by_its_cosine():
     predicted = found.skeleton.program(problem.X, found.constants)
     assert np.mean((predicted - clean) ** 2) < 0.3 * sd**2
     # the angles by their own cosines and sines leave a hundred times the noise
-    turned, sines, _ = _angle_columns(problem, {2: 1.0, 3: 1.0}, True)
+    turned, sines, _ = turned_columns(problem, {2: 1.0, 3: 1.0}, True)
     assert noisy_identity(turned, None, SearchSettings(), sines).loss > 50 * sd**2
 
 
@@ -990,7 +992,7 @@ def test_null_vectors_under_noise_are_scipys_generalized_eigenvectors(k, count):
     largest eigenvalues of the ridged generalized problem, bit for bit."""
     import scipy.linalg
 
-    from nesymres_sklearn.search.identities import NULL_RIDGE, _largest_generalized
+    from nesymres_sklearn.search.identity_systems import NULL_RIDGE, _largest_generalized
 
     rng = np.random.default_rng(k)
     A, N = rng.standard_normal((200, k)), 0.01 * rng.standard_normal((200, k))
@@ -1004,7 +1006,7 @@ def test_null_vectors_under_noise_are_scipys_generalized_eigenvectors(k, count):
 
 def test_null_vectors_under_noise_name_a_failed_factorisation():
     """A ridged matrix that is not positive definite raises, as scipy's eigh does."""
-    from nesymres_sklearn.search.identities import _largest_generalized
+    from nesymres_sklearn.search.identity_systems import _largest_generalized
 
     with pytest.raises(np.linalg.LinAlgError, match="dsygvx"):
         _largest_generalized(np.eye(2), -np.eye(2), 1)

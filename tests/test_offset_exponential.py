@@ -97,7 +97,7 @@ def test_under_noise_the_law_holds_to_the_noise_and_an_other_law_gives_none():
 
 
 def test_the_law_under_noise_and_the_identities_to_the_noise_write_it_where_no_rational_law_holds():
-    from nesymres_sklearn.search.identities import identities_to_the_noise, noisy_identity_rows
+    from nesymres_sklearn.search.identities_under_noise import identities_to_the_noise, noisy_identity_rows
 
     rng = np.random.default_rng(2)
     clean = 2.5 * X[:, 0] ** 3 / (X[:, 3] ** 2 * (np.exp(0.7 * X[:, 0] * X[:, 1] / X[:, 2]) - 1))
@@ -115,7 +115,7 @@ def test_to_the_noise_the_law_replaces_an_identity_of_more_constants_that_approx
     """With ``k*n`` small on the data, a law of the identities' systems of 64 unknowns
     holds to 0.001 noise too, with five constants; of the laws that hold, the one of
     fewer constants comes back."""
-    from nesymres_sklearn.search.identities import identities_to_the_noise, noise_tolerance
+    from nesymres_sklearn.search.identities_under_noise import identities_to_the_noise, noise_tolerance
 
     rng = np.random.default_rng(3)
     clean = 2.5 * X[:, 0] ** 3 / (X[:, 3] ** 2 * (np.exp(0.1 * X[:, 0] * X[:, 1] / X[:, 2]) - 1))

@@ -2,7 +2,7 @@ import numpy as np
 
 from nesymres_sklearn.search.fitting.constants import fit_constants
 from nesymres_sklearn.search.fitting.polynomial import count_monomials, exact_polynomial, monomials, monomials_of_degree
-from nesymres_sklearn.search.identities import basis_exponents
+from nesymres_sklearn.search.identity_systems import basis_exponents
 
 rng = np.random.default_rng(0)
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from nesymres_sklearn.search.budget import Deadline
 from nesymres_sklearn.search.fitted import CandidateRows
-from nesymres_sklearn.search.identities import PursuitUnderNoise, pursued_identity
+from nesymres_sklearn.search.identities_under_noise import PursuitUnderNoise, pursued_identity
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.pursuit import PURSUIT_MAX_POWER, _gains, laurent_exponents, laurent_values, pursuit
 from nesymres_sklearn.search.settings import SearchSettings

@@ -22,6 +22,7 @@ FIT_MODULES = (
     "nesymres_sklearn.restrictions",
     "nesymres_sklearn.search.fitted",
     "nesymres_sklearn.search.identities",
+    "nesymres_sklearn.search.identities_under_noise",
     "nesymres_sklearn.search.looks",
     "nesymres_sklearn.search.problem",
     "nesymres_sklearn.search.scaling",

@@ -1,4 +1,4 @@
-"""The law under noise alone (:func:`~nesymres_sklearn.search.identities.noisy_identity`)
+"""The law under noise alone (:func:`~nesymres_sklearn.search.identities_under_noise.noisy_identity`)
 under variants of its settings (:data:`VARIANTS`), on the same points: the validation sets at
 noise levels (``level * RMS(y)``), 500 training points of seed 0, 1,000 noise-free test
 points. Counted per variant: laws whose root mean squared error on the training points
@@ -28,7 +28,7 @@ import pandas as pd
 from benchmarks.datasets import noisy_draws, root_mean_square
 from benchmarks.metrics import fvu
 from benchmarks.report import pipe_table, write_study
-from nesymres_sklearn.search.identities import noisy_angle_law, noisy_identity
+from nesymres_sklearn.search.identities_under_noise import noisy_angle_law, noisy_identity
 from nesymres_sklearn.search.problem import Problem
 from nesymres_sklearn.search.settings import SearchSettings
 

@@ -1,6 +1,6 @@
 """Rational laws under noise, one term at a time: a matching pursuit.
 
-Under noise the identities' systems (:mod:`.identities`) read a law from the null vector
+Under noise the identities' systems (:mod:`.identity_systems`) read a law from the null vector
 of a matrix of monomials; with many monomials the noise has directions of its own, and
 the closest null vector mixes the law's few terms with many others. This reader builds
 ``y = P/Q`` from few terms instead, each a Laurent monomial ``prod(x_j**e_j)`` (negative
@@ -14,8 +14,8 @@ exponents allowed, ``sum |e_j|`` bounded) with a constant, and ``Q = 1 + ...``:
    turns the equation's error into the law's; then Gauss-Newton steps on the law's own
    error;
 3. it yields the law after each term, until the terms run out; the caller
-   (:func:`.identities.pursued_identity`) takes the first that holds to the noise and
-   extrapolates beyond half of each feature.
+   (:func:`.identities_under_noise.pursued_identity`) takes the first that holds to the
+   noise and extrapolates beyond half of each feature.
 """
 
 from __future__ import annotations

@@ -332,7 +332,7 @@ class SearchSettings:
         Where no identity is exact and the estimated noise level exceeds this fraction
         of ``y``'s standard deviation, the plan fits the law under noise
         (the identities to the noise, ``noisy_identity_unknowns``; where none holds,
-        :func:`.identities.noisy_identity_rows`: the law the information criterion
+        :func:`.identities_under_noise.noisy_identity_rows`: the law the information criterion
         prefers among the identities' systems, a row where its misfit is the noise's,
         ``noise_ratio``) after the network and before Operon's generations, which it
         seeds; None never. Before the network it cost the network its time; as the
@@ -360,7 +360,7 @@ class SearchSettings:
         holds this many seconds at the fit's pace (its fit takes 0.05-0.5 s on 500
         points). Not tuned.
     noisy_identity_forms : tuple of str, default=("rational", "root", "power", "angle")
-        The forms of the law under noise (:func:`.identities.noisy_identity`):
+        The forms of the law under noise (:func:`.identities_under_noise.noisy_identity`):
         ``"rational"`` (``P/Q``), ``"root"`` (``sqrt(P/Q)``) and ``"power"`` (each times
         the power-law monomial of ``y``, and times the monomial that fits ``y`` best by
         least squares, fitted to ``y`` over it). All three: paired
@@ -369,8 +369,8 @@ class SearchSettings:
         skeleton (``benchmarks/results/noise-search/noisy-forms-3s.md``); the sets hold
         few roots, which physical laws under noise often need. ``"angle"``: each again
         with the columns that may be angles also read by their cosine and sine
-        (:class:`.identities.AngleLawUnderNoise`), as a source of the continuation (with
-        ``max_time``). Alone (``benchmarks/studies/noisy_law.py``, four validation sets,
+        (:class:`.identities_under_noise.AngleLawUnderNoise`), as a source of the continuation
+        (with ``max_time``). Alone (``benchmarks/studies/noisy_law.py``, four validation sets,
         noise 0.001-0.1) it fitted 203 of 480 laws to the noise against 178, in 0.36 s a
         law against 0.21 s; in the plan at 1 s that time was the network's and Operon's,
         and 5 laws fewer came back (``noise_variants.py``, variant ``no-angle``).
@@ -382,17 +382,18 @@ class SearchSettings:
         (``benchmarks/studies/noisy_law.py``, variant ``power-all``: 0) every law came
         back the same: none spans decades. Not tuned: the half of the points.
     noisy_identity_unknowns : tuple of int, default=(16, 64)
-        Under noise, the identities' readings (:func:`.identities.identities_to_the_noise`:
-        rational, angles, roots, differences, the exponential, over the power-law
-        monomial) are searched to the noise with systems of at most this many unknowns,
+        Under noise, the identities' readings
+        (:func:`.identities_under_noise.identities_to_the_noise`: rational, angles, roots,
+        differences, the exponential, over the power-law monomial) are searched to the
+        noise with systems of at most this many unknowns,
         every reading at the first size before any at the next (a large system
         approximates, to the noise, a law that a small one in another reading writes),
         then the next sizes and the largest systems the points allow while a law of
         fewer constants may hold; in the plan, first, until halfway to the refinement's
         end (the law of the information criterion where none holds), and as a source of
         the continuation where the plan cut them short
-        (:class:`.identities.IdentityUnderNoise`); ``()``: not at all. In the plan since
-        each row of their systems weighs by its point's noise (on rows of unit norm the
+        (:class:`.identities_under_noise.IdentityUnderNoise`); ``()``: not at all. In the plan
+        since each row of their systems weighs by its point's noise (on rows of unit norm the
         noisiest points let false laws pass, and in the plan they recovered 4 laws fewer
         of 320, ``benchmarks/results/noise-search/identity-readings-{1s,fc-many-1s}.md``):
         paired on validation-wc/-nc/-fc/-many at 1 s, 40 laws each, -2 to 0 laws a set
@@ -409,10 +410,10 @@ class SearchSettings:
         recovered, close -2.5 to +2.5 points.
     noisy_identity_pursuit : bool, default=False
         Under noise, the law of few Laurent monomials that a matching pursuit builds
-        (:func:`.identities.pursued_identity`, :mod:`.pursuit`) where it holds to the
+        (:func:`.identities_under_noise.pursued_identity`, :mod:`.pursuit`) where it holds to the
         noise and beyond half of each feature, as the continuation's first source
-        (:class:`.identities.PursuitUnderNoise`). Off: validation did not ask for it. In
-        the plan (1 s, noise 0.001 and 0.01, validation-nc/-wc, 40 laws each) it recovered
+        (:class:`.identities_under_noise.PursuitUnderNoise`). Off: validation did not ask for it.
+        In the plan (1 s, noise 0.001 and 0.01, validation-nc/-wc, 40 laws each) it recovered
         one law fewer in 3 of 4 cells; in the continuation (10 s, noise 0.01,
         validation-nc/-wc/-fc/-many, 20 laws each) one fewer on -nc and -many, one more
         close on -wc, every interval holding 0
@@ -421,7 +422,7 @@ class SearchSettings:
         (``docs/measured-data.md``).
     noisy_identity_polish : int, default=5
         Gauss-Newton steps on the law's own error after each rational fit under noise
-        (:func:`.identities._rational_fit`; 0: the reweighted null vector alone). The
+        (:func:`.identities_under_noise._rational_fit`; 0: the reweighted null vector alone). The
         null vector minimises the equation's error, whose columns ``y*Q`` carry the
         noise; on nearly collinear monomials it fits the noise with the law's terms far
         off. On validation-nc/-wc/-fc/-many (40 laws each, noise 0.01 and 0.1, the law
