@@ -50,21 +50,21 @@ from .identity_systems import (
     Nulls,
     System,
     Terms,
+    basis_and_counts,
     changes_sign,
     degree_pairs,
     extrapolates,
     fitted_coefficients,
-    holds,
-    largest,
-    law,
+    largest_pairs,
+    law_holds,
     law_of,
+    monomial_term,
     monomial_values,
-    monomials,
-    scaled,
+    scaled_matrix,
     sign_carried,
     spread_points,
     sum_of_terms,
-    term,
+    terms_law,
 )
 from .offset_exponential import offset_exponential_law
 from .offset_power import offset_power_law
@@ -290,7 +290,7 @@ def holding(
     squares weighted by the noise where that makes it hold; ``None`` otherwise."""
     program, X, y, weights = skeleton.program, problem.X, problem.y, problem.weights
     law = Fitted(skeleton, constants, mse(program, X, y, constants, weights))
-    if holds(problem, law, tolerance):
+    if law_holds(problem, law, tolerance):
         return law
     if tolerance.exact:
         return None
@@ -298,7 +298,7 @@ def holding(
     if constants is None:
         return None
     law = Fitted(skeleton, constants, mse(program, X, y, constants, weights))
-    return law if holds(problem, law, tolerance) else None
+    return law if law_holds(problem, law, tolerance) else None
 
 
 def identity_with_angles(
@@ -362,7 +362,7 @@ def _other_readings(
         for angles, _, pair in differences
     ]
 
-    def monomials(divisor: float) -> list[Callable[[], Identity | None]]:
+    def monomial_readings(divisor: float) -> list[Callable[[], Identity | None]]:
         return [
             lambda a=angles, r=instead: angle_monomial_identity(
                 problem, {j: m / divisor for j, m in a.items()}, settings, deadline, r, tolerance
@@ -371,12 +371,12 @@ def _other_readings(
         ]
 
     steps = [
-        *([] if tolerance.exact else monomials(1)),
+        *([] if tolerance.exact else monomial_readings(1)),
         *(lambda attempt=attempt: attempt(problem, tolerance) for attempt in attempts),
         lambda: exponential_identity(problem, deadline, overdetermined, tolerance),
         *(lambda attempt=attempt: over_monomial(problem, attempt, ratios, tolerance) for attempt in attempts),
-        *(monomials(1) if tolerance.exact else []),
-        *monomials(2),
+        *(monomial_readings(1) if tolerance.exact else []),
+        *monomial_readings(2),
     ]
     for step in steps:
         if deadline is not None and deadline.passed():
@@ -620,7 +620,7 @@ def _log_exponents(
     exact to rounding, an exponent is not such a multiple."""
     read = spread_points(len(log_y))
     unknowns, blocks = tolerance.unknowns(len(read) // overdetermined), 1 + log_x.shape[1]
-    exponents, counts = monomials(X.shape[1], unknowns)
+    exponents, counts = basis_and_counts(X.shape[1], unknowns)
     with np.errstate(all="ignore"):
         basis = monomial_values(X[read], exponents)
     if not (np.all(np.isfinite(basis)) and np.all(np.isfinite(log_y)) and np.all(np.isfinite(log_x))):
@@ -637,7 +637,7 @@ def _log_exponents(
             derivative = np.zeros((len(read), p + len(logs) * q))
             derivative[:, p : p + q] = -divisor  # the noise enters through log|y|
         within = tolerance.at(read)
-        matrix, norms, slopes = scaled(np.hstack([basis[:, :p], *logs]), derivative, within.sd)
+        matrix, norms, slopes = scaled_matrix(np.hstack([basis[:, :p], *logs]), derivative, within.sd)
         (holds, degenerate), vectors = Nulls(matrix, slopes, within).vectors(count=2)
         if not holds or degenerate:
             continue
@@ -727,7 +727,7 @@ def _exact_identity(
     X, y = problem.X, problem.y
     read = spread_points(len(y))
     unknowns = tolerance.unknowns(len(read) // overdetermined)
-    exponents, counts = monomials(X.shape[1], unknowns, sines)
+    exponents, counts = basis_and_counts(X.shape[1], unknowns, sines)
     pairs = degree_pairs(counts, unknowns)
     if not pairs:
         return None
@@ -745,7 +745,7 @@ def _exact_identity(
     opened: list[list[tuple[int, int]]] = []
     for system in systems:
         opened.append([])
-        for pair in largest(pairs):
+        for pair in largest_pairs(pairs):
             if passed():
                 return None
             if system.holds(pair):
@@ -770,7 +770,7 @@ def _exact_identity(
             continue
         if tolerance.exact:
             terms = Terms(*system.sparse(pair), root=power == 1)
-            found = law(problem, exponents, terms)
+            found = terms_law(problem, exponents, terms)
         else:
             fitted = system.fitted_terms(pair)
             if fitted is None:
@@ -810,7 +810,7 @@ def _signed_root(
         if deadline is not None and deadline.passed():
             return None
         law = _signed_root_law(problem, squared[0], rooted, below, deadline)
-        if law is not None and holds(problem, law, EXACT) and _signed_root_extrapolates(problem, law, deadline):
+        if law is not None and law_holds(problem, law, EXACT) and _signed_root_extrapolates(problem, law, deadline):
             return Identity(law, int(max(squared[0].max(), rooted[0].max())))
     return None
 
@@ -849,8 +849,8 @@ def _signed_root_law(
         f_lead = int(np.argmax(np.abs(found) * np.linalg.norm(columns, axis=0)))
     if not np.all(np.isfinite(found)) or found[f_lead] == 0:
         return None
-    polynomial = sum_of_terms([term(e, j != f_lead) for j, e in enumerate(outside)])
-    rooted_sum = sum_of_terms([term(e, j != g_lead) for j, e in enumerate(g_exponents)])
+    polynomial = sum_of_terms([monomial_term(e, j != f_lead) for j, e in enumerate(outside)])
+    rooted_sum = sum_of_terms([monomial_term(e, j != g_lead) for j, e in enumerate(g_exponents)])
     monomial = monomial_tokens({j: int(b) for j, b in enumerate(factor) if b}) if np.any(factor) else ["1"]
     if below:
         tokens = ("mul", CONSTANT, "div", "sqrt", *_quotient(rooted_sum, monomial), *polynomial)
@@ -888,7 +888,7 @@ def _signed_root_extrapolates(problem: Problem, law: Fitted, deadline: Deadline 
             deadline=deadline,
             weights=None if weights is None else weights[part],
         )
-        if refitted is None or not holds(
+        if refitted is None or not law_holds(
             problem, Fitted(law.skeleton, refitted, mse(program, X, y, refitted, weights)), EXACT
         ):
             return False

@@ -50,11 +50,11 @@ from .identities import (
 )
 from .identity_systems import (
     Terms,
+    basis_and_counts,
     degree_pairs,
     law_extrapolates,
     law_of,
     monomial_values,
-    monomials,
     sign_carried,
     spread_points,
 )
@@ -424,7 +424,7 @@ def _noisy_system(problem: Problem, overdetermined: int, sines: frozenset = froz
     read = spread_points(len(y))
     points = problem.at(read)
     unknowns = min(len(read) // overdetermined, NOISY_UNKNOWNS)
-    exponents, counts = monomials(X.shape[1], unknowns, sines)
+    exponents, counts = basis_and_counts(X.shape[1], unknowns, sines)
     pairs = sorted(degree_pairs(counts, unknowns), key=lambda pair: (counts[pair[0]] + counts[pair[1]], pair))
     with np.errstate(all="ignore"):
         basis = monomial_values(X, exponents)

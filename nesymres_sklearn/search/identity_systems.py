@@ -8,11 +8,11 @@ linear in the coefficients: over the monomials of total degree up to ``d_P`` and
 matrix of the columns ``m(x)`` and ``-t*m(x)`` (:class:`System`, on at most
 ``SVD_POINTS`` points spread over the data), its smallest right singular vector. Each
 point's row is scaled to unit norm (every point counts alike on data over decades), then
-each column, so that a coefficient is its term's share of the identity (:func:`scaled`);
+each column, so that a coefficient is its term's share of the identity (:func:`scaled_matrix`);
 an identity *holds* when it leaves at most a rounding's share of the sum of squares of
 its terms (:func:`.exactness.is_exact_to_rounding`). The null vector is made sparse
 (:meth:`System.sparse`) and read as the law ``c*m*P/Q`` or ``c*m*sqrt(P/Q)``
-(:func:`law`); the law extrapolates where, fitted on the points where any one feature
+(:func:`terms_law`); the law extrapolates where, fitted on the points where any one feature
 is at most its median, it holds on every point (:func:`extrapolates`).
 
 Under noise (a :class:`.exactness.Tolerance`), each point's row is divided by the noise
@@ -73,7 +73,7 @@ def spread_points(n: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, min(n, SVD_POINTS)).astype(int))
 
 
-def monomials(n_features: int, unknowns: int, sines: frozenset = frozenset()) -> tuple[np.ndarray, np.ndarray]:
+def basis_and_counts(n_features: int, unknowns: int, sines: frozenset = frozenset()) -> tuple[np.ndarray, np.ndarray]:
     """:func:`basis_exponents` and how many of them are of each total degree or less."""
     exponents = basis_exponents(n_features, unknowns, sines)
     return exponents, np.cumsum(np.bincount(exponents.sum(axis=1)))
@@ -87,7 +87,7 @@ def degree_pairs(counts: np.ndarray, unknowns: int) -> list[tuple[int, int]]:
     return [(p, q) for p, q in product(degrees, degrees) if (p, q) != (0, 0) and counts[p] + counts[q] <= unknowns]
 
 
-def largest(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def largest_pairs(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The pairs below no other pair."""
     return [(p, q) for p, q in pairs if not any(a >= p and b >= q and (a, b) != (p, q) for a, b in pairs)]
 
@@ -97,7 +97,7 @@ def monomial_values(X: np.ndarray, exponents: np.ndarray) -> np.ndarray:
     return np.prod(X[:, None, :] ** exponents[None], axis=2)
 
 
-def scaled(
+def scaled_matrix(
     matrix: np.ndarray, derivative: np.ndarray | None = None, sd: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``matrix`` with each row and then each column of unit norm, the columns' norms (a
@@ -152,7 +152,7 @@ class Nulls:
     each holds to ``tolerance``. Exact to rounding: the right singular vectors of the
     smallest singular values. Under noise: those of the smallest ratio of the squared
     residual to the share of it that the noise of ``t`` makes (the rows change with ``t``
-    by ``slopes``, :func:`scaled`), a generalized eigenproblem of the two Gram matrices
+    by ``slopes``, :func:`scaled_matrix`), a generalized eigenproblem of the two Gram matrices
     (computed once): the columns' own near-dependencies (a polynomial of ``cos`` on a
     narrow range), which ``t`` has no part in, leave residuals below the noise's, but no
     noise explains them."""
@@ -210,7 +210,7 @@ class System:
 
     def columns(self, pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, Nulls]:
         """The columns of ``P``'s monomials then ``Q``'s, scaled, their norms, and their
-        null vectors (:func:`scaled`, :class:`Nulls`; under noise, with how the columns
+        null vectors (:func:`scaled_matrix`, :class:`Nulls`; under noise, with how the columns
         change with ``t``); the last pair's kept for the steps that follow its test."""
         if self._last is None or self._last[0] != pair:
             n_p, n_q = (int(self.counts[degree]) for degree in pair)
@@ -218,7 +218,7 @@ class System:
             if not self.tolerance.exact:
                 derivative = np.hstack([np.zeros((len(self.t), n_p)), -self.basis[:, :n_q]])
             raw = np.hstack([self.basis[:, :n_p], -self.t[:, None] * self.basis[:, :n_q]])
-            matrix, norms, slopes = scaled(raw, derivative, self.tolerance.sd)
+            matrix, norms, slopes = scaled_matrix(raw, derivative, self.tolerance.sd)
             self._last = (pair, (matrix, norms, Nulls(matrix, slopes, self.tolerance)))
         return self._last[1]
 
@@ -308,7 +308,7 @@ def fitted_coefficients(
                 -t[:, None] * monomial_values(X, exponents[terms.denominator]),
             ]
         )
-        matrix, norms, _ = scaled(matrix)
+        matrix, norms, _ = scaled_matrix(matrix)
     if not np.all(np.isfinite(matrix)) or len(matrix) <= matrix.shape[1]:
         return None
     _, values, vectors = np.linalg.svd(matrix, full_matrices=False)
@@ -317,7 +317,7 @@ def fitted_coefficients(
     return vectors[-1] / norms, np.abs(vectors[-1])
 
 
-def law(problem: Problem, exponents: np.ndarray, terms: Terms, part=slice(None)) -> Fitted | None:
+def terms_law(problem: Problem, exponents: np.ndarray, terms: Terms, part=slice(None)) -> Fitted | None:
     """The law of the identity's ``terms`` fitted on the points ``part`` of ``problem``
     (its loss on every point): ``c * m * P/Q`` or ``c * m * sqrt(P/Q)`` (``terms.root``),
     where ``m`` is the monomial that ``P/Q`` (or its root, as far as the features' signs
@@ -331,7 +331,7 @@ def law(problem: Problem, exponents: np.ndarray, terms: Terms, part=slice(None))
 def law_of(
     problem: Problem, exponents: np.ndarray, terms: Terms, coefficients: np.ndarray, shares: np.ndarray
 ) -> Fitted | None:
-    """:func:`law` from the ``coefficients`` of ``P``'s and then ``Q``'s monomials and
+    """:func:`terms_law` from the ``coefficients`` of ``P``'s and then ``Q``'s monomials and
     their terms' ``shares``."""
     n_p = len(terms.numerator)
     p_lead, q_lead = int(np.argmax(shares[:n_p])), int(np.argmax(shares[n_p:]))
@@ -354,8 +354,8 @@ def law_of(
     p_exponents = p_exponents - p_exponents.min(axis=0) + np.maximum(inside, 0)
     q_exponents = q_exponents - q_exponents.min(axis=0) + np.maximum(-inside, 0)
     sign = 1 if scale > 0 or not terms.root else -1  # under the root, P/Q > 0
-    numerator = sum_of_terms([term(e, j != p_lead, sign) for j, e in enumerate(p_exponents)])
-    denominator = sum_of_terms([term(e, j != q_lead) for j, e in enumerate(q_exponents)])
+    numerator = sum_of_terms([monomial_term(e, j != p_lead, sign) for j, e in enumerate(p_exponents)])
+    denominator = sum_of_terms([monomial_term(e, j != q_lead) for j, e in enumerate(q_exponents)])
     monomial = monomial_tokens(dict(enumerate(outside.tolist()))) if np.any(outside) else []
     tokens = numerator if denominator == ["1"] else ["div", *numerator, *denominator]
     if terms.root:
@@ -397,7 +397,7 @@ def sign_carried(X: np.ndarray, y: np.ndarray) -> bool:
     return False
 
 
-def holds(problem: Problem, law: Fitted, tolerance: Tolerance) -> bool:
+def law_holds(problem: Problem, law: Fitted, tolerance: Tolerance) -> bool:
     """Whether ``law``, of loss ``law.loss`` on ``problem``'s points, holds to ``tolerance`` there."""
     if not np.isfinite(law.loss):
         return False
@@ -427,11 +427,11 @@ def extrapolates(
     (:func:`_extrapolates_to_the_noise`)."""
     for column in problem.X.T:
         part = column <= np.median(column)
-        found = law(problem, exponents, terms, part)
+        found = terms_law(problem, exponents, terms, part)
         if found is None:
             continue
         if tolerance.exact:
-            if not holds(problem, found, tolerance):
+            if not law_holds(problem, found, tolerance):
                 return False
             continue
         starts = [found.constants]
@@ -482,7 +482,7 @@ def _extrapolates_to_the_noise(
     return tolerance.law_holds(y, predicted, mse(program, X, y, constants, problem.weights), problem.scale, variance)
 
 
-def term(exponent: np.ndarray, constant: bool, sign: int = 1) -> list[str]:
+def monomial_term(exponent: np.ndarray, constant: bool, sign: int = 1) -> list[str]:
     """Tokens of a monomial times a constant, or without one (times ``sign``)."""
     powers = {j: int(power) for j, power in enumerate(exponent) if power}
     if constant:
