@@ -61,8 +61,8 @@ class FakeSource:
 def budget(clock, max_time):
     """``max_time`` for the turns, and half a second more for the selection's writing of their rows."""
     return Budget(
-        clock(), None if max_time is None else max_time + 0.5, 0.0, 0.5, 0.0, 0.0, clock=clock
-    )  # 0.5 s: writing
+        clock(), None if max_time is None else max_time + 0.5, 0.0, 0.5, 0.0, 0.0, clock=clock, cpu_clock=clock
+    )  # 0.5 s: writing; the process works all the time (the pace is 1)
 
 
 def test_turns_go_to_the_source_that_adds_until_the_budget_ends():
@@ -85,12 +85,26 @@ def test_turns_go_to_the_source_that_adds_until_the_budget_ends():
 def test_each_turn_sees_the_rows_so_far_and_ends_at_the_refinement_end():
     clock = Clock()
     source = FakeSource("only", clock, 2.0, [0.5])
-    plan = Budget(clock(), 10.0, 0.0, 0.5, reserve_share=0.2, reserve_seconds=1.0, clock=clock)
+    plan = Budget(clock(), 10.0, 0.0, 0.5, reserve_share=0.2, reserve_seconds=1.0, clock=clock, cpu_clock=clock)
     Scheduler([source], PROBLEM, 0.01, plan).run(rows_of(1.0, 2.0))
     assert source.seen_rows == [2, 3, 4, 5]  # 9 s to the refinement's end hold four turns of 2 s
     # each turn ends at the refinement's end, less the writing of the rows found so far
     expected = [plan.refinement_end.at - writing_seconds(rows_of(*[0.5] * turn)) for turn in range(4)]
     assert [deadline.at for deadline in source.deadlines] == pytest.approx(expected)
+
+
+def test_on_a_busy_machine_the_turns_keep_the_reserve_at_the_fits_pace():
+    # the process works half of the clock's seconds (another shares its core): the
+    # selection's steps, held by the reserve's 1 s when idle, take twice as long
+    clock = Clock()
+    source = FakeSource("only", clock, 2.0, [0.5])
+    plan = Budget(
+        clock(), 10.0, 0.0, 0.5, reserve_share=0.2, reserve_seconds=1.0, clock=clock, cpu_clock=lambda: clock.now / 2
+    )
+    Scheduler([source], PROBLEM, 0.01, plan).run(rows_of(1.0, 2.0))
+    assert source.seen_rows == [2, 3, 4]  # 8 s left for the turns: three of 2 s
+    expected = [plan.refinement_end.at - 1.0 - 2 * writing_seconds(rows_of(*[0.5] * turn)) for turn in range(3)]
+    assert [deadline.at for deadline in source.deadlines[1:]] == pytest.approx(expected[1:])
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,9 @@ the budget's clock with ``max_time``, turns at fixed work). Every turn is a step
 reproducible; with it, the sources' turns are fixed work that the budget only cuts, so
 a larger budget runs a smaller one's turns and more (on a clock that reads alike).
 The turns end where the time left before the refinement's end holds the writing of
-the rows they found (:func:`.selection.final.writing_seconds`).
+the rows they found (:func:`.selection.final.writing_seconds`) and, on a busy machine,
+the reserve's work at the fit's pace (:meth:`.budget.Budget.pace`): the selection's
+steps, which the reserve holds on an idle machine, take that much longer there.
 No torch, no pyoperon: the sources bring their own.
 """
 
@@ -186,8 +188,12 @@ class Scheduler:
             if why is not None:
                 self.budget.record("continue", 0.0, f"stopped: {why}")
                 break
-            # the selection writes every row: their time comes off the continuation's
-            end = None if last is None else Deadline(last.at - writing_seconds(found), last.clock)
+            # the selection writes every row: their time comes off the continuation's; at
+            # the fit's pace (beside a busy core, about 2) the selection's own steps, which
+            # the reserve holds on an idle machine, take that much longer too
+            pace = self.budget.pace()
+            kept = (pace - 1.0) * self.budget.reserve + pace * writing_seconds(found)
+            end = None if last is None else Deadline(last.at - kept, last.clock)
             ready = [
                 source.name
                 for source in self.sources
