@@ -184,3 +184,20 @@ def test_the_nesymres_adapters_preload_every_module_that_a_fit_imports():
     }
     assert modules == {"nesymres_sklearn.pipeline"}
     assert modules <= set(FIT_MODULES), sorted(modules - set(FIT_MODULES))
+
+
+def test_a_warm_process_has_found_its_thread_pools_and_scanned_sklearns_plugins(monkeypatch):
+    """The one-time costs of a first fit before ``max_time`` starts are paid before the
+    workers fork: the thread-pool controller is built once, and scikit-learn's validation
+    has run once (its dataframe plugins read)."""
+    from sklearn.utils import validation
+
+    from benchmarks.methods.nesymres import warm_process
+    from nesymres_sklearn import shared_setting
+
+    shared_setting._controller.cache_clear()
+    validated = []
+    monkeypatch.setattr(validation, "validate_data", lambda *args, **kwargs: validated.append(args[1].shape))
+    warm_process()
+    assert shared_setting._controller.cache_info().currsize == 1
+    assert validated == [(2, 1)]

@@ -75,7 +75,7 @@ def _preload_ours() -> None:
 
     import torch
 
-    from benchmarks.methods.nesymres import FIT_MODULES
+    from benchmarks.methods.nesymres import FIT_MODULES, warm_process
     from nesymres_sklearn import neural_search
     from nesymres_sklearn.units.parsing import unit_registry
 
@@ -84,6 +84,7 @@ def _preload_ours() -> None:
     torch.set_num_threads(1)  # no thread pool before the fork
     neural_search.load_network("bundled", None, "auto")
     unit_registry()
+    warm_process()
     import pyoperon.sklearn  # noqa: F401  (the refinement's)
 
 
