@@ -60,7 +60,8 @@ class SearchSettings:
         the budget; Operon has the rest, and no more than its whole work needs.
     reserve_share, reserve_seconds : float, default=0.2, 0.3
         Kept at the end of ``max_time`` for the selection and the readable constants:
-        this share of it, at most this many seconds.
+        this share of it, at most this many seconds; on a busy machine the continuation
+        keeps it times the fit's pace (:meth:`.budget.Budget.pace`).
     network_min_seconds : float, default=0.06
         With ``max_time``, the route and the network run only when the time left
         before the network's end holds this many seconds at the fit's pace

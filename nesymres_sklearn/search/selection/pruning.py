@@ -139,13 +139,18 @@ def variables_of(tokens) -> list[str]:
     return sorted({t for t in tokens if variable_index(t) is not None})
 
 
+def column_mean(variable: str, X: np.ndarray, weights=None) -> float:
+    """The (``weights``-weighted) mean of ``variable``'s column of ``X``."""
+    return float(np.average(X[:, variable_index(variable)], weights=weights))
+
+
 def variable_replaced(
     tokens, constants, variable: str, X: np.ndarray, weights=None, value: float | None = None
 ) -> tuple[list[str], np.ndarray]:
     """Tokens and constants with ``variable`` replaced wherever it occurs by a constant:
-    ``value``, by default its (``weights``-weighted) mean on ``X``."""
+    ``value``, by default its mean on ``X`` (:func:`column_mean`)."""
     if value is None:
-        value = float(np.average(X[:, variable_index(variable)], weights=weights))
+        value = column_mean(variable, X, weights)
     new_tokens, values, taken = [], [], iter(constants)
     for token in tokens:
         if token == variable:

@@ -36,7 +36,7 @@ from ..exactness import fvu_floor
 from ..fitted import mse
 from ..fitting.constants import Evaluations, least_squares_run
 from ..settings import SearchSettings
-from .pruning import variable_replaced, variables_of
+from .pruning import column_mean, variable_replaced, variables_of
 from .scores import log_fvu
 
 SHUFFLES = 5
@@ -78,7 +78,7 @@ def negligible_variables(
     rounding = (ROUNDING * np.sqrt(scale)) ** 2
     negligible = {}
     for variable in variables_of(tokens):
-        mean = float(np.average(X[:, variable_index(variable)], weights=weights))
+        mean = column_mean(variable, X, weights)
         replaced, values = variable_replaced(tokens, constants, variable, X, weights, mean)
         rise = mse(PrefixProgram(replaced), X, y, values, weights) - loss
         if rise <= loss / len(y) + rounding:
@@ -90,11 +90,9 @@ def _replacement(tokens, constants, variable: str, X, y, weights, evaluations) -
     """The lowest MSE of ``tokens`` with ``variable`` replaced by a constant, refitted
     from its mean and from the quantile of its column (``REPLACEMENT_QUANTILES``) that
     fits best as it is, and that constant (the mean where no loss is finite)."""
-    column = X[:, variable_index(variable)]
-    mean = float(np.average(column, weights=weights))
-    quantiles = [float(value) for value in np.quantile(column, REPLACEMENT_QUANTILES)]
+    mean = column_mean(variable, X, weights)
     best = (np.inf, mean)
-    for value in (mean, _closest_quantile(tokens, constants, variable, X, y, weights, quantiles)):
+    for value in dict.fromkeys((mean, _closest_quantile(tokens, constants, variable, X, y, weights))):
         loss = _refitted_loss(
             *variable_replaced(tokens, constants, variable, X, weights, value), X, y, weights, evaluations
         )
@@ -103,13 +101,15 @@ def _replacement(tokens, constants, variable: str, X, y, weights, evaluations) -
     return best
 
 
-def _closest_quantile(tokens, constants, variable, X, y, weights, quantiles) -> float:
-    """Of ``quantiles``, the value whose replacement of ``variable``, nothing refitted,
-    fits ``(X, y)`` best (the first where none is finite)."""
+def _closest_quantile(tokens, constants, variable: str, X, y, weights) -> float:
+    """Of the quantiles of ``variable``'s column (``REPLACEMENT_QUANTILES``), the value
+    whose replacement of it, nothing refitted, fits ``(X, y)`` best (the first where none
+    is finite)."""
+    quantiles = [float(value) for value in np.quantile(X[:, variable_index(variable)], REPLACEMENT_QUANTILES)]
+    program = PrefixProgram(variable_replaced(tokens, constants, variable, X, weights, quantiles[0])[0])
     losses = []
-    for value in quantiles:
-        replaced, values = variable_replaced(tokens, constants, variable, X, weights, value)
-        losses.append(mse(PrefixProgram(replaced), X, y, values, weights))
+    for value in quantiles:  # the same tokens each time, the constants differ
+        losses.append(mse(program, X, y, variable_replaced(tokens, constants, variable, X, weights, value)[1], weights))
     losses = np.where(np.isfinite(losses), losses, np.inf)
     return quantiles[int(np.argmin(losses))]
 
